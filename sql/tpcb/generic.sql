@@ -1,0 +1,55 @@
+-- TPC-B (sort of) as pgbench defines it (src/bin/pgbench/pgbench.c, PostgreSQL 15+).
+-- {aid_type} is int, or bigint from scale 20000 on; {fill} carries the fill factor
+-- (or the storage engine); {plain} the options of tables pgbench gives no fill factor.
+
+-- name: drop
+DROP TABLE IF EXISTS pgbench_history;
+DROP TABLE IF EXISTS pgbench_tellers;
+DROP TABLE IF EXISTS pgbench_accounts;
+DROP TABLE IF EXISTS pgbench_branches;
+
+-- name: create
+CREATE TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime timestamp, filler char(22)){plain};
+CREATE TABLE pgbench_tellers (tid int not null, bid int, tbalance int, filler char(84)){fill};
+CREATE TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)){fill};
+CREATE TABLE pgbench_branches (bid int not null, bbalance int, filler char(88)){fill};
+
+-- name: analyze
+VACUUM ANALYZE pgbench_branches;
+VACUUM ANALYZE pgbench_tellers;
+VACUUM ANALYZE pgbench_accounts;
+VACUUM ANALYZE pgbench_history;
+
+-- name: primary_keys
+ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid);
+ALTER TABLE pgbench_tellers ADD PRIMARY KEY (tid);
+ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid);
+
+-- name: update_account
+UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?
+
+-- name: select_account
+SELECT abalance FROM pgbench_accounts WHERE aid = ?
+
+-- name: update_teller
+UPDATE pgbench_tellers SET tbalance = tbalance + ? WHERE tid = ?
+
+-- name: update_branch
+UPDATE pgbench_branches SET bbalance = bbalance + ? WHERE bid = ?
+
+-- name: insert_history
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)
+
+-- name: count_branches
+SELECT count(*) FROM pgbench_branches
+
+-- name: sums
+SELECT (SELECT COALESCE(SUM(abalance), 0) FROM pgbench_accounts),
+       (SELECT COALESCE(SUM(tbalance), 0) FROM pgbench_tellers),
+       (SELECT COALESCE(SUM(bbalance), 0) FROM pgbench_branches),
+       (SELECT COALESCE(SUM(delta), 0) FROM pgbench_history)
+
+-- name: counts
+SELECT (SELECT count(*) FROM pgbench_branches),
+       (SELECT count(*) FROM pgbench_tellers),
+       (SELECT count(*) FROM pgbench_accounts)

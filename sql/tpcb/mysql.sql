@@ -1,0 +1,14 @@
+-- MariaDB/MySQL: primary keys declared at creation (InnoDB clusters rows by primary key, so
+-- adding it after loading would rebuild the table); DATETIME avoids TIMESTAMP's automatic
+-- update semantics; ANALYZE TABLE instead of VACUUM.
+
+-- name: create
+CREATE TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime datetime, filler char(22)){plain};
+CREATE TABLE pgbench_tellers (tid int not null primary key, bid int, tbalance int, filler char(84)){fill};
+CREATE TABLE pgbench_accounts (aid {aid_type} not null primary key, bid int, abalance int, filler char(84)){fill};
+CREATE TABLE pgbench_branches (bid int not null primary key, bbalance int, filler char(88)){fill};
+
+-- name: primary_keys
+
+-- name: analyze
+ANALYZE TABLE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history;

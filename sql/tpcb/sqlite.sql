@@ -1,0 +1,13 @@
+-- SQLite: ALTER TABLE cannot add a primary key, so keys are declared at creation, as
+-- INTEGER PRIMARY KEY (the rowid: rows are stored in key order, as SQLite users define it).
+
+-- name: create
+CREATE TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime timestamp, filler char(22));
+CREATE TABLE pgbench_tellers (tid INTEGER PRIMARY KEY, bid int, tbalance int, filler char(84));
+CREATE TABLE pgbench_accounts (aid INTEGER PRIMARY KEY, bid int, abalance int, filler char(84));
+CREATE TABLE pgbench_branches (bid INTEGER PRIMARY KEY, bbalance int, filler char(88));
+
+-- name: primary_keys
+
+-- name: analyze
+ANALYZE;

@@ -1,0 +1,192 @@
+//! Data source names: parsing `scheme://user:password@host:port/database?key=value`, and
+//! showing them without the password.
+
+use std::fmt;
+
+use crate::Error;
+
+/// A parsed DSN. The password is kept private so that it cannot be printed by accident.
+#[derive(Clone)]
+pub struct Dsn {
+    pub scheme: String,
+    pub user: Option<String>,
+    password: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    /// Database name, or the file path for SQLite.
+    pub database: String,
+    pub params: Vec<(String, String)>,
+}
+
+impl Dsn {
+    pub fn parse(text: &str) -> Result<Dsn, Error> {
+        let scheme = text
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if scheme.is_empty() || !text.contains(':') {
+            return Err(Error::Usage(format!(
+                "malformed --dsn '{}': expected scheme://user:password@host:port/database \
+                 (postgres, mysql) or sqlite:///path/file.db",
+                redact_raw(text)
+            )));
+        }
+        if scheme == "sqlite" {
+            return Ok(Self::parse_file(text, scheme));
+        }
+        let url = url::Url::parse(text)
+            .map_err(|e| Error::Usage(format!("malformed --dsn '{}': {e}", redact_raw(text))))?;
+        let decode = |s: &str| percent_decode(s);
+        Ok(Dsn {
+            scheme,
+            user: Some(url.username()).filter(|u| !u.is_empty()).map(decode),
+            password: url.password().map(decode),
+            host: url
+                .host_str()
+                .map(|h| h.trim_matches(|c| c == '[' || c == ']').to_string()),
+            port: url.port(),
+            database: decode(url.path().trim_start_matches('/')),
+            params: url
+                .query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        })
+    }
+
+    fn parse_file(text: &str, scheme: String) -> Dsn {
+        let rest = text[scheme.len() + 1..].trim_start_matches("//");
+        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let params = query
+            .split('&')
+            .filter(|kv| !kv.is_empty())
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        Dsn {
+            scheme,
+            user: None,
+            password: None,
+            host: None,
+            port: None,
+            database: path.to_string(),
+            params,
+        }
+    }
+
+    /// A DSN for an SQLite file.
+    pub fn sqlite(path: &std::path::Path) -> Dsn {
+        Self::parse_file(&format!("sqlite://{}", path.display()), "sqlite".into())
+    }
+
+    pub fn password(&self) -> Option<&str> {
+        self.password.as_deref()
+    }
+
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `host:port` for messages.
+    pub fn address(&self, default_port: u16) -> String {
+        format!(
+            "{}:{}",
+            self.host.as_deref().unwrap_or("localhost"),
+            self.port.unwrap_or(default_port)
+        )
+    }
+}
+
+/// Shown without the password, so a DSN may appear in messages and results.
+impl fmt::Display for Dsn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}://", self.scheme)?;
+        if let Some(host) = &self.host {
+            if let Some(user) = &self.user {
+                write!(f, "{user}@")?;
+            }
+            write!(f, "{host}")?;
+            if let Some(port) = self.port {
+                write!(f, ":{port}")?;
+            }
+            f.write_str("/")?;
+        }
+        f.write_str(&self.database)?;
+        let params: Vec<_> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if !params.is_empty() {
+            write!(f, "?{}", params.join("&"))?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Dsn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Dsn({self})")
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+/// Remove a password from DSN text that could not be parsed.
+fn redact_raw(text: &str) -> String {
+    match (text.find("://"), text.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &text[s + 3..at];
+            let user = creds.split(':').next().unwrap_or_default();
+            format!("{}{}@{}", &text[..s + 3], user, &text[at + 1..])
+        }
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn password_never_displayed() {
+        let d = Dsn::parse("postgres://bob:s3cret@127.0.0.1:5433/bench").unwrap();
+        assert_eq!(d.password(), Some("s3cret"));
+        assert_eq!(d.to_string(), "postgres://bob@127.0.0.1:5433/bench");
+        assert!(!format!("{d:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn sqlite_paths() {
+        assert_eq!(
+            Dsn::parse("sqlite:///tmp/a.db").unwrap().database,
+            "/tmp/a.db"
+        );
+        assert_eq!(
+            Dsn::parse("sqlite:rel.db?synchronous=NORMAL")
+                .unwrap()
+                .param("synchronous"),
+            Some("NORMAL")
+        );
+    }
+
+    #[test]
+    fn malformed_is_usage_error_without_password() {
+        let e = Dsn::parse("nonsense").unwrap_err().to_string();
+        assert!(e.contains("malformed --dsn"), "{e}");
+        let e = Dsn::parse("postgres://u:pw@host:notaport/db")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("pw@"), "{e}");
+    }
+}

@@ -1,0 +1,397 @@
+//! MariaDB and MySQL over their wire protocol (the `mysql` crate): text or binary protocol,
+//! a selectable storage engine (InnoDB, MyISAM, Aria), multi-row INSERT loading, error codes.
+
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, OptsBuilder, Params, Statement};
+
+use super::{
+    DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress, Protocol,
+    RowSource, ServerInfo, Session, StmtId, Value, render_literals, split_placeholders,
+};
+use crate::{Error, dsn::Dsn};
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "mysql",
+    schemes: &["mysql", "mariadb"],
+    about: "MariaDB or MySQL; --table-engine InnoDB (default), MyISAM or Aria",
+    open,
+};
+
+const TABLE_ENGINES: &[&str] = &["InnoDB", "MyISAM", "Aria"];
+
+/// Settings that decide performance, read back from the server with every result.
+const SETTINGS: &[&str] = &[
+    "innodb_buffer_pool_size",
+    "innodb_buffer_pool_instances",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_log_file_size",
+    "innodb_log_buffer_size",
+    "innodb_flush_method",
+    "innodb_doublewrite",
+    "innodb_io_capacity",
+    "sync_binlog",
+    "log_bin",
+    "query_cache_type",
+    "query_cache_size",
+    "key_buffer_size",
+    "aria_pagecache_buffer_size",
+    "max_connections",
+    "transaction_isolation",
+    "tx_isolation",
+    "default_storage_engine",
+    "thread_handling",
+    "sort_buffer_size",
+    "table_open_cache",
+    "performance_schema",
+];
+
+/// Rows per multi-row INSERT, and rows per transaction, when loading.
+const INSERT_ROWS: usize = 2000;
+const COMMIT_ROWS: u64 = 100_000;
+
+struct MySql {
+    opts: mysql::Opts,
+    address: String,
+    user: String,
+    protocol: Protocol,
+    table_engine: &'static str,
+}
+
+fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    let table_engine = match &opts.table_engine {
+        None => "InnoDB",
+        Some(name) => TABLE_ENGINES
+            .iter()
+            .copied()
+            .find(|e| e.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "unknown --table-engine '{name}': use one of {}",
+                    TABLE_ENGINES.join(", ")
+                ))
+            })?,
+    };
+    if let Some((k, _)) = dsn.params.first() {
+        return Err(Error::Usage(format!(
+            "unknown parameter '{k}' in --dsn {dsn}: mysql takes none"
+        )));
+    }
+    let user = dsn.user.clone().unwrap_or_else(|| "root".into());
+    let builder = OptsBuilder::new()
+        .ip_or_hostname(Some(dsn.host.clone().unwrap_or_else(|| "localhost".into())))
+        .tcp_port(dsn.port.unwrap_or(3306))
+        .user(Some(user.clone()))
+        .pass(dsn.password())
+        .db_name(Some(dsn.database.clone()).filter(|d| !d.is_empty()))
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(Duration::from_secs(10)));
+    Ok(Box::new(MySql {
+        opts: builder.into(),
+        address: dsn.address(3306),
+        user,
+        protocol,
+        table_engine,
+    }))
+}
+
+impl Engine for MySql {
+    fn name(&self) -> &'static str {
+        "mysql"
+    }
+    fn dialect(&self) -> &'static str {
+        "mysql"
+    }
+    fn embedded(&self) -> bool {
+        false
+    }
+    fn connect(&self) -> DbResult<Box<dyn Session>> {
+        let conn = Conn::new(self.opts.clone()).map_err(|e| {
+            let mut err = classify(&e, true);
+            err.message = match err.class {
+                ErrorClass::Unreachable => format!(
+                    "cannot reach MariaDB/MySQL at {}: {}",
+                    self.address, err.message
+                ),
+                ErrorClass::AuthFailed => format!(
+                    "MariaDB/MySQL refused user '{}': {}",
+                    self.user, err.message
+                ),
+                _ => format!(
+                    "cannot connect to MariaDB/MySQL at {}: {}",
+                    self.address, err.message
+                ),
+            };
+            err
+        })?;
+        Ok(Box::new(MySession {
+            conn,
+            protocol: self.protocol,
+            stmts: Vec::new(),
+            sql: String::new(),
+        }))
+    }
+    fn table_options(&self, _fillfactor: Option<u32>) -> String {
+        format!(" ENGINE={}", self.table_engine)
+    }
+}
+
+enum MyStmt {
+    Prepared(Statement),
+    Text(Vec<String>),
+}
+
+struct MySession {
+    conn: Conn,
+    protocol: Protocol,
+    stmts: Vec<MyStmt>,
+    sql: String,
+}
+
+fn to_mysql(v: &Value) -> mysql::Value {
+    match v {
+        Value::Null => mysql::Value::NULL,
+        Value::Int(i) => mysql::Value::Int(*i),
+        Value::Float(f) => mysql::Value::Double(*f),
+        Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+    }
+}
+
+fn from_mysql(v: &mysql::Value) -> Value {
+    match v {
+        mysql::Value::NULL => Value::Null,
+        mysql::Value::Int(i) => Value::Int(*i),
+        mysql::Value::UInt(u) => Value::Int(*u as i64),
+        mysql::Value::Float(f) => Value::Float((*f).into()),
+        mysql::Value::Double(f) => Value::Float(*f),
+        mysql::Value::Bytes(b) => Value::Text(String::from_utf8_lossy(b).into_owned()),
+        other => Value::Text(other.as_sql(true).trim_matches('\'').to_string()),
+    }
+}
+
+/// MySQL string literal: quotes doubled and backslashes escaped (NO_BACKSLASH_ESCAPES off).
+fn quote_mysql(s: &str, out: &mut String) {
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            _ => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+/// Drain a result: count its rows (or take the affected count), optionally keep the values.
+fn drain<T: mysql::prelude::Protocol>(
+    mut result: mysql::QueryResult<'_, '_, '_, T>,
+    mut keep: Option<&mut Vec<Vec<Value>>>,
+) -> DbResult<u64> {
+    let mut n = 0;
+    while let Some(set) = result.iter() {
+        let affected = set.affected_rows();
+        let mut rows = 0;
+        for row in set {
+            let row = row.map_err(|e| classify(&e, false))?;
+            if let Some(keep) = keep.as_deref_mut() {
+                keep.push(row.unwrap().iter().map(from_mysql).collect());
+            }
+            rows += 1;
+        }
+        n = if rows > 0 { rows } else { affected };
+    }
+    Ok(n)
+}
+
+impl MySession {
+    fn run(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> DbResult<u64> {
+        match &self.stmts[id.0] {
+            MyStmt::Prepared(stmt) => {
+                let params = Params::Positional(params.iter().map(to_mysql).collect());
+                let result = self
+                    .conn
+                    .exec_iter(stmt, params)
+                    .map_err(|e| classify(&e, false))?;
+                drain(result, keep)
+            }
+            MyStmt::Text(parts) => {
+                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+                render_literals(&parts, params, &mut self.sql, quote_mysql);
+                let result = self
+                    .conn
+                    .query_iter(&self.sql)
+                    .map_err(|e| classify(&e, false))?;
+                drain(result, keep)
+            }
+        }
+    }
+
+    fn flush_insert(&mut self) -> DbResult<()> {
+        self.conn
+            .query_drop(&self.sql)
+            .map_err(|e| classify(&e, false))
+    }
+}
+
+impl Session for MySession {
+    fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        let stmt = match self.protocol {
+            Protocol::Prepared => {
+                MyStmt::Prepared(self.conn.prep(sql).map_err(|e| classify(&e, false))?)
+            }
+            Protocol::Simple => MyStmt::Text(
+                split_placeholders(sql)
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect(),
+            ),
+        };
+        self.stmts.push(stmt);
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    fn exec(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        self.run(id, params, None)
+    }
+
+    fn query(&mut self, id: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.run(id, params, Some(&mut rows))?;
+        Ok(rows)
+    }
+
+    fn batch(&mut self, sql: &str) -> DbResult<()> {
+        self.conn.query_drop(sql).map_err(|e| classify(&e, false))
+    }
+
+    fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        let result = self.conn.query_iter(sql).map_err(|e| classify(&e, false))?;
+        drain(result, Some(&mut rows))?;
+        Ok(rows)
+    }
+
+    fn begin(&mut self, _write: bool) -> DbResult<()> {
+        self.batch("BEGIN")
+    }
+    fn commit(&mut self) -> DbResult<()> {
+        self.batch("COMMIT")
+    }
+    fn rollback(&mut self) -> DbResult<()> {
+        self.batch("ROLLBACK")
+    }
+
+    fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        use std::fmt::Write;
+        self.batch(&format!("TRUNCATE TABLE {table}"))?;
+        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        let (mut row, mut n, mut in_stmt) = (Vec::new(), 0u64, 0usize);
+        self.begin(true)?;
+        self.sql.clear();
+        while rows.next_row(&mut row) {
+            self.sql.push_str(if in_stmt == 0 { &head } else { "," });
+            self.sql.push('(');
+            for (i, v) in row.iter().enumerate() {
+                if i > 0 {
+                    self.sql.push(',');
+                }
+                match v {
+                    Value::Null => self.sql.push_str("NULL"),
+                    Value::Int(x) => self.sql.push_str(itoa::Buffer::new().format(*x)),
+                    Value::Float(x) => {
+                        let _ = write!(self.sql, "{x:?}");
+                    }
+                    Value::Text(s) => quote_mysql(s, &mut self.sql),
+                }
+            }
+            self.sql.push(')');
+            (n, in_stmt) = (n + 1, in_stmt + 1);
+            if in_stmt == INSERT_ROWS {
+                self.flush_insert()?;
+                (in_stmt, self.sql) = (0, String::with_capacity(self.sql.capacity()));
+                if n % COMMIT_ROWS == 0 {
+                    self.commit()?;
+                    self.begin(true)?;
+                }
+                if !progress(INSERT_ROWS as u64) {
+                    let _ = self.rollback();
+                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+                }
+            }
+        }
+        if in_stmt > 0 {
+            self.flush_insert()?;
+            progress(in_stmt as u64);
+        }
+        self.commit()?;
+        Ok(n)
+    }
+
+    fn server_info(&mut self) -> DbResult<ServerInfo> {
+        let version = self.query_text("SELECT VERSION()")?;
+        let version = version
+            .first()
+            .map(|r| r[0].to_string())
+            .unwrap_or_default();
+        let list = SETTINGS
+            .iter()
+            .map(|s| format!("'{s}'"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let rows = self.query_text(&format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
+        ))?;
+        let settings = rows
+            .into_iter()
+            .map(|r| (r[0].to_string(), r[1].to_string()))
+            .collect();
+        Ok(ServerInfo { version, settings })
+    }
+
+    fn database_size(&mut self) -> DbResult<u64> {
+        let rows = self.query_text(
+            "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables \
+             WHERE table_schema = DATABASE()",
+        )?;
+        Ok(rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0) as u64)
+    }
+}
+
+/// Map an error to its class by MariaDB/MySQL error number; I/O errors mean the server is gone.
+fn classify(e: &mysql::Error, connecting: bool) -> DbError {
+    match e {
+        mysql::Error::MySqlError(my) => {
+            let class = match my.code {
+                1213 => ErrorClass::Deadlock,
+                1205 => ErrorClass::LockTimeout,
+                1020 => ErrorClass::Serialization,
+                1045 | 1698 => ErrorClass::AuthFailed,
+                1146 => ErrorClass::UndefinedTable,
+                1927 | 2006 | 2013 => ErrorClass::ConnectionLost,
+                code => ErrorClass::Other(code.to_string()),
+            };
+            DbError::new(class, format!("{} (error {})", my.message, my.code))
+        }
+        other => {
+            let class = if connecting {
+                ErrorClass::Unreachable
+            } else {
+                ErrorClass::ConnectionLost
+            };
+            DbError::new(class, other.to_string())
+        }
+    }
+}

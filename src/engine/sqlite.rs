@@ -1,0 +1,343 @@
+//! SQLite through the bundled library (rusqlite): WAL, a busy timeout, write transactions that
+//! take the write lock at BEGIN so that many writers stay correct, prepared-insert loading.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::{
+    DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress, Protocol,
+    RowSource, ServerInfo, Session, StmtId, Value, quote_standard, render_literals,
+    split_placeholders,
+};
+use crate::{Error, dsn::Dsn};
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "sqlite",
+    schemes: &["sqlite"],
+    about: "SQLite, embedded (bundled library), WAL; DSN parameters: journal_mode, synchronous, busy_timeout (ms), cache_size",
+    open,
+};
+
+/// PRAGMAs that a DSN may set, with dbduel's defaults (None: as the library ships).
+const PRAGMAS: &[(&str, Option<&str>)] = &[
+    ("journal_mode", Some("WAL")),
+    ("synchronous", None),
+    ("cache_size", None),
+    ("busy_timeout", Some("10000")),
+];
+
+/// Settings reported with every result.
+const SETTINGS: &[&str] = &[
+    "journal_mode",
+    "synchronous",
+    "cache_size",
+    "page_size",
+    "busy_timeout",
+    "mmap_size",
+    "locking_mode",
+    "wal_autocheckpoint",
+    "temp_store",
+];
+
+/// Rows per transaction when loading.
+const COMMIT_ROWS: u64 = 200_000;
+
+struct Sqlite {
+    path: PathBuf,
+    pragmas: Vec<(String, String)>,
+    protocol: Protocol,
+}
+
+fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    if opts.table_engine.is_some() {
+        return Err(Error::Usage(
+            "--table-engine applies to mysql:// only".into(),
+        ));
+    }
+    if dsn.database.is_empty() {
+        return Err(Error::Usage(format!(
+            "--dsn {dsn} names no file: use sqlite:///path/to/file.db"
+        )));
+    }
+    let mut pragmas = Vec::new();
+    for (name, default) in PRAGMAS {
+        if let Some(v) = dsn.param(name).or(*default) {
+            pragmas.push((name.to_string(), v.to_string()));
+        }
+    }
+    if let Some((k, _)) = dsn
+        .params
+        .iter()
+        .find(|(k, _)| !PRAGMAS.iter().any(|(p, _)| p == k))
+    {
+        let known: Vec<_> = PRAGMAS.iter().map(|(p, _)| *p).collect();
+        return Err(Error::Usage(format!(
+            "unknown parameter '{k}' in --dsn {dsn}: sqlite accepts {}",
+            known.join(", ")
+        )));
+    }
+    Ok(Box::new(Sqlite {
+        path: PathBuf::from(&dsn.database),
+        pragmas,
+        protocol,
+    }))
+}
+
+impl Engine for Sqlite {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+    fn dialect(&self) -> &'static str {
+        "sqlite"
+    }
+    fn embedded(&self) -> bool {
+        true
+    }
+    fn connect(&self) -> DbResult<Box<dyn Session>> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| {
+            DbError::new(
+                ErrorClass::Unreachable,
+                format!("cannot open SQLite file {}: {e}", self.path.display()),
+            )
+        })?;
+        conn.set_prepared_statement_cache_capacity(64);
+        for (name, value) in &self.pragmas {
+            if name == "busy_timeout" {
+                let ms = value.parse().map_err(|_| {
+                    DbError::new(
+                        ErrorClass::Other("dsn".into()),
+                        format!("busy_timeout must be milliseconds, not '{value}'"),
+                    )
+                })?;
+                conn.busy_timeout(Duration::from_millis(ms))
+                    .map_err(|e| classify(&e))?;
+            } else {
+                conn.pragma_update(None, name, value)
+                    .map_err(|e| classify(&e))?;
+            }
+        }
+        Ok(Box::new(LiteSession {
+            conn,
+            protocol: self.protocol,
+            stmts: Vec::new(),
+            sql: String::new(),
+            path: self.path.clone(),
+        }))
+    }
+    fn table_options(&self, _fillfactor: Option<u32>) -> String {
+        String::new()
+    }
+}
+
+struct LiteSession {
+    conn: Connection,
+    protocol: Protocol,
+    /// Statement text split at its placeholders.
+    stmts: Vec<Vec<String>>,
+    sql: String,
+    path: PathBuf,
+}
+
+fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Value]) -> rusqlite::Result<()> {
+    for (i, v) in params.iter().enumerate() {
+        match v {
+            Value::Null => stmt.raw_bind_parameter(i + 1, rusqlite::types::Null)?,
+            Value::Int(x) => stmt.raw_bind_parameter(i + 1, x)?,
+            Value::Float(x) => stmt.raw_bind_parameter(i + 1, x)?,
+            Value::Text(s) => stmt.raw_bind_parameter(i + 1, s.as_str())?,
+        }
+    }
+    Ok(())
+}
+
+fn from_ref(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Int(i),
+        ValueRef::Real(f) => Value::Float(f),
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
+            Value::Text(String::from_utf8_lossy(t).into_owned())
+        }
+    }
+}
+
+/// Execute a bound statement; rows are counted, and kept when asked.
+fn step(
+    stmt: &mut rusqlite::Statement<'_>,
+    mut keep: Option<&mut Vec<Vec<Value>>>,
+) -> rusqlite::Result<u64> {
+    if stmt.column_count() == 0 {
+        return stmt.raw_execute().map(|n| n as u64);
+    }
+    let width = stmt.column_count();
+    let mut rows = stmt.raw_query();
+    let mut n = 0;
+    while let Some(row) = rows.next()? {
+        if let Some(keep) = keep.as_deref_mut() {
+            keep.push(
+                (0..width)
+                    .map(|i| row.get_ref(i).map(from_ref).unwrap_or(Value::Null))
+                    .collect(),
+            );
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
+impl LiteSession {
+    fn run(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> DbResult<u64> {
+        let parts: Vec<&str> = self.stmts[id.0].iter().map(String::as_str).collect();
+        let result = match self.protocol {
+            Protocol::Prepared => {
+                let sql = parts.join("?");
+                let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| classify(&e))?;
+                bind(&mut stmt, params).and_then(|_| step(&mut stmt, keep))
+            }
+            Protocol::Simple => {
+                render_literals(&parts, params, &mut self.sql, quote_standard);
+                let mut stmt = self.conn.prepare(&self.sql).map_err(|e| classify(&e))?;
+                step(&mut stmt, keep)
+            }
+        };
+        result.map_err(|e| classify(&e))
+    }
+}
+
+impl Session for LiteSession {
+    fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        if self.protocol == Protocol::Prepared {
+            self.conn.prepare_cached(sql).map_err(|e| classify(&e))?;
+        }
+        self.stmts.push(
+            split_placeholders(sql)
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
+        );
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    fn exec(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        self.run(id, params, None)
+    }
+
+    fn query(&mut self, id: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.run(id, params, Some(&mut rows))?;
+        Ok(rows)
+    }
+
+    fn batch(&mut self, sql: &str) -> DbResult<()> {
+        self.conn.execute_batch(sql).map_err(|e| classify(&e))
+    }
+
+    fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        let mut stmt = self.conn.prepare(sql).map_err(|e| classify(&e))?;
+        step(&mut stmt, Some(&mut rows)).map_err(|e| classify(&e))?;
+        Ok(rows)
+    }
+
+    fn begin(&mut self, write: bool) -> DbResult<()> {
+        self.batch(if write { "BEGIN IMMEDIATE" } else { "BEGIN" })
+    }
+    fn commit(&mut self) -> DbResult<()> {
+        self.batch("COMMIT")
+    }
+    fn rollback(&mut self) -> DbResult<()> {
+        if self.conn.is_autocommit() {
+            return Ok(());
+        }
+        self.batch("ROLLBACK")
+    }
+
+    fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        self.begin(true)?;
+        self.batch(&format!("DELETE FROM {table}"))?;
+        let marks = vec!["?"; columns.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({marks})",
+            columns.join(", ")
+        );
+        let (mut row, mut n) = (Vec::new(), 0u64);
+        while rows.next_row(&mut row) {
+            {
+                let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| classify(&e))?;
+                bind(&mut stmt, &row)
+                    .and_then(|_| stmt.raw_execute())
+                    .map_err(|e| classify(&e))?;
+            }
+            n += 1;
+            if n % 10_000 == 0 && !progress(10_000) {
+                let _ = self.rollback();
+                return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+            }
+            if n % COMMIT_ROWS == 0 {
+                self.commit()?;
+                self.begin(true)?;
+            }
+        }
+        progress(n % 10_000);
+        self.commit()?;
+        Ok(n)
+    }
+
+    fn server_info(&mut self) -> DbResult<ServerInfo> {
+        let version = self.query_text("SELECT sqlite_version()")?;
+        let version = version
+            .first()
+            .map(|r| r[0].to_string())
+            .unwrap_or_default();
+        let mut settings = std::collections::BTreeMap::new();
+        for name in SETTINGS {
+            let rows = self.query_text(&format!("PRAGMA {name}"))?;
+            if let Some(v) = rows.first().and_then(|r| r.first()) {
+                settings.insert(name.to_string(), v.to_string());
+            }
+        }
+        Ok(ServerInfo { version, settings })
+    }
+
+    fn database_size(&mut self) -> DbResult<u64> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        Ok(size(&self.path) + size(std::path::Path::new(&wal)))
+    }
+}
+
+/// Busy and locked are retryable; a missing table means the workload was not prepared.
+fn classify(e: &rusqlite::Error) -> DbError {
+    let class = match e {
+        rusqlite::Error::SqliteFailure(f, msg) => match f.code {
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Busy,
+            _ if msg
+                .as_deref()
+                .is_some_and(|m| m.starts_with("no such table")) =>
+            {
+                ErrorClass::UndefinedTable
+            }
+            _ => ErrorClass::Other(format!("sqlite{}", f.extended_code)),
+        },
+        _ => ErrorClass::Other("sqlite".into()),
+    };
+    DbError::new(class, e.to_string())
+}

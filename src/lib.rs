@@ -1,0 +1,381 @@
+//! dbduel: the same benchmark on every SQL database. `run` dispatches a parsed command line
+//! to the commands below; everything a test needs is reachable from here, in-process.
+
+pub mod cli;
+pub mod dsn;
+pub mod engine;
+pub mod metrics;
+pub mod plan;
+pub mod report;
+pub mod runner;
+pub mod server;
+pub mod sql;
+pub mod workload;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use cli::{Cli, Command};
+use dsn::Dsn;
+use engine::{Engine, Session};
+use metrics::Aggregator;
+use workload::{Loader, Workload};
+
+/// Errors that end a command. Each message says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Connect(String),
+    #[error("{0}")]
+    Database(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Interrupted => 130,
+            _ => 2,
+        }
+    }
+}
+
+/// How a command that ran to its end went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    /// Finished, but transactions failed or a check did not hold.
+    Failures,
+    Interrupted,
+}
+
+/// Run one command. `stop` is raised by Ctrl-C.
+pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
+    match cli.command {
+        Command::List => {
+            print!("{}", list());
+            Ok(Outcome::Success)
+        }
+        Command::Prepare(args) => {
+            let (target, opts) = plan::prepare_plan(&args)?;
+            let dsn = target.dsn.expect("prepare requires --dsn");
+            prepare(&dsn, &target.engine, target.workload, &opts, &stop, false)
+                .map(|_| Outcome::Success)
+        }
+        Command::Check(args) => {
+            let target = plan::target(&args, "check")?;
+            let (engine, mut session) = open(
+                target.dsn.as_ref().expect("check requires --dsn"),
+                &target.engine,
+            )?;
+            let workload = (target.workload.new)(&workload::WorkloadOptions::default())?;
+            let items = workload.check(engine.as_ref(), session.as_mut())?;
+            for i in &items {
+                println!(
+                    "{} {:<22} {}",
+                    if i.ok { "ok    " } else { "FAILED" },
+                    i.name,
+                    i.detail
+                );
+            }
+            Ok(if items.iter().all(|i| i.ok) {
+                Outcome::Success
+            } else {
+                Outcome::Failures
+            })
+        }
+        Command::Cleanup(args) => {
+            let target = plan::target(&args, "cleanup")?;
+            let (engine, mut session) = open(
+                target.dsn.as_ref().expect("cleanup requires --dsn"),
+                &target.engine,
+            )?;
+            let workload = (target.workload.new)(&workload::WorkloadOptions::default())?;
+            workload.cleanup(engine.as_ref(), session.as_mut())?;
+            eprintln!("dropped the {} tables", target.workload.name);
+            Ok(Outcome::Success)
+        }
+        Command::Run(args) => run_benchmark(&plan::run_plan(&args)?, &stop),
+    }
+}
+
+/// The text of `dbduel list`.
+pub fn list() -> String {
+    let mut out = String::from("engines (chosen by the DSN's scheme):\n");
+    for e in engine::ENGINES {
+        out += &format!(
+            "  {:<10} {:<22} {}\n",
+            e.name,
+            e.schemes.join(", ") + "://",
+            e.about
+        );
+    }
+    out += "\nworkloads:\n";
+    for w in workload::WORKLOADS {
+        out += &format!(
+            "  {:<10} {}\n  {:<10} variants: {}\n",
+            w.name,
+            w.about,
+            "",
+            w.variants.join(", ")
+        );
+    }
+    out
+}
+
+/// Open the engine a DSN names and one session on it.
+pub fn open(
+    dsn: &Dsn,
+    opts: &engine::EngineOptions,
+) -> Result<(Arc<dyn Engine>, Box<dyn Session>), Error> {
+    let engine: Arc<dyn Engine> = engine::open(dsn, opts, engine::Protocol::Simple)?.into();
+    let session = engine.connect().map_err(|e| Error::Connect(e.message))?;
+    Ok((engine, session))
+}
+
+/// Prepare a workload: create and load its tables. Returns the database size afterwards.
+pub fn prepare(
+    dsn: &Dsn,
+    engine_opts: &engine::EngineOptions,
+    entry: &workload::WorkloadEntry,
+    opts: &workload::WorkloadOptions,
+    stop: &AtomicBool,
+    quiet: bool,
+) -> Result<u64, Error> {
+    let (engine, mut session) = open(dsn, engine_opts)?;
+    let workload = (entry.new)(opts)?;
+    let started = Instant::now();
+    workload.prepare(engine.as_ref(), session.as_mut(), &Loader { stop, quiet })?;
+    let size = session.database_size().unwrap_or(0);
+    if !quiet {
+        eprintln!(
+            "prepared {} at scale {} in {:.2} s; database size {}",
+            entry.name,
+            opts.scale,
+            started.elapsed().as_secs_f64(),
+            report::human_bytes(size)
+        );
+    }
+    Ok(size)
+}
+
+/// Run a benchmark as planned: prepare a temporary SQLite database when no DSN is given.
+fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    let temp = match &plan.target.dsn {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("dbduel-")
+                .tempdir()
+                .map_err(|e| {
+                    Error::Io(format!(
+                        "cannot create a temporary directory (set TMPDIR to a writable one): {e}"
+                    ))
+                })?,
+        ),
+    };
+    let dsn = match (&plan.target.dsn, &temp) {
+        (Some(d), _) => d.clone(),
+        (None, Some(dir)) => {
+            Dsn::sqlite(&dir.path().join(format!("{}.db", plan.target.workload.name)))
+        }
+        (None, None) => unreachable!("a temporary directory exists when no DSN is given"),
+    };
+    if temp.is_some() {
+        let mut opts = plan.workload.clone();
+        opts.scale = opts.scale.max(1);
+        eprintln!(
+            "no --dsn given: {} at scale {} in a temporary SQLite database ({})",
+            plan.target.workload.name, opts.scale, dsn
+        );
+        prepare(
+            &dsn,
+            &plan.target.engine,
+            plan.target.workload,
+            &opts,
+            stop,
+            false,
+        )?;
+    }
+    let engine: Arc<dyn Engine> = engine::open(&dsn, &plan.target.engine, plan.protocol)?.into();
+    let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
+    let mut workload = (plan.target.workload.new)(&plan.workload)?;
+    let mut warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
+    let info = admin
+        .server_info()
+        .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
+    let size_before = admin.database_size().unwrap_or(0);
+    let workload: Arc<dyn Workload> = workload.into();
+    let measured = measure(plan, engine.clone(), workload.clone(), stop)?;
+    let size_after = admin.database_size().unwrap_or(0);
+    let interrupted = stop.load(Ordering::SeqCst);
+    let result = assemble(
+        plan,
+        &dsn,
+        engine.as_ref(),
+        workload.as_ref(),
+        info,
+        (size_before, size_after),
+        measured,
+        interrupted,
+        &mut warnings,
+    );
+    print!("{}", report::summary(&result));
+    if let Some(path) = &plan.json {
+        result.write_json(path)?;
+        eprintln!("result written to {}", path.display());
+    }
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else if result.measurement.errors > 0 || !result.measurement.lost_clients.is_empty() {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
+}
+
+/// What the measuring loop hands over: the measurement and the client's CPU time.
+struct Measured {
+    measurement: metrics::Measurement,
+    cpu: Duration,
+}
+
+/// Start the clients, collect their events, print progress, stop at the end.
+fn measure(
+    plan: &plan::RunPlan,
+    engine: Arc<dyn Engine>,
+    workload: Arc<dyn Workload>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Measured, Error> {
+    let (tx, rx) = mpsc::channel();
+    let mut agg = Aggregator::new(
+        workload.transaction_types(),
+        plan.run.warmup,
+        plan.run.rate.is_some(),
+    );
+    let running = runner::start(engine, workload, plan.run.clone(), stop.clone(), tx)?;
+    let warmup_end = running.start + plan.run.warmup;
+    let mut cpu_start = (plan.run.warmup.is_zero()).then(metrics::cpu_time);
+    let mut next_progress = plan.progress.map(|p| (running.start + p, p));
+    let mut last_end_us = 0u64;
+    let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<runner::Event>| {
+        for ev in rx.try_iter() {
+            if let runner::Event::Txn(s) = &ev {
+                last_end_us = last_end_us.max(s.end_us);
+            }
+            agg.add(ev);
+        }
+    };
+    while !running.finished() {
+        let now = Instant::now();
+        let mut wake = now + Duration::from_millis(100);
+        if cpu_start.is_none() {
+            wake = wake.min(warmup_end);
+        }
+        if let Some((at, _)) = next_progress {
+            wake = wake.min(at);
+        }
+        std::thread::sleep(wake.saturating_duration_since(now));
+        take(&mut agg, &rx);
+        let now = Instant::now();
+        if cpu_start.is_none() && now >= warmup_end {
+            cpu_start = Some(metrics::cpu_time());
+        }
+        if let Some((at, every)) = next_progress.filter(|(at, _)| now >= *at) {
+            eprintln!(
+                "{}",
+                agg.progress_line((at - running.start).as_secs_f64(), every.as_secs_f64())
+            );
+            next_progress = Some((at + every, every));
+        }
+        agg.settle((now - running.start).as_secs().saturating_sub(2) as usize);
+    }
+    let cpu_end = metrics::cpu_time();
+    running.join();
+    take(&mut agg, &rx);
+    let measured_us = last_end_us.saturating_sub(plan.run.warmup.as_micros() as u64);
+    let cpu = cpu_start
+        .map(|s| cpu_end.saturating_sub(s))
+        .unwrap_or_default();
+    Ok(Measured {
+        measurement: agg.finish(Duration::from_micros(measured_us)),
+        cpu,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    plan: &plan::RunPlan,
+    dsn: &Dsn,
+    engine: &dyn Engine,
+    workload: &dyn Workload,
+    info: engine::ServerInfo,
+    sizes: (u64, u64),
+    measured: Measured,
+    interrupted: bool,
+    warnings: &mut Vec<String>,
+) -> report::RunResult {
+    let host = metrics::Host::read();
+    let m = measured.measurement;
+    let secs = m.duration_s.max(1e-9);
+    let cpu_s = measured.cpu.as_secs_f64();
+    let share = cpu_s / (secs * host.cores as f64);
+    if m.transactions < 1000 {
+        warnings.push(format!(
+            "only {} transactions were measured: percentiles above p99 need thousands; run longer (--time) or with more clients",
+            m.transactions
+        ));
+    }
+    if engine.embedded() {
+        warnings.push("embedded engine: the client CPU includes the database's own work, so client-bound is not judged".into());
+    }
+    report::RunResult {
+        dbduel_version: env!("CARGO_PKG_VERSION"),
+        started_at: humantime::format_rfc3339_seconds(
+            std::time::SystemTime::now() - Duration::from_secs_f64(secs),
+        )
+        .to_string(),
+        interrupted,
+        engine: report::EngineReport {
+            name: engine.name().into(),
+            dsn: dsn.to_string(),
+            server_version: info.version,
+            embedded: engine.embedded(),
+            settings: info.settings,
+            database_size_bytes: sizes.0,
+            database_size_after_bytes: sizes.1,
+        },
+        workload: report::WorkloadReport {
+            name: workload.name().into(),
+            variant: workload.variant().into(),
+            scale: workload.scale(),
+        },
+        options: report::Options {
+            clients: plan.run.clients,
+            time_s: plan.time_s,
+            transactions_per_client: plan.transactions,
+            warmup_s: plan.run.warmup.as_secs(),
+            rate: plan.run.rate,
+            protocol: plan.protocol,
+            max_tries: plan.run.max_tries,
+            progress_s: plan.progress.map(|p| p.as_secs()),
+            seed: plan.run.seed,
+            table_engine: plan.target.engine.table_engine.clone(),
+        },
+        host,
+        tps: m.transactions as f64 / secs,
+        client_cpu_s: cpu_s,
+        client_cpu_share: share,
+        client_bound: !engine.embedded() && share > report::CLIENT_BOUND_SHARE,
+        client_peak_rss_bytes: metrics::peak_rss_bytes(),
+        measurement: m,
+        warnings: std::mem::take(warnings),
+    }
+}

@@ -1,0 +1,29 @@
+//! The thin binary: parse the command line, call `dbduel::run`, map the outcome to an exit code.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::Parser;
+use dbduel::{Outcome, cli::Cli};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ndbduel: interrupted, stopping the clients (Ctrl-C again to quit at once)");
+    });
+    match dbduel::run(cli, stop) {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::Failures) => ExitCode::from(1),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Err(e) => {
+            eprintln!("dbduel: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! Measurement: turns the runner's events into HDR histograms per transaction type,
+//! per-second windows, errors by kind, retries and schedule lag; reads the client's own CPU
+//! time and the host's facts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::runner::{Event, Sample};
+
+/// Latencies are recorded in microseconds, from 1 µs to one hour.
+fn histogram(sigfig: u8) -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, sigfig).expect("valid histogram bounds")
+}
+
+/// Percentiles of a latency distribution, in milliseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Latency {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}
+
+impl Latency {
+    fn of(h: &Histogram<u64>) -> Latency {
+        let ms = |us: u64| us as f64 / 1000.0;
+        if h.is_empty() {
+            return Latency::default();
+        }
+        Latency {
+            mean: h.mean() / 1000.0,
+            p50: ms(h.value_at_quantile(0.50)),
+            p90: ms(h.value_at_quantile(0.90)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p99_9: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Window {
+    /// Seconds since the start at the end of this window (1 = the first second).
+    pub t: u32,
+    /// True for seconds inside the warm-up, which the totals exclude.
+    pub warmup: bool,
+    pub transactions: u64,
+    pub errors: u64,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub retries: u64,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+/// Totals of one transaction type.
+#[derive(Debug, Clone, Serialize)]
+pub struct TypeSummary {
+    pub name: String,
+    pub transactions: u64,
+    pub tps: f64,
+    pub errors: u64,
+    pub retries: u64,
+    pub latency_ms: Latency,
+}
+
+/// Everything measured in a run, after the warm-up.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measurement {
+    pub duration_s: f64,
+    pub transactions: u64,
+    pub errors: u64,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub retries: u64,
+    pub reconnects: u64,
+    pub lost_clients: Vec<String>,
+    pub latency_ms: Latency,
+    pub schedule_lag_ms: Option<Latency>,
+    pub transaction_types: Vec<TypeSummary>,
+    pub windows: Vec<Window>,
+}
+
+struct TypeAcc {
+    hist: Histogram<u64>,
+    transactions: u64,
+    errors: u64,
+    retries: u64,
+}
+
+struct WindowAcc {
+    window: Window,
+    hist: Option<Histogram<u64>>,
+}
+
+/// Counts since the last progress line.
+struct ProgressAcc {
+    hist: Histogram<u64>,
+    transactions: u64,
+    errors: u64,
+    retries: u64,
+}
+
+pub struct Aggregator {
+    names: Vec<&'static str>,
+    warmup_us: u64,
+    types: Vec<TypeAcc>,
+    all: Histogram<u64>,
+    lag: Option<Histogram<u64>>,
+    windows: Vec<WindowAcc>,
+    errors: BTreeMap<String, u64>,
+    retries: u64,
+    reconnects: u64,
+    lost_clients: Vec<String>,
+    progress: ProgressAcc,
+}
+
+impl Aggregator {
+    pub fn new(names: Vec<&'static str>, warmup: Duration, open_loop: bool) -> Aggregator {
+        let types = names
+            .iter()
+            .map(|_| TypeAcc {
+                hist: histogram(3),
+                transactions: 0,
+                errors: 0,
+                retries: 0,
+            })
+            .collect();
+        Aggregator {
+            names,
+            warmup_us: warmup.as_micros() as u64,
+            types,
+            all: histogram(3),
+            lag: open_loop.then(|| histogram(3)),
+            windows: Vec::new(),
+            errors: BTreeMap::new(),
+            retries: 0,
+            reconnects: 0,
+            lost_clients: Vec::new(),
+            progress: ProgressAcc {
+                hist: histogram(2),
+                transactions: 0,
+                errors: 0,
+                retries: 0,
+            },
+        }
+    }
+
+    pub fn add(&mut self, event: Event) {
+        match event {
+            Event::Txn(s) => self.add_sample(&s),
+            Event::Reconnected => self.reconnects += 1,
+            Event::ClientLost(msg) => self.lost_clients.push(msg),
+        }
+    }
+
+    fn add_sample(&mut self, s: &Sample) {
+        let retries = u64::from(s.tries.saturating_sub(1));
+        let second = (s.end_us / 1_000_000) as usize;
+        let warmup_us = self.warmup_us;
+        let w = self.window(second);
+        w.window.retries += retries;
+        let kind = s.error.as_ref().map(|e| e.kind());
+        match &kind {
+            Some(k) => {
+                w.window.errors += 1;
+                *w.window.errors_by_kind.entry(k.clone()).or_default() += 1;
+            }
+            None => {
+                w.window.transactions += 1;
+                if let Some(h) = &mut w.hist {
+                    h.saturating_record(s.latency_us.max(1));
+                }
+            }
+        }
+        self.progress.retries += retries;
+        match kind {
+            Some(_) => self.progress.errors += 1,
+            None => {
+                self.progress.transactions += 1;
+                self.progress.hist.saturating_record(s.latency_us.max(1));
+            }
+        }
+        if s.end_us < warmup_us {
+            return;
+        }
+        self.retries += retries;
+        let t = &mut self.types[s.txn as usize];
+        t.retries += retries;
+        match s.error.as_ref().map(|e| e.kind()) {
+            Some(k) => {
+                t.errors += 1;
+                *self.errors.entry(k).or_default() += 1;
+            }
+            None => {
+                t.transactions += 1;
+                t.hist.saturating_record(s.latency_us.max(1));
+                self.all.saturating_record(s.latency_us.max(1));
+                if let (Some(lag), Some(us)) = (&mut self.lag, s.lag_us) {
+                    lag.saturating_record(us.max(1));
+                }
+            }
+        }
+    }
+
+    fn window(&mut self, second: usize) -> &mut WindowAcc {
+        while self.windows.len() <= second {
+            let t = self.windows.len() as u32 + 1;
+            let warmup = u64::from(t) * 1_000_000 <= self.warmup_us;
+            self.windows.push(WindowAcc {
+                window: Window {
+                    t,
+                    warmup,
+                    transactions: 0,
+                    errors: 0,
+                    errors_by_kind: BTreeMap::new(),
+                    retries: 0,
+                    p50_ms: None,
+                    p99_ms: None,
+                },
+                hist: Some(histogram(2)),
+            });
+        }
+        &mut self.windows[second]
+    }
+
+    /// Compute the percentiles of windows that ended before `second` and free their histograms.
+    pub fn settle(&mut self, second: usize) {
+        for w in self.windows.iter_mut().take(second) {
+            if let Some(h) = w.hist.take().filter(|h| !h.is_empty()) {
+                w.window.p50_ms = Some(h.value_at_quantile(0.5) as f64 / 1000.0);
+                w.window.p99_ms = Some(h.value_at_quantile(0.99) as f64 / 1000.0);
+            }
+        }
+    }
+
+    /// A progress line for the transactions seen since the last one, like pgbench's -P.
+    pub fn progress_line(&mut self, at_s: f64, interval_s: f64) -> String {
+        let p = &mut self.progress;
+        let (p50, p99) = if p.hist.is_empty() {
+            (0.0, 0.0)
+        } else {
+            (
+                p.hist.value_at_quantile(0.5) as f64 / 1000.0,
+                p.hist.value_at_quantile(0.99) as f64 / 1000.0,
+            )
+        };
+        let line = format!(
+            "progress: {at_s:.1} s, {:.1} tps, lat p50 {p50:.3} ms p99 {p99:.3} ms, {} errors, {} retries",
+            p.transactions as f64 / interval_s,
+            p.errors,
+            p.retries
+        );
+        p.hist.reset();
+        (p.transactions, p.errors, p.retries) = (0, 0, 0);
+        line
+    }
+
+    /// Close the measurement: `duration` is the measured time (after the warm-up).
+    pub fn finish(mut self, duration: Duration) -> Measurement {
+        self.settle(usize::MAX);
+        let secs = duration.as_secs_f64().max(1e-9);
+        let transaction_types = self
+            .names
+            .iter()
+            .zip(&self.types)
+            .map(|(name, t)| TypeSummary {
+                name: name.to_string(),
+                transactions: t.transactions,
+                tps: t.transactions as f64 / secs,
+                errors: t.errors,
+                retries: t.retries,
+                latency_ms: Latency::of(&t.hist),
+            })
+            .collect();
+        Measurement {
+            duration_s: duration.as_secs_f64(),
+            transactions: self.types.iter().map(|t| t.transactions).sum(),
+            errors: self.types.iter().map(|t| t.errors).sum(),
+            errors_by_kind: self.errors,
+            retries: self.retries,
+            reconnects: self.reconnects,
+            lost_clients: self.lost_clients,
+            latency_ms: Latency::of(&self.all),
+            schedule_lag_ms: self.lag.as_ref().map(Latency::of),
+            transaction_types,
+            windows: self.windows.into_iter().map(|w| w.window).collect(),
+        }
+    }
+}
+
+/// CPU time (user + system) this process has used so far.
+pub fn cpu_time() -> Duration {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Peak resident memory of this process, in bytes.
+pub fn peak_rss_bytes() -> u64 {
+    // SAFETY: as above.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_maxrss as u64 * 1024
+}
+
+/// The machine the run happened on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Host {
+    pub cores: usize,
+    pub ram_bytes: u64,
+    pub kernel: String,
+}
+
+impl Host {
+    pub fn read() -> Host {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let ram_kb = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        Host {
+            cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            ram_bytes: ram_kb * 1024,
+            kernel,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ErrorClass;
+
+    fn sample(end_ms: u64, latency_ms: u64, tries: u32, error: Option<ErrorClass>) -> Event {
+        Event::Txn(Sample {
+            txn: 0,
+            end_us: end_ms * 1000,
+            latency_us: latency_ms * 1000,
+            lag_us: None,
+            tries,
+            error,
+        })
+    }
+
+    #[test]
+    fn warmup_excluded_and_windows_kept() {
+        let mut agg = Aggregator::new(vec!["t"], Duration::from_secs(1), false);
+        agg.add(sample(500, 2, 1, None)); // warm-up
+        agg.add(sample(1500, 4, 2, None));
+        agg.add(sample(1600, 8, 3, Some(ErrorClass::Deadlock)));
+        agg.add(sample(2100, 6, 1, None));
+        let m = agg.finish(Duration::from_secs(2));
+        assert_eq!(m.transactions, 2);
+        assert_eq!(m.errors, 1);
+        assert_eq!(m.errors_by_kind["deadlock"], 1);
+        assert_eq!(m.retries, 3);
+        assert_eq!(m.windows.len(), 3);
+        assert!(m.windows[0].warmup && !m.windows[1].warmup);
+        assert_eq!(m.windows[1].transactions, 1);
+        assert_eq!(m.windows[1].errors, 1);
+        assert!((m.latency_ms.max - 6.0).abs() < 0.01, "{:?}", m.latency_ms);
+        assert!((m.transaction_types[0].tps - 1.0).abs() < 1e-9);
+    }
+}

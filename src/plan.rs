@@ -1,0 +1,162 @@
+//! Command-line arguments -> a validated plan, before any file or connection is opened:
+//! impossible or conflicting options are refused here with the flag to change.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::Error;
+use crate::cli::{PrepareArgs, RunArgs, TargetArgs};
+use crate::dsn::Dsn;
+use crate::engine::{EngineOptions, Protocol};
+use crate::runner::{Limit, RunConfig};
+use crate::workload::{self, WorkloadEntry, WorkloadOptions};
+
+/// Default measured duration when neither --time nor --transactions is given.
+pub const DEFAULT_SECONDS: u64 = 10;
+
+/// Where a command acts: which workload on which database.
+pub struct Target {
+    pub workload: &'static WorkloadEntry,
+    /// None: a temporary SQLite database (allowed for `run` only).
+    pub dsn: Option<Dsn>,
+    pub engine: EngineOptions,
+}
+
+pub struct RunPlan {
+    pub target: Target,
+    pub workload: WorkloadOptions,
+    pub protocol: Protocol,
+    pub run: RunConfig,
+    pub progress: Option<Duration>,
+    pub json: Option<PathBuf>,
+    pub time_s: Option<u64>,
+    pub transactions: Option<u64>,
+}
+
+fn usage<T>(msg: impl Into<String>) -> Result<T, Error> {
+    Err(Error::Usage(msg.into()))
+}
+
+pub fn target(args: &TargetArgs, command: &str) -> Result<Target, Error> {
+    let workload = workload::find(&args.workload)?;
+    let dsn = args.dsn.as_deref().map(Dsn::parse).transpose()?;
+    if dsn.is_none() && command != "run" {
+        return usage(format!(
+            "{command} needs --dsn (or DBDUEL_DSN): only `run` without --dsn uses a temporary SQLite database"
+        ));
+    }
+    Ok(Target {
+        workload,
+        dsn,
+        engine: EngineOptions {
+            table_engine: args.table_engine.clone(),
+        },
+    })
+}
+
+pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Error> {
+    let target = target(&args.target, "prepare")?;
+    if args.scale == 0 {
+        return usage("--scale must be at least 1");
+    }
+    Ok((
+        target,
+        WorkloadOptions {
+            scale: args.scale,
+            fillfactor: args.fillfactor,
+            variant: None,
+        },
+    ))
+}
+
+pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
+    let target = target(&args.target, "run")?;
+    if args.clients == 0 {
+        return usage("--clients must be at least 1");
+    }
+    if args.scale == Some(0) {
+        return usage("--scale must be at least 1");
+    }
+    let limit = match (args.time, args.transactions) {
+        (Some(_), Some(_)) => {
+            return usage("--time and --transactions exclude each other: give one of them");
+        }
+        (Some(0), None) => return usage("--time must be at least 1 second"),
+        (None, Some(0)) => return usage("--transactions must be at least 1"),
+        (Some(t), None) => Limit::Time(Duration::from_secs(t)),
+        (None, Some(n)) => Limit::Transactions(n),
+        (None, None) => Limit::Time(Duration::from_secs(DEFAULT_SECONDS)),
+    };
+    if let Some(r) = args.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        return usage(format!(
+            "--rate {r} is not a positive number of transactions per second"
+        ));
+    }
+    if args.progress == Some(0) {
+        return usage("--progress must be at least 1 second");
+    }
+    if args.max_tries == 0 {
+        return usage("--max-tries must be at least 1 (1 means no retry)");
+    }
+    let variant = variant(args)?;
+    if let Some(dir) = args
+        .json
+        .as_ref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        if !dir.is_dir() {
+            return usage(format!(
+                "--json {}: directory {} does not exist",
+                args.json.as_ref().expect("set").display(),
+                dir.display()
+            ));
+        }
+    }
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
+    Ok(RunPlan {
+        target,
+        workload: WorkloadOptions {
+            scale: args.scale.unwrap_or(0),
+            fillfactor: None,
+            variant,
+        },
+        protocol: args.protocol,
+        run: RunConfig {
+            clients: args.clients,
+            limit,
+            warmup: Duration::from_secs(args.warmup),
+            rate: args.rate,
+            max_tries: args.max_tries,
+            seed,
+        },
+        progress: args.progress.map(Duration::from_secs),
+        json: args.json.clone(),
+        time_s: match limit {
+            Limit::Time(t) => Some(t.as_secs()),
+            Limit::Transactions(_) => None,
+        },
+        transactions: args.transactions,
+    })
+}
+
+fn variant(args: &RunArgs) -> Result<Option<String>, Error> {
+    let picked: Vec<&str> = [
+        args.builtin.as_deref(),
+        args.select_only.then_some("select-only"),
+        args.simple_update.then_some("simple-update"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match picked.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.to_string())),
+        _ => usage("give only one of --builtin, --select-only (-S), --simple-update (-N)"),
+    }
+}

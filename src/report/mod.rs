@@ -1,0 +1,224 @@
+//! Results as people read them: the `RunResult` record (its JSON schema is
+//! schema/result.schema.json), the terminal summary, and the JSON file.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::Error;
+use crate::engine::Protocol;
+use crate::metrics::{Host, Latency, Measurement};
+
+/// Share of the machine's CPU above which a run measures the client rather than the database.
+pub const CLIENT_BOUND_SHARE: f64 = 0.25;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EngineReport {
+    pub name: String,
+    /// The DSN without its password.
+    pub dsn: String,
+    pub server_version: String,
+    /// True when the database ran inside dbduel's process (its CPU is the client's CPU).
+    pub embedded: bool,
+    pub settings: BTreeMap<String, String>,
+    pub database_size_bytes: u64,
+    pub database_size_after_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadReport {
+    pub name: String,
+    pub variant: String,
+    pub scale: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Options {
+    pub clients: u32,
+    pub time_s: Option<u64>,
+    pub transactions_per_client: Option<u64>,
+    pub warmup_s: u64,
+    pub rate: Option<f64>,
+    pub protocol: Protocol,
+    pub max_tries: u32,
+    pub progress_s: Option<u64>,
+    pub seed: u64,
+    pub table_engine: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub dbduel_version: &'static str,
+    pub started_at: String,
+    pub interrupted: bool,
+    pub engine: EngineReport,
+    pub workload: WorkloadReport,
+    pub options: Options,
+    pub host: Host,
+    pub tps: f64,
+    #[serde(flatten)]
+    pub measurement: Measurement,
+    pub client_cpu_s: f64,
+    /// Client CPU time over (measured wall time x cores).
+    pub client_cpu_share: f64,
+    pub client_bound: bool,
+    pub client_peak_rss_bytes: u64,
+    pub warnings: Vec<String>,
+}
+
+impl RunResult {
+    pub fn write_json(&self, path: &Path) -> Result<(), Error> {
+        let text = serde_json::to_string_pretty(self).expect("results serialize");
+        std::fs::write(path, text + "\n")
+            .map_err(|e| Error::Io(format!("cannot write --json {}: {e}", path.display())))
+    }
+}
+
+pub fn human_bytes(n: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < units.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", units[unit])
+    }
+}
+
+fn latency_cells(l: &Latency) -> String {
+    format!(
+        "{:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+        l.p50, l.p90, l.p95, l.p99, l.p99_9, l.max
+    )
+}
+
+/// The summary printed at the end of a run.
+pub fn summary(r: &RunResult) -> String {
+    let m = &r.measurement;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{} ({}), scale {}, on {} {} at {}{}",
+        r.workload.name,
+        r.workload.variant,
+        r.workload.scale,
+        r.engine.name,
+        r.engine.server_version,
+        r.engine.dsn,
+        if r.interrupted {
+            "  [INTERRUPTED: partial result]"
+        } else {
+            ""
+        }
+    );
+    let limit = match (r.options.time_s, r.options.transactions_per_client) {
+        (_, Some(t)) => format!("{t} transactions per client"),
+        (Some(t), None) => format!("{t} s"),
+        _ => String::new(),
+    };
+    let pacing = r
+        .options
+        .rate
+        .map(|x| format!("open loop at {x} tps"))
+        .unwrap_or_else(|| "closed loop".into());
+    let _ = writeln!(
+        out,
+        "{} clients, {limit} (measured {:.1} s, warm-up {} s), protocol {:?}, {pacing}\n",
+        r.options.clients, m.duration_s, r.options.warmup_s, r.options.protocol
+    );
+    let errors: Vec<_> = m
+        .errors_by_kind
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>12}  ({:.1} tps)",
+        "transactions", m.transactions, r.tps
+    );
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>12}  {}",
+        "errors",
+        m.errors,
+        errors.join(", ")
+    );
+    let _ = writeln!(out, "  {:<16}{:>12}", "retries", m.retries);
+    if m.reconnects > 0 || !m.lost_clients.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {:<16}{:>12}  ({} clients lost)",
+            "reconnects",
+            m.reconnects,
+            m.lost_clients.len()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>12.1} s  ({:.1}% of {} cores){}",
+        "client CPU",
+        r.client_cpu_s,
+        r.client_cpu_share * 100.0,
+        r.host.cores,
+        if r.engine.embedded {
+            ", embedded engine included"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>12}",
+        "database size",
+        human_bytes(r.engine.database_size_bytes)
+    );
+    if let Some(lag) = &m.schedule_lag_ms {
+        let _ = writeln!(
+            out,
+            "  {:<16}{:>12.3} ms mean, {:.3} ms max",
+            "schedule lag", lag.mean, lag.max
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n  {:<16}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "latency (ms)", "txns", "tps", "mean", "p50", "p90", "p95", "p99", "p99.9", "max", "errors"
+    );
+    for t in &m.transaction_types {
+        let _ = writeln!(
+            out,
+            "  {:<16}{:>10} {:>10.1} {:>9.3} {} {:>9}",
+            t.name,
+            t.transactions,
+            t.tps,
+            t.latency_ms.mean,
+            latency_cells(&t.latency_ms),
+            t.errors
+        );
+    }
+    let settings: Vec<_> = r
+        .engine
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let _ = writeln!(out, "\n  settings: {}", settings.join(" "));
+    if r.client_bound {
+        let _ = writeln!(
+            out,
+            "\n  CLIENT-BOUND: dbduel used {:.0}% of the machine's CPU (over {:.0}%): this number measures the client, not the database",
+            r.client_cpu_share * 100.0,
+            CLIENT_BOUND_SHARE * 100.0
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "  warning: {w}");
+    }
+    out
+}

@@ -1,0 +1,302 @@
+//! Runs the clients: one connection and one OS thread each (blocking I/O, so a waiting client
+//! costs nothing), closed loop or paced by a Poisson schedule (open loop), retries of retryable
+//! errors, reconnection after a lost connection. Emits one `Event` per transaction on a channel
+//! and nothing else: measuring is the consumers' business.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::Error;
+use crate::engine::{DbError, Engine, ErrorClass, Session};
+use crate::workload::{Client, Workload};
+
+/// When the run ends.
+#[derive(Debug, Clone, Copy)]
+pub enum Limit {
+    /// Measured seconds (after the warm-up).
+    Time(Duration),
+    /// Measured transactions per client (after the warm-up).
+    Transactions(u64),
+}
+
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub clients: u32,
+    pub limit: Limit,
+    pub warmup: Duration,
+    /// Total transactions per second for the open loop; None for the closed loop.
+    pub rate: Option<f64>,
+    pub max_tries: u32,
+    pub seed: u64,
+}
+
+/// One finished transaction, as a client saw it. Times are microseconds since the run's start.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub txn: u16,
+    pub end_us: u64,
+    /// From the scheduled start (open loop) or the actual start (closed loop) to the end.
+    pub latency_us: u64,
+    /// Open loop: how late the transaction started against its schedule.
+    pub lag_us: Option<u64>,
+    pub tries: u32,
+    pub error: Option<ErrorClass>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Event {
+    Txn(Sample),
+    /// A client lost its connection and opened a new one.
+    Reconnected,
+    /// A client lost its connection and could not open a new one; it stopped.
+    ClientLost(String),
+}
+
+/// A run in progress: the clients' threads and the instant they started together.
+pub struct Running {
+    pub start: Instant,
+    handles: Vec<JoinHandle<()>>,
+    live: Arc<AtomicUsize>,
+}
+
+impl Running {
+    pub fn finished(&self) -> bool {
+        self.live.load(Ordering::Acquire) == 0
+    }
+    pub fn join(self) {
+        for h in self.handles {
+            let _ = h.join();
+        }
+    }
+}
+
+struct Shared {
+    engine: Arc<dyn Engine>,
+    workload: Arc<dyn Workload>,
+    cfg: RunConfig,
+    stop: Arc<AtomicBool>,
+    events: Sender<Event>,
+    start: Mutex<Option<Instant>>,
+    failed: Mutex<Option<String>>,
+    /// Passed when every client has connected (or failed to).
+    connected: Barrier,
+    /// Passed when the start instant is fixed.
+    go: Barrier,
+    live: Arc<AtomicUsize>,
+}
+
+/// Connect every client, then release them all at once. A client that cannot connect fails
+/// the whole run before anything is measured.
+pub fn start(
+    engine: Arc<dyn Engine>,
+    workload: Arc<dyn Workload>,
+    cfg: RunConfig,
+    stop: Arc<AtomicBool>,
+    events: Sender<Event>,
+) -> Result<Running, Error> {
+    let n = cfg.clients as usize;
+    let live = Arc::new(AtomicUsize::new(n));
+    let shared = Arc::new(Shared {
+        engine,
+        workload,
+        cfg,
+        stop,
+        events,
+        start: Mutex::new(None),
+        failed: Mutex::new(None),
+        connected: Barrier::new(n + 1),
+        go: Barrier::new(n + 1),
+        live: live.clone(),
+    });
+    let mut handles = Vec::with_capacity(n);
+    for id in 0..shared.cfg.clients {
+        let shared = shared.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("client-{id}"))
+            .stack_size(512 * 1024)
+            .spawn(move || client_thread(&shared, id))
+            .map_err(|e| Error::Io(format!("cannot start client thread {id}: {e}")))?;
+        handles.push(handle);
+    }
+    shared.connected.wait();
+    *shared.start.lock().expect("start lock") = Some(Instant::now());
+    shared.go.wait();
+    if let Some(msg) = shared.failed.lock().expect("failed lock").clone() {
+        for h in handles {
+            let _ = h.join();
+        }
+        return Err(Error::Connect(msg));
+    }
+    let start = shared.start.lock().expect("start lock").expect("start set");
+    Ok(Running {
+        start,
+        handles,
+        live,
+    })
+}
+
+struct ClientState {
+    session: Box<dyn Session>,
+    client: Box<dyn Client>,
+}
+
+fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
+    let mut session = shared.engine.connect()?;
+    let seed = shared
+        .cfg
+        .seed
+        .wrapping_add(u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let client = shared
+        .workload
+        .client(shared.engine.as_ref(), session.as_mut(), id, seed)?;
+    Ok(ClientState { session, client })
+}
+
+fn client_thread(shared: &Shared, id: u32) {
+    let state = connect(shared, id);
+    if let Err(e) = &state {
+        let mut failed = shared.failed.lock().expect("failed lock");
+        failed.get_or_insert_with(|| e.message.clone());
+    }
+    shared.connected.wait();
+    shared.go.wait();
+    if let (Ok(state), None) = (state, shared.failed.lock().expect("failed lock").clone()) {
+        let start = shared.start.lock().expect("start lock").expect("start set");
+        run_client(shared, id, state, start);
+    }
+    shared.live.fetch_sub(1, Ordering::AcqRel);
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros() as u64
+}
+
+fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) {
+    let cfg = &shared.cfg;
+    let warmup_end = start + cfg.warmup;
+    let deadline = match cfg.limit {
+        Limit::Time(t) => Some(warmup_end + t),
+        Limit::Transactions(_) => None,
+    };
+    let mut rng = SmallRng::seed_from_u64(
+        cfg.seed
+            ^ u64::from(id)
+                .wrapping_add(1)
+                .wrapping_mul(0xD1B5_4A32_D192_ED03),
+    );
+    let per_client_rate = cfg.rate.map(|r| r / f64::from(cfg.clients));
+    let mut scheduled = start;
+    let mut counted = 0u64;
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let planned = match per_client_rate {
+            Some(rate) => {
+                // Poisson arrivals: exponential gaps with mean 1/rate (as pgbench --rate).
+                let u: f64 = rng.random();
+                scheduled += Duration::from_secs_f64(-(1.0 - u).ln() / rate);
+                if deadline.is_some_and(|d| scheduled >= d) || !sleep_until(scheduled, &shared.stop)
+                {
+                    break;
+                }
+                scheduled
+            }
+            None => Instant::now(),
+        };
+        if deadline.is_some_and(|d| planned >= d) {
+            break;
+        }
+        let began = Instant::now();
+        let txn = state.client.next();
+        let (tries, error) = attempt(&mut state, cfg.max_tries, &shared.stop);
+        let end = Instant::now();
+        let lost = matches!(error, Some(ErrorClass::ConnectionLost));
+        let _ = shared.events.send(Event::Txn(Sample {
+            txn: txn as u16,
+            end_us: micros(end - start),
+            latency_us: micros(end - planned),
+            lag_us: per_client_rate.map(|_| micros(began.saturating_duration_since(planned))),
+            tries,
+            error,
+        }));
+        if lost {
+            match reconnect(shared, id, deadline) {
+                Some(fresh) => {
+                    state = fresh;
+                    let _ = shared.events.send(Event::Reconnected);
+                }
+                None => {
+                    let _ = shared.events.send(Event::ClientLost(format!(
+                        "client {id} could not reconnect"
+                    )));
+                    break;
+                }
+            }
+        }
+        if let Limit::Transactions(n) = cfg.limit {
+            counted += u64::from(end >= warmup_end);
+            if counted >= n {
+                break;
+            }
+        }
+    }
+}
+
+/// Execute the drawn transaction, retrying retryable errors up to `max_tries` in all.
+fn attempt(
+    state: &mut ClientState,
+    max_tries: u32,
+    stop: &AtomicBool,
+) -> (u32, Option<ErrorClass>) {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match state.client.execute(state.session.as_mut()) {
+            Ok(()) => return (tries, None),
+            Err(e) if e.class == ErrorClass::ConnectionLost => return (tries, Some(e.class)),
+            Err(e) => {
+                let _ = state.session.rollback();
+                if !(e.class.is_retryable() && tries < max_tries && !stop.load(Ordering::Relaxed)) {
+                    return (tries, Some(e.class));
+                }
+            }
+        }
+    }
+}
+
+/// Reconnect with growing pauses until it works, the run ends, or ten tries fail.
+fn reconnect(shared: &Shared, id: u32, deadline: Option<Instant>) -> Option<ClientState> {
+    let mut pause = Duration::from_millis(50);
+    for _ in 0..10 {
+        if shared.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+            return None;
+        }
+        if let Ok(state) = connect(shared, id) {
+            return Some(state);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
+    None
+}
+
+/// Sleep until `when`, waking to notice a stop request; false when stopped.
+fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= when {
+            return true;
+        }
+        std::thread::sleep((when - now).min(Duration::from_millis(100)));
+    }
+}

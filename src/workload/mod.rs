@@ -1,0 +1,189 @@
+//! The workload seam: the `Workload` and `Client` traits, the registry of workloads, and the
+//! helpers every workload shares (table loading with a progress bar, the dbduel_meta table).
+
+pub mod tpcb;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crate::Error;
+use crate::engine::{DbError, DbResult, Engine, ErrorClass, RowSource, Session, Value};
+
+/// What `prepare` and `run` tell a workload.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadOptions {
+    pub scale: u32,
+    pub fillfactor: Option<u32>,
+    /// A built-in variant of the workload (tpcb: tpcb-like, simple-update, select-only).
+    pub variant: Option<String>,
+}
+
+/// One entry of the workload registry.
+pub struct WorkloadEntry {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub variants: &'static [&'static str],
+    pub new: fn(&WorkloadOptions) -> Result<Box<dyn Workload>, Error>,
+}
+
+/// Every workload dbduel knows. Adding a workload adds one folder and one line here.
+pub const WORKLOADS: &[WorkloadEntry] = &[tpcb::ENTRY];
+
+pub fn find(name: &str) -> Result<&'static WorkloadEntry, Error> {
+    WORKLOADS.iter().find(|w| w.name == name).ok_or_else(|| {
+        let known: Vec<_> = WORKLOADS.iter().map(|w| w.name).collect();
+        Error::Usage(format!(
+            "unknown workload '{name}': use one of {} (see `dbduel list`)",
+            known.join(", ")
+        ))
+    })
+}
+
+/// One result line of `check`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckItem {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// A benchmark: its schema and data, its transactions, and its consistency checks.
+pub trait Workload: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// The variant that runs, as shown in results.
+    fn variant(&self) -> &'static str;
+    /// The scale in effect (after `attach`, as read from the database).
+    fn scale(&self) -> u32;
+    /// Create the tables, load the data, add keys, analyze.
+    fn prepare(
+        &self,
+        engine: &dyn Engine,
+        session: &mut dyn Session,
+        loader: &Loader,
+    ) -> Result<(), Error>;
+    /// Drop everything `prepare` created.
+    fn cleanup(&self, engine: &dyn Engine, session: &mut dyn Session) -> Result<(), Error>;
+    /// Verify the workload's invariants.
+    fn check(
+        &self,
+        engine: &dyn Engine,
+        session: &mut dyn Session,
+    ) -> Result<Vec<CheckItem>, Error>;
+    /// Read what the database holds before a run (scale...); fails when it was not prepared.
+    /// Returns warnings for the user.
+    fn attach(
+        &mut self,
+        engine: &dyn Engine,
+        session: &mut dyn Session,
+    ) -> Result<Vec<String>, Error>;
+    /// Names of the transaction types a client may report, indexed as `Client::next` returns.
+    fn transaction_types(&self) -> Vec<&'static str>;
+    /// Make one client's state (prepared statements, random generator) on its own session.
+    fn client(
+        &self,
+        engine: &dyn Engine,
+        session: &mut dyn Session,
+        client_id: u32,
+        seed: u64,
+    ) -> DbResult<Box<dyn Client>>;
+}
+
+/// One client's side of a workload.
+pub trait Client: Send {
+    /// Choose the next transaction and draw its parameters; returns its type index.
+    fn next(&mut self) -> usize;
+    /// Execute the drawn transaction; called again with the same parameters after a retryable error.
+    fn execute(&mut self, session: &mut dyn Session) -> DbResult<()>;
+}
+
+/// Loads tables with a progress bar, stopping when the user interrupts.
+pub struct Loader<'a> {
+    pub stop: &'a AtomicBool,
+    pub quiet: bool,
+}
+
+impl Loader<'_> {
+    /// Replace `table`'s contents with `rows` through the engine's bulk path.
+    pub fn load(
+        &self,
+        session: &mut dyn Session,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+    ) -> Result<u64, Error> {
+        let bar = if self.quiet {
+            indicatif::ProgressBar::hidden()
+        } else {
+            indicatif::ProgressBar::new(rows.total())
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg:>18} [{bar:30}] {human_pos}/{human_len} rows, {per_sec}, eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_message(table.to_string());
+        let started = Instant::now();
+        let mut progress = |n: u64| {
+            bar.inc(n);
+            !self.stop.load(Ordering::Relaxed)
+        };
+        let result = session.bulk_load(table, columns, rows, &mut progress);
+        bar.finish_and_clear();
+        let n = result.map_err(|e| db_error(e, &format!("loading {table}")))?;
+        let secs = started.elapsed().as_secs_f64();
+        if !self.quiet {
+            eprintln!(
+                "{table:>18}: {n} rows in {secs:.2} s ({:.0} rows/s)",
+                n as f64 / secs.max(1e-9)
+            );
+        }
+        Ok(n)
+    }
+}
+
+/// Turn a database error met outside the measured run into a user-facing error.
+pub fn db_error(e: DbError, doing: &str) -> Error {
+    match e.class {
+        ErrorClass::Interrupted => Error::Interrupted,
+        _ => Error::Database(format!("{doing} failed: {}", e.message)),
+    }
+}
+
+/// Run every statement of a list, naming the step in errors.
+pub fn run_all(session: &mut dyn Session, statements: &[String], doing: &str) -> Result<(), Error> {
+    for sql in statements {
+        session.batch(sql).map_err(|e| db_error(e, doing))?;
+    }
+    Ok(())
+}
+
+const META_CREATE: &str = "CREATE TABLE IF NOT EXISTS dbduel_meta (name varchar(100) NOT NULL PRIMARY KEY, value varchar(1000))";
+
+/// Record a fact about the prepared data (kept in the dbduel_meta table).
+pub fn meta_set(session: &mut dyn Session, name: &str, value: &str) -> DbResult<()> {
+    session.batch(META_CREATE)?;
+    session.batch(&format!("DELETE FROM dbduel_meta WHERE name = '{name}'"))?;
+    session.batch(&format!(
+        "INSERT INTO dbduel_meta (name, value) VALUES ('{name}', '{value}')"
+    ))
+}
+
+/// Read a fact recorded by `meta_set`; None when absent (or when the table does not exist).
+pub fn meta_get(session: &mut dyn Session, name: &str) -> Option<String> {
+    let rows = session
+        .query_text(&format!(
+            "SELECT value FROM dbduel_meta WHERE name = '{name}'"
+        ))
+        .ok()?;
+    rows.first().and_then(|r| r.first()).map(Value::to_string)
+}
+
+/// Forget the facts recorded under a prefix (on cleanup and re-prepare).
+pub fn meta_clear(session: &mut dyn Session, prefix: &str) -> DbResult<()> {
+    session.batch(META_CREATE)?;
+    session.batch(&format!(
+        "DELETE FROM dbduel_meta WHERE name LIKE '{prefix}%'"
+    ))
+}

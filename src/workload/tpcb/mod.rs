@@ -1,0 +1,268 @@
+//! pgbench's TPC-B (sort of): schema, data and scale exactly as `pgbench -i` makes them, and
+//! its three built-in scripts. The SQL lives in sql/tpcb/; the scripts in txn.rs; the
+//! invariants in check.rs.
+
+mod check;
+mod txn;
+
+use crate::Error;
+use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::sql::SqlSet;
+
+use super::{
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
+    meta_set, run_all,
+};
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "tpcb",
+    about: "pgbench's TPC-B (sort of); scale 1 = 1 branch, 10 tellers, 100,000 accounts",
+    variants: &["tpcb-like", "simple-update", "select-only"],
+    new,
+};
+
+/// Rows per unit of scale (pgbench.c: nbranches, ntellers, naccounts).
+const BRANCHES: i64 = 1;
+const TELLERS: i64 = 10;
+const ACCOUNTS: i64 = 100_000;
+/// From this scale on, account ids need 64 bits (pgbench.c: SCALE_32BIT_THRESHOLD).
+const SCALE_32BIT_THRESHOLD: u32 = 20_000;
+/// Set in dbduel_meta while simple-update has run: it moves accounts but not tellers or branches.
+const META_PARTIAL: &str = "tpcb.simple_update_ran";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    TpcbLike,
+    SimpleUpdate,
+    SelectOnly,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        ENTRY.variants[self as usize]
+    }
+}
+
+pub struct Tpcb {
+    variant: Variant,
+    scale: u32,
+    fillfactor: u32,
+}
+
+fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    let variant = match opts.variant.as_deref().unwrap_or("tpcb-like") {
+        "tpcb-like" | "tpcb" => Variant::TpcbLike,
+        "simple-update" => Variant::SimpleUpdate,
+        "select-only" => Variant::SelectOnly,
+        other => {
+            return Err(Error::Usage(format!(
+                "unknown tpcb script '{other}': use --builtin with one of {}",
+                ENTRY.variants.join(", ")
+            )));
+        }
+    };
+    let fillfactor = opts.fillfactor.unwrap_or(100);
+    if !(10..=100).contains(&fillfactor) {
+        return Err(Error::Usage(format!(
+            "--fillfactor {fillfactor} is out of range: use 10 to 100"
+        )));
+    }
+    Ok(Box::new(Tpcb {
+        variant,
+        scale: opts.scale,
+        fillfactor,
+    }))
+}
+
+fn sql(engine: &dyn Engine) -> SqlSet {
+    SqlSet::load(
+        &[
+            ("generic", include_str!("../../../sql/tpcb/generic.sql")),
+            ("mysql", include_str!("../../../sql/tpcb/mysql.sql")),
+            ("sqlite", include_str!("../../../sql/tpcb/sqlite.sql")),
+        ],
+        engine.dialect(),
+    )
+}
+
+/// Generates one table's rows as pgbench's client-side generation does.
+struct Rows {
+    next: i64,
+    total: i64,
+    make: fn(i64, &mut Vec<Value>),
+}
+
+impl RowSource for Rows {
+    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
+        if self.next >= self.total {
+            return false;
+        }
+        row.clear();
+        (self.make)(self.next, row);
+        self.next += 1;
+        true
+    }
+    fn total(&self) -> u64 {
+        self.total as u64
+    }
+}
+
+fn rows(per_scale: i64, scale: u32, make: fn(i64, &mut Vec<Value>)) -> Rows {
+    Rows {
+        next: 0,
+        total: per_scale * scale as i64,
+        make,
+    }
+}
+
+impl Workload for Tpcb {
+    fn name(&self) -> &'static str {
+        "tpcb"
+    }
+    fn variant(&self) -> &'static str {
+        self.variant.name()
+    }
+    fn scale(&self) -> u32 {
+        self.scale
+    }
+
+    fn prepare(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        loader: &Loader,
+    ) -> Result<(), Error> {
+        let sql = sql(engine);
+        let aid_type = if self.scale >= SCALE_32BIT_THRESHOLD {
+            "bigint"
+        } else {
+            "int"
+        };
+        let fill = engine.table_options(Some(self.fillfactor));
+        let plain = engine.table_options(None);
+        let vars = [
+            ("aid_type", aid_type),
+            ("fill", fill.as_str()),
+            ("plain", plain.as_str()),
+        ];
+        run_all(
+            s,
+            &sql.statements("drop", &vars),
+            "dropping the tpcb tables",
+        )?;
+        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_meta"))?;
+        run_all(
+            s,
+            &sql.statements("create", &vars),
+            "creating the tpcb tables",
+        )?;
+        // pgbench: branches and tellers get a NULL filler, accounts a blank-padded empty one.
+        loader.load(
+            s,
+            "pgbench_branches",
+            &["bid", "bbalance", "filler"],
+            &mut rows(BRANCHES, self.scale, |i, r| {
+                r.extend([Value::Int(i + 1), Value::Int(0), Value::Null])
+            }),
+        )?;
+        loader.load(
+            s,
+            "pgbench_tellers",
+            &["tid", "bid", "tbalance", "filler"],
+            &mut rows(TELLERS, self.scale, |i, r| {
+                r.extend([
+                    Value::Int(i + 1),
+                    Value::Int(i / TELLERS + 1),
+                    Value::Int(0),
+                    Value::Null,
+                ])
+            }),
+        )?;
+        loader.load(
+            s,
+            "pgbench_accounts",
+            &["aid", "bid", "abalance", "filler"],
+            &mut rows(ACCOUNTS, self.scale, |i, r| {
+                r.extend([
+                    Value::Int(i + 1),
+                    Value::Int(i / ACCOUNTS + 1),
+                    Value::Int(0),
+                    Value::Text(String::new()),
+                ])
+            }),
+        )?;
+        run_all(
+            s,
+            &sql.statements("analyze", &vars),
+            "analyzing the tpcb tables",
+        )?;
+        run_all(
+            s,
+            &sql.statements("primary_keys", &vars),
+            "adding the tpcb primary keys",
+        )
+    }
+
+    fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
+        run_all(
+            s,
+            &sql(engine).statements("drop", &[]),
+            "dropping the tpcb tables",
+        )?;
+        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_meta"))
+    }
+
+    fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
+        check::run(&sql(engine), s)
+    }
+
+    fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
+        let scale = read_scale(&sql(engine), s)?;
+        let mut warnings = Vec::new();
+        if self.scale != 0 && self.scale != scale {
+            warnings.push(format!(
+                "--scale {} ignored: the database holds scale {scale}",
+                self.scale
+            ));
+        }
+        self.scale = scale;
+        if self.variant == Variant::SimpleUpdate {
+            meta_set(s, META_PARTIAL, "1").map_err(|e| db_error(e, "writing dbduel_meta"))?;
+        }
+        Ok(warnings)
+    }
+
+    fn transaction_types(&self) -> Vec<&'static str> {
+        vec![self.variant.name()]
+    }
+
+    fn client(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        _client_id: u32,
+        seed: u64,
+    ) -> DbResult<Box<dyn Client>> {
+        txn::TpcbClient::new(&sql(engine), s, self.variant, self.scale, seed)
+            .map(|c| Box::new(c) as Box<dyn Client>)
+    }
+}
+
+/// The scale is the number of branches, as pgbench reads it.
+fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
+    let not_prepared = || {
+        Error::Usage(
+            "the database holds no tpcb data: run `dbduel prepare tpcb --dsn ...` first".into(),
+        )
+    };
+    let rows = s
+        .query_text(sql.get("count_branches"))
+        .map_err(|e| match e.class {
+            ErrorClass::UndefinedTable => not_prepared(),
+            _ => db_error(e, "reading the tpcb scale"),
+        })?;
+    match rows.first().and_then(|r| r[0].as_i64()) {
+        Some(n) if n > 0 => Ok(n as u32),
+        _ => Err(not_prepared()),
+    }
+}

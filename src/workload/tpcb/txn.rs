@@ -1,0 +1,87 @@
+//! pgbench's built-in scripts, statement for statement: tpcb-like, simple-update, select-only.
+//! Parameters are drawn as pgbench's `\set ... random(lo, hi)` lines draw them (uniform).
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use super::{ACCOUNTS, BRANCHES, TELLERS, Variant};
+use crate::engine::{DbResult, Session, StmtId, Value};
+use crate::sql::SqlSet;
+use crate::workload::Client;
+
+pub struct TpcbClient {
+    rng: SmallRng,
+    variant: Variant,
+    scale: i64,
+    stmts: [StmtId; 5],
+    aid: i64,
+    bid: i64,
+    tid: i64,
+    delta: i64,
+}
+
+impl TpcbClient {
+    pub fn new(
+        sql: &SqlSet,
+        s: &mut dyn Session,
+        variant: Variant,
+        scale: u32,
+        seed: u64,
+    ) -> DbResult<TpcbClient> {
+        let names = [
+            "update_account",
+            "select_account",
+            "update_teller",
+            "update_branch",
+            "insert_history",
+        ];
+        let mut stmts = [StmtId(0); 5];
+        for (slot, name) in stmts.iter_mut().zip(names) {
+            *slot = s.prepare(sql.get(name))?;
+        }
+        Ok(TpcbClient {
+            rng: SmallRng::seed_from_u64(seed),
+            variant,
+            scale: scale as i64,
+            stmts,
+            aid: 0,
+            bid: 0,
+            tid: 0,
+            delta: 0,
+        })
+    }
+}
+
+impl Client for TpcbClient {
+    fn next(&mut self) -> usize {
+        // \set aid random(1, 100000 * :scale) ... \set delta random(-5000, 5000)
+        self.aid = self.rng.random_range(1..=ACCOUNTS * self.scale);
+        self.bid = self.rng.random_range(1..=BRANCHES * self.scale);
+        self.tid = self.rng.random_range(1..=TELLERS * self.scale);
+        self.delta = self.rng.random_range(-5000..=5000);
+        0
+    }
+
+    fn execute(&mut self, s: &mut dyn Session) -> DbResult<()> {
+        let [upd_acc, sel_acc, upd_tel, upd_br, ins_hist] = self.stmts;
+        let (aid, bid, tid, delta) = (
+            Value::Int(self.aid),
+            Value::Int(self.bid),
+            Value::Int(self.tid),
+            Value::Int(self.delta),
+        );
+        if self.variant == Variant::SelectOnly {
+            s.exec(sel_acc, &[aid])?;
+            return Ok(());
+        }
+        s.begin(true)?;
+        s.exec(upd_acc, &[delta.clone(), aid.clone()])?;
+        s.exec(sel_acc, std::slice::from_ref(&aid))?;
+        if self.variant == Variant::TpcbLike {
+            s.exec(upd_tel, &[delta.clone(), tid.clone()])?;
+            s.exec(upd_br, &[delta.clone(), bid.clone()])?;
+        }
+        s.exec(ins_hist, &[tid, bid, aid, delta])?;
+        s.commit()
+    }
+}
