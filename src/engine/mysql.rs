@@ -73,9 +73,9 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
                 ))
             })?,
     };
-    if let Some((k, _)) = dsn.params.first() {
+    if let Some((k, _)) = dsn.params.iter().find(|(k, _)| k != "socket") {
         return Err(Error::Usage(format!(
-            "unknown parameter '{k}' in --dsn {dsn}: mysql takes none"
+            "unknown parameter '{k}' in --dsn {dsn}: mysql accepts socket"
         )));
     }
     let user = dsn.user.clone().unwrap_or_else(|| "root".into());
@@ -86,6 +86,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         .pass(dsn.password())
         .db_name(Some(dsn.database.clone()).filter(|d| !d.is_empty()))
         .prefer_socket(false)
+        .socket(dsn.param("socket"))
         .tcp_connect_timeout(Some(Duration::from_secs(10)));
     Ok(Box::new(MySql {
         opts: builder.into(),

@@ -166,8 +166,10 @@ fn client_thread(shared: &Shared, id: u32) {
     }
     shared.connected.wait();
     shared.go.wait();
-    if let (Ok(state), None) = (state, shared.failed.lock().expect("failed lock").clone()) {
-        let start = shared.start.lock().expect("start lock").expect("start set");
+    // Read both under short-lived locks: a guard held across the run would serialise the clients.
+    let any_failed = shared.failed.lock().expect("failed lock").is_some();
+    let start = *shared.start.lock().expect("start lock");
+    if let (Ok(state), false, Some(start)) = (state, any_failed, start) {
         run_client(shared, id, state, start);
     }
     shared.live.fetch_sub(1, Ordering::AcqRel);

@@ -1,0 +1,363 @@
+//! Behaviour a user relies on: check catches a half-applied transaction, Ctrl-C keeps a partial
+//! result, the open loop paces, retries and reconnects are counted, warm-up is excluded, the
+//! default run needs no server, pgbench-made databases work, passwords stay out of results.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text};
+
+type Test = fn(&Env) -> Result<(), String>;
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let mut tests: Vec<(String, Test)> = vec![
+        ("default_run_on_temporary_sqlite".into(), default_run),
+        ("ctrl_c_keeps_partial_result".into(), ctrl_c),
+        ("open_loop_paces_and_reports_lag".into(), open_loop),
+        ("transactions_per_client".into(), transactions_limit),
+        ("warmup_is_excluded".into(), warmup),
+        (
+            "sqlite_contention_is_retried_and_correct".into(),
+            sqlite_contention,
+        ),
+        ("lost_connections_reconnect".into(), reconnect),
+        (
+            "runs_on_a_pgbench_initialised_database".into(),
+            pgbench_made,
+        ),
+        ("password_stays_out_of_results".into(), password_hidden),
+        ("list_names_engines_and_workloads".into(), list),
+    ];
+    for (label, t) in [
+        ("sqlite", half_applied_sqlite as Test),
+        ("postgres", half_applied_pg),
+        ("mariadb", half_applied_maria),
+    ] {
+        tests.push((
+            format!("check_fails_on_half_applied_transaction::{label}"),
+            t,
+        ));
+    }
+    tests
+        .into_iter()
+        .map(|(name, f)| {
+            let env = env.clone();
+            Trial::test(format!("behaviour::{name}"), move || Ok(f(&env)?))
+        })
+        .collect()
+}
+
+fn prepared(env: &Env, target: Target, name: &str) -> Result<String, String> {
+    let dsn = env.fresh_db(target, name);
+    expect_code(&dbduel(&["prepare", "tpcb", "--dsn", &dsn]), 0, "prepare")?;
+    Ok(dsn)
+}
+
+fn run_json(env: &Env, name: &str, args: &[&str], code: i32) -> Result<serde_json::Value, String> {
+    let json = env.path(&format!("{name}.json"));
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend(["--json".into(), json.display().to_string()]);
+    expect_code(&dbduel(&all), code, name)?;
+    read_result(&json)
+}
+
+fn default_run(env: &Env) -> Result<(), String> {
+    let r = run_json(env, "default", &["run", "tpcb", "-T", "2"], 0)?;
+    ensure(
+        r["engine"]["name"] == "sqlite" && r["transactions"].as_u64() > Some(0),
+        || format!("{r}"),
+    )?;
+    ensure(
+        r["options"]["clients"] == 1 && r["workload"]["scale"] == 1,
+        || format!("{}", r["options"]),
+    )
+}
+
+fn ctrl_c(env: &Env) -> Result<(), String> {
+    let json = env.path("interrupted.json");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .args(["run", "tpcb", "-T", "60", "-c", "2", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_secs(4));
+    // SAFETY: signals the child we just started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    expect_code(&out, 130, "interrupted run")?;
+    ensure(text(&out).contains("INTERRUPTED"), || {
+        format!("summary not marked:\n{}", text(&out))
+    })?;
+    let r = read_result(&json)?;
+    ensure(r["interrupted"] == true, || {
+        "result not marked interrupted".into()
+    })?;
+    ensure(r["transactions"].as_u64() > Some(0), || {
+        "partial result lost its transactions".into()
+    })?;
+    ensure(r["duration_s"].as_f64() < Some(20.0), || {
+        "the run did not stop".into()
+    })
+}
+
+fn open_loop(env: &Env) -> Result<(), String> {
+    let dsn = prepared(env, Target::Postgres, "rate")?;
+    let r = run_json(
+        env,
+        "rate",
+        &[
+            "run", "tpcb", "--dsn", &dsn, "-S", "-c", "2", "-T", "3", "-R", "200",
+        ],
+        0,
+    )?;
+    let tps = r["tps"].as_f64().unwrap_or(0.0);
+    ensure((150.0..=250.0).contains(&tps), || {
+        format!("--rate 200 gave {tps} tps")
+    })?;
+    ensure(r["schedule_lag_ms"].is_object(), || {
+        "no schedule lag in an open-loop result".into()
+    })
+}
+
+fn transactions_limit(env: &Env) -> Result<(), String> {
+    let dsn = prepared(env, Target::MariaDb("InnoDB"), "tlimit")?;
+    let r = run_json(
+        env,
+        "tlimit",
+        &["run", "tpcb", "--dsn", &dsn, "-c", "3", "-t", "40"],
+        0,
+    )?;
+    ensure(r["transactions"] == 120, || {
+        format!("3 clients x 40 gave {}", r["transactions"])
+    })?;
+    expect_code(&dbduel(&["check", "tpcb", "--dsn", &dsn]), 0, "check")
+}
+
+fn warmup(env: &Env) -> Result<(), String> {
+    let dsn = prepared(env, Target::Postgres, "warmup")?;
+    let r = run_json(
+        env,
+        "warmup",
+        &[
+            "run", "tpcb", "--dsn", &dsn, "-c", "2", "-T", "2", "--warmup", "1",
+        ],
+        0,
+    )?;
+    let windows = r["windows"].as_array().cloned().unwrap_or_default();
+    ensure(
+        windows.first().map(|w| w["warmup"] == true) == Some(true),
+        || "first second not marked warm-up".into(),
+    )?;
+    let measured: u64 = windows
+        .iter()
+        .filter(|w| w["warmup"] == false)
+        .map(|w| w["transactions"].as_u64().unwrap_or(0))
+        .sum();
+    let total = r["transactions"].as_u64().unwrap_or(0);
+    // Windows are whole seconds; the warm-up boundary is exact, so the two agree.
+    ensure(measured == total && total > 0, || {
+        format!("windows after warm-up hold {measured}, total says {total}")
+    })?;
+    let d = r["duration_s"].as_f64().unwrap_or(0.0);
+    ensure((1.9..2.6).contains(&d), || {
+        format!("measured duration {d} s for -T 2 after a 1 s warm-up")
+    })
+}
+
+fn sqlite_contention(env: &Env) -> Result<(), String> {
+    let file = env.path("contention.db");
+    let dsn = format!("sqlite://{}", file.display());
+    expect_code(&dbduel(&["prepare", "tpcb", "--dsn", &dsn]), 0, "prepare")?;
+    // No busy wait at all: every collision is an immediate SQLITE_BUSY, retried.
+    let busy = format!("{dsn}?busy_timeout=0");
+    let json = env.path("contention.json");
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "--dsn",
+        &busy,
+        "-c",
+        "8",
+        "-T",
+        "2",
+        "--max-tries",
+        "1000",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    let r = read_result(&json)?;
+    ensure(
+        out.status.code() == Some(0) || out.status.code() == Some(1),
+        || text(&out),
+    )?;
+    ensure(r["retries"].as_u64() > Some(0), || {
+        format!(
+            "8 writers with no busy timeout never retried: {}",
+            r["errors_by_kind"]
+        )
+    })?;
+    expect_code(
+        &dbduel(&["check", "tpcb", "--dsn", &dsn]),
+        0,
+        "check after contention",
+    )
+}
+
+fn reconnect(env: &Env) -> Result<(), String> {
+    let dsn = prepared(env, Target::Postgres, "reconnect")?;
+    let db = dsn.rsplit('/').next().unwrap_or_default().to_string();
+    let killer = {
+        let mut admin = env.admin(Target::Postgres);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            let sql = format!(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{db}' AND pid <> pg_backend_pid() AND application_name = 'dbduel'"
+            );
+            admin.query_text(&sql).map(|rows| rows.len())
+        })
+    };
+    let r = run_json(
+        env,
+        "reconnect",
+        &["run", "tpcb", "--dsn", &dsn, "-c", "2", "-T", "4"],
+        1,
+    )?;
+    let killed = killer
+        .join()
+        .map_err(|_| "killer panicked".to_string())?
+        .map_err(|e| e.message)?;
+    ensure(killed >= 2, || {
+        format!("only {killed} sessions were terminated")
+    })?;
+    ensure(r["reconnects"].as_u64() >= Some(1), || {
+        format!("reconnects: {}", r["reconnects"])
+    })?;
+    ensure(
+        r["errors_by_kind"]["connection_lost"].as_u64() >= Some(1),
+        || format!("errors: {}", r["errors_by_kind"]),
+    )?;
+    ensure(
+        r["windows"].as_array().is_some_and(|w| {
+            w.last()
+                .is_some_and(|w| w["transactions"].as_u64() > Some(0))
+        }),
+        || "clients did not resume".into(),
+    )?;
+    expect_code(
+        &dbduel(&["check", "tpcb", "--dsn", &dsn]),
+        0,
+        "check after reconnects",
+    )
+}
+
+fn pgbench_made(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "pgbench");
+    let pgbench = ["/usr/bin/pgbench", "/usr/local/bin/pgbench"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    let pgbench = pgbench.ok_or("pgbench not found: install the postgresql package")?;
+    let out = std::process::Command::new(pgbench)
+        .args(["-i", "-s", "2", "-q", &dsn])
+        .output()
+        .map_err(|e| e.to_string())?;
+    expect_code(&out, 0, "pgbench -i")?;
+    let r = run_json(
+        env,
+        "pgbench_made",
+        &["run", "tpcb", "--dsn", &dsn, "-c", "2", "-T", "1"],
+        0,
+    )?;
+    ensure(r["workload"]["scale"] == 2, || {
+        format!("scale read as {}", r["workload"]["scale"])
+    })?;
+    expect_code(&dbduel(&["check", "tpcb", "--dsn", &dsn]), 0, "check")
+}
+
+fn password_hidden(env: &Env) -> Result<(), String> {
+    let dsn = prepared(env, Target::Postgres, "secret")?;
+    let password = dsn
+        .split("dbduel:")
+        .nth(1)
+        .and_then(|s| s.split('@').next())
+        .unwrap_or_default()
+        .to_string();
+    let json = env.path("secret.json");
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "--dsn",
+        &dsn,
+        "-T",
+        "1",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    expect_code(&out, 0, "run")?;
+    let saved = std::fs::read_to_string(&json).map_err(|e| e.to_string())?;
+    ensure(password.len() > 8, || "test DSN has no password".into())?;
+    ensure(
+        !text(&out).contains(&password) && !saved.contains(&password),
+        || "the password was printed or saved".into(),
+    )
+}
+
+fn list(_: &Env) -> Result<(), String> {
+    let out = dbduel(&["list"]);
+    expect_code(&out, 0, "list")?;
+    let all = text(&out);
+    ensure(
+        ["sqlite", "postgres", "mysql", "tpcb", "select-only"]
+            .iter()
+            .all(|w| all.contains(w)),
+        || all.clone(),
+    )
+}
+
+/// Apply part of a transaction by hand, then check must fail (exit 1) naming the invariant.
+fn half_applied(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = prepared(env, target, "half")?;
+    expect_code(
+        &dbduel(&["run", "tpcb", "--dsn", &dsn, "-T", "1"]),
+        0,
+        "run",
+    )?;
+    expect_code(
+        &dbduel(&["check", "tpcb", "--dsn", &dsn]),
+        0,
+        "check before damage",
+    )?;
+    // The account moved, the history row was never written.
+    session(&dsn)
+        .batch("UPDATE pgbench_accounts SET abalance = abalance + 7 WHERE aid = 1")
+        .map_err(|e| e.message)?;
+    let out = dbduel(&["check", "tpcb", "--dsn", &dsn]);
+    expect_code(&out, 1, "check after a half-applied transaction")?;
+    ensure(text(&out).contains("FAILED accounts = history"), || {
+        text(&out)
+    })?;
+    // Repair the accounts, then move a teller alone.
+    let mut s = session(&dsn);
+    s.batch("UPDATE pgbench_accounts SET abalance = abalance - 7 WHERE aid = 1")
+        .map_err(|e| e.message)?;
+    s.batch("UPDATE pgbench_tellers SET tbalance = tbalance + 7 WHERE tid = 1")
+        .map_err(|e| e.message)?;
+    let out = dbduel(&["check", "tpcb", "--dsn", &dsn]);
+    expect_code(&out, 1, "check after a teller-only update")?;
+    ensure(text(&out).contains("FAILED tellers = branches"), || {
+        text(&out)
+    })
+}
+
+fn half_applied_sqlite(env: &Env) -> Result<(), String> {
+    half_applied(env, Target::Sqlite)
+}
+fn half_applied_pg(env: &Env) -> Result<(), String> {
+    half_applied(env, Target::Postgres)
+}
+fn half_applied_maria(env: &Env) -> Result<(), String> {
+    half_applied(env, Target::MariaDb("InnoDB"))
+}

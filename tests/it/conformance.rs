@@ -1,0 +1,80 @@
+//! The conformance suite: every workload variant on every engine target, in both protocols,
+//! each run followed by `check`. Adding a workload or an engine adds no plumbing here.
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, TARGETS, Target, dbduel, ensure, expect_code, read_result};
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let mut out = Vec::new();
+    for entry in dbduel::workload::WORKLOADS {
+        for &target in TARGETS {
+            for &variant in entry.variants {
+                let env = env.clone();
+                let name = format!("conformance::{}::{}::{variant}", entry.name, target.label());
+                out.push(Trial::test(name, move || {
+                    Ok(run_variant(&env, target, entry.name, variant)?)
+                }));
+            }
+        }
+    }
+    out
+}
+
+/// Prepare, run in the simple and the prepared protocol with 4 clients, check after each run.
+fn run_variant(env: &Env, target: Target, workload: &str, variant: &str) -> Result<(), String> {
+    let dsn = env.fresh_db(target, &format!("{workload}_{variant}"));
+    let flags = target.flags();
+    let mut prepare = vec!["prepare", workload, "--scale", "1", "--dsn", &dsn];
+    prepare.extend(flags.iter().map(String::as_str));
+    expect_code(&dbduel(&prepare), 0, "prepare")?;
+    for protocol in ["simple", "prepared"] {
+        let json = env.path(&format!(
+            "{}-{workload}-{variant}-{protocol}.json",
+            target.label()
+        ));
+        let json_s = json.display().to_string();
+        let mut run = vec![
+            "run", workload, "--dsn", &dsn, "-c", "4", "-T", "2", "-M", protocol, "-b", variant,
+            "--json", &json_s,
+        ];
+        run.extend(flags.iter().map(String::as_str));
+        let out = dbduel(&run);
+        expect_code(&out, 0, &format!("run -M {protocol}"))?;
+        let r = read_result(&json)?;
+        ensure(r["transactions"].as_u64().unwrap_or(0) > 0, || {
+            format!("no transactions measured: {r}")
+        })?;
+        ensure(r["errors"] == 0, || {
+            format!("errors: {}", r["errors_by_kind"])
+        })?;
+        ensure(r["workload"]["variant"] == variant, || {
+            format!("variant: {}", r["workload"])
+        })?;
+        ensure(r["options"]["protocol"] == protocol, || {
+            format!("protocol: {}", r["options"])
+        })?;
+        ensure(
+            !r["engine"]["settings"]
+                .as_object()
+                .is_none_or(|s| s.is_empty()),
+            || "no server settings".into(),
+        )?;
+        ensure(
+            r["engine"]["database_size_bytes"].as_u64().unwrap_or(0) > 0,
+            || "no database size".into(),
+        )?;
+        let windows = r["windows"].as_array().map(Vec::len).unwrap_or(0);
+        ensure(windows >= 2, || {
+            format!("{windows} per-second windows for a 2 s run")
+        })?;
+        let mut check = vec!["check", workload, "--dsn", &dsn];
+        check.extend(flags.iter().map(String::as_str));
+        expect_code(&dbduel(&check), 0, "check after the run")?;
+    }
+    let mut cleanup = vec!["cleanup", workload, "--dsn", &dsn];
+    cleanup.extend(flags.iter().map(String::as_str));
+    expect_code(&dbduel(&cleanup), 0, "cleanup")
+}

@@ -1,0 +1,192 @@
+//! Test environment: the managed servers, the engine targets every trial runs on, a fresh
+//! database per trial, and running the dbduel binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use dbduel::engine::{self, EngineOptions, Protocol, Session};
+use dbduel::server::{self, Server};
+
+pub struct Env {
+    pub pg: Mutex<Server>,
+    pub maria: Mutex<Server>,
+    pub dir: tempfile::TempDir,
+    counter: AtomicU32,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        self.pg.lock().unwrap().stop();
+        self.maria.lock().unwrap().stop();
+    }
+}
+
+/// One engine (and storage engine) that every workload runs on.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    Sqlite,
+    Postgres,
+    MariaDb(&'static str),
+}
+
+pub const TARGETS: &[Target] = &[
+    Target::Sqlite,
+    Target::Postgres,
+    Target::MariaDb("InnoDB"),
+    Target::MariaDb("MyISAM"),
+    Target::MariaDb("Aria"),
+];
+
+impl Target {
+    pub fn label(self) -> String {
+        match self {
+            Target::Sqlite => "sqlite".into(),
+            Target::Postgres => "postgres".into(),
+            Target::MariaDb(e) => format!("mariadb-{}", e.to_lowercase()),
+        }
+    }
+
+    /// Extra flags the target needs on every command.
+    pub fn flags(self) -> Vec<String> {
+        match self {
+            Target::MariaDb(e) => vec!["--table-engine".into(), e.into()],
+            _ => vec![],
+        }
+    }
+}
+
+impl Env {
+    pub fn start() -> Result<Env, dbduel::Error> {
+        let pg = server::start_postgres(&[("max_connections", "200"), ("fsync", "off")])?;
+        let maria = server::start_mariadb(&[
+            ("max_connections", "200"),
+            ("innodb_flush_log_at_trx_commit", "2"),
+        ])?;
+        eprintln!(
+            "test servers: PostgreSQL {} on port {}, MariaDB {} on port {}",
+            pg.version, pg.port, maria.version, maria.port
+        );
+        Ok(Env {
+            pg: Mutex::new(pg),
+            maria: Mutex::new(maria),
+            dir: tempfile::tempdir().expect("temp dir"),
+            counter: AtomicU32::new(0),
+        })
+    }
+
+    /// A fresh, empty database on the target; returns its DSN (password included).
+    pub fn fresh_db(&self, target: Target, name: &str) -> String {
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        let db = format!(
+            "t{n}_{}",
+            name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        );
+        match target {
+            Target::Sqlite => format!(
+                "sqlite://{}",
+                self.dir.path().join(format!("{db}.db")).display()
+            ),
+            Target::Postgres => {
+                self.admin(target)
+                    .batch(&format!("CREATE DATABASE {db}"))
+                    .expect("create database");
+                self.pg.lock().unwrap().dsn_text(&db)
+            }
+            Target::MariaDb(_) => {
+                self.admin(target)
+                    .batch(&format!("CREATE DATABASE {db}"))
+                    .expect("create database");
+                self.maria.lock().unwrap().dsn_text(&db)
+            }
+        }
+    }
+
+    /// A superuser session on the target's server (its default database).
+    pub fn admin(&self, target: Target) -> Box<dyn Session> {
+        let dsn = match target {
+            Target::Postgres => self.pg.lock().unwrap().dsn("postgres"),
+            Target::MariaDb(_) => self.maria.lock().unwrap().dsn(""),
+            Target::Sqlite => panic!("SQLite has no server"),
+        };
+        engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)
+            .expect("engine")
+            .connect()
+            .expect("connect")
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+/// A session on a DSN given as text.
+pub fn session(dsn: &str) -> Box<dyn Session> {
+    let dsn = dbduel::dsn::Dsn::parse(dsn).expect("dsn");
+    engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)
+        .expect("engine")
+        .connect()
+        .expect("connect")
+}
+
+/// Run the dbduel binary; no panic may ever show on its stderr.
+pub fn dbduel<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .args(args)
+        .output()
+        .expect("run dbduel");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "dbduel panicked:\n{stderr}"
+    );
+    out
+}
+
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Fail with the command's output unless it exited with `code`.
+pub fn expect_code(out: &Output, code: i32, what: &str) -> Result<(), String> {
+    if out.status.code() == Some(code) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: expected exit code {code}, got {:?}\n{}",
+            out.status.code(),
+            text(out)
+        ))
+    }
+}
+
+/// Read a result file and check it against the schema in the repository.
+pub fn read_result(path: &Path) -> Result<serde_json::Value, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../schema/result.schema.json"))
+            .map_err(|e| e.to_string())?;
+    let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if !errors.is_empty() {
+        return Err(format!(
+            "result does not match schema/result.schema.json:\n{}",
+            errors.join("\n")
+        ));
+    }
+    Ok(value)
+}
+
+pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
+    if cond { Ok(()) } else { Err(msg()) }
+}

@@ -1,0 +1,203 @@
+//! Bad input: every mistake gives a one-line message naming what to change, exit code 2, no
+//! panic, and never the password.
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Target, dbduel, ensure, expect_code, text};
+
+/// A command line that must fail with exit code 2 and a message containing `needle`.
+fn refused(
+    env: &Arc<Env>,
+    name: &'static str,
+    args: fn(&Env) -> Vec<String>,
+    needle: &'static str,
+) -> Trial {
+    let env = env.clone();
+    Trial::test(format!("errors::{name}"), move || {
+        let args = args(&env);
+        let out = dbduel(&args);
+        expect_code(&out, 2, name)?;
+        let all = text(&out);
+        ensure(all.contains(needle), || {
+            format!("message lacks '{needle}':\n{all}")
+        })?;
+        ensure(
+            String::from_utf8_lossy(&out.stderr).trim().lines().count() <= 3,
+            || format!("message too long:\n{all}"),
+        )?;
+        Ok(())
+    })
+}
+
+fn v(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    vec![
+        refused(
+            env,
+            "unknown_workload",
+            |_| v(&["run", "tpcx"]),
+            "unknown workload 'tpcx'",
+        ),
+        refused(
+            env,
+            "unknown_engine",
+            |_| v(&["run", "tpcb", "--dsn", "oracle://u@h/db"]),
+            "unknown engine 'oracle'",
+        ),
+        refused(
+            env,
+            "malformed_dsn",
+            |_| v(&["run", "tpcb", "--dsn", "postgres://u:pw@host:99999999/db"]),
+            "malformed --dsn",
+        ),
+        refused(
+            env,
+            "scale_zero",
+            |_| v(&["run", "tpcb", "--scale", "0"]),
+            "--scale must be at least 1",
+        ),
+        refused(
+            env,
+            "clients_zero",
+            |_| v(&["run", "tpcb", "-c", "0"]),
+            "--clients must be at least 1",
+        ),
+        refused(
+            env,
+            "time_and_transactions",
+            |_| v(&["run", "tpcb", "-T", "5", "-t", "10"]),
+            "--time and --transactions",
+        ),
+        refused(
+            env,
+            "two_variants",
+            |_| v(&["run", "tpcb", "-S", "-N"]),
+            "only one of",
+        ),
+        refused(
+            env,
+            "unknown_variant",
+            |_| v(&["run", "tpcb", "-b", "nope"]),
+            "unknown tpcb script 'nope'",
+        ),
+        refused(
+            env,
+            "prepare_without_dsn",
+            |_| v(&["prepare", "tpcb"]),
+            "needs --dsn",
+        ),
+        refused(
+            env,
+            "table_engine_on_postgres",
+            |_| {
+                v(&[
+                    "check",
+                    "tpcb",
+                    "--dsn",
+                    "postgres://u@127.0.0.1/x",
+                    "--table-engine",
+                    "MyISAM",
+                ])
+            },
+            "applies to mysql",
+        ),
+        refused(
+            env,
+            "unknown_table_engine",
+            |_| {
+                v(&[
+                    "check",
+                    "tpcb",
+                    "--dsn",
+                    "mysql://u@127.0.0.1/x",
+                    "--table-engine",
+                    "Falcon",
+                ])
+            },
+            "unknown --table-engine",
+        ),
+        refused(
+            env,
+            "unreachable_postgres",
+            |_| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    &format!("postgres://u:pw@127.0.0.1:{}/x", unused_port()),
+                ])
+            },
+            "cannot reach PostgreSQL",
+        ),
+        refused(
+            env,
+            "unreachable_mariadb",
+            |_| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    &format!("mysql://u:pw@127.0.0.1:{}/x", unused_port()),
+                ])
+            },
+            "cannot reach MariaDB",
+        ),
+        wrong_password(env, Target::Postgres),
+        wrong_password(env, Target::MariaDb("InnoDB")),
+        run_before_prepare(env, Target::Postgres),
+        run_before_prepare(env, Target::MariaDb("InnoDB")),
+        run_before_prepare(env, Target::Sqlite),
+    ]
+}
+
+fn unused_port() -> u16 {
+    dbduel::server::free_port().expect("port")
+}
+
+/// A wrong password is refused with the user named and the password never shown.
+fn wrong_password(env: &Arc<Env>, target: Target) -> Trial {
+    let env = env.clone();
+    Trial::test(
+        format!("errors::wrong_password::{}", target.label()),
+        move || {
+            let dsn = env.fresh_db(target, "pw");
+            let secret = "Wr0ngSecret";
+            let (scheme_end, at) = (
+                dsn.find("://").expect("scheme"),
+                dsn.find('@').expect("credentials"),
+            );
+            let bad = format!("{}://dbduel:{secret}{}", &dsn[..scheme_end], &dsn[at..]);
+            let out = dbduel(&["run", "tpcb", "--dsn", &bad]);
+            expect_code(&out, 2, "wrong password")?;
+            let all = text(&out);
+            ensure(all.contains("refused user 'dbduel'"), || {
+                format!("message does not name the user:\n{all}")
+            })?;
+            Ok(ensure(!all.contains(secret), || {
+                format!("the password was printed:\n{all}")
+            })?)
+        },
+    )
+}
+
+/// Running before preparing says to prepare first.
+fn run_before_prepare(env: &Arc<Env>, target: Target) -> Trial {
+    let env = env.clone();
+    Trial::test(
+        format!("errors::run_before_prepare::{}", target.label()),
+        move || {
+            let dsn = env.fresh_db(target, "empty");
+            let out = dbduel(&["run", "tpcb", "--dsn", &dsn, "-T", "1"]);
+            expect_code(&out, 2, "run before prepare")?;
+            let all = text(&out);
+            Ok(ensure(all.contains("dbduel prepare tpcb"), || {
+                format!("message does not say to prepare:\n{all}")
+            })?)
+        },
+    )
+}

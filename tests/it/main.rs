@@ -1,0 +1,30 @@
+//! The integration suite: one binary that starts real PostgreSQL and MariaDB servers on free
+//! loopback ports (as their service accounts when run as root), runs every trial against them
+//! and against real SQLite files, and stops the servers at the end.
+
+mod behaviour;
+mod conformance;
+mod env;
+mod errors;
+
+use std::sync::Arc;
+
+use libtest_mimic::{Arguments, Trial};
+
+fn main() {
+    let args = Arguments::from_args();
+    let env = match env::Env::start() {
+        Ok(env) => Arc::new(env),
+        Err(e) => {
+            eprintln!("cannot start the test servers: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut trials: Vec<Trial> = Vec::new();
+    trials.extend(conformance::trials(&env));
+    trials.extend(errors::trials(&env));
+    trials.extend(behaviour::trials(&env));
+    let conclusion = libtest_mimic::run(&args, trials);
+    drop(env);
+    conclusion.exit();
+}
