@@ -329,7 +329,9 @@ impl Conn {
         frontend::execute("", 0, &mut self.wbuf)?;
         frontend::sync(&mut self.wbuf);
         self.flush()?;
-        out.columns.clone_from(&stmt.columns);
+        if out.rows.is_some() {
+            out.columns.clone_from(&stmt.columns);
+        }
         self.finish(out)
     }
 
