@@ -130,11 +130,11 @@ pub fn list() -> String {
     out
 }
 
+/// An engine and one session on it.
+pub type Opened = (Arc<dyn Engine>, Box<dyn Session>);
+
 /// Open the engine a DSN names and one session on it.
-pub fn open(
-    dsn: &Dsn,
-    opts: &engine::EngineOptions,
-) -> Result<(Arc<dyn Engine>, Box<dyn Session>), Error> {
+pub fn open(dsn: &Dsn, opts: &engine::EngineOptions) -> Result<Opened, Error> {
     let engine: Arc<dyn Engine> = engine::open(dsn, opts, engine::Protocol::Simple)?.into();
     let session = engine.connect().map_err(|e| Error::Connect(e.message))?;
     Ok((engine, session))
@@ -245,6 +245,7 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
 struct Measured {
     measurement: metrics::Measurement,
     cpu: Duration,
+    started: std::time::SystemTime,
 }
 
 /// Start the clients, collect their events, print progress, stop at the end.
@@ -261,6 +262,7 @@ fn measure(
         plan.run.rate.is_some(),
     );
     let running = runner::start(engine, workload, plan.run.clone(), stop.clone(), tx)?;
+    let started = std::time::SystemTime::now();
     let warmup_end = running.start + plan.run.warmup;
     let mut cpu_start = (plan.run.warmup.is_zero()).then(metrics::cpu_time);
     let mut next_progress = plan.progress.map(|p| (running.start + p, p));
@@ -289,10 +291,9 @@ fn measure(
             cpu_start = Some(metrics::cpu_time());
         }
         if let Some((at, every)) = next_progress.filter(|(at, _)| now >= *at) {
-            eprintln!(
-                "{}",
-                agg.progress_line((at - running.start).as_secs_f64(), every.as_secs_f64())
-            );
+            let line = agg.progress_line((at - running.start).as_secs_f64(), every.as_secs_f64());
+            let warming = at <= warmup_end && !plan.run.warmup.is_zero();
+            eprintln!("{line}{}", if warming { " (warm-up)" } else { "" });
             next_progress = Some((at + every, every));
         }
         agg.settle((now - running.start).as_secs().saturating_sub(2) as usize);
@@ -307,6 +308,7 @@ fn measure(
     Ok(Measured {
         measurement: agg.finish(Duration::from_micros(measured_us)),
         cpu,
+        started,
     })
 }
 
@@ -338,10 +340,7 @@ fn assemble(
     }
     report::RunResult {
         dbduel_version: env!("CARGO_PKG_VERSION"),
-        started_at: humantime::format_rfc3339_seconds(
-            std::time::SystemTime::now() - Duration::from_secs_f64(secs),
-        )
-        .to_string(),
+        started_at: humantime::format_rfc3339_seconds(measured.started).to_string(),
         interrupted,
         engine: report::EngineReport {
             name: engine.name().into(),

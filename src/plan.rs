@@ -99,19 +99,16 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         return usage("--max-tries must be at least 1 (1 means no retry)");
     }
     let variant = variant(args)?;
-    if let Some(dir) = args
+    let json_dir = args
         .json
         .as_ref()
         .and_then(|p| p.parent())
-        .filter(|d| !d.as_os_str().is_empty())
-    {
-        if !dir.is_dir() {
-            return usage(format!(
-                "--json {}: directory {} does not exist",
-                args.json.as_ref().expect("set").display(),
-                dir.display()
-            ));
-        }
+        .filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = json_dir.filter(|d| !d.is_dir()) {
+        return usage(format!(
+            "--json: directory {} does not exist",
+            dir.display()
+        ));
     }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()

@@ -118,6 +118,15 @@ pub enum Protocol {
     Prepared,
 }
 
+impl Protocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+            Protocol::Prepared => "prepared",
+        }
+    }
+}
+
 /// Options a user may give to an engine; each engine rejects what does not apply to it.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct EngineOptions {
@@ -191,12 +200,15 @@ pub trait Engine: Send + Sync {
     fn table_options(&self, fillfactor: Option<u32>) -> String;
 }
 
+/// How a registry entry opens its engine from a DSN.
+pub type OpenEngine = fn(&Dsn, &EngineOptions, Protocol) -> Result<Box<dyn Engine>, crate::Error>;
+
 /// One entry of the engine registry.
 pub struct EngineEntry {
     pub name: &'static str,
     pub schemes: &'static [&'static str],
     pub about: &'static str,
-    pub open: fn(&Dsn, &EngineOptions, Protocol) -> Result<Box<dyn Engine>, crate::Error>,
+    pub open: OpenEngine,
 }
 
 /// Every engine dbduel knows. Adding an engine adds one file and one line here.

@@ -138,8 +138,8 @@ impl Engine for Sqlite {
 struct LiteSession {
     conn: Connection,
     protocol: Protocol,
-    /// Statement text split at its placeholders.
-    stmts: Vec<Vec<String>>,
+    /// Statement text, and the same split at its placeholders (for the simple protocol).
+    stmts: Vec<(String, Vec<String>)>,
     sql: String,
     path: PathBuf,
 }
@@ -198,14 +198,14 @@ impl LiteSession {
         params: &[Value],
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
-        let parts: Vec<&str> = self.stmts[id.0].iter().map(String::as_str).collect();
+        let (sql, parts) = &self.stmts[id.0];
         let result = match self.protocol {
             Protocol::Prepared => {
-                let sql = parts.join("?");
-                let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| classify(&e))?;
+                let mut stmt = self.conn.prepare_cached(sql).map_err(|e| classify(&e))?;
                 bind(&mut stmt, params).and_then(|_| step(&mut stmt, keep))
             }
             Protocol::Simple => {
+                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
                 render_literals(&parts, params, &mut self.sql, quote_standard);
                 let mut stmt = self.conn.prepare(&self.sql).map_err(|e| classify(&e))?;
                 step(&mut stmt, keep)
@@ -220,12 +220,11 @@ impl Session for LiteSession {
         if self.protocol == Protocol::Prepared {
             self.conn.prepare_cached(sql).map_err(|e| classify(&e))?;
         }
-        self.stmts.push(
-            split_placeholders(sql)
-                .iter()
-                .map(|p| p.to_string())
-                .collect(),
-        );
+        let parts = split_placeholders(sql)
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        self.stmts.push((sql.to_string(), parts));
         Ok(StmtId(self.stmts.len() - 1))
     }
 

@@ -111,7 +111,6 @@ pub struct Aggregator {
     names: Vec<&'static str>,
     warmup_us: u64,
     types: Vec<TypeAcc>,
-    all: Histogram<u64>,
     lag: Option<Histogram<u64>>,
     windows: Vec<WindowAcc>,
     errors: BTreeMap<String, u64>,
@@ -136,7 +135,6 @@ impl Aggregator {
             names,
             warmup_us: warmup.as_micros() as u64,
             types,
-            all: histogram(3),
             lag: open_loop.then(|| histogram(3)),
             windows: Vec::new(),
             errors: BTreeMap::new(),
@@ -201,7 +199,6 @@ impl Aggregator {
             None => {
                 t.transactions += 1;
                 t.hist.saturating_record(s.latency_us.max(1));
-                self.all.saturating_record(s.latency_us.max(1));
                 if let (Some(lag), Some(us)) = (&mut self.lag, s.lag_us) {
                     lag.saturating_record(us.max(1));
                 }
@@ -265,6 +262,11 @@ impl Aggregator {
     /// Close the measurement: `duration` is the measured time (after the warm-up).
     pub fn finish(mut self, duration: Duration) -> Measurement {
         self.settle(usize::MAX);
+        // All types together: merged once here rather than recorded twice per transaction.
+        let mut all = histogram(3);
+        for t in &self.types {
+            all.add(&t.hist).expect("histograms share their bounds");
+        }
         let secs = duration.as_secs_f64().max(1e-9);
         let transaction_types = self
             .names
@@ -287,7 +289,7 @@ impl Aggregator {
             retries: self.retries,
             reconnects: self.reconnects,
             lost_clients: self.lost_clients,
-            latency_ms: Latency::of(&self.all),
+            latency_ms: Latency::of(&all),
             schedule_lag_ms: self.lag.as_ref().map(Latency::of),
             transaction_types,
             windows: self.windows.into_iter().map(|w| w.window).collect(),

@@ -129,8 +129,11 @@ pub fn summary(r: &RunResult) -> String {
         .unwrap_or_else(|| "closed loop".into());
     let _ = writeln!(
         out,
-        "{} clients, {limit} (measured {:.1} s, warm-up {} s), protocol {:?}, {pacing}\n",
-        r.options.clients, m.duration_s, r.options.warmup_s, r.options.protocol
+        "{} clients, {limit} (measured {:.1} s, warm-up {} s), protocol {}, {pacing}\n",
+        r.options.clients,
+        m.duration_s,
+        r.options.warmup_s,
+        r.options.protocol.name()
     );
     let errors: Vec<_> = m
         .errors_by_kind

@@ -215,7 +215,11 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if deadline.is_some_and(|d| planned >= d) {
             break;
         }
-        let began = if per_client_rate.is_some() { Instant::now() } else { planned };
+        let began = if per_client_rate.is_some() {
+            Instant::now()
+        } else {
+            planned
+        };
         let txn = state.client.next();
         let (tries, error) = attempt(&mut state, cfg.max_tries, &shared.stop);
         let end = Instant::now();

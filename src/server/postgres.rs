@@ -19,7 +19,7 @@ fn bin_dirs() -> Vec<PathBuf> {
         .flatten()
         .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
         .collect();
-    dirs.sort_by(|a, b| b.0.cmp(&a.0));
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
     dirs.into_iter().map(|(_, d)| d).collect()
 }
 

@@ -181,9 +181,18 @@ pub fn meta_get(session: &mut dyn Session, name: &str) -> Option<String> {
 }
 
 /// Forget the facts recorded under a prefix (on cleanup and re-prepare).
+/// The table is dropped when nothing is left in it; a missing table is not an error.
 pub fn meta_clear(session: &mut dyn Session, prefix: &str) -> DbResult<()> {
-    session.batch(META_CREATE)?;
-    session.batch(&format!(
+    let cleared = session.batch(&format!(
         "DELETE FROM dbduel_meta WHERE name LIKE '{prefix}%'"
-    ))
+    ));
+    match cleared {
+        Err(e) if e.class == ErrorClass::UndefinedTable => return Ok(()),
+        other => other?,
+    }
+    let left = session.query_text("SELECT count(*) FROM dbduel_meta")?;
+    if left.first().and_then(|r| r[0].as_i64()) == Some(0) {
+        session.batch("DROP TABLE dbduel_meta")?;
+    }
+    Ok(())
 }

@@ -152,6 +152,8 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         run_before_prepare(env, Target::Postgres),
         run_before_prepare(env, Target::MariaDb("InnoDB")),
         run_before_prepare(env, Target::Sqlite),
+        check_before_prepare(env, Target::Postgres),
+        check_before_prepare(env, Target::Sqlite),
     ]
 }
 
@@ -194,6 +196,23 @@ fn run_before_prepare(env: &Arc<Env>, target: Target) -> Trial {
             let dsn = env.fresh_db(target, "empty");
             let out = dbduel(&["run", "tpcb", "--dsn", &dsn, "-T", "1"]);
             expect_code(&out, 2, "run before prepare")?;
+            let all = text(&out);
+            Ok(ensure(all.contains("dbduel prepare tpcb"), || {
+                format!("message does not say to prepare:\n{all}")
+            })?)
+        },
+    )
+}
+
+/// Checking a database that holds no workload says to prepare it.
+fn check_before_prepare(env: &Arc<Env>, target: Target) -> Trial {
+    let env = env.clone();
+    Trial::test(
+        format!("errors::check_before_prepare::{}", target.label()),
+        move || {
+            let dsn = env.fresh_db(target, "unchecked");
+            let out = dbduel(&["check", "tpcb", "--dsn", &dsn]);
+            expect_code(&out, 2, "check before prepare")?;
             let all = text(&out);
             Ok(ensure(all.contains("dbduel prepare tpcb"), || {
                 format!("message does not say to prepare:\n{all}")

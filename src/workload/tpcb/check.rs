@@ -22,6 +22,7 @@ fn numbers(s: &mut dyn Session, sql: &str, doing: &str) -> Result<Vec<i64>, Erro
 }
 
 pub fn run(sql: &SqlSet, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
+    super::read_scale(sql, s)?;
     let counts = numbers(s, sql.get("counts"), "counting the tpcb rows")?;
     let (branches, tellers, accounts) = (counts[0], counts[1], counts[2]);
     let scale = branches / BRANCHES;

@@ -249,7 +249,7 @@ impl Workload for Tpcb {
 }
 
 /// The scale is the number of branches, as pgbench reads it.
-fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
+pub(super) fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
     let not_prepared = || {
         Error::Usage(
             "the database holds no tpcb data: run `dbduel prepare tpcb --dsn ...` first".into(),
