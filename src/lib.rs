@@ -267,8 +267,8 @@ fn measure(
     let mut cpu_start = (plan.run.warmup.is_zero()).then(metrics::cpu_time);
     let mut next_progress = plan.progress.map(|p| (running.start + p, p));
     let mut last_end_us = 0u64;
-    let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<runner::Event>| {
-        for ev in rx.try_iter() {
+    let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<Vec<runner::Event>>| {
+        for ev in rx.try_iter().flatten() {
             if let runner::Event::Txn(s) = &ev {
                 last_end_us = last_end_us.max(s.end_us);
             }
@@ -296,7 +296,7 @@ fn measure(
             eprintln!("{line}{}", if warming { " (warm-up)" } else { "" });
             next_progress = Some((at + every, every));
         }
-        agg.settle((now - running.start).as_secs().saturating_sub(2) as usize);
+        agg.settle((now - running.start).as_secs().saturating_sub(10) as usize);
     }
     let cpu_end = metrics::cpu_time();
     running.join();

@@ -81,7 +81,7 @@ struct Shared {
     workload: Arc<dyn Workload>,
     cfg: RunConfig,
     stop: Arc<AtomicBool>,
-    events: Sender<Event>,
+    events: Sender<Vec<Event>>,
     start: Mutex<Option<Instant>>,
     failed: Mutex<Option<String>>,
     /// Passed when every client has connected (or failed to).
@@ -98,7 +98,7 @@ pub fn start(
     workload: Arc<dyn Workload>,
     cfg: RunConfig,
     stop: Arc<AtomicBool>,
-    events: Sender<Event>,
+    events: Sender<Vec<Event>>,
 ) -> Result<Running, Error> {
     let n = cfg.clients as usize;
     let live = Arc::new(AtomicUsize::new(n));
@@ -195,6 +195,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     let per_client_rate = cfg.rate.map(|r| r / f64::from(cfg.clients));
     let mut scheduled = start;
     let mut counted = 0u64;
+    let mut outbox = Outbox::new(&shared.events, start);
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             break;
@@ -224,24 +225,24 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         let (tries, error) = attempt(&mut state, cfg.max_tries, &shared.stop);
         let end = Instant::now();
         let lost = matches!(error, Some(ErrorClass::ConnectionLost));
-        let _ = shared.events.send(Event::Txn(Sample {
+        let sample = Sample {
             txn: txn as u16,
             end_us: micros(end - start),
             latency_us: micros(end - planned),
             lag_us: per_client_rate.map(|_| micros(began.saturating_duration_since(planned))),
             tries,
             error,
-        }));
+        };
+        outbox.push(Event::Txn(sample), end);
         if lost {
             match reconnect(shared, id, deadline) {
                 Some(fresh) => {
                     state = fresh;
-                    let _ = shared.events.send(Event::Reconnected);
+                    outbox.push(Event::Reconnected, Instant::now());
                 }
                 None => {
-                    let _ = shared.events.send(Event::ClientLost(format!(
-                        "client {id} could not reconnect"
-                    )));
+                    let lost = format!("client {id} could not reconnect");
+                    outbox.push(Event::ClientLost(lost), Instant::now());
                     break;
                 }
             }
@@ -252,6 +253,48 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
                 break;
             }
         }
+    }
+}
+
+/// A client's events, sent in batches: one channel operation per 256 transactions or 50 ms,
+/// whichever comes first, instead of one per transaction.
+struct Outbox<'a> {
+    events: Vec<Event>,
+    sent_at: Instant,
+    channel: &'a Sender<Vec<Event>>,
+}
+
+impl<'a> Outbox<'a> {
+    const BATCH: usize = 256;
+    const EVERY: Duration = Duration::from_millis(50);
+
+    fn new(channel: &'a Sender<Vec<Event>>, now: Instant) -> Self {
+        Outbox {
+            events: Vec::with_capacity(Self::BATCH),
+            sent_at: now,
+            channel,
+        }
+    }
+
+    fn push(&mut self, event: Event, now: Instant) {
+        self.events.push(event);
+        if self.events.len() >= Self::BATCH || now.duration_since(self.sent_at) >= Self::EVERY {
+            self.flush(now);
+        }
+    }
+
+    fn flush(&mut self, now: Instant) {
+        if !self.events.is_empty() {
+            let batch = std::mem::replace(&mut self.events, Vec::with_capacity(Self::BATCH));
+            let _ = self.channel.send(batch);
+        }
+        self.sent_at = now;
+    }
+}
+
+impl Drop for Outbox<'_> {
+    fn drop(&mut self) {
+        self.flush(Instant::now());
     }
 }
 
