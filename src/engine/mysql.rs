@@ -384,7 +384,12 @@ fn classify(e: &mysql::Error, connecting: bool) -> DbError {
                 1927 | 2006 | 2013 => ErrorClass::ConnectionLost,
                 code => ErrorClass::Other(code.to_string()),
             };
-            DbError::new(class, format!("{} (error {})", my.message, my.code))
+            let hint = if my.code == 1040 {
+                "; lower --clients or raise the server's max_connections"
+            } else {
+                ""
+            };
+            DbError::new(class, format!("{} (error {}){hint}", my.message, my.code))
         }
         other => {
             let class = if connecting {

@@ -381,7 +381,12 @@ fn classify(e: PgError, connecting: bool) -> DbError {
                 "57P01" | "57P02" | "57P03" => ErrorClass::ConnectionLost,
                 other => ErrorClass::Other(other.to_string()),
             };
-            DbError::new(class, format!("{message} (SQLSTATE {code})"))
+            let hint = if code == "53300" {
+                "; lower --clients or raise the server's max_connections"
+            } else {
+                ""
+            };
+            DbError::new(class, format!("{message} (SQLSTATE {code}){hint}"))
         }
         PgError::Io(e) => DbError::new(
             if connecting {

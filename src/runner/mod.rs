@@ -158,7 +158,17 @@ fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
     Ok(ClientState { session, client })
 }
 
+/// Counts a client out when its thread ends, however it ends.
+struct Alive<'a>(&'a AtomicUsize);
+
+impl Drop for Alive<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 fn client_thread(shared: &Shared, id: u32) {
+    let _alive = Alive(&shared.live);
     let state = connect(shared, id);
     if let Err(e) = &state {
         let mut failed = shared.failed.lock().expect("failed lock");
@@ -172,7 +182,6 @@ fn client_thread(shared: &Shared, id: u32) {
     if let (Ok(state), false, Some(start)) = (state, any_failed, start) {
         run_client(shared, id, state, start);
     }
-    shared.live.fetch_sub(1, Ordering::AcqRel);
 }
 
 fn micros(d: Duration) -> u64 {
@@ -285,7 +294,9 @@ impl<'a> Outbox<'a> {
 
     fn flush(&mut self, now: Instant) {
         if !self.events.is_empty() {
-            let batch = std::mem::replace(&mut self.events, Vec::with_capacity(Self::BATCH));
+            // The next batch is sized like this one: slow clients keep small buffers.
+            let size = self.events.len();
+            let batch = std::mem::replace(&mut self.events, Vec::with_capacity(size));
             let _ = self.channel.send(batch);
         }
         self.sent_at = now;
