@@ -238,6 +238,16 @@ pub fn open(
     (entry.open)(dsn, opts, protocol)
 }
 
+/// Put a failed connection's error in words that name the server and what to check.
+pub fn connect_error(mut err: DbError, product: &str, address: &str, user: &str) -> DbError {
+    err.message = match err.class {
+        ErrorClass::Unreachable => format!("cannot reach {product} at {address}: {}", err.message),
+        ErrorClass::AuthFailed => format!("{product} refused user '{user}': {}", err.message),
+        _ => format!("cannot connect to {product} at {address}: {}", err.message),
+    };
+    err
+}
+
 /// Split SQL with `?` placeholders into the text between them (quotes respected).
 pub fn split_placeholders(sql: &str) -> Vec<&str> {
     let mut parts = Vec::new();

@@ -8,7 +8,8 @@ use mysql::{Conn, OptsBuilder, Params, Statement};
 
 use super::{
     DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress, Protocol,
-    RowSource, ServerInfo, Session, StmtId, Value, render_literals, split_placeholders,
+    RowSource, ServerInfo, Session, StmtId, Value, connect_error, render_literals,
+    split_placeholders,
 };
 use crate::{Error, dsn::Dsn};
 
@@ -109,22 +110,12 @@ impl Engine for MySql {
     }
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         let conn = Conn::new(self.opts.clone()).map_err(|e| {
-            let mut err = classify(&e, true);
-            err.message = match err.class {
-                ErrorClass::Unreachable => format!(
-                    "cannot reach MariaDB/MySQL at {}: {}",
-                    self.address, err.message
-                ),
-                ErrorClass::AuthFailed => format!(
-                    "MariaDB/MySQL refused user '{}': {}",
-                    self.user, err.message
-                ),
-                _ => format!(
-                    "cannot connect to MariaDB/MySQL at {}: {}",
-                    self.address, err.message
-                ),
-            };
-            err
+            connect_error(
+                classify(&e, true),
+                "MariaDB/MySQL",
+                &self.address,
+                &self.user,
+            )
         })?;
         Ok(Box::new(MySession {
             conn,

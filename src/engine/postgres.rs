@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::pgwire::{Conn, ConnectParams, Output, PgError, Prepared};
 use super::{
     DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress, Protocol,
-    RowSource, ServerInfo, Session, StmtId, Value, quote_standard, render_literals,
+    RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard, render_literals,
     split_placeholders,
 };
 use crate::{Error, dsn::Dsn};
@@ -119,19 +119,8 @@ impl Engine for Postgres {
             timeout: Duration::from_secs(10),
         };
         let address = format!("{}:{}", self.host, self.port);
-        let conn = Conn::connect(&params).map_err(|e| {
-            let mut err = classify(e, true);
-            err.message = match err.class {
-                ErrorClass::Unreachable => {
-                    format!("cannot reach PostgreSQL at {address}: {}", err.message)
-                }
-                ErrorClass::AuthFailed => {
-                    format!("PostgreSQL refused user '{}': {}", self.user, err.message)
-                }
-                _ => format!("cannot connect to PostgreSQL at {address}: {}", err.message),
-            };
-            err
-        })?;
+        let conn = Conn::connect(&params)
+            .map_err(|e| connect_error(classify(e, true), "PostgreSQL", &address, &self.user))?;
         Ok(Box::new(PgSession {
             conn,
             protocol: self.protocol,

@@ -138,20 +138,25 @@ fn command(program: &Path, account: Option<(u32, u32)>) -> Command {
     cmd
 }
 
-/// Run a setup command to completion; its output goes to the log, and its failure quotes it.
-fn run_logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), Error> {
+/// Send a command's output to the log file.
+fn log_output(cmd: &mut Command, log: &Path) -> Result<(), Error> {
     let out = File::options()
         .create(true)
         .append(true)
         .open(log)
         .map_err(|e| Error::Io(e.to_string()))?;
     let err = out.try_clone().map_err(|e| Error::Io(e.to_string()))?;
-    let status = cmd.stdout(out).stderr(err).status().map_err(|e| {
-        Error::Io(format!(
-            "cannot run {what} ({}): {e}",
-            cmd.get_program().to_string_lossy()
-        ))
-    })?;
+    cmd.stdout(out).stderr(err);
+    Ok(())
+}
+
+/// Run a setup command to completion; its output goes to the log, and its failure quotes it.
+fn run_logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), Error> {
+    log_output(&mut cmd, log)?;
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let status = cmd
+        .status()
+        .map_err(|e| Error::Io(format!("cannot run {what} ({program}): {e}")))?;
     if !status.success() {
         return Err(Error::Io(format!(
             "{what} failed ({status}); its log ends with:\n{}",
@@ -163,15 +168,8 @@ fn run_logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), Error> {
 
 /// Start a server process with its output going to the log.
 fn spawn_logged(mut cmd: Command, log: &Path, what: &str) -> Result<Child, Error> {
-    let out = File::options()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| Error::Io(e.to_string()))?;
-    let err = out.try_clone().map_err(|e| Error::Io(e.to_string()))?;
-    cmd.stdout(out)
-        .stderr(err)
-        .spawn()
+    log_output(&mut cmd, log)?;
+    cmd.spawn()
         .map_err(|e| Error::Io(format!("cannot start {what}: {e}")))
 }
 
