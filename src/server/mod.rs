@@ -40,6 +40,11 @@ impl Server {
         format!("{}{database}", self.dsn)
     }
 
+    /// The server's main process, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// The last lines of the server's log, for error messages.
     pub fn log_tail(&self) -> String {
         log_tail(&self.log)
