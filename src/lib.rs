@@ -10,6 +10,8 @@ pub mod report;
 pub mod runner;
 pub mod server;
 pub mod sql;
+pub mod stats;
+pub mod store;
 pub mod workload;
 
 use std::sync::Arc;

@@ -85,6 +85,9 @@ pub struct Measurement {
     pub schedule_lag_ms: Option<Latency>,
     pub transaction_types: Vec<TypeSummary>,
     pub windows: Vec<Window>,
+    /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
+    #[serde(skip)]
+    pub histograms: Vec<(String, Vec<u8>)>,
 }
 
 struct TypeAcc {
@@ -292,9 +295,23 @@ impl Aggregator {
             latency_ms: Latency::of(&all),
             schedule_lag_ms: self.lag.as_ref().map(Latency::of),
             transaction_types,
+            histograms: self
+                .names
+                .iter()
+                .zip(&self.types)
+                .map(|(n, t)| (n.to_string(), serialize(&t.hist)))
+                .collect(),
             windows: self.windows.into_iter().map(|w| w.window).collect(),
         }
     }
+}
+
+/// A histogram in HdrHistogram's V2 format, for storing.
+fn serialize(h: &Histogram<u64>) -> Vec<u8> {
+    use hdrhistogram::serialization::Serializer;
+    let mut out = Vec::new();
+    let _ = hdrhistogram::serialization::V2Serializer::new().serialize(h, &mut out);
+    out
 }
 
 /// CPU time (user + system) this process has used so far.

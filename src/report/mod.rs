@@ -1,6 +1,8 @@
 //! Results as people read them: the `RunResult` record (its JSON schema is
 //! schema/result.schema.json), the terminal summary, and the JSON file.
 
+pub mod data;
+
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;

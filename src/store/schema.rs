@@ -1,0 +1,199 @@
+//! The store's tables, their migrations (by PRAGMA user_version), and the SQL that reads and
+//! writes them.
+
+use rusqlite::{Connection, Transaction, params};
+
+use super::{PointRecord, RunRow};
+
+/// Each entry migrates from the version before it; append, never edit.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE plans (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    plan_id INTEGER NOT NULL REFERENCES plans(id),
+    point_key TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    unsafe_profile INTEGER NOT NULL,
+    workload TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    scale INTEGER NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    cold INTEGER NOT NULL,
+    cache_dropped INTEGER,
+    started_at TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    tps REAL NOT NULL,
+    transactions INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    retries INTEGER NOT NULL,
+    p50_ms REAL NOT NULL,
+    p95_ms REAL NOT NULL,
+    p99_ms REAL NOT NULL,
+    max_ms REAL NOT NULL,
+    client_cpu_s REAL NOT NULL,
+    client_bound INTEGER NOT NULL,
+    interrupted INTEGER NOT NULL,
+    server_version TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    host TEXT NOT NULL,
+    database_size_bytes INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    UNIQUE (plan_id, point_key)
+);
+CREATE TABLE windows (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    t INTEGER NOT NULL,
+    warmup INTEGER NOT NULL,
+    transactions INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    retries INTEGER NOT NULL,
+    p50_ms REAL,
+    p99_ms REAL,
+    PRIMARY KEY (run_id, t)
+);
+CREATE TABLE histograms (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    transaction_type TEXT NOT NULL,
+    hdr_v2 BLOB NOT NULL,
+    PRIMARY KEY (run_id, transaction_type)
+);
+CREATE TABLE resources (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    t INTEGER NOT NULL,
+    sample TEXT NOT NULL,
+    PRIMARY KEY (run_id, t)
+);
+"#];
+
+pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+pub fn insert_run(tx: &Transaction, rec: &PointRecord) -> rusqlite::Result<i64> {
+    let (r, p, m) = (rec.result, rec.point, &rec.result.measurement);
+    tx.execute(
+        "INSERT INTO runs (plan_id, point_key, engine, profile, unsafe_profile, workload, variant, scale, clients,
+            repeat, cold, cache_dropped, started_at, duration_s, tps, transactions, errors, retries, p50_ms, p95_ms,
+            p99_ms, max_ms, client_cpu_s, client_bound, interrupted, server_version, settings, host,
+            database_size_bytes, result)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+            ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+        params![
+            rec.plan_id, p.key(), p.engine, p.profile, rec.unsafe_profile, p.workload, p.variant, p.scale, p.clients,
+            p.repeat, p.cold, rec.cache_dropped, r.started_at, m.duration_s, r.tps, m.transactions as i64, m.errors as i64,
+            m.retries as i64, m.latency_ms.p50, m.latency_ms.p95, m.latency_ms.p99, m.latency_ms.max, r.client_cpu_s,
+            r.client_bound, r.interrupted, r.engine.server_version, json(&r.engine.settings), json(&r.host),
+            r.engine.database_size_bytes as i64, json(r)
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+pub fn insert_details(tx: &Transaction, id: i64, rec: &PointRecord) -> rusqlite::Result<()> {
+    let m = &rec.result.measurement;
+    let mut w = tx.prepare(
+        "INSERT INTO windows (run_id, t, warmup, transactions, errors, retries, p50_ms, p99_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for win in &m.windows {
+        w.execute(params![
+            id,
+            win.t,
+            win.warmup,
+            win.transactions as i64,
+            win.errors as i64,
+            win.retries as i64,
+            win.p50_ms,
+            win.p99_ms
+        ])?;
+    }
+    let mut h = tx
+        .prepare("INSERT INTO histograms (run_id, transaction_type, hdr_v2) VALUES (?1, ?2, ?3)")?;
+    for (name, bytes) in &m.histograms {
+        h.execute(params![id, name, bytes])?;
+    }
+    let mut s = tx.prepare("INSERT INTO resources (run_id, t, sample) VALUES (?1, ?2, ?3)")?;
+    for (i, sample) in rec.resources.iter().enumerate() {
+        let t = sample
+            .get("t")
+            .and_then(|t| t.as_u64())
+            .unwrap_or(i as u64 + 1);
+        s.execute(params![id, t as i64, sample.to_string()])?;
+    }
+    Ok(())
+}
+
+pub fn list(conn: &Connection, plan: Option<&str>) -> rusqlite::Result<Vec<RunRow>> {
+    let mut stmt = conn.prepare(
+        "SELECT runs.id, plans.name, engine, profile, unsafe_profile, workload, variant, scale, clients, repeat, cold,
+                started_at, duration_s, tps, p50_ms, p95_ms, p99_ms, errors, client_bound, server_version
+         FROM runs JOIN plans ON plans.id = runs.plan_id
+         WHERE ?1 IS NULL OR plans.name = ?1 ORDER BY runs.id",
+    )?;
+    let rows = stmt.query_map([plan], |r| {
+        Ok(RunRow {
+            id: r.get(0)?,
+            plan: r.get(1)?,
+            engine: r.get(2)?,
+            profile: r.get(3)?,
+            unsafe_profile: r.get(4)?,
+            workload: r.get(5)?,
+            variant: r.get(6)?,
+            scale: r.get(7)?,
+            clients: r.get(8)?,
+            repeat: r.get(9)?,
+            cold: r.get(10)?,
+            started_at: r.get(11)?,
+            duration_s: r.get(12)?,
+            tps: r.get(13)?,
+            p50_ms: r.get(14)?,
+            p95_ms: r.get(15)?,
+            p99_ms: r.get(16)?,
+            errors: r.get(17)?,
+            client_bound: r.get(18)?,
+            server_version: r.get(19)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn resources(conn: &Connection, id: i64) -> rusqlite::Result<Vec<serde_json::Value>> {
+    let mut stmt = conn.prepare("SELECT sample FROM resources WHERE run_id = ?1 ORDER BY t")?;
+    let rows = stmt.query_map([id], |r| r.get::<_, String>(0))?;
+    rows.map(|r| r.map(|s| serde_json::from_str(&s).unwrap_or(serde_json::Value::Null)))
+        .collect()
+}
+
+/// (engine, profile, unsafe, settings JSON) from the newest run of each pair.
+pub fn settings(
+    conn: &Connection,
+    plan: Option<&str>,
+) -> rusqlite::Result<Vec<(String, String, bool, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT engine, profile, unsafe_profile, settings FROM runs JOIN plans ON plans.id = runs.plan_id
+         WHERE runs.id IN (SELECT max(runs.id) FROM runs JOIN plans ON plans.id = runs.plan_id
+                           WHERE ?1 IS NULL OR plans.name = ?1 GROUP BY engine, profile)
+         ORDER BY engine, profile",
+    )?;
+    let rows = stmt.query_map([plan], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    rows.collect()
+}
+
+/// JSON text of anything serializable, for the JSON columns.
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("results serialize")
+}
