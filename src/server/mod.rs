@@ -1,43 +1,198 @@
-//! Managed local servers: a fresh data directory, a free loopback port, the engine's server
-//! started under its service account when dbduel runs as root, readiness awaited, the log
-//! kept, and a clean stop. One file per server kind; the test suite starts its servers here.
+//! Managed local servers: a data directory wherever the user says (or a temporary one), a
+//! free loopback port, the engine's server started under its service account when dbduel runs
+//! as root and in its own process group (a Ctrl-C meant for dbduel does not reach it),
+//! readiness awaited, the log kept, settings applied at start and read back, a clean stop.
+//! One file per server kind; `profile.rs` computes the settings of each profile.
 
 mod mysql;
 mod postgres;
+pub mod profile;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use mysql::start_mariadb;
-pub use postgres::start_postgres;
-
 use crate::Error;
 use crate::dsn::Dsn;
+use crate::engine::{self, EngineOptions, ErrorClass, Protocol, Session};
 
-/// A running server that dbduel started. Stopping it (or dropping it) shuts it down.
+pub use mysql::MARIADB;
+pub use postgres::POSTGRES;
+
+/// A kind of server dbduel can manage. Each kind lives in its own file.
+pub struct ServerKind {
+    /// The engine (registry name) whose DSN reaches it.
+    pub engine: &'static str,
+    pub product: &'static str,
+    /// The Debian package that provides it, for error messages.
+    pub package: &'static str,
+    /// The service account it runs as when dbduel runs as root.
+    pub account: &'static str,
+    /// Find the binaries: (initialiser, server), searching `bin_dir` first.
+    pub binaries: fn(Option<&Path>) -> Option<(PathBuf, PathBuf)>,
+    /// Initialise `layout.data` (empty); `password` for the dbduel superuser, if any.
+    pub init: fn(&Layout, &Path, Option<(u32, u32)>, Option<&str>) -> Result<(), Error>,
+    /// The server command line for a port and settings.
+    pub command: fn(&Layout, &Path, u16, &[(String, String)], Option<(u32, u32)>) -> Command,
+    /// DSN text (without database) of the dbduel superuser.
+    pub dsn: fn(u16, Option<&str>) -> String,
+    /// The database that always exists.
+    pub default_db: &'static str,
+    /// After the first start: create the dbduel user where the kind needs it.
+    pub setup: fn(&Layout, Option<&str>) -> Result<(), Error>,
+}
+
+/// Where a managed server keeps its files.
+pub struct Layout {
+    pub dir: PathBuf,
+    pub data: PathBuf,
+    pub run: PathBuf,
+    pub log: PathBuf,
+}
+
+impl Layout {
+    fn new(dir: &Path) -> Layout {
+        Layout {
+            dir: dir.to_path_buf(),
+            data: dir.join("data"),
+            run: dir.join("run"),
+            log: dir.join("server.log"),
+        }
+    }
+    fn state(&self) -> PathBuf {
+        self.dir.join("dbduel-server.json")
+    }
+}
+
+/// How to start a managed server.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// Its directory; None: a temporary one, removed when the server is dropped.
+    pub dir: Option<PathBuf>,
+    pub port: Option<u16>,
+    /// Where its binaries are, before PATH and the usual Debian locations.
+    pub bin_dir: Option<PathBuf>,
+    pub settings: Vec<(String, String)>,
+    /// Give the dbduel superuser a random password (otherwise loopback connections are trusted).
+    pub password: bool,
+}
+
+/// What `dbduel server status` reads back.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct State {
+    pub engine: String,
+    pub pid: u32,
+    pub port: u16,
+    pub dsn: String,
+    pub version: String,
+}
+
+/// A running server that dbduel started. Dropping it stops it.
 pub struct Server {
-    pub kind: &'static str,
+    pub kind: &'static ServerKind,
     pub port: u16,
     pub version: String,
-    /// Superuser DSN (with password) to reach the server.
-    dsn: String,
+    layout: Layout,
+    server_bin: PathBuf,
+    password: Option<String>,
+    settings: Vec<(String, String)>,
     child: Option<Child>,
-    log: PathBuf,
-    /// Keeps the data directory alive until the server is dropped.
-    _dir: Option<tempfile::TempDir>,
+    _temp: Option<tempfile::TempDir>,
 }
 
 impl Server {
+    /// Initialise (when new) and start a server of `kind`.
+    pub fn start(kind: &'static ServerKind, opts: &ServerOptions) -> Result<Server, Error> {
+        let (init_bin, server_bin) = (kind.binaries)(opts.bin_dir.as_deref()).ok_or_else(|| {
+            Error::Usage(format!(
+                "{} server binaries not found (looked in --bin-dir, PATH, /usr/sbin, /usr/lib): install the {} package or give --bin-dir",
+                kind.product, kind.package
+            ))
+        })?;
+        let (layout, temp) = prepare_dir(kind, opts.dir.as_deref())?;
+        let account = service_account(kind.account);
+        let fresh = !layout.data.exists();
+        let password = opts.password.then(random_password);
+        if fresh {
+            for p in [&layout.data, &layout.run] {
+                std::fs::create_dir_all(p)
+                    .map_err(|e| Error::Io(format!("cannot create {}: {e}", p.display())))?;
+                chown(p, account)?;
+            }
+            chown(&layout.dir, account)?;
+            (kind.init)(&layout, &init_bin, account, password.as_deref())?;
+        }
+        let port = match opts.port {
+            Some(p) => check_port(p)?,
+            None => free_port()?,
+        };
+        let mut server = Server {
+            kind,
+            port,
+            version: String::new(),
+            layout,
+            server_bin,
+            password,
+            settings: opts.settings.clone(),
+            child: None,
+            _temp: temp,
+        };
+        server.launch()?;
+        if fresh {
+            (kind.setup)(&server.layout, server.password.as_deref())?;
+        }
+        server.version = server
+            .session()?
+            .server_info()
+            .map(|i| i.version)
+            .unwrap_or_default();
+        Ok(server)
+    }
+
+    fn launch(&mut self) -> Result<(), Error> {
+        let account = service_account(self.kind.account);
+        let cmd = (self.kind.command)(
+            &self.layout,
+            &self.server_bin,
+            self.port,
+            &self.settings,
+            account,
+        );
+        let mut child = spawn_logged(cmd, &self.layout.log, self.kind.product)?;
+        let engine = engine::open(&self.dsn(""), &EngineOptions::default(), Protocol::Simple)?;
+        // Up means speaking the protocol: the dbduel user may not exist yet on a fresh server.
+        let up = || match engine.connect() {
+            Ok(_) => true,
+            Err(e) => matches!(e.class, ErrorClass::AuthFailed | ErrorClass::Other(_)),
+        };
+        let ready = wait_ready(&mut child, &self.layout.log, self.kind.product, up);
+        self.child = Some(child);
+        ready
+    }
+
+    /// Stop and start again with other settings (the data stays).
+    pub fn restart(&mut self, settings: &[(String, String)]) -> Result<(), Error> {
+        self.stop();
+        self.settings = settings.to_vec();
+        self.launch()
+    }
+
     /// The DSN of a database on this server (the password included: keep it out of output).
     pub fn dsn(&self, database: &str) -> Dsn {
-        Dsn::parse(&format!("{}{database}", self.dsn)).expect("managed server DSN parses")
+        Dsn::parse(&self.dsn_text(database)).expect("managed server DSN parses")
     }
 
     /// The DSN text, password included, for handing to a child process.
     pub fn dsn_text(&self, database: &str) -> String {
-        format!("{}{database}", self.dsn)
+        let database = if database.is_empty() { self.kind.default_db } else { database };
+        format!("{}{database}", (self.kind.dsn)(self.port, self.password.as_deref()))
+    }
+
+    /// A superuser session on the server's default database.
+    pub fn session(&self) -> Result<Box<dyn Session>, Error> {
+        let engine = engine::open(&self.dsn(""), &EngineOptions::default(), Protocol::Simple)?;
+        engine.connect().map_err(|e| Error::Connect(e.message))
     }
 
     /// The server's main process, while it runs.
@@ -45,17 +200,39 @@ impl Server {
         self.child.as_ref().map(|c| c.id())
     }
 
-    /// The last lines of the server's log, for error messages.
-    pub fn log_tail(&self) -> String {
-        log_tail(&self.log)
+    pub fn dir(&self) -> &Path {
+        &self.layout.dir
     }
 
-    /// Shut the server down and wait for it (fast shutdown: SIGINT for both engines' servers).
+    /// The last lines of the server's log, for error messages.
+    pub fn log_tail(&self) -> String {
+        log_tail(&self.layout.log)
+    }
+
+    /// Leave the server running after dbduel exits; its state file lets `server stop` find it.
+    pub fn detach(mut self) -> Result<State, Error> {
+        let child = self
+            .child
+            .take()
+            .ok_or_else(|| Error::Io("the server is not running".into()))?;
+        let state = State {
+            engine: self.kind.engine.into(),
+            pid: child.id(),
+            port: self.port,
+            dsn: self.dsn("").to_string(),
+            version: self.version.clone(),
+        };
+        let text = serde_json::to_string_pretty(&state).expect("state serializes");
+        std::fs::write(self.layout.state(), text).map_err(|e| Error::Io(e.to_string()))?;
+        self._temp = None;
+        Ok(state)
+    }
+
+    /// Shut the server down and wait for it (fast shutdown: SIGINT for both kinds).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            // SAFETY: kill only sends a signal to the process we started.
-            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-            let deadline = Instant::now() + Duration::from_secs(30);
+            signal(child.id(), libc::SIGINT);
+            let deadline = Instant::now() + Duration::from_secs(60);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = child.try_wait() {
                     return;
@@ -74,6 +251,101 @@ impl Drop for Server {
     }
 }
 
+/// Read the state of a detached server from its directory.
+pub fn read_state(dir: &Path) -> Result<State, Error> {
+    let path = Layout::new(dir).state();
+    let text = std::fs::read_to_string(&path).map_err(|_| {
+        Error::Usage(format!(
+            "no dbduel server in {}: start one with `dbduel server start`",
+            dir.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
+}
+
+/// Whether a process is alive.
+pub fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid as i32, 0) == 0 }
+}
+
+/// Stop a detached server and wait until it is gone.
+pub fn stop_detached(dir: &Path) -> Result<State, Error> {
+    let state = read_state(dir)?;
+    if alive(state.pid) {
+        signal(state.pid, libc::SIGINT);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while alive(state.pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if alive(state.pid) {
+            return Err(Error::Io(format!(
+                "the server (pid {}) did not stop within 60 s",
+                state.pid
+            )));
+        }
+    }
+    let _ = std::fs::remove_file(Layout::new(dir).state());
+    Ok(state)
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: sends a signal to a process dbduel started.
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+/// A directory that is new, empty, or holds a stopped server of the same kind.
+fn prepare_dir(
+    kind: &ServerKind,
+    dir: Option<&Path>,
+) -> Result<(Layout, Option<tempfile::TempDir>), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let (path, temp) = match dir {
+        Some(d) => (d.to_path_buf(), None),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix(&format!("dbduel-{}-", kind.engine))
+                .tempdir()
+                .map_err(|e| {
+                    Error::Io(format!(
+                        "cannot create a server directory (set TMPDIR): {e}"
+                    ))
+                })?;
+            (t.path().to_path_buf(), Some(t))
+        }
+    };
+    let layout = Layout::new(&path);
+    if let Ok(mut entries) = std::fs::read_dir(&path) {
+        if let Ok(state) = read_state(&path) {
+            if state.engine != kind.engine {
+                return Err(Error::Usage(format!(
+                    "--data-dir {} holds a {} server, not {}",
+                    path.display(),
+                    state.engine,
+                    kind.engine
+                )));
+            }
+            if alive(state.pid) {
+                return Err(Error::Usage(format!(
+                    "a server already runs from {} (pid {}): stop it first",
+                    path.display(),
+                    state.pid
+                )));
+            }
+        } else if entries.next().is_some() && !layout.data.exists() {
+            return Err(Error::Usage(format!(
+                "--data-dir {} is not empty: give a new or empty directory",
+                path.display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(&path)
+        .map_err(|e| Error::Io(format!("cannot create {}: {e}", path.display())))?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::Io(e.to_string()))?;
+    Ok((layout, temp))
+}
+
 pub fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
@@ -90,10 +362,20 @@ pub fn free_port() -> Result<u16, Error> {
         .port())
 }
 
+fn check_port(port: u16) -> Result<u16, Error> {
+    std::net::TcpListener::bind(("127.0.0.1", port))
+        .map(|_| port)
+        .map_err(|e| {
+            Error::Usage(format!(
+                "port {port} on 127.0.0.1 is in use ({e}): give another --port or none"
+            ))
+        })
+}
+
 /// The uid and gid of a service account, when dbduel runs as root and the account exists.
 fn service_account(name: &str) -> Option<(u32, u32)> {
     // SAFETY: geteuid has no preconditions; getpwnam returns a pointer into static storage
-    // that we read at once.
+    // that is read at once.
     unsafe {
         if libc::geteuid() != 0 {
             return None;
@@ -107,7 +389,7 @@ fn service_account(name: &str) -> Option<(u32, u32)> {
     }
 }
 
-/// Give a path to the service account (recursively for a directory).
+/// Give a path to the service account.
 fn chown(path: &Path, account: Option<(u32, u32)>) -> Result<(), Error> {
     if let Some((uid, gid)) = account {
         std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(|e| {
@@ -120,26 +402,14 @@ fn chown(path: &Path, account: Option<(u32, u32)>) -> Result<(), Error> {
     Ok(())
 }
 
-/// A private temporary directory that a service account can enter.
-fn server_dir(prefix: &str) -> Result<tempfile::TempDir, Error> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::Builder::new()
-        .prefix(prefix)
-        .tempdir()
-        .map_err(|e| Error::Io(format!("cannot create a data directory (set TMPDIR): {e}")))?;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| Error::Io(e.to_string()))?;
-    Ok(dir)
-}
-
-/// A command that runs as the service account when there is one.
+/// A command run as the service account when there is one, in its own process group.
 fn command(program: &Path, account: Option<(u32, u32)>) -> Command {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(program);
     if let Some((uid, gid)) = account {
         cmd.uid(uid).gid(gid);
     }
-    cmd.stdin(Stdio::null());
+    cmd.stdin(Stdio::null()).process_group(0);
     cmd
 }
 
@@ -185,7 +455,7 @@ fn wait_ready(
     what: &str,
     mut ready: impl FnMut() -> bool,
 ) -> Result<(), Error> {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline {
         if let Ok(Some(status)) = child.try_wait() {
             return Err(Error::Io(format!(
@@ -200,15 +470,16 @@ fn wait_ready(
     }
     let _ = child.kill();
     Err(Error::Io(format!(
-        "{what} did not accept connections within 60 s; its log ends with:\n{}",
+        "{what} did not accept connections within 120 s; its log ends with:\n{}",
         log_tail(log)
     )))
 }
 
-/// The first existing file among candidates: names searched on PATH, then fixed locations.
-fn find_binary(names: &[&str], dirs: &[PathBuf]) -> Option<PathBuf> {
+/// The first existing file among candidates: `first` directory, PATH, then fixed locations.
+fn find_binary(names: &[&str], first: Option<&Path>, dirs: &[PathBuf]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut all: Vec<PathBuf> = dirs.to_vec();
+    let mut all: Vec<PathBuf> = first.map(Path::to_path_buf).into_iter().collect();
+    all.extend(dirs.iter().cloned());
     all.extend(std::env::split_paths(&path));
     all.extend(["/usr/sbin", "/usr/bin", "/usr/local/bin", "/usr/local/sbin"].map(PathBuf::from));
     all.iter()
@@ -223,4 +494,23 @@ fn random_password() -> String {
     (0..20)
         .map(|_| char::from(b"abcdefghijkmnopqrstuvwxyz23456789"[rng.random_range(0..33)]))
         .collect()
+}
+
+/// A server for the test suite: temporary directory, password authentication.
+pub fn start_for_tests(
+    kind: &'static ServerKind,
+    settings: &[(&str, &str)],
+) -> Result<Server, Error> {
+    let settings = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Server::start(
+        kind,
+        &ServerOptions {
+            settings,
+            password: true,
+            ..ServerOptions::default()
+        },
+    )
 }

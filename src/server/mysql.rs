@@ -1,83 +1,101 @@
 //! A managed MariaDB server: mariadb-install-db, mariadbd on a loopback port with the given
-//! settings, a `dbduel` user with a password, fast shutdown.
+//! settings, and a `dbduel` superuser (with a password when asked, otherwise none).
 
-use super::{
-    Server, chown, command, find_binary, free_port, random_password, run_logged, server_dir,
-    service_account, spawn_logged, wait_ready,
-};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{Layout, ServerKind, command, find_binary, run_logged};
 use crate::Error;
 use crate::dsn::Dsn;
 use crate::engine::{self, EngineOptions, Protocol};
 
-/// Initialise and start a MariaDB server with `settings` (name, value) on a free port.
-pub fn start_mariadb(settings: &[(&str, &str)]) -> Result<Server, Error> {
-    let missing = || {
-        Error::Usage("MariaDB server binaries not found: install the mariadb-server package".into())
-    };
-    let install =
-        find_binary(&["mariadb-install-db", "mysql_install_db"], &[]).ok_or_else(missing)?;
-    let mariadbd = find_binary(&["mariadbd", "mysqld"], &[]).ok_or_else(missing)?;
-    let account = service_account("mysql");
-    let dir = server_dir("dbduel-mariadb-")?;
-    let data = dir.path().join("data");
-    let run = dir.path().join("run");
-    let log = dir.path().join("server.log");
-    for p in [&data, &run] {
-        std::fs::create_dir(p).map_err(|e| Error::Io(e.to_string()))?;
-        chown(p, account)?;
-    }
-    let mut init = command(&install, None);
-    init.arg("--no-defaults")
-        .arg(format!("--datadir={}", data.display()));
-    init.args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
-    if account.is_some() {
-        init.arg("--user=mysql");
-    }
-    run_logged(init, &log, "mariadb-install-db")?;
-    let port = free_port()?;
-    let socket = run.join("mysqld.sock");
-    let mut cmd = command(&mariadbd, None);
+pub static MARIADB: ServerKind = ServerKind {
+    engine: "mysql",
+    product: "MariaDB",
+    package: "mariadb-server",
+    account: "mysql",
+    binaries,
+    init,
+    command: server_command,
+    dsn,
+    default_db: "",
+    setup,
+};
+
+fn binaries(first: Option<&Path>) -> Option<(PathBuf, PathBuf)> {
+    let install = find_binary(&["mariadb-install-db", "mysql_install_db"], first, &[])?;
+    let server = find_binary(&["mariadbd", "mysqld"], first, &[])?;
+    Some((install, server))
+}
+
+fn init(
+    layout: &Layout,
+    install: &Path,
+    account: Option<(u32, u32)>,
+    _password: Option<&str>,
+) -> Result<(), Error> {
+    let mut cmd = command(install, None);
     cmd.arg("--no-defaults")
-        .arg(format!("--datadir={}", data.display()));
-    cmd.args([
-        format!("--port={port}"),
-        "--bind-address=127.0.0.1".into(),
-        format!("--socket={}", socket.display()),
-    ]);
-    cmd.arg(format!("--pid-file={}", run.join("mysqld.pid").display()));
+        .arg(format!("--datadir={}", layout.data.display()));
+    cmd.args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+    if account.is_some() {
+        cmd.arg("--user=mysql");
+    }
+    run_logged(cmd, &layout.log, "mariadb-install-db")
+}
+
+fn server_command(
+    layout: &Layout,
+    server: &Path,
+    port: u16,
+    settings: &[(String, String)],
+    account: Option<(u32, u32)>,
+) -> Command {
+    let mut cmd = command(server, None);
+    cmd.arg("--no-defaults")
+        .arg(format!("--datadir={}", layout.data.display()));
+    cmd.args([format!("--port={port}"), "--bind-address=127.0.0.1".into()]);
+    cmd.arg(format!(
+        "--socket={}",
+        layout.run.join("mysqld.sock").display()
+    ));
+    cmd.arg(format!(
+        "--pid-file={}",
+        layout.run.join("mysqld.pid").display()
+    ));
     if account.is_some() {
         cmd.arg("--user=mysql");
     }
     for (k, v) in settings {
         cmd.arg(format!("--{k}={v}"));
     }
-    let mut child = spawn_logged(cmd, &log, "mariadbd")?;
+    cmd
+}
+
+fn dsn(port: u16, password: Option<&str>) -> String {
+    let pw = password.map(|p| format!(":{p}")).unwrap_or_default();
+    format!("mysql://dbduel{pw}@127.0.0.1:{port}/")
+}
+
+/// Create the dbduel superuser through root's socket connection.
+fn setup(layout: &Layout, password: Option<&str>) -> Result<(), Error> {
     let root = Dsn::parse(&format!(
         "mysql://root@localhost/?socket={}",
-        socket.display()
+        layout.run.join("mysqld.sock").display()
     ))?;
-    let engine = engine::open(&root, &EngineOptions::default(), Protocol::Simple)?;
-    wait_ready(&mut child, &log, "mariadbd", || engine.connect().is_ok())?;
-    let password = random_password();
-    let mut s = engine.connect().map_err(|e| Error::Connect(e.message))?;
-    let setup = [
-        format!("CREATE USER 'dbduel'@'%' IDENTIFIED BY '{password}'"),
-        "GRANT ALL PRIVILEGES ON *.* TO 'dbduel'@'%' WITH GRANT OPTION".to_string(),
-    ];
-    for sql in &setup {
-        s.batch(sql).map_err(|e| {
-            Error::Database(format!("setting up the dbduel user failed: {}", e.message))
+    let mut s = engine::open(&root, &EngineOptions::default(), Protocol::Simple)?
+        .connect()
+        .map_err(|e| Error::Connect(e.message))?;
+    let identified = password
+        .map(|p| format!(" IDENTIFIED BY '{p}'"))
+        .unwrap_or_default();
+    for sql in [
+        format!("CREATE USER IF NOT EXISTS 'dbduel'@'%'{identified}"),
+        "GRANT ALL PRIVILEGES ON *.* TO 'dbduel'@'%' WITH GRANT OPTION".into(),
+    ] {
+        s.batch(&sql).map_err(|e| {
+            Error::Database(format!("creating the dbduel user failed: {}", e.message))
         })?;
     }
-    let version = s.server_info().map(|i| i.version).unwrap_or_default();
-    let dsn = format!("mysql://dbduel:{password}@127.0.0.1:{port}/");
-    Ok(Server {
-        kind: "mariadb",
-        port,
-        version,
-        dsn,
-        child: Some(child),
-        log,
-        _dir: Some(dir),
-    })
+    Ok(())
 }

@@ -1,15 +1,24 @@
-//! A managed PostgreSQL server: initdb with password authentication, postgres on a loopback
-//! port with the given settings, fast shutdown.
+//! A managed PostgreSQL server: initdb (password or loopback-trust authentication), postgres on
+//! a loopback port with the given settings, its Unix socket in the server's run directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use super::{
-    Server, chown, command, find_binary, free_port, random_password, run_logged, server_dir,
-    service_account, spawn_logged, wait_ready,
-};
+use super::{Layout, ServerKind, chown, command, find_binary, run_logged};
 use crate::Error;
-use crate::dsn::Dsn;
-use crate::engine::{self, EngineOptions, Protocol};
+
+pub static POSTGRES: ServerKind = ServerKind {
+    engine: "postgres",
+    product: "PostgreSQL",
+    package: "postgresql",
+    account: "postgres",
+    binaries,
+    init,
+    command: server_command,
+    dsn,
+    default_db: "postgres",
+    setup: |_, _| Ok(()),
+};
 
 /// Debian installs each major version in /usr/lib/postgresql/<version>/bin; newest first.
 fn bin_dirs() -> Vec<PathBuf> {
@@ -23,66 +32,67 @@ fn bin_dirs() -> Vec<PathBuf> {
     dirs.into_iter().map(|(_, d)| d).collect()
 }
 
-/// Initialise and start a PostgreSQL server with `settings` (name, value) on a free port.
-pub fn start_postgres(settings: &[(&str, &str)]) -> Result<Server, Error> {
-    let dirs = bin_dirs();
-    let missing = || {
-        Error::Usage("PostgreSQL server binaries not found: install the postgresql package".into())
-    };
-    let initdb = find_binary(&["initdb"], &dirs).ok_or_else(missing)?;
+fn binaries(first: Option<&Path>) -> Option<(PathBuf, PathBuf)> {
+    let initdb = find_binary(&["initdb"], first, &bin_dirs())?;
     let postgres = initdb.with_file_name("postgres");
-    let account = service_account("postgres");
-    let dir = server_dir("dbduel-pg-")?;
-    let data = dir.path().join("data");
-    let log = dir.path().join("server.log");
-    std::fs::create_dir(&data).map_err(|e| Error::Io(e.to_string()))?;
-    for p in [&data, &dir.path().to_path_buf()] {
-        chown(p, account)?;
-    }
-    let password = random_password();
-    let pwfile = dir.path().join("pwfile");
-    std::fs::write(&pwfile, &password).map_err(|e| Error::Io(e.to_string()))?;
-    chown(&pwfile, account)?;
-    let mut init = command(&initdb, account);
-    init.arg("-D").arg(&data).args([
+    postgres.is_file().then_some((initdb, postgres))
+}
+
+fn init(
+    layout: &Layout,
+    initdb: &Path,
+    account: Option<(u32, u32)>,
+    password: Option<&str>,
+) -> Result<(), Error> {
+    let mut cmd = command(initdb, account);
+    cmd.arg("-D").arg(&layout.data).args([
         "-U",
         "dbduel",
         "-E",
         "UTF8",
         "--no-sync",
-        "--auth-host=scram-sha-256",
         "--auth-local=trust",
     ]);
-    init.arg(format!("--pwfile={}", pwfile.display()));
-    run_logged(init, &log, "initdb")?;
+    let pwfile = layout.run.join("pwfile");
+    match password {
+        Some(pw) => {
+            std::fs::write(&pwfile, pw).map_err(|e| Error::Io(e.to_string()))?;
+            chown(&pwfile, account)?;
+            cmd.arg("--auth-host=scram-sha-256")
+                .arg(format!("--pwfile={}", pwfile.display()));
+        }
+        None => {
+            cmd.arg("--auth-host=trust");
+        }
+    }
+    let result = run_logged(cmd, &layout.log, "initdb");
     let _ = std::fs::remove_file(&pwfile);
-    let port = free_port()?;
-    let mut cmd = command(&postgres, account);
-    cmd.arg("-D")
-        .arg(&data)
-        .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1"]);
+    result
+}
+
+fn server_command(
+    layout: &Layout,
+    postgres: &Path,
+    port: u16,
+    settings: &[(String, String)],
+    account: Option<(u32, u32)>,
+) -> Command {
+    let mut cmd = command(postgres, account);
+    cmd.arg("-D").arg(&layout.data).args([
+        "-p",
+        &port.to_string(),
+        "-c",
+        "listen_addresses=127.0.0.1",
+    ]);
     cmd.arg("-c")
-        .arg(format!("unix_socket_directories={}", dir.path().display()));
+        .arg(format!("unix_socket_directories={}", layout.run.display()));
     for (k, v) in settings {
         cmd.arg("-c").arg(format!("{k}={v}"));
     }
-    let mut child = spawn_logged(cmd, &log, "postgres")?;
-    let dsn_text = format!("postgres://dbduel:{password}@127.0.0.1:{port}/");
-    let dsn = Dsn::parse(&format!("{dsn_text}postgres"))?;
-    let engine = engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)?;
-    wait_ready(&mut child, &log, "postgres", || engine.connect().is_ok())?;
-    let version = engine
-        .connect()
-        .and_then(|mut s| s.server_info())
-        .map(|i| i.version)
-        .unwrap_or_default();
-    Ok(Server {
-        kind: "postgres",
-        port,
-        version,
-        dsn: dsn_text,
-        child: Some(child),
-        log,
-        _dir: Some(dir),
-    })
+    cmd
+}
+
+fn dsn(port: u16, password: Option<&str>) -> String {
+    let pw = password.map(|p| format!(":{p}")).unwrap_or_default();
+    format!("postgres://dbduel{pw}@127.0.0.1:{port}/")
 }

@@ -59,11 +59,15 @@ impl Target {
 
 impl Env {
     pub fn start() -> Result<Env, dbduel::Error> {
-        let pg = server::start_postgres(&[("max_connections", "200"), ("fsync", "off")])?;
-        let maria = server::start_mariadb(&[
+        let pg = server::start_for_tests(
+            &server::POSTGRES,
+            &[("max_connections", "200"), ("fsync", "off")],
+        )?;
+        let maria_settings = [
             ("max_connections", "200"),
             ("innodb_flush_log_at_trx_commit", "2"),
-        ])?;
+        ];
+        let maria = server::start_for_tests(&server::MARIADB, &maria_settings)?;
         eprintln!(
             "test servers: PostgreSQL {} on port {}, MariaDB {} on port {}",
             pg.version, pg.port, maria.version, maria.port
