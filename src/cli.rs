@@ -29,6 +29,16 @@ pub enum Command {
     Cleanup(TargetArgs),
     /// List engines and workloads.
     List,
+    /// Start, stop or inspect a managed local server.
+    Server(ServerArgs),
+    /// Run a plan: engines x profiles x workloads x clients x repeats, into the results store.
+    Sweep(SweepArgs),
+    /// Every engine installed here, default and tuned, at 1, 2, 4 and 8 clients: one table, one report.
+    Duel(DuelArgs),
+    /// Turn the results store into one HTML file (or markdown tables).
+    Report(ReportArgs),
+    /// Read the results store back: list, show, export.
+    Results(ResultsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -102,4 +112,144 @@ pub struct RunArgs {
     /// Seed of the clients' random generators (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    #[command(subcommand)]
+    pub action: ServerAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServerAction {
+    /// Initialise (when new) and start a managed server; it keeps running after dbduel exits.
+    Start(ServerStartArgs),
+    /// Stop the managed server of a directory.
+    Stop(ServerDirArgs),
+    /// Say whether the managed server of a directory runs, and how to reach it.
+    Status(ServerDirArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServerStartArgs {
+    /// Engine: postgres or mysql (MariaDB).
+    pub engine: String,
+    /// The server's directory (its data, log and socket); new or empty, or a stopped dbduel server's.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: PathBuf,
+    /// Port on 127.0.0.1 (default: a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Profile: default, tuned or unsafe.
+    #[arg(long, default_value = "default")]
+    pub profile: String,
+    /// Scale of the dataset the tuned profile is sized for (tpcb's scale).
+    #[arg(short = 's', long, default_value_t = 1)]
+    pub scale: u32,
+    /// Directory holding the server's binaries (default: PATH and the usual Debian locations).
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServerDirArgs {
+    /// The server's directory, as given to `server start`.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The plan file (TOML): engines, profiles or steps, workload, clients, repeats...
+    pub plan: PathBuf,
+    /// The results store.
+    #[arg(long, value_name = "FILE", default_value = "dbduel-results.db")]
+    pub results: PathBuf,
+    /// Write the HTML report of this plan here when the sweep ends.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DuelArgs {
+    /// Workload name (see `dbduel list`).
+    #[arg(default_value = "tpcb")]
+    pub workload: String,
+    /// Measured seconds per point.
+    #[arg(short = 'T', long, default_value_t = 10)]
+    pub time: u64,
+    /// Client counts.
+    #[arg(short = 'c', long, value_delimiter = ',', default_value = "1,2,4,8")]
+    pub clients: Vec<u32>,
+    /// Repeats of every point.
+    #[arg(long, default_value_t = 1)]
+    pub repeats: u32,
+    /// Scale factor.
+    #[arg(short = 's', long, default_value_t = 1)]
+    pub scale: u32,
+    /// The results store.
+    #[arg(long, value_name = "FILE", default_value = "dbduel-results.db")]
+    pub results: PathBuf,
+    /// The HTML report to write.
+    #[arg(long, value_name = "FILE", default_value = "dbduel-report.html")]
+    pub report: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The results store.
+    #[arg(long, value_name = "FILE", default_value = "dbduel-results.db")]
+    pub results: PathBuf,
+    /// Only the runs of this plan (default: all).
+    #[arg(long)]
+    pub plan: Option<String>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+    /// Output file (default: dbduel-report.html, or standard output for markdown).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    /// The results store.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "dbduel-results.db",
+        global = true
+    )]
+    pub results: PathBuf,
+    #[command(subcommand)]
+    pub action: ResultsAction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResultsAction {
+    /// One line per stored run.
+    List {
+        #[arg(long)]
+        plan: Option<String>,
+    },
+    /// The full result of one run, as JSON.
+    Show { id: i64 },
+    /// Every run (of a plan) as CSV or JSON on standard output.
+    Export {
+        #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+        format: ExportFormat,
+        #[arg(long)]
+        plan: Option<String>,
+    },
 }

@@ -2,6 +2,7 @@
 //! to the commands below; everything a test needs is reachable from here, in-process.
 
 pub mod cli;
+mod commands;
 pub mod dsn;
 pub mod engine;
 pub mod metrics;
@@ -12,6 +13,7 @@ pub mod server;
 pub mod sql;
 pub mod stats;
 pub mod store;
+pub mod sweep;
 pub mod workload;
 
 use std::sync::Arc;
@@ -105,6 +107,11 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
             Ok(Outcome::Success)
         }
         Command::Run(args) => run_benchmark(&plan::run_plan(&args)?, &stop),
+        Command::Server(args) => commands::server(&args.action),
+        Command::Sweep(args) => commands::sweep_cmd(&args, &stop),
+        Command::Duel(args) => commands::duel(&args, &stop),
+        Command::Report(args) => commands::report_cmd(&args),
+        Command::Results(args) => commands::results(&args),
     }
 }
 
@@ -206,29 +213,8 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
             false,
         )?;
     }
-    let engine: Arc<dyn Engine> = engine::open(&dsn, &plan.target.engine, plan.protocol)?.into();
-    let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
-    let mut workload = (plan.target.workload.new)(&plan.workload)?;
-    let mut warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
-    let info = admin
-        .server_info()
-        .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
-    let size_before = admin.database_size().unwrap_or(0);
-    let workload: Arc<dyn Workload> = workload.into();
-    let measured = measure(plan, engine.clone(), workload.clone(), stop)?;
-    let size_after = admin.database_size().unwrap_or(0);
-    let interrupted = stop.load(Ordering::SeqCst);
-    let result = assemble(
-        plan,
-        &dsn,
-        engine.as_ref(),
-        workload.as_ref(),
-        info,
-        (size_before, size_after),
-        measured,
-        interrupted,
-        &mut warnings,
-    );
+    let (result, _) = bench(plan, &dsn, stop, None)?;
+    let interrupted = result.interrupted;
     print!("{}", report::summary(&result));
     if let Some(path) = &plan.json {
         result.write_json(path)?;
@@ -241,6 +227,45 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
     } else {
         Outcome::Success
     })
+}
+
+/// Run one measured point on `dsn` (already prepared), observing the server process tree of
+/// `server_pid` when dbduel manages it. Returns the result and the server's per-second samples.
+pub fn bench(
+    plan: &plan::RunPlan,
+    dsn: &Dsn,
+    stop: &Arc<AtomicBool>,
+    server_pid: Option<u32>,
+) -> Result<(report::RunResult, Vec<metrics::observe::ResourceSample>), Error> {
+    let engine: Arc<dyn Engine> = engine::open(dsn, &plan.target.engine, plan.protocol)?.into();
+    let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
+    let mut workload = (plan.target.workload.new)(&plan.workload)?;
+    let mut warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
+    let info = admin
+        .server_info()
+        .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
+    let size_before = admin.database_size().unwrap_or(0);
+    let workload: Arc<dyn Workload> = workload.into();
+    let observer =
+        metrics::observe::Observer::start(server_pid, engine.connect().ok(), Instant::now());
+    let measured = measure(plan, engine.clone(), workload.clone(), stop);
+    let resources = observer.stop();
+    let measured = measured?;
+    let size_after = admin.database_size().unwrap_or(0);
+    let interrupted = stop.load(Ordering::SeqCst);
+    let sizes = (size_before, size_after);
+    let result = assemble(
+        plan,
+        dsn,
+        engine.as_ref(),
+        workload.as_ref(),
+        info,
+        sizes,
+        measured,
+        interrupted,
+        &mut warnings,
+    );
+    Ok((result, resources))
 }
 
 /// What the measuring loop hands over: the measurement and the client's CPU time.

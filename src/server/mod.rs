@@ -20,6 +20,19 @@ use crate::engine::{self, EngineOptions, ErrorClass, Protocol, Session};
 pub use mysql::MARIADB;
 pub use postgres::POSTGRES;
 
+/// Every server kind dbduel can manage. Adding one adds a file and a line here.
+pub static KINDS: &[&ServerKind] = &[&POSTGRES, &MARIADB];
+
+/// The managed server kind of an engine (None: an embedded engine, or one dbduel cannot start).
+pub fn kind_for(engine: &str) -> Option<&'static ServerKind> {
+    KINDS.iter().copied().find(|k| k.engine == engine)
+}
+
+/// Whether this machine has the binaries of a server kind.
+pub fn installed(kind: &ServerKind) -> bool {
+    (kind.binaries)(None).is_some()
+}
+
 /// A kind of server dbduel can manage. Each kind lives in its own file.
 pub struct ServerKind {
     /// The engine (registry name) whose DSN reaches it.
@@ -185,8 +198,15 @@ impl Server {
 
     /// The DSN text, password included, for handing to a child process.
     pub fn dsn_text(&self, database: &str) -> String {
-        let database = if database.is_empty() { self.kind.default_db } else { database };
-        format!("{}{database}", (self.kind.dsn)(self.port, self.password.as_deref()))
+        let database = if database.is_empty() {
+            self.kind.default_db
+        } else {
+            database
+        };
+        format!(
+            "{}{database}",
+            (self.kind.dsn)(self.port, self.password.as_deref())
+        )
     }
 
     /// A superuser session on the server's default database.

@@ -4,6 +4,7 @@
 //! moment it finishes, so an interrupted sweep loses at most the point in flight.
 
 mod schema;
+pub mod summary;
 
 use std::path::{Path, PathBuf};
 

@@ -23,6 +23,8 @@ pub struct WorkloadEntry {
     pub name: &'static str,
     pub about: &'static str,
     pub variants: &'static [&'static str],
+    /// Rough size of the loaded data per unit of scale, for sizing tuned profiles.
+    pub bytes_per_scale: u64,
     pub new: fn(&WorkloadOptions) -> Result<Box<dyn Workload>, Error>,
 }
 

@@ -18,6 +18,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "tpcb",
     about: "pgbench's TPC-B (sort of); scale 1 = 1 branch, 10 tellers, 100,000 accounts",
     variants: &["tpcb-like", "simple-update", "select-only"],
+    // pgbench: scale 1 is about 15 MiB in PostgreSQL with its indexes.
+    bytes_per_scale: 16 << 20,
     new,
 };
 

@@ -1,0 +1,278 @@
+//! The experiment commands: `server start|stop|status`, `sweep`, `duel`, `report` and
+//! `results list|show|export`. The measuring itself is in lib.rs and sweep/.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::cli::{
+    DuelArgs, ExportFormat, ReportArgs, ReportFormat, ResultsAction, ResultsArgs, ServerAction,
+    SweepArgs,
+};
+use crate::metrics::Host;
+use crate::server::{self, Server, ServerOptions, profile};
+use crate::store::{Store, summary};
+use crate::sweep::plan::PlanFile;
+use crate::{Error, Outcome, report, sweep};
+
+pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
+    match action {
+        ServerAction::Start(a) => {
+            let kind = server::kind_for(&a.engine).ok_or_else(|| {
+                let known: Vec<_> = server::KINDS.iter().map(|k| k.engine).collect();
+                Error::Usage(format!(
+                    "dbduel cannot manage a '{}' server: use one of {}",
+                    a.engine,
+                    known.join(", ")
+                ))
+            })?;
+            let entry = crate::workload::find("tpcb")?;
+            let host = Host::read();
+            let facts = profile::Facts {
+                ram_bytes: host.ram_bytes,
+                cores: host.cores,
+                dataset_bytes: entry.bytes_per_scale * u64::from(a.scale),
+                max_clients: 100,
+            };
+            let chosen = profile::builtin(&a.profile, &facts).ok_or_else(|| {
+                Error::Usage(format!(
+                    "unknown --profile '{}': use default, tuned or unsafe",
+                    a.profile
+                ))
+            })?;
+            let settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
+            let opts = ServerOptions {
+                dir: Some(a.data_dir.clone()),
+                port: a.port,
+                bin_dir: a.bin_dir.clone(),
+                settings,
+                password: false,
+            };
+            let state = Server::start(kind, &opts)?.detach()?;
+            println!(
+                "{} {} runs (pid {}) on 127.0.0.1:{}, profile {}{}",
+                kind.product,
+                state.version,
+                state.pid,
+                state.port,
+                chosen.name,
+                if chosen.unsafe_profile {
+                    " (UNSAFE)"
+                } else {
+                    ""
+                }
+            );
+            println!("dsn: {}", state.dsn);
+            Ok(Outcome::Success)
+        }
+        ServerAction::Stop(a) => {
+            let state = server::stop_detached(&a.data_dir)?;
+            println!(
+                "stopped the {} server (pid {}) of {}",
+                state.engine,
+                state.pid,
+                a.data_dir.display()
+            );
+            Ok(Outcome::Success)
+        }
+        ServerAction::Status(a) => {
+            let state = server::read_state(&a.data_dir)?;
+            let running = server::alive(state.pid);
+            println!(
+                "{} {}: {} (pid {}, 127.0.0.1:{})",
+                state.engine,
+                state.version,
+                if running { "running" } else { "stopped" },
+                state.pid,
+                state.port
+            );
+            println!("dsn: {}", state.dsn);
+            Ok(if running {
+                Outcome::Success
+            } else {
+                Outcome::Failures
+            })
+        }
+    }
+}
+
+pub fn sweep_cmd(a: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    let (plan, text) = PlanFile::read(&a.plan)?;
+    let outcome = sweep::run(&plan, &text, &a.results, stop)?;
+    finish(&a.results, Some(plan.name()), a.report.as_deref())?;
+    Ok(outcome)
+}
+
+/// Every engine installed here, each default and tuned, at the given client counts.
+pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    let mut engines = vec!["sqlite".to_string()];
+    engines.extend(
+        server::KINDS
+            .iter()
+            .filter(|k| server::installed(k))
+            .map(|k| k.engine.to_string()),
+    );
+    let clients: Vec<String> = a.clients.iter().map(u32::to_string).collect();
+    let text = format!(
+        "name = \"duel-{}\"\nworkload = \"{}\"\nengines = [{}]\nprofiles = [\"default\", \"tuned\"]\nclients = [{}]\ntime = {}\nrepeats = {}\nscale = {}\n",
+        a.workload,
+        a.workload,
+        engines
+            .iter()
+            .map(|e| format!("\"{e}\""))
+            .collect::<Vec<_>>()
+            .join(", "),
+        clients.join(", "),
+        a.time,
+        a.repeats,
+        a.scale
+    );
+    let dir = tempfile::tempdir().map_err(|e| Error::Io(e.to_string()))?;
+    let path = dir.path().join(format!("duel-{}.toml", a.workload));
+    std::fs::write(&path, &text).map_err(|e| Error::Io(e.to_string()))?;
+    eprintln!(
+        "duel: {} on {}, default and tuned, clients {}",
+        a.workload,
+        engines.join(", "),
+        clients.join(",")
+    );
+    let (plan, text) = PlanFile::read(&path)?;
+    let outcome = sweep::run(&plan, &text, &a.results, stop)?;
+    finish(&a.results, Some(plan.name()), Some(&a.report))?;
+    Ok(outcome)
+}
+
+/// After a sweep: the comparison table on the terminal and, when asked, the HTML report.
+fn finish(results: &Path, plan: Option<&str>, html: Option<&Path>) -> Result<(), Error> {
+    let store = Store::open(results)?;
+    let data = summary::report_data(&store, plan)?;
+    println!("{}", report::markdown::markdown(&data));
+    if let Some(path) = html {
+        std::fs::write(path, report::html::html(&data))
+            .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("report written to {}", path.display());
+    }
+    Ok(())
+}
+
+pub fn report_cmd(a: &ReportArgs) -> Result<Outcome, Error> {
+    if !a.results.exists() {
+        return Err(Error::Usage(format!(
+            "no results store at {}: run `dbduel sweep` or `dbduel duel` first, or give --results",
+            a.results.display()
+        )));
+    }
+    let store = Store::open(&a.results)?;
+    let data = summary::report_data(&store, a.plan.as_deref())?;
+    let (text, default) = match a.format {
+        ReportFormat::Html => (report::html::html(&data), Some("dbduel-report.html")),
+        ReportFormat::Markdown => (report::markdown::markdown(&data), None),
+    };
+    match a.output.as_deref().or(default.map(Path::new)) {
+        Some(path) => {
+            std::fs::write(path, text)
+                .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("report written to {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(Outcome::Success)
+}
+
+pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
+    if !a.results.exists() {
+        return Err(Error::Usage(format!(
+            "no results store at {}: give --results",
+            a.results.display()
+        )));
+    }
+    let store = Store::open(&a.results)?;
+    match &a.action {
+        ResultsAction::List { plan } => {
+            println!(
+                "{:>5}  {:<16} {:<9} {:<8} {:<14} {:>7} {:>3} {:>10} {:>9} {:>9}  flags",
+                "id",
+                "plan",
+                "engine",
+                "profile",
+                "variant",
+                "clients",
+                "rep",
+                "tps",
+                "p95 ms",
+                "p99 ms"
+            );
+            for r in store.list(plan.as_deref())? {
+                let flags = [
+                    (r.unsafe_profile, "unsafe"),
+                    (r.client_bound, "client-bound"),
+                    (r.cold, "cold"),
+                    (r.errors > 0, "errors"),
+                ];
+                let flags: Vec<&str> = flags
+                    .iter()
+                    .filter(|(on, _)| *on)
+                    .map(|(_, f)| *f)
+                    .collect();
+                println!(
+                    "{:>5}  {:<16} {:<9} {:<8} {:<14} {:>7} {:>3} {:>10.1} {:>9.3} {:>9.3}  {}",
+                    r.id,
+                    r.plan,
+                    r.engine,
+                    r.profile,
+                    r.variant,
+                    r.clients,
+                    r.repeat,
+                    r.tps,
+                    r.p95_ms,
+                    r.p99_ms,
+                    flags.join(",")
+                );
+            }
+        }
+        ResultsAction::Show { id } => println!(
+            "{}",
+            serde_json::to_string_pretty(&store.result(*id)?).expect("json")
+        ),
+        ResultsAction::Export {
+            format: ExportFormat::Json,
+            plan,
+        } => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&store.list(plan.as_deref())?).expect("json")
+            );
+        }
+        ResultsAction::Export {
+            format: ExportFormat::Csv,
+            plan,
+        } => print!("{}", csv(&store.list(plan.as_deref())?)),
+    }
+    Ok(Outcome::Success)
+}
+
+/// Runs as CSV, one header line, fields quoted where they need it.
+fn csv(rows: &[crate::store::RunRow]) -> String {
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let obj = serde_json::to_value(row).expect("row serializes");
+        let map = obj.as_object().expect("object");
+        if i == 0 {
+            out += &map.keys().cloned().collect::<Vec<_>>().join(",");
+            out.push('\n');
+        }
+        let cells: Vec<String> = map
+            .values()
+            .map(|v| match v {
+                serde_json::Value::String(s) if s.contains([',', '"', '\n']) => {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                }
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        out += &cells.join(",");
+        out.push('\n');
+    }
+    out
+}

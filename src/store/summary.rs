@@ -1,0 +1,199 @@
+//! From the store to a report: runs grouped into points and summarised over their repeats
+//! (median and spread, instability), timelines with server events, settings per profile.
+
+use std::collections::BTreeMap;
+
+use super::{RunRow, Store};
+use crate::Error;
+use crate::report::data::{PointSummary, ProfileSettings, ReportData, Second, Timeline};
+use crate::stats;
+
+/// What one stored run contributes.
+struct RunFacts {
+    row: RunRow,
+    result: serde_json::Value,
+    resources: Vec<serde_json::Value>,
+}
+
+pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Error> {
+    let mut runs = Vec::new();
+    for row in store.list(plan)? {
+        let result = store.result(row.id)?;
+        let resources = store.resources(row.id)?;
+        runs.push(RunFacts {
+            row,
+            result,
+            resources,
+        });
+    }
+    let mut groups: Vec<(String, Vec<&RunFacts>)> = Vec::new();
+    for run in &runs {
+        let r = &run.row;
+        let key = format!(
+            "{}|{}|{}|{}|{}|{}",
+            r.engine, r.profile, r.workload, r.variant, r.clients, r.cold
+        );
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(run),
+            None => groups.push((key, vec![run])),
+        }
+    }
+    let host = runs
+        .first()
+        .map(|r| host_facts(&r.result))
+        .unwrap_or_default();
+    Ok(ReportData {
+        title: format!(
+            "dbduel report{}",
+            plan.map(|p| format!(": {p}")).unwrap_or_default()
+        ),
+        generated_at: super::now(),
+        host,
+        points: groups
+            .iter()
+            .map(|(_, members)| summarise(members))
+            .collect(),
+        timelines: runs.iter().map(timeline).collect(),
+        profiles: store
+            .settings(plan)?
+            .into_iter()
+            .map(|(engine, profile, unsafe_profile, json)| ProfileSettings {
+                engine,
+                profile,
+                unsafe_profile,
+                settings: serde_json::from_str(&json).unwrap_or_default(),
+            })
+            .collect(),
+    })
+}
+
+fn host_facts(result: &serde_json::Value) -> BTreeMap<String, String> {
+    let h = &result["host"];
+    BTreeMap::from([
+        ("cores".to_string(), h["cores"].to_string()),
+        (
+            "RAM".to_string(),
+            crate::report::human_bytes(h["ram_bytes"].as_u64().unwrap_or(0)),
+        ),
+        (
+            "kernel".to_string(),
+            h["kernel"].as_str().unwrap_or_default().to_string(),
+        ),
+    ])
+}
+
+/// Per-second throughput of a run, warm-up excluded.
+fn seconds_tps(result: &serde_json::Value) -> Vec<f64> {
+    let windows = result["windows"].as_array().cloned().unwrap_or_default();
+    windows
+        .iter()
+        .filter(|w| w["warmup"] == false)
+        .map(|w| w["transactions"].as_f64().unwrap_or(0.0))
+        .collect()
+}
+
+fn summarise(members: &[&RunFacts]) -> PointSummary {
+    let first = &members[0].row;
+    let tps: Vec<f64> = members.iter().map(|m| m.row.tps).collect();
+    let s = stats::spread(&tps);
+    let median = |f: fn(&RunRow) -> f64| {
+        stats::spread(&members.iter().map(|m| f(&m.row)).collect::<Vec<_>>()).median
+    };
+    let seconds: Vec<Vec<f64>> = members.iter().map(|m| seconds_tps(&m.result)).collect();
+    let mut warnings: Vec<String> = members
+        .iter()
+        .flat_map(|m| m.result["warnings"].as_array().cloned().unwrap_or_default())
+        .filter_map(|w| w.as_str().map(str::to_string))
+        .collect();
+    warnings.dedup();
+    PointSummary {
+        engine: first.engine.clone(),
+        profile: first.profile.clone(),
+        unsafe_profile: first.unsafe_profile,
+        workload: first.workload.clone(),
+        variant: first.variant.clone(),
+        clients: first.clients,
+        repeats: members.len() as u32,
+        tps_median: s.median,
+        tps_min: s.min,
+        tps_max: s.max,
+        tps_cv: s.cv,
+        p50_ms: median(|r| r.p50_ms),
+        p95_ms: median(|r| r.p95_ms),
+        p99_ms: median(|r| r.p99_ms),
+        errors: members.iter().map(|m| m.row.errors.max(0) as u64).sum(),
+        client_bound: members.iter().any(|m| m.row.client_bound),
+        unstable: stats::unstable_reasons(&tps, &seconds),
+        cold: first.cold,
+        server_rss_bytes: members
+            .iter()
+            .filter_map(|m| peak(&m.resources, "server_rss_bytes"))
+            .max(),
+        server_cpu_per_tx_us: cpu_per_tx(members),
+        database_size_bytes: members
+            .iter()
+            .filter_map(|m| m.result["engine"]["database_size_bytes"].as_u64())
+            .max(),
+        warnings,
+    }
+}
+
+fn peak(samples: &[serde_json::Value], field: &str) -> Option<u64> {
+    samples.iter().filter_map(|s| s[field].as_u64()).max()
+}
+
+/// Server CPU seconds over transactions, over all repeats.
+fn cpu_per_tx(members: &[&RunFacts]) -> Option<f64> {
+    let (mut cpu, mut txns) = (0.0, 0.0);
+    for m in members {
+        let cpus: Vec<f64> = m
+            .resources
+            .iter()
+            .filter_map(|s| s["server_cpu_s"].as_f64())
+            .collect();
+        let (Some(first), Some(last)) = (cpus.first(), cpus.last()) else {
+            continue;
+        };
+        cpu += (last - first).max(0.0);
+        txns += m.result["transactions"].as_f64().unwrap_or(0.0);
+    }
+    (txns > 0.0 && cpu > 0.0).then(|| cpu / txns * 1e6)
+}
+
+fn timeline(run: &RunFacts) -> Timeline {
+    let events: BTreeMap<u64, &serde_json::Value> = run
+        .resources
+        .iter()
+        .filter_map(|s| Some((s["t"].as_u64()?, s)))
+        .collect();
+    let windows = run.result["windows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let seconds = windows
+        .iter()
+        .map(|w| {
+            let t = w["t"].as_u64().unwrap_or(0);
+            let sample = events.get(&t);
+            let count = |f: &str| sample.and_then(|s| s[f].as_u64()).unwrap_or(0) as u32;
+            Second {
+                t: t as u32,
+                warmup: w["warmup"] == true,
+                tps: w["transactions"].as_f64().unwrap_or(0.0),
+                p99_ms: w["p99_ms"].as_f64(),
+                checkpoints: count("checkpoints"),
+                autovacuums: count("autovacuums"),
+                server_rss_bytes: sample.and_then(|s| s["server_rss_bytes"].as_u64()),
+            }
+        })
+        .collect();
+    let r = &run.row;
+    Timeline {
+        engine: r.engine.clone(),
+        profile: r.profile.clone(),
+        workload: r.workload.clone(),
+        clients: r.clients,
+        repeat: r.repeat,
+        seconds,
+    }
+}

@@ -1,0 +1,334 @@
+//! Sweeps: run a plan's matrix (engines x profiles x client counts x repeats) on managed
+//! servers, embedded files or servers given by DSN; commit every point to the results store
+//! the moment it finishes; skip the points a previous, interrupted sweep already measured.
+
+pub mod plan;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::dsn::Dsn;
+use crate::engine::EngineOptions;
+use crate::metrics::Host;
+use crate::runner::{Limit, RunConfig};
+use crate::server::profile::{self, Facts, Profile};
+use crate::server::{self, Server, ServerKind, ServerOptions};
+use crate::store::{PointKey, PointRecord, Store};
+use crate::workload::{self, WorkloadEntry, WorkloadOptions};
+use crate::{Error, Outcome};
+use plan::PlanFile;
+
+/// The database dbduel creates on the servers it manages.
+const DATABASE: &str = "dbduel";
+
+/// Where one engine of the plan runs.
+enum Target {
+    Managed {
+        kind: &'static ServerKind,
+        server: Option<Server>,
+        dir: Option<PathBuf>,
+        bin_dir: Option<PathBuf>,
+    },
+    Embedded {
+        engine: String,
+        path: PathBuf,
+        dsn: Dsn,
+    },
+    Given(Dsn),
+}
+
+impl Target {
+    fn new(engine: &str, plan: &PlanFile, temp: &Path) -> Result<Target, Error> {
+        if let Some(text) = plan.dsn.get(engine) {
+            return Ok(Target::Given(Dsn::parse(text)?));
+        }
+        match server::kind_for(engine) {
+            Some(kind) => Ok(Target::Managed {
+                kind,
+                server: None,
+                dir: plan.data_dir.as_ref().map(|d| Path::new(d).join(engine)),
+                bin_dir: plan.bin_dir.get(engine).map(PathBuf::from),
+            }),
+            None => {
+                let path = temp.join(format!("{engine}.db"));
+                Ok(Target::Embedded {
+                    engine: engine.into(),
+                    dsn: embedded_dsn(engine, &path, &[])?,
+                    path,
+                })
+            }
+        }
+    }
+
+    /// Bring the target up under a profile's knobs. Returns true when the data is new.
+    fn apply(&mut self, knobs: &[(String, String)], profile: &Profile) -> Result<bool, Error> {
+        match self {
+            Target::Managed {
+                kind,
+                server,
+                dir,
+                bin_dir,
+            } => match server {
+                Some(s) => s.restart(knobs).map(|_| false),
+                None => {
+                    let opts = ServerOptions {
+                        dir: dir.clone(),
+                        bin_dir: bin_dir.clone(),
+                        settings: knobs.to_vec(),
+                        ..Default::default()
+                    };
+                    let s = Server::start(kind, &opts)?;
+                    let mut admin = s.session()?;
+                    let _ = admin.batch(&format!("DROP DATABASE IF EXISTS {DATABASE}"));
+                    admin
+                        .batch(&format!("CREATE DATABASE {DATABASE}"))
+                        .map_err(|e| Error::Database(e.message))?;
+                    *server = Some(s);
+                    Ok(true)
+                }
+            },
+            Target::Embedded { engine, path, dsn } => {
+                let fresh = !path.exists();
+                *dsn = embedded_dsn(engine, path, knobs)?;
+                Ok(fresh)
+            }
+            Target::Given(dsn) if !knobs.is_empty() => Err(Error::Usage(format!(
+                "profile '{}' sets knobs, but {} is given by DSN and dbduel cannot configure it: use the default profile or let dbduel manage the server",
+                profile.name, dsn
+            ))),
+            Target::Given(_) => Ok(true),
+        }
+    }
+
+    fn dsn(&self) -> Dsn {
+        match self {
+            Target::Managed { server, .. } => server.as_ref().expect("started").dsn(DATABASE),
+            Target::Embedded { dsn, .. } | Target::Given(dsn) => dsn.clone(),
+        }
+    }
+
+    fn pid(&self) -> Option<u32> {
+        match self {
+            Target::Managed { server, .. } => server.as_ref().and_then(Server::pid),
+            _ => None,
+        }
+    }
+
+    /// Cold start: restart the server (same knobs) and drop the OS page cache where permitted.
+    fn cold(&mut self, knobs: &[(String, String)]) -> Result<bool, Error> {
+        if let Target::Managed {
+            server: Some(s), ..
+        } = self
+        {
+            s.restart(knobs)?;
+        }
+        // SAFETY: sync has no preconditions.
+        unsafe { libc::sync() };
+        Ok(std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok())
+    }
+}
+
+fn embedded_dsn(engine: &str, path: &Path, knobs: &[(String, String)]) -> Result<Dsn, Error> {
+    let query: Vec<String> = knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let sep = if query.is_empty() { "" } else { "?" };
+    Dsn::parse(&format!(
+        "{engine}://{}{sep}{}",
+        path.display(),
+        query.join("&")
+    ))
+}
+
+/// Run a plan into the store. Prints one line per point.
+pub fn run(
+    plan: &PlanFile,
+    text: &str,
+    results: &Path,
+    stop: &Arc<AtomicBool>,
+) -> Result<Outcome, Error> {
+    let mut store = Store::open(results)?;
+    let plan_id = store.plan(plan.name(), text)?;
+    let done = store.done(plan_id)?;
+    let entry = workload::find(&plan.workload)?;
+    let host = Host::read();
+    let facts = Facts {
+        ram_bytes: host.ram_bytes,
+        cores: host.cores,
+        dataset_bytes: entry.bytes_per_scale * u64::from(plan.scale),
+        max_clients: plan.clients.iter().copied().max().unwrap_or(1),
+    };
+    let temp = tempfile::Builder::new()
+        .prefix("dbduel-sweep-")
+        .tempdir()
+        .map_err(|e| Error::Io(e.to_string()))?;
+    let profiles = plan.profiles(&facts);
+    let (mut measured, mut skipped) = (0, 0);
+    for engine in &plan.engines {
+        let mut target = Target::new(engine, plan, temp.path())?;
+        for profile in &profiles {
+            let points = points(plan, entry, engine, &profile.name);
+            let todo: Vec<&PointKey> = points.iter().filter(|p| !done.contains(&p.key())).collect();
+            skipped += points.len() - todo.len();
+            if todo.is_empty() {
+                continue;
+            }
+            let mut knobs = profile
+                .knobs
+                .get(engine.as_str())
+                .cloned()
+                .unwrap_or_default();
+            knobs.extend(profile::required(engine, &facts));
+            eprintln!(
+                "== {engine}/{}{}",
+                profile.name,
+                if profile.unsafe_profile {
+                    " (UNSAFE)"
+                } else {
+                    ""
+                }
+            );
+            if target.apply(&knobs, profile)? {
+                prepare(plan, entry, &target.dsn(), stop)?;
+            }
+            for point in todo {
+                if stop.load(Ordering::SeqCst) {
+                    return Ok(Outcome::Interrupted);
+                }
+                let cache_dropped = if plan.cold {
+                    Some(target.cold(&knobs)?)
+                } else {
+                    None
+                };
+                if plan.data == "reload" && measured + skipped > 0 {
+                    prepare(plan, entry, &target.dsn(), stop)?;
+                }
+                let run_plan = run_plan(plan, entry, point)?;
+                let (result, resources) =
+                    crate::bench(&run_plan, &target.dsn(), stop, target.pid())?;
+                if result.interrupted {
+                    return Ok(Outcome::Interrupted);
+                }
+                let resources: Vec<serde_json::Value> = resources
+                    .iter()
+                    .map(|r| serde_json::to_value(r).expect("samples serialize"))
+                    .collect();
+                let rec = PointRecord {
+                    plan_id,
+                    point,
+                    unsafe_profile: profile.unsafe_profile,
+                    cache_dropped,
+                    result: &result,
+                    resources: &resources,
+                };
+                let id = store.save(&rec)?;
+                measured += 1;
+                eprintln!("{}", point_line(id, point, &result));
+            }
+        }
+    }
+    eprintln!(
+        "{measured} points measured, {skipped} already in {} skipped",
+        store.path().display()
+    );
+    Ok(Outcome::Success)
+}
+
+fn points(plan: &PlanFile, entry: &WorkloadEntry, engine: &str, profile: &str) -> Vec<PointKey> {
+    let variant = plan
+        .variant
+        .clone()
+        .unwrap_or_else(|| entry.variants.first().copied().unwrap_or("").to_string());
+    let mut out = Vec::new();
+    for &clients in &plan.clients {
+        for repeat in 1..=plan.repeats {
+            out.push(PointKey {
+                engine: engine.into(),
+                profile: profile.into(),
+                workload: entry.name.into(),
+                variant: variant.clone(),
+                scale: plan.scale,
+                clients,
+                repeat,
+                cold: plan.cold,
+            });
+        }
+    }
+    out
+}
+
+fn prepare(
+    plan: &PlanFile,
+    entry: &'static WorkloadEntry,
+    dsn: &Dsn,
+    stop: &AtomicBool,
+) -> Result<(), Error> {
+    let opts = WorkloadOptions {
+        scale: plan.scale,
+        fillfactor: None,
+        variant: None,
+    };
+    crate::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
+}
+
+fn engine_options(plan: &PlanFile) -> EngineOptions {
+    EngineOptions {
+        table_engine: plan.table_engine.clone(),
+    }
+}
+
+fn run_plan(
+    plan: &PlanFile,
+    entry: &'static WorkloadEntry,
+    point: &PointKey,
+) -> Result<crate::plan::RunPlan, Error> {
+    Ok(crate::plan::RunPlan {
+        target: crate::plan::Target {
+            workload: entry,
+            dsn: None,
+            engine: engine_options(plan),
+        },
+        workload: WorkloadOptions {
+            scale: 0,
+            fillfactor: None,
+            variant: Some(point.variant.clone()),
+        },
+        protocol: plan.protocol(),
+        run: RunConfig {
+            clients: point.clients,
+            limit: Limit::Time(std::time::Duration::from_secs(plan.time)),
+            warmup: std::time::Duration::from_secs(plan.warmup),
+            rate: None,
+            max_tries: 10,
+            seed: u64::from(point.repeat) * 7919 + u64::from(point.clients),
+        },
+        progress: None,
+        json: None,
+        time_s: Some(plan.time),
+        transactions: None,
+    })
+}
+
+fn point_line(id: i64, p: &PointKey, r: &crate::report::RunResult) -> String {
+    let mut flags = Vec::new();
+    if r.client_bound {
+        flags.push("client-bound");
+    }
+    if r.measurement.errors > 0 {
+        flags.push("errors");
+    }
+    format!(
+        "  run {id}: {}/{} {} c={} r={}: {:.1} tps, p95 {:.2} ms{}",
+        p.engine,
+        p.profile,
+        p.variant,
+        p.clients,
+        p.repeat,
+        r.tps,
+        r.measurement.latency_ms.p95,
+        if flags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", flags.join(", "))
+        }
+    )
+}

@@ -1,0 +1,309 @@
+//! Plan files (TOML): which engines, profiles or cumulative steps, workload, scale, client
+//! counts, duration, warm-up, repeats, cold or warm, fresh data or continued. Parsed and
+//! validated before any server starts; an error names the line and the key.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::Error;
+use crate::engine::Protocol;
+use crate::server::profile::{self, Facts, Profile};
+
+/// A plan as written in its file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    pub name: Option<String>,
+    #[serde(default = "default_engines")]
+    pub engines: Vec<String>,
+    #[serde(default = "default_workload")]
+    pub workload: String,
+    pub variant: Option<String>,
+    #[serde(default = "one")]
+    pub scale: u32,
+    #[serde(default = "default_clients")]
+    pub clients: Vec<u32>,
+    /// Measured seconds per point.
+    #[serde(default = "ten")]
+    pub time: u64,
+    #[serde(default)]
+    pub warmup: u64,
+    #[serde(default = "one")]
+    pub repeats: u32,
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
+    /// Restart the server (and drop the OS page cache where permitted) before every point.
+    #[serde(default)]
+    pub cold: bool,
+    /// "continue" (default): points follow each other on the same data; "reload": every
+    /// point starts from freshly loaded data.
+    #[serde(default = "default_data")]
+    pub data: String,
+    #[serde(default = "default_profiles")]
+    pub profiles: Vec<String>,
+    /// Cumulative steps (seed 000's curves A to F): step N applies the knobs of steps 1..N.
+    #[serde(default)]
+    pub steps: Vec<StepFile>,
+    /// User profiles: [profile.NAME] with `unsafe = bool` and a table of knobs per engine.
+    #[serde(default)]
+    pub profile: BTreeMap<String, ProfileFile>,
+    /// Engines reached through a DSN instead of a managed server.
+    #[serde(default)]
+    pub dsn: BTreeMap<String, String>,
+    /// Where managed servers keep their data (one directory per engine); default: temporary.
+    pub data_dir: Option<String>,
+    /// Directory of server binaries, per engine.
+    #[serde(default)]
+    pub bin_dir: BTreeMap<String, String>,
+    /// MariaDB storage engine.
+    pub table_engine: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    #[serde(default, rename = "unsafe")]
+    pub unsafe_profile: bool,
+    #[serde(default)]
+    pub postgres: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub mysql: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub sqlite: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepFile {
+    pub name: String,
+    #[serde(default, rename = "unsafe")]
+    pub unsafe_profile: bool,
+    #[serde(default)]
+    pub postgres: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub mysql: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub sqlite: BTreeMap<String, toml::Value>,
+}
+
+fn default_engines() -> Vec<String> {
+    vec!["sqlite".into()]
+}
+fn default_workload() -> String {
+    "tpcb".into()
+}
+fn one() -> u32 {
+    1
+}
+fn ten() -> u64 {
+    10
+}
+fn default_clients() -> Vec<u32> {
+    vec![1, 2, 4, 8]
+}
+fn default_protocol() -> String {
+    "prepared".into()
+}
+fn default_data() -> String {
+    "continue".into()
+}
+fn default_profiles() -> Vec<String> {
+    vec!["default".into()]
+}
+
+pub const ENGINES: &[&str] = &["sqlite", "postgres", "mysql"];
+
+impl PlanFile {
+    pub fn read(path: &Path) -> Result<(PlanFile, String), Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("cannot read plan {}: {e}", path.display())))?;
+        let mut plan: PlanFile = toml::from_str(&text).map_err(|e| {
+            Error::Usage(format!(
+                "plan {}: {}",
+                path.display(),
+                e.to_string().trim_end()
+            ))
+        })?;
+        if plan.name.is_none() {
+            plan.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        }
+        plan.validate()?;
+        Ok((plan, text))
+    }
+
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("plan")
+    }
+
+    pub fn protocol(&self) -> Protocol {
+        if self.protocol == "simple" {
+            Protocol::Simple
+        } else {
+            Protocol::Prepared
+        }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        let bad = |msg: String| Err(Error::Usage(format!("plan {}: {msg}", self.name())));
+        if let Some(e) = self.engines.iter().find(|e| !ENGINES.contains(&e.as_str())) {
+            return bad(format!(
+                "key `engines`: unknown engine '{e}': use {}",
+                ENGINES.join(", ")
+            ));
+        }
+        crate::workload::find(&self.workload)?;
+        if self.clients.is_empty() || self.clients.contains(&0) {
+            return bad("key `clients`: give client counts of at least 1".into());
+        }
+        if self.scale == 0 || self.repeats == 0 || self.time == 0 {
+            return bad("keys `scale`, `repeats` and `time` must be at least 1".into());
+        }
+        if !["simple", "prepared"].contains(&self.protocol.as_str()) {
+            return bad(format!(
+                "key `protocol`: '{}' is not simple or prepared",
+                self.protocol
+            ));
+        }
+        if !["continue", "reload"].contains(&self.data.as_str()) {
+            return bad(format!(
+                "key `data`: '{}' is not continue or reload",
+                self.data
+            ));
+        }
+        if let Some(p) = self
+            .profiles
+            .iter()
+            .find(|p| !profile::BUILTIN.contains(&p.as_str()) && !self.profile.contains_key(*p))
+        {
+            return bad(format!(
+                "key `profiles`: unknown profile '{p}': use default, tuned, unsafe or define [profile.{p}]"
+            ));
+        }
+        for (engine, _) in self
+            .dsn
+            .iter()
+            .filter(|(e, _)| !ENGINES.contains(&e.as_str()))
+        {
+            return bad(format!("key `dsn.{engine}`: unknown engine"));
+        }
+        Ok(())
+    }
+
+    /// The profiles to measure, in order: the cumulative steps when there are steps.
+    pub fn profiles(&self, facts: &Facts) -> Vec<Profile> {
+        if !self.steps.is_empty() {
+            return self.cumulative_steps();
+        }
+        self.profiles
+            .iter()
+            .map(|name| match self.profile.get(name) {
+                Some(p) => user_profile(name, p.unsafe_profile, [&p.postgres, &p.mysql, &p.sqlite]),
+                None => profile::builtin(name, facts).expect("validated"),
+            })
+            .collect()
+    }
+
+    fn cumulative_steps(&self) -> Vec<Profile> {
+        let mut acc = Profile::default();
+        self.steps
+            .iter()
+            .map(|step| {
+                let next = user_profile(
+                    &step.name,
+                    step.unsafe_profile,
+                    [&step.postgres, &step.mysql, &step.sqlite],
+                );
+                for (engine, knobs) in next.knobs {
+                    let entry = acc.knobs.entry(engine).or_default();
+                    for (k, v) in knobs {
+                        entry.retain(|(old, _)| *old != k);
+                        entry.push((k, v));
+                    }
+                }
+                acc.name.clone_from(&step.name);
+                acc.unsafe_profile |= step.unsafe_profile;
+                acc.clone()
+            })
+            .collect()
+    }
+}
+
+fn user_profile(
+    name: &str,
+    unsafe_profile: bool,
+    tables: [&BTreeMap<String, toml::Value>; 3],
+) -> Profile {
+    let text = |v: &toml::Value| match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let knobs = ENGINES
+        .iter()
+        .map(|e| match *e {
+            "postgres" => tables[0],
+            "mysql" => tables[1],
+            _ => tables[2],
+        })
+        .zip(["postgres", "mysql", "sqlite"])
+        .map(|(t, e)| {
+            (
+                e.to_string(),
+                t.iter().map(|(k, v)| (k.clone(), text(v))).collect(),
+            )
+        })
+        .collect();
+    Profile {
+        name: name.into(),
+        unsafe_profile,
+        knobs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<PlanFile, Error> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, text).unwrap();
+        PlanFile::read(&path).map(|(p, _)| p)
+    }
+
+    #[test]
+    fn errors_name_line_and_key() {
+        let e = parse("engines = [\"sqlite\"]\nclients = [1, 2]\nwarmpu = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 3") && e.contains("warmpu"), "{e}");
+        let e = parse("clients = [\"two\"]\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("clients"), "{e}");
+        let e = parse("profiles = [\"fast\"]\n").unwrap_err().to_string();
+        assert!(e.contains("unknown profile 'fast'"), "{e}");
+    }
+
+    #[test]
+    fn steps_accumulate() {
+        let plan = parse(
+            "engines = [\"mysql\"]\n[[steps]]\nname = \"A\"\n[[steps]]\nname = \"C\"\nmysql = { innodb_buffer_pool_size = \"1G\" }\n\
+             [[steps]]\nname = \"E\"\nunsafe = true\nmysql = { innodb_flush_log_at_trx_commit = 2 }\n",
+        )
+        .unwrap();
+        let facts = Facts {
+            ram_bytes: 1 << 33,
+            cores: 2,
+            dataset_bytes: 1 << 24,
+            max_clients: 8,
+        };
+        let steps = plan.profiles(&facts);
+        assert_eq!(
+            steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["A", "C", "E"]
+        );
+        assert!(steps[0].knobs.get("mysql").is_none_or(|k| k.is_empty()));
+        assert_eq!(steps[2].knobs["mysql"].len(), 2);
+        assert!(steps[2].unsafe_profile && !steps[1].unsafe_profile);
+    }
+}
