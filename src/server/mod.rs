@@ -52,6 +52,8 @@ pub struct ServerKind {
     pub dsn: fn(u16, Option<&str>) -> String,
     /// The database that always exists.
     pub default_db: &'static str,
+    /// The signal that shuts it down quickly and cleanly.
+    pub stop_signal: i32,
     /// After the first start: create the dbduel user where the kind needs it.
     pub setup: fn(&Layout, Option<&str>) -> Result<(), Error>,
 }
@@ -123,6 +125,10 @@ impl Server {
                 kind.product, kind.package
             ))
         })?;
+        let port = match opts.port {
+            Some(p) => check_port(p)?,
+            None => free_port()?,
+        };
         let (layout, temp) = prepare_dir(kind, opts.dir.as_deref())?;
         let account = service_account(kind.account);
         let fresh = !layout.data.exists();
@@ -136,10 +142,7 @@ impl Server {
             chown(&layout.dir, account)?;
             (kind.init)(&layout, &init_bin, account, password.as_deref())?;
         }
-        let port = match opts.port {
-            Some(p) => check_port(p)?,
-            None => free_port()?,
-        };
+
         let mut server = Server {
             kind,
             port,
@@ -248,10 +251,10 @@ impl Server {
         Ok(state)
     }
 
-    /// Shut the server down and wait for it (fast shutdown: SIGINT for both kinds).
+    /// Shut the server down and wait for it (its kind's fast, clean shutdown signal).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            signal(child.id(), libc::SIGINT);
+            signal(child.id(), self.kind.stop_signal);
             let deadline = Instant::now() + Duration::from_secs(60);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = child.try_wait() {
@@ -283,17 +286,20 @@ pub fn read_state(dir: &Path) -> Result<State, Error> {
     serde_json::from_str(&text).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
 }
 
-/// Whether a process is alive.
+/// Whether a process is alive (an exited process that nobody reaped yet is not).
 pub fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    unsafe { libc::kill(pid as i32, 0) == 0 }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) != Some("Z"),
+        Err(_) => false,
+    }
 }
 
 /// Stop a detached server and wait until it is gone.
 pub fn stop_detached(dir: &Path) -> Result<State, Error> {
     let state = read_state(dir)?;
     if alive(state.pid) {
-        signal(state.pid, libc::SIGINT);
+        let sig = kind_for(&state.engine).map_or(libc::SIGTERM, |k| k.stop_signal);
+        signal(state.pid, sig);
         let deadline = Instant::now() + Duration::from_secs(60);
         while alive(state.pid) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(100));

@@ -18,6 +18,7 @@ pub static MARIADB: ServerKind = ServerKind {
     init,
     command: server_command,
     dsn,
+    stop_signal: libc::SIGTERM,
     default_db: "",
     setup,
 };

@@ -16,6 +16,7 @@ pub static POSTGRES: ServerKind = ServerKind {
     init,
     command: server_command,
     dsn,
+    stop_signal: libc::SIGINT,
     default_db: "postgres",
     setup: |_, _| Ok(()),
 };

@@ -299,7 +299,7 @@ fn run_plan(
             warmup: std::time::Duration::from_secs(plan.warmup),
             rate: None,
             max_tries: 10,
-            seed: u64::from(point.repeat) * 7919 + u64::from(point.clients),
+            seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64),
         },
         progress: None,
         json: None,

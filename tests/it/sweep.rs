@@ -1,0 +1,147 @@
+//! Experiments end to end: a sweep of two profiles x two client counts on every engine fills
+//! the store and the report; tuned settings are visible inside the servers; an interrupted
+//! sweep resumes with only what was missing; bad plans and bad server options are refused.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use libtest_mimic::Trial;
+
+use crate::env::{dbduel, ensure, expect_code, text};
+
+pub fn trials() -> Vec<Trial> {
+    vec![
+        Trial::test("sweep::two_profiles_two_client_counts_every_engine", || Ok(every_engine()?)),
+        Trial::test("sweep::killed_sweep_resumes_only_what_is_missing", || Ok(resume()?)),
+        Trial::test("sweep::tuned_settings_visible_inside_postgres", || Ok(tuned_visible("postgres")?)),
+        Trial::test("sweep::tuned_settings_visible_inside_mariadb", || Ok(tuned_visible("mysql")?)),
+        Trial::test("sweep::plan_errors_name_line_and_key", || Ok(bad_plan()?)),
+        Trial::test("sweep::server_start_refuses_bad_directory_and_busy_port", || Ok(bad_server()?)),
+    ]
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write plan");
+    path.display().to_string()
+}
+
+fn exported(results: &str) -> Result<Vec<serde_json::Value>, String> {
+    let out = dbduel(&["results", "export", "--format", "json", "--results", results]);
+    expect_code(&out, 0, "results export")?;
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("export is not JSON: {e}"))
+}
+
+fn every_engine() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = "name = \"matrix\"\nengines = [\"sqlite\", \"postgres\", \"mysql\"]\nprofiles = [\"default\", \"tuned\"]\nclients = [1, 2]\ntime = 1\n";
+    let plan = write(dir.path(), "matrix.toml", plan);
+    let results = dir.path().join("r.db").display().to_string();
+    let html = dir.path().join("r.html").display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results, "--report", &html]);
+    expect_code(&out, 0, "sweep")?;
+    let rows = exported(&results)?;
+    ensure(rows.len() == 12, || format!("3 engines x 2 profiles x 2 client counts gave {} runs", rows.len()))?;
+    for engine in ["sqlite", "postgres", "mysql"] {
+        for profile in ["default", "tuned"] {
+            let n = rows.iter().filter(|r| r["engine"] == engine && r["profile"] == profile && r["tps"].as_f64() > Some(0.0)).count();
+            ensure(n == 2, || format!("{engine}/{profile}: {n} measured points"))?;
+        }
+    }
+    let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
+    ensure(page.contains("postgres/tuned") && page.contains("mysql/default"), || "report lacks series".into())?;
+    let list = dbduel(&["results", "list", "--results", &results]);
+    ensure(text(&list).lines().count() == 13, || text(&list))?;
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    crate::env::expect_code(&show, 0, "results show")
+}
+
+fn resume() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = write(dir.path(), "resume.toml", "engines = [\"sqlite\"]\nclients = [1, 2, 3, 4]\ntime = 1\nrepeats = 2\n");
+    let results = dir.path().join("r.db");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .args(["sweep", &plan, "--results"])
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    // Kill it hard once two points are in the store.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let stored = |p: &Path| {
+        rusqlite::Connection::open(p).and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))).unwrap_or(0)
+    };
+    while stored(&results) < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let before = stored(&results);
+    ensure((2..8).contains(&before), || format!("{before} points stored before the kill"))?;
+    let out = dbduel(&["sweep", &plan, "--results", &results.display().to_string()]);
+    expect_code(&out, 0, "resumed sweep")?;
+    let all = text(&out);
+    let expect = format!("{} points measured, {before} already in", 8 - before);
+    ensure(all.contains(&expect), || format!("expected '{expect}':\n{all}"))?;
+    ensure(stored(&results) == 8, || format!("{} points after resuming", stored(&results)))
+}
+
+/// `server start --profile tuned` applies the tuned knobs, visible from inside the server.
+fn tuned_visible(engine: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let data = dir.path().join(engine).display().to_string();
+    let out = dbduel(&["server", "start", engine, "--data-dir", &data, "--profile", "tuned", "--scale", "60"]);
+    expect_code(&out, 0, "server start")?;
+    let result = check_tuned(engine, &text(&out));
+    let stop = dbduel(&["server", "stop", "--data-dir", &data]);
+    result?;
+    expect_code(&stop, 0, "server stop")?;
+    let status = dbduel(&["server", "status", "--data-dir", &data]);
+    ensure(text(&status).contains("stopped") || status.status.code() == Some(2), || text(&status))
+}
+
+fn check_tuned(engine: &str, started: &str) -> Result<(), String> {
+    let dsn = started.lines().find_map(|l| l.strip_prefix("dsn: ")).ok_or("no dsn printed")?.trim().to_string();
+    let host = dbduel::metrics::Host::read();
+    let facts = dbduel::server::profile::Facts { ram_bytes: host.ram_bytes, cores: host.cores, dataset_bytes: 60 * (16 << 20), max_clients: 100 };
+    let tuned = dbduel::server::profile::builtin("tuned", &facts).expect("tuned");
+    let knob = |name: &str| tuned.knobs[engine].iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).expect("knob");
+    let mut s = crate::env::session(&dsn);
+    if engine == "postgres" {
+        let got = s.query_text("SHOW shared_buffers").map_err(|e| e.message)?[0][0].to_string();
+        let want = knob("shared_buffers");
+        let mb = |v: &str| v.trim_end_matches("MB").parse::<u64>().ok().or_else(|| v.trim_end_matches("GB").parse::<u64>().ok().map(|g| g * 1024));
+        ensure(mb(&got) == mb(&want) && mb(&got) > Some(128), || format!("SHOW shared_buffers = {got}, tuned = {want}"))
+    } else {
+        let got = s.query_text("SELECT @@innodb_buffer_pool_size").map_err(|e| e.message)?[0][0].as_i64().unwrap_or(0);
+        let want: i64 = knob("innodb_buffer_pool_size").trim_end_matches('M').parse::<i64>().unwrap_or(0) << 20;
+        // InnoDB rounds the pool up to whole chunks (128 MiB).
+        ensure(got >= want && got - want < 128 << 20, || format!("@@innodb_buffer_pool_size = {got}, tuned = {want}"))
+    }
+}
+
+fn bad_plan() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = write(dir.path(), "bad.toml", "engines = [\"sqlite\"]\nclients = [1]\nrepeat = 3\n");
+    let out = dbduel(&["sweep", &plan, "--results", &dir.path().join("r.db").display().to_string()]);
+    expect_code(&out, 2, "plan with an unknown key")?;
+    let all = text(&out);
+    ensure(all.contains("line 3") && all.contains("repeat"), || all.clone())
+}
+
+fn bad_server() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("precious.txt"), "keep me").map_err(|e| e.to_string())?;
+    let d = dir.path().display().to_string();
+    let out = dbduel(&["server", "start", "postgres", "--data-dir", &d]);
+    expect_code(&out, 2, "non-empty data directory")?;
+    ensure(text(&out).contains("is not empty"), || text(&out))?;
+    ensure(dir.path().join("precious.txt").exists(), || "the user's file was touched".into())?;
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let port = busy.local_addr().map_err(|e| e.to_string())?.port().to_string();
+    let fresh = dir.path().join("new").display().to_string();
+    let out = dbduel(&["server", "start", "mysql", "--data-dir", &fresh, "--port", &port]);
+    expect_code(&out, 2, "port in use")?;
+    ensure(text(&out).contains("in use"), || text(&out))
+}
