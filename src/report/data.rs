@@ -31,7 +31,8 @@ pub struct PointSummary {
     pub tps_median: f64,
     pub tps_min: f64,
     pub tps_max: f64,
-    /// Coefficient of variation of tps over the repeats (0 with one repeat).
+    /// Coefficient of variation of tps over the repeats, as a fraction (0.05 is 5%; 0 with one
+    /// repeat).
     pub tps_cv: f64,
     pub p50_ms: f64,
     pub p95_ms: f64,
@@ -237,17 +238,29 @@ impl ReportData {
         points
     }
 
-    /// The best median tps among the points of the same workload variant and client count.
-    pub fn best_tps(&self, point: &PointSummary) -> f64 {
-        self.points
+    /// Whether the point has the best median tps of its workload variant and client count.
+    /// Unsafe profiles only compete when no durable profile ran there: a number bought by
+    /// turning durability off does not win against durable ones.
+    pub fn is_fastest(&self, point: &PointSummary) -> bool {
+        let group: Vec<&PointSummary> = self
+            .points
             .iter()
             .filter(|p| {
                 p.workload == point.workload
                     && p.variant == point.variant
                     && p.clients == point.clients
             })
+            .collect();
+        let durable = group.iter().any(|p| !p.unsafe_profile);
+        if durable && point.unsafe_profile {
+            return false;
+        }
+        let best = group
+            .iter()
+            .filter(|p| !durable || !p.unsafe_profile)
             .map(|p| p.tps_median)
-            .fold(f64::NEG_INFINITY, f64::max)
+            .fold(f64::NEG_INFINITY, f64::max);
+        point.tps_median >= best && best > 0.0
     }
 
     /// One row per engine/profile and workload variant, over its client counts.
@@ -377,5 +390,156 @@ pub fn sig3(ms: f64) -> String {
         format!("{ms:.2}")
     } else {
         format!("{ms:.3}")
+    }
+}
+
+/// A small report for the renderers' tests: two engines with two profiles each (one unsafe),
+/// clients 1, 2 and 4, one unstable and one client-bound point, a timeline with warm-up,
+/// checkpoints and an autovacuum, and settings holding text that needs escaping.
+#[cfg(test)]
+pub(crate) fn sample() -> ReportData {
+    let series = [
+        ("postgres", "default", false, 800.0),
+        ("postgres", "tuned", false, 1500.0),
+        ("mariadb", "default", false, 700.0),
+        ("mariadb", "fast", true, 2400.0),
+    ];
+    let mut points = Vec::new();
+    for (engine, profile, unsafe_profile, base) in series {
+        for clients in [1u32, 2, 4] {
+            let tps = base * clients as f64 * 0.8;
+            points.push(PointSummary {
+                engine: engine.into(),
+                profile: profile.into(),
+                unsafe_profile,
+                workload: "tpcb".into(),
+                variant: "tpcb-like".into(),
+                clients,
+                repeats: 3,
+                tps_median: tps,
+                tps_min: tps * 0.97,
+                tps_max: tps * 1.02,
+                tps_cv: 0.02,
+                p50_ms: 1.2 * clients as f64,
+                p95_ms: 2.5 * clients as f64,
+                p99_ms: 4.0 * clients as f64,
+                client_bound: unsafe_profile && clients == 4,
+                unstable: if engine == "mariadb" && clients == 4 && !unsafe_profile {
+                    vec!["repeats spread 14% (over 10%) <b>".into()]
+                } else {
+                    vec![]
+                },
+                server_rss_bytes: Some(300 << 20),
+                server_cpu_per_tx_us: Some(150.0 + clients as f64),
+                database_size_bytes: Some(20 << 20),
+                ..Default::default()
+            });
+        }
+    }
+    let seconds = (0..12)
+        .map(|t| Second {
+            t,
+            warmup: t < 2,
+            tps: 1000.0 + t as f64,
+            p99_ms: Some(3.0),
+            checkpoints: u32::from(t == 5 || t == 9),
+            autovacuums: u32::from(t == 7),
+            server_rss_bytes: None,
+        })
+        .collect();
+    let timelines = vec![Timeline {
+        engine: "postgres".into(),
+        profile: "tuned".into(),
+        workload: "tpcb".into(),
+        clients: 4,
+        repeat: 1,
+        seconds,
+    }];
+    let settings = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let profiles = vec![
+        ProfileSettings {
+            engine: "postgres".into(),
+            profile: "default".into(),
+            unsafe_profile: false,
+            settings: settings(&[("shared_buffers", "128MB"), ("fsync", "on")]),
+        },
+        ProfileSettings {
+            engine: "postgres".into(),
+            profile: "tuned".into(),
+            unsafe_profile: false,
+            settings: settings(&[
+                ("shared_buffers", "4GB"),
+                ("fsync", "on"),
+                ("application_name", "<script>alert(\"x\")</script> a|b"),
+            ]),
+        },
+        ProfileSettings {
+            engine: "mariadb".into(),
+            profile: "fast".into(),
+            unsafe_profile: true,
+            settings: settings(&[("innodb_flush_log_at_trx_commit", "0")]),
+        },
+    ];
+    ReportData {
+        title: "Sample & <test>".into(),
+        generated_at: "2026-01-01 00:00 UTC".into(),
+        host: settings(&[("cores", "8"), ("cpu", "Some \"quoted\" CPU")]),
+        points,
+        timelines,
+        profiles,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fastest_is_durable_unless_only_unsafe_ran() {
+        let data = sample();
+        let at = |series: &str, clients: u32| {
+            let p = data.points.iter();
+            let mut p = p.filter(|p| p.series() == series && p.clients == clients);
+            p.next().unwrap()
+        };
+        assert!(data.is_fastest(at("postgres/tuned", 4)));
+        assert!(!data.is_fastest(at("mariadb/fast", 4)));
+        assert!(!data.is_fastest(at("postgres/default", 4)));
+    }
+
+    #[test]
+    fn settings_side_by_side_mark_differences() {
+        let tables = sample().settings_tables();
+        assert_eq!(tables.len(), 2);
+        let pg = &tables[0];
+        assert_eq!(pg.columns.len(), 2);
+        let row = |name: &str| pg.rows.iter().find(|r| r.name == name).unwrap();
+        assert!(row("shared_buffers").differs);
+        assert!(!row("fsync").differs);
+        assert!(row("application_name").differs);
+        assert_eq!(row("application_name").values[0], None);
+    }
+
+    #[test]
+    fn resources_summarise_each_series() {
+        let rows = sample().resources();
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0].cpu_per_tx_us, Some((152.0, 151.0, 154.0)));
+        assert!(rows[3].unsafe_profile);
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(tps_text(1234567.4), "1,234,567");
+        assert_eq!(tps_text(45.66), "45.7");
+        assert_eq!(tps_text(999.6), "1,000");
+        assert_eq!(sig3(0.41234), "0.412");
+        assert_eq!(sig3(41.234), "41.2");
+        assert_eq!(sig3(412.34), "412");
     }
 }

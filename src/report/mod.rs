@@ -2,6 +2,8 @@
 //! schema/result.schema.json), the terminal summary, and the JSON file.
 
 pub mod data;
+pub mod html;
+pub mod markdown;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -1,0 +1,1312 @@
+//! The HTML report: one self-contained file (inline style, inline SVG charts drawn here, a few
+//! lines of script for tooltips; nothing fetched from the network) showing a `ReportData`.
+
+use std::fmt::Write;
+
+use super::data::{PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3, tps_text};
+use super::human_bytes;
+
+/// `write!` into a String, which cannot fail.
+macro_rules! w {
+    ($out:expr, $($arg:tt)*) => {{
+        let _ = write!($out, $($arg)*);
+    }};
+}
+
+/// Okabe-Ito colours (yellow left out: too pale on white), safe for colour-blind readers.
+const PALETTE: &[&str] = &[
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000",
+];
+const DASHES: &[&str] = &["", "7 4", "2 3", "9 3 2 3"];
+const CHECKPOINT: &str = "#D55E00";
+const AUTOVACUUM: &str = "#6A3D9A";
+
+/// The whole report.
+pub fn html(data: &ReportData) -> String {
+    let styles = Styles::new(data);
+    let mut out = String::with_capacity(64 * 1024);
+    w!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n",
+        esc(&title(data))
+    );
+    out += &header(data);
+    if data.points.is_empty() {
+        out += "<section><h2>Results</h2><p class=\"empty\">No points were measured: there is \
+                nothing to chart or compare yet.</p></section>\n";
+    } else {
+        out += &throughput_section(data, &styles);
+        out += &latency_section(data, &styles);
+    }
+    out += &timelines_section(data, &styles);
+    if !data.points.is_empty() {
+        out += &resources_section(data);
+        out += &comparison_section(data);
+    }
+    out += &settings_section(data);
+    w!(
+        out,
+        "</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
+    );
+    out
+}
+
+/// Text made safe for HTML content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn title(data: &ReportData) -> String {
+    if data.title.trim().is_empty() {
+        "dbduel report".into()
+    } else {
+        data.title.clone()
+    }
+}
+
+fn header(data: &ReportData) -> String {
+    let mut out = String::from("<header class=\"top\"><div>");
+    w!(out, "<h1>{}</h1>", esc(&title(data)));
+    let workloads = data.workloads().len();
+    w!(
+        out,
+        "<p class=\"sub\">Generated {} &middot; {} engine{} &middot; {} series &middot; {} \
+         workload variant{} &middot; {} point{}</p>",
+        esc(&data.generated_at),
+        data.engines().len(),
+        plural(data.engines().len()),
+        data.series().len(),
+        workloads,
+        plural(workloads),
+        data.points.len(),
+        plural(data.points.len())
+    );
+    out += "<nav><a href=\"#throughput\">Throughput</a><a href=\"#latency\">Latency</a>\
+            <a href=\"#timelines\">Timelines</a><a href=\"#resources\">Resources</a>\
+            <a href=\"#comparison\">All points</a><a href=\"#settings\">Settings</a></nav></div>";
+    out += "<table class=\"facts\"><caption>Host</caption><tbody>";
+    if data.host.is_empty() {
+        out += "<tr><td class=\"muted\">no host facts recorded</td></tr>";
+    }
+    for (k, v) in &data.host {
+        w!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+    }
+    out += "</tbody></table></header>\n";
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Series styles: the same colour, dash and marker for a series in every chart.
+
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+}
+
+const SHAPES: &[Shape] = &[
+    Shape::Circle,
+    Shape::Square,
+    Shape::Triangle,
+    Shape::Diamond,
+];
+
+#[derive(Clone, Copy)]
+struct Style {
+    color: &'static str,
+    dash: &'static str,
+    shape: Shape,
+}
+
+struct Styles {
+    series: Vec<(String, Style, bool)>,
+}
+
+impl Styles {
+    /// With several engines, the colour says the engine and dash and marker say the profile;
+    /// with one engine, each profile gets its own colour.
+    fn new(data: &ReportData) -> Styles {
+        let engines = data.engines();
+        let by_engine = engines.len() > 1;
+        let mut series = Vec::new();
+        for (i, name) in data.series().into_iter().enumerate() {
+            let engine = name.split('/').next().unwrap_or_default();
+            let e = engines.iter().position(|x| x == engine).unwrap_or(0);
+            let rank = series
+                .iter()
+                .filter(|(n, _, _): &&(String, Style, bool)| n.split('/').next() == Some(engine))
+                .count();
+            let (c, k) = if by_engine { (e, rank) } else { (i, i) };
+            let style = Style {
+                color: PALETTE[c % PALETTE.len()],
+                dash: if by_engine {
+                    DASHES[k % DASHES.len()]
+                } else {
+                    ""
+                },
+                shape: SHAPES[k % SHAPES.len()],
+            };
+            let unsafe_profile = data.is_unsafe(&name);
+            series.push((name, style, unsafe_profile));
+        }
+        Styles { series }
+    }
+
+    fn get(&self, series: &str) -> Style {
+        self.series
+            .iter()
+            .find(|(n, _, _)| n == series)
+            .map(|(_, s, _)| *s)
+            .unwrap_or(Style {
+                color: "#555",
+                dash: "",
+                shape: Shape::Circle,
+            })
+    }
+
+    fn is_unsafe(&self, series: &str) -> bool {
+        self.series.iter().any(|(n, _, u)| n == series && *u)
+    }
+
+    /// The legend of the given series, in the styles' order.
+    fn legend(&self, names: &[String]) -> String {
+        let mut out = String::from("<ul class=\"legend\">");
+        for (name, style, unsafe_profile) in &self.series {
+            if !names.contains(name) {
+                continue;
+            }
+            w!(
+                out,
+                "<li data-legend=\"{}\"><svg width=\"38\" height=\"16\" aria-hidden=\"true\">{}{}</svg>{}{}</li>",
+                esc(name),
+                line_svg(&[(2.0, 8.0), (36.0, 8.0)], style),
+                marker(style, 19.0, 8.0, false),
+                esc(name),
+                if *unsafe_profile {
+                    " <span class=\"unsafe-label\">(unsafe)</span>"
+                } else {
+                    ""
+                }
+            );
+        }
+        out += "</ul>";
+        out
+    }
+}
+
+fn marker(style: &Style, x: f64, y: f64, hollow: bool) -> String {
+    let fill = if hollow { "#fff" } else { style.color };
+    let paint = format!(
+        "fill=\"{fill}\" stroke=\"{}\" stroke-width=\"1.8\"",
+        style.color
+    );
+    let r = 4.6;
+    match style.shape {
+        Shape::Circle => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" {paint}/>"),
+        Shape::Square => format!(
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" {paint}/>",
+            x - r * 0.85,
+            y - r * 0.85,
+            r * 1.7,
+            r * 1.7
+        ),
+        Shape::Triangle => polygon(
+            &[(x, y - r * 1.1), (x + r, y + r * 0.8), (x - r, y + r * 0.8)],
+            &paint,
+        ),
+        Shape::Diamond => polygon(
+            &[(x, y - r * 1.2), (x + r, y), (x, y + r * 1.2), (x - r, y)],
+            &paint,
+        ),
+    }
+}
+
+fn polygon(points: &[(f64, f64)], paint: &str) -> String {
+    format!("<polygon points=\"{}\" {paint}/>", coords(points))
+}
+
+fn coords(points: &[(f64, f64)]) -> String {
+    let pairs: Vec<String> = points
+        .iter()
+        .map(|(x, y)| format!("{x:.1},{y:.1}"))
+        .collect();
+    pairs.join(" ")
+}
+
+fn line_svg(points: &[(f64, f64)], style: &Style) -> String {
+    let dash = if style.dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{}\"", style.dash)
+    };
+    format!(
+        "<polyline class=\"curve\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2.2\" \
+         stroke-linejoin=\"round\"{dash}/>",
+        coords(points),
+        style.color
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plot frames: scales, grid, ticks and axis labels.
+
+#[derive(Clone, Copy)]
+struct Axis {
+    min: f64,
+    max: f64,
+    log2: bool,
+}
+
+impl Axis {
+    fn frac(&self, v: f64) -> f64 {
+        let (v, lo, hi) = if self.log2 {
+            (
+                v.max(1e-9).log2(),
+                self.min.max(1e-9).log2(),
+                self.max.max(1e-9).log2(),
+            )
+        } else {
+            (v, self.min, self.max)
+        };
+        if hi - lo <= f64::EPSILON {
+            0.5
+        } else {
+            (v - lo) / (hi - lo)
+        }
+    }
+}
+
+struct Frame {
+    w: f64,
+    h: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+    /// Room between the plot's edges and the first and last x values.
+    pad: f64,
+    x: Axis,
+    y: Axis,
+}
+
+impl Frame {
+    fn px(&self, v: f64) -> f64 {
+        let width = self.w - self.left - self.right - 2.0 * self.pad;
+        self.left + self.pad + self.x.frac(v) * width
+    }
+
+    fn py(&self, v: f64) -> f64 {
+        let height = self.h - self.top - self.bottom;
+        self.h - self.bottom - self.y.frac(v).clamp(0.0, 1.05) * height
+    }
+
+    /// The opening `<svg>` tag, the grid, the ticks and the axis labels.
+    fn open(
+        &self,
+        xticks: &[(f64, String)],
+        yticks: &[(f64, String)],
+        xlabel: &str,
+        ylabel: &str,
+    ) -> String {
+        let (x0, x1) = (self.left, self.w - self.right);
+        let (y0, y1) = (self.h - self.bottom, self.top);
+        let mut out = format!(
+            "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">",
+            self.w,
+            self.h,
+            esc(ylabel)
+        );
+        out += &self.grid(xticks, yticks);
+        w!(
+            out,
+            "<line class=\"axis\" x1=\"{x0}\" x2=\"{x1}\" y1=\"{y0}\" y2=\"{y0}\"/>"
+        );
+        w!(
+            out,
+            "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            (x0 + x1) / 2.0,
+            self.h - 6.0,
+            esc(xlabel)
+        );
+        w!(
+            out,
+            "<text class=\"label\" transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+            (y0 + y1) / 2.0,
+            esc(ylabel)
+        );
+        out
+    }
+}
+
+impl Frame {
+    /// Grid lines with their tick labels.
+    fn grid(&self, xticks: &[(f64, String)], yticks: &[(f64, String)]) -> String {
+        let (x0, x1) = (self.left, self.w - self.right);
+        let (y0, y1) = (self.h - self.bottom, self.top);
+        let mut out = String::from("<g class=\"grid\">");
+        for (v, label) in yticks {
+            let y = self.py(*v);
+            w!(
+                out,
+                "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y:.1}\" y2=\"{y:.1}\"/>\
+                 <text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                x0 - 6.0,
+                y + 4.0,
+                esc(label)
+            );
+        }
+        for (v, label) in xticks {
+            let x = self.px(*v);
+            w!(
+                out,
+                "<line class=\"xgrid\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\"/>\
+                 <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                y0 + 16.0,
+                esc(label)
+            );
+        }
+        out + "</g>"
+    }
+}
+
+/// Ticks from 0 to a round number at or above `max`, about five of them, steps of 1, 2, 2.5 or 5.
+fn nice_ticks(max: f64) -> Vec<f64> {
+    let max = if max.is_finite() && max > 0.0 {
+        max
+    } else {
+        1.0
+    };
+    let raw = max / 5.0;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * magnitude);
+    let n = (max / step - 1e-9).ceil() as usize;
+    (0..=n).map(|i| i as f64 * step).collect()
+}
+
+/// An axis number: 950, 1.5k, 12k, 2M; small numbers with what decimals they need.
+fn compact(v: f64) -> String {
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if v.abs() >= 1e6 {
+        trim(format!("{:.2}", v / 1e6)) + "M"
+    } else if v.abs() >= 1e3 {
+        trim(format!("{:.2}", v / 1e3)) + "k"
+    } else {
+        trim(format!("{v:.3}"))
+    }
+}
+
+fn ticks_of(values: &[f64]) -> Vec<(f64, String)> {
+    values.iter().map(|v| (*v, compact(*v))).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throughput and latency against clients.
+
+fn throughput_section(data: &ReportData, styles: &Styles) -> String {
+    let mut out = String::from(
+        "<section id=\"throughput\"><h2>Throughput vs clients</h2><p class=\"note\">Median \
+         transactions per second over the repeats; the bar through each marker spans the \
+         slowest and the fastest repeat. Higher is better; clients on a log<sub>2</sub> scale.</p>\n",
+    );
+    for (workload, variant) in data.workloads() {
+        let points = data.points_of(&workload, &variant);
+        let names = series_of(&points);
+        let repeats = points.iter().map(|p| p.repeats).max().unwrap_or(0);
+        w!(
+            out,
+            "<figure class=\"wide\"><figcaption>{} &middot; {}</figcaption><div class=\"plot\">",
+            esc(&workload),
+            esc(&variant)
+        );
+        out += &curve_chart(&points, styles, &Metric::TPS, (860.0, 380.0));
+        w!(
+            out,
+            "<div class=\"side\">{}{}</div></div></figure>\n",
+            styles.legend(&names),
+            key_html(repeats)
+        );
+    }
+    out += "</section>\n";
+    out
+}
+
+fn latency_section(data: &ReportData, styles: &Styles) -> String {
+    let mut out = String::from(
+        "<section id=\"latency\"><h2>Latency vs clients</h2><p class=\"note\">Transaction \
+         latency percentiles in milliseconds, one chart per percentile, same series as above. \
+         Lower is better.</p>\n",
+    );
+    for (workload, variant) in data.workloads() {
+        let points = data.points_of(&workload, &variant);
+        let names = series_of(&points);
+        w!(
+            out,
+            "<figure><figcaption>{} &middot; {}</figcaption>{}<div class=\"trio\">",
+            esc(&workload),
+            esc(&variant),
+            styles.legend(&names)
+        );
+        for metric in [&Metric::P50, &Metric::P95, &Metric::P99] {
+            w!(out, "<div><h4>{}</h4>", metric.name);
+            out += &curve_chart(&points, styles, metric, (410.0, 280.0));
+            out += "</div>";
+        }
+        out += "</div></figure>\n";
+    }
+    out += "</section>\n";
+    out
+}
+
+/// Series present among these points, in order of first appearance.
+fn series_of(points: &[&PointSummary]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for p in points {
+        if !names.contains(&p.series()) {
+            names.push(p.series());
+        }
+    }
+    names
+}
+
+fn key_html(repeats: u32) -> String {
+    format!(
+        "<ul class=\"key\"><li><svg width=\"16\" height=\"16\"><circle cx=\"8\" cy=\"8\" r=\"4.6\" \
+         fill=\"#555\"/></svg>stable</li><li><svg width=\"16\" height=\"16\"><circle cx=\"8\" \
+         cy=\"8\" r=\"4.6\" fill=\"#fff\" stroke=\"#555\" stroke-width=\"1.8\"/></svg>unstable \
+         (hover for why)</li><li><svg width=\"16\" height=\"16\"><circle cx=\"8\" cy=\"8\" r=\"3.5\" \
+         fill=\"#555\"/><circle cx=\"8\" cy=\"8\" r=\"7\" fill=\"none\" stroke=\"#222\" \
+         stroke-dasharray=\"2 2\"/></svg>client-bound: measured dbduel, not the database</li>\
+         <li><svg width=\"16\" height=\"16\"><path d=\"M5 3h6M8 3v10M5 13h6\" stroke=\"#555\" \
+         fill=\"none\"/></svg>min&ndash;max of {repeats} repeat{}</li></ul>",
+        plural(repeats as usize)
+    )
+}
+
+/// The low and high ends of a point's spread.
+type Spread = fn(&PointSummary) -> (f64, f64);
+
+/// What a clients chart plots.
+struct Metric {
+    name: &'static str,
+    axis: &'static str,
+    value: fn(&PointSummary) -> f64,
+    /// The spread drawn as a whisker, if any.
+    range: Option<Spread>,
+}
+
+impl Metric {
+    const TPS: Metric = Metric {
+        name: "throughput",
+        axis: "transactions per second",
+        value: |p| p.tps_median,
+        range: Some(|p| (p.tps_min, p.tps_max)),
+    };
+    const P50: Metric = Metric {
+        name: "p50",
+        axis: "p50 latency (ms)",
+        value: |p| p.p50_ms,
+        range: None,
+    };
+    const P95: Metric = Metric {
+        name: "p95",
+        axis: "p95 latency (ms)",
+        value: |p| p.p95_ms,
+        range: None,
+    };
+    const P99: Metric = Metric {
+        name: "p99",
+        axis: "p99 latency (ms)",
+        value: |p| p.p99_ms,
+        range: None,
+    };
+
+    fn top(&self, p: &PointSummary) -> f64 {
+        match self.range {
+            Some(range) => range(p).1.max((self.value)(p)),
+            None => (self.value)(p),
+        }
+    }
+}
+
+/// One chart of a metric against clients: one `<g class="series">` per engine/profile.
+fn curve_chart(
+    points: &[&PointSummary],
+    styles: &Styles,
+    metric: &Metric,
+    size: (f64, f64),
+) -> String {
+    let mut clients: Vec<u32> = points.iter().map(|p| p.clients.max(1)).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    let top = points.iter().map(|p| metric.top(p)).fold(0.0, f64::max);
+    let yticks = nice_ticks(top);
+    let frame = Frame {
+        w: size.0,
+        h: size.1,
+        left: 62.0,
+        right: 14.0,
+        top: 14.0,
+        bottom: 46.0,
+        pad: 26.0,
+        x: Axis {
+            min: clients[0] as f64,
+            max: clients[clients.len() - 1] as f64,
+            log2: true,
+        },
+        y: Axis {
+            min: 0.0,
+            max: *yticks.last().unwrap_or(&1.0),
+            log2: false,
+        },
+    };
+    let xticks: Vec<(f64, String)> = clients.iter().map(|c| (*c as f64, c.to_string())).collect();
+    let ylabels: Vec<(f64, String)> = match metric.range {
+        Some(_) => ticks_of(&yticks),
+        None => yticks.iter().map(|v| (*v, sig_tick(*v))).collect(),
+    };
+    let mut out = frame.open(&xticks, &ylabels, "clients", metric.axis);
+    let names = series_of(points);
+    for (i, name) in names.iter().enumerate() {
+        let dodge = (i as f64 - (names.len() as f64 - 1.0) / 2.0) * 5.0;
+        let mine: Vec<&PointSummary> = points
+            .iter()
+            .copied()
+            .filter(|p| p.series() == *name)
+            .collect();
+        out += &series_curve(&frame, name, &mine, styles.get(name), metric, dodge);
+    }
+    out += "</svg>";
+    out
+}
+
+fn sig_tick(v: f64) -> String {
+    if v == 0.0 { "0".into() } else { compact(v) }
+}
+
+fn series_curve(
+    frame: &Frame,
+    name: &str,
+    points: &[&PointSummary],
+    style: Style,
+    metric: &Metric,
+    dodge: f64,
+) -> String {
+    let mut points = points.to_vec();
+    points.sort_by_key(|p| p.clients);
+    let xy: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| {
+            (
+                frame.px(p.clients.max(1) as f64) + dodge,
+                frame.py((metric.value)(p)),
+            )
+        })
+        .collect();
+    let mut out = format!("<g class=\"series\" data-series=\"{}\">", esc(name));
+    out += &line_svg(&xy, &style);
+    for (p, (x, y)) in points.iter().zip(&xy) {
+        out += &point_svg(frame, p, (*x, *y), &style, metric);
+    }
+    out += "</g>";
+    out
+}
+
+fn point_svg(
+    frame: &Frame,
+    p: &PointSummary,
+    (x, y): (f64, f64),
+    style: &Style,
+    metric: &Metric,
+) -> String {
+    let unstable = !p.unstable.is_empty();
+    let class = match (unstable, p.client_bound) {
+        (true, true) => "point unstable client-bound",
+        (true, false) => "point unstable",
+        (false, true) => "point client-bound",
+        (false, false) => "point",
+    };
+    let mut out = format!("<g class=\"{class}\"><title>{}</title>", esc(&point_tip(p)));
+    if let Some(range) = metric.range {
+        let (lo, hi) = range(p);
+        let (ylo, yhi) = (frame.py(lo), frame.py(hi));
+        w!(
+            out,
+            "<path class=\"whisker\" d=\"M{:.1} {ylo:.1}V{yhi:.1}M{:.1} {ylo:.1}h8M{:.1} {yhi:.1}h8\" stroke=\"{}\" stroke-width=\"1.4\" fill=\"none\"/>",
+            x,
+            x - 4.0,
+            x - 4.0,
+            style.color
+        );
+    }
+    if p.client_bound {
+        w!(
+            out,
+            "<circle class=\"ring\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"8.5\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.2\" stroke-dasharray=\"2 2\"/>"
+        );
+    }
+    out += &marker(style, x, y, unstable);
+    out += "</g>";
+    out
+}
+
+/// Everything about a point, for its tooltip.
+fn point_tip(p: &PointSummary) -> String {
+    let mut tip = format!(
+        "{}{} · {} clients\n{} tps (min {}, max {}, CV {:.1}% over {} repeat{})\np50 {} ms · p95 {} ms · p99 {} ms",
+        p.series(),
+        if p.unsafe_profile { " (unsafe)" } else { "" },
+        p.clients,
+        tps_text(p.tps_median),
+        tps_text(p.tps_min),
+        tps_text(p.tps_max),
+        p.tps_cv * 100.0,
+        p.repeats,
+        plural(p.repeats as usize),
+        sig3(p.p50_ms),
+        sig3(p.p95_ms),
+        sig3(p.p99_ms)
+    );
+    if p.errors > 0 {
+        w!(tip, "\n{} errors", p.errors);
+    }
+    if p.client_bound {
+        tip += "\nclient-bound: this number measures dbduel, not the database";
+    }
+    for reason in &p.unstable {
+        w!(tip, "\nunstable: {reason}");
+    }
+    if p.cold {
+        tip += "\ncold: caches dropped before each run";
+    }
+    for warning in &p.warnings {
+        w!(tip, "\nwarning: {warning}");
+    }
+    tip
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timelines.
+
+fn timelines_section(data: &ReportData, styles: &Styles) -> String {
+    let mut out = String::from("<section id=\"timelines\"><h2>Timelines</h2>");
+    if data.timelines.is_empty() {
+        out += "<p class=\"empty\">No per-second timelines were recorded.</p></section>\n";
+        return out;
+    }
+    out += "<p class=\"note\">Transactions per second, second by second. Charts in a row share \
+            their y scale.</p>";
+    w!(
+        out,
+        "<ul class=\"key\"><li><span class=\"swatch warm\"></span>warm-up (not measured)</li>\
+         <li><svg width=\"16\" height=\"16\"><path d=\"M8 1V15\" stroke=\"{CHECKPOINT}\" stroke-width=\"2\"/></svg>checkpoint</li>\
+         <li><svg width=\"16\" height=\"16\"><path d=\"M8 1V15\" stroke=\"{AUTOVACUUM}\" stroke-width=\"2\" stroke-dasharray=\"3 2\"/></svg>autovacuum / autoanalyze</li></ul>"
+    );
+    let series = data.series();
+    let mut groups: Vec<(String, u32)> = Vec::new();
+    for t in &data.timelines {
+        if !groups.contains(&(t.workload.clone(), t.clients)) {
+            groups.push((t.workload.clone(), t.clients));
+        }
+    }
+    groups.sort_by_key(|g| g.1);
+    for (workload, clients) in groups {
+        let mut row: Vec<&Timeline> = data
+            .timelines
+            .iter()
+            .filter(|t| t.workload == workload && t.clients == clients)
+            .collect();
+        row.sort_by_key(|t| (series.iter().position(|s| *s == t.series()), t.repeat));
+        let top = row
+            .iter()
+            .flat_map(|t| t.seconds.iter().map(|s| s.tps))
+            .fold(0.0, f64::max);
+        w!(
+            out,
+            "<h3>{} &middot; {} client{}</h3><div class=\"grid-timelines\">",
+            esc(&workload),
+            clients,
+            plural(clients as usize)
+        );
+        for t in row {
+            out += &timeline_figure(t, styles, top);
+        }
+        out += "</div>";
+    }
+    out += "</section>\n";
+    out
+}
+
+fn timeline_figure(t: &Timeline, styles: &Styles, top: f64) -> String {
+    let style = styles.get(&t.series());
+    let unsafe_profile = styles.is_unsafe(&t.series());
+    let checkpoints: u32 = t.seconds.iter().map(|s| s.checkpoints).sum();
+    let vacuums: u32 = t.seconds.iter().map(|s| s.autovacuums).sum();
+    let mut out = format!(
+        "<figure class=\"timeline\" data-series=\"{}\"><figcaption><span class=\"dot\" style=\"background:{}\"></span>{} \
+         <span class=\"muted\">repeat {}</span></figcaption><div class=\"events\">{} checkpoint{} &middot; {} autovacuum{}</div>",
+        esc(&t.series()),
+        style.color,
+        series_label(&t.series(), unsafe_profile),
+        t.repeat,
+        checkpoints,
+        plural(checkpoints as usize),
+        vacuums,
+        plural(vacuums as usize)
+    );
+    if t.seconds.is_empty() {
+        out += "<p class=\"empty\">No seconds recorded.</p></figure>";
+        return out;
+    }
+    out += &timeline_chart(t, &style, top);
+    out += "</figure>";
+    out
+}
+
+fn timeline_chart(t: &Timeline, style: &Style, top: f64) -> String {
+    let first = t.seconds.iter().map(|s| s.t).min().unwrap_or(0) as f64;
+    let last = t.seconds.iter().map(|s| s.t).max().unwrap_or(0) as f64 + 1.0;
+    let yticks = nice_ticks(top);
+    let frame = Frame {
+        w: 400.0,
+        h: 190.0,
+        left: 52.0,
+        right: 10.0,
+        top: 10.0,
+        bottom: 40.0,
+        pad: 0.0,
+        x: Axis {
+            min: first,
+            max: last,
+            log2: false,
+        },
+        y: Axis {
+            min: 0.0,
+            max: *yticks.last().unwrap_or(&1.0),
+            log2: false,
+        },
+    };
+    let xticks: Vec<f64> = nice_ticks(last - first)
+        .into_iter()
+        .map(|v| v + first)
+        .filter(|v| *v <= last)
+        .collect();
+    let mut out = frame.open(&ticks_of(&xticks), &ticks_of(&yticks), "seconds", "tps");
+    out += &warmup_shading(t, &frame);
+    out += &event_lines(t, &frame);
+    let xy: Vec<(f64, f64)> = t
+        .seconds
+        .iter()
+        .map(|s| (frame.px(s.t as f64 + 0.5), frame.py(s.tps)))
+        .collect();
+    let solid = Style { dash: "", ..*style };
+    w!(
+        out,
+        "<g class=\"series\" data-series=\"{}\">{}</g>",
+        esc(&t.series()),
+        line_svg(&xy, &solid)
+    );
+    out += "</svg>";
+    out
+}
+
+fn warmup_shading(t: &Timeline, frame: &Frame) -> String {
+    let mut out = String::new();
+    let (y0, y1) = (frame.top, frame.h - frame.bottom);
+    for s in t.seconds.iter().filter(|s| s.warmup) {
+        let (xa, xb) = (frame.px(s.t as f64), frame.px(s.t as f64 + 1.0));
+        w!(
+            out,
+            "<rect class=\"warmup\" x=\"{xa:.1}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>warm-up second {}</title></rect>",
+            (xb - xa) + 0.3,
+            y1 - y0,
+            s.t
+        );
+    }
+    out
+}
+
+fn event_lines(t: &Timeline, frame: &Frame) -> String {
+    let mut out = String::new();
+    let (y0, y1) = (frame.top, frame.h - frame.bottom);
+    for s in &t.seconds {
+        let x = frame.px(s.t as f64 + 0.5);
+        if s.checkpoints > 0 {
+            w!(
+                out,
+                "<line class=\"checkpoint\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\" stroke=\"{CHECKPOINT}\" stroke-width=\"2\"><title>{} checkpoint{} in second {}</title></line>",
+                s.checkpoints,
+                plural(s.checkpoints as usize),
+                s.t
+            );
+        }
+        if s.autovacuums > 0 {
+            w!(
+                out,
+                "<line class=\"autovacuum\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\" stroke=\"{AUTOVACUUM}\" stroke-width=\"2\" stroke-dasharray=\"3 2\"><title>{} autovacuum run{} in second {}</title></line>",
+                s.autovacuums,
+                plural(s.autovacuums as usize),
+                s.t
+            );
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables.
+
+fn resources_section(data: &ReportData) -> String {
+    let rows = data.resources();
+    let mut out = String::from(
+        "<section id=\"resources\"><h2>Resources</h2><p class=\"note\">Per engine/profile and \
+         workload: the server's peak resident memory over all client counts, its CPU time per \
+         transaction (median over client counts, range in brackets), and the database's size \
+         on disk.</p>",
+    );
+    let rss_max = rows
+        .iter()
+        .filter_map(|r| r.peak_rss_bytes)
+        .max()
+        .unwrap_or(0) as f64;
+    let cpu_max = rows
+        .iter()
+        .filter_map(|r| r.cpu_per_tx_us.map(|c| c.0))
+        .fold(0.0, f64::max);
+    out += "<table class=\"data\"><thead><tr><th>engine/profile</th><th>workload</th>\
+            <th class=\"num\">server memory (peak RSS)</th><th class=\"num\">server CPU per transaction</th>\
+            <th class=\"num\">database size</th></tr></thead><tbody>";
+    for r in &rows {
+        out += &resource_row(r, rss_max, cpu_max);
+    }
+    out += "</tbody></table></section>\n";
+    out
+}
+
+fn resource_row(r: &ResourceRow, rss_max: f64, cpu_max: f64) -> String {
+    let rss = match r.peak_rss_bytes {
+        Some(b) => bar_cell(&human_bytes(b), b as f64 / rss_max),
+        None => "<td class=\"num muted\">&mdash;</td>".into(),
+    };
+    let cpu = match r.cpu_per_tx_us {
+        Some((med, lo, hi)) => bar_cell(
+            &format!(
+                "{} µs <span class=\"muted\">[{}&ndash;{}]</span>",
+                sig3(med),
+                sig3(lo),
+                sig3(hi)
+            ),
+            med / cpu_max,
+        ),
+        None => "<td class=\"num muted\">&mdash;</td>".into(),
+    };
+    let size = r
+        .database_size_bytes
+        .map(human_bytes)
+        .unwrap_or_else(|| "&mdash;".into());
+    format!(
+        "<tr><td>{}</td><td>{} &middot; {}</td>{rss}{cpu}<td class=\"num\">{size}</td></tr>",
+        series_label(&r.series, r.unsafe_profile),
+        esc(&r.workload),
+        esc(&r.variant)
+    )
+}
+
+/// A number with a bar behind it showing its share of the column's largest value.
+fn bar_cell(text: &str, share: f64) -> String {
+    let pct = if share.is_finite() {
+        (share * 100.0).clamp(0.0, 100.0)
+    } else {
+        0.0
+    };
+    format!(
+        "<td class=\"num bar\"><span class=\"track\"><span class=\"fill\" style=\"width:{pct:.1}%\">\
+         </span></span><span class=\"v\">{text}</span></td>"
+    )
+}
+
+fn series_label(series: &str, unsafe_profile: bool) -> String {
+    if unsafe_profile {
+        format!("{} <span class=\"badge unsafe\">unsafe</span>", esc(series))
+    } else {
+        esc(series)
+    }
+}
+
+fn comparison_section(data: &ReportData) -> String {
+    let mut out = String::from(
+        "<section id=\"comparison\"><h2>All points</h2><p class=\"note\">Grouped by workload \
+         and clients; the fastest median of a durable profile in each group is in bold. Hover a flag for details.</p>\
+         <table class=\"data\"><thead><tr><th>engine</th><th>profile</th><th>workload</th>\
+         <th>variant</th><th class=\"num\">clients</th><th class=\"num\">tps median [min&ndash;max]</th>\
+         <th class=\"num\">CV</th><th class=\"num\">p95 ms</th><th class=\"num\">p99 ms</th>\
+         <th class=\"num\">errors</th><th>flags</th></tr></thead><tbody>",
+    );
+    let mut previous: Option<(&str, &str, u32)> = None;
+    for p in data.comparison() {
+        let group = (p.workload.as_str(), p.variant.as_str(), p.clients);
+        let first = previous.is_some_and(|g| g != group);
+        previous = Some(group);
+        out += &comparison_row(p, data.is_fastest(p), first);
+    }
+    out += "</tbody></table></section>\n";
+    out
+}
+
+fn comparison_row(p: &PointSummary, fastest: bool, new_group: bool) -> String {
+    let tps = tps_text(p.tps_median);
+    let tps = if fastest {
+        format!("<b>{tps}</b>")
+    } else {
+        tps
+    };
+    format!(
+        "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
+         <td class=\"num\">{tps} <span class=\"muted\">[{}&ndash;{}]</span></td><td class=\"num\">{:.1}%</td>\
+         <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td>{}</td></tr>",
+        if new_group { " class=\"group\"" } else { "" },
+        esc(&p.engine),
+        esc(&p.profile),
+        esc(&p.workload),
+        esc(&p.variant),
+        p.clients,
+        tps_text(p.tps_min),
+        tps_text(p.tps_max),
+        p.tps_cv * 100.0,
+        sig3(p.p95_ms),
+        sig3(p.p99_ms),
+        if p.errors > 0 { " bad" } else { "" },
+        p.errors,
+        flags_html(p)
+    )
+}
+
+fn flags_html(p: &PointSummary) -> String {
+    let mut out = String::new();
+    for flag in p.flags() {
+        let why = match flag {
+            "client-bound" => "dbduel used more than a quarter of the machine's CPU: this number measures the client".to_string(),
+            "unstable" => p.unstable.join("; "),
+            "unsafe" => "the profile turns durability off".to_string(),
+            _ => "caches dropped before each run".to_string(),
+        };
+        w!(
+            out,
+            "<span class=\"badge {flag}\" title=\"{}\">{flag}</span>",
+            esc(&why)
+        );
+    }
+    if !p.warnings.is_empty() {
+        w!(
+            out,
+            "<span class=\"badge warning\" title=\"{}\">{} warning{}</span>",
+            esc(&p.warnings.join("\n")),
+            p.warnings.len(),
+            plural(p.warnings.len())
+        );
+    }
+    out
+}
+
+fn settings_section(data: &ReportData) -> String {
+    let mut out = String::from("<section id=\"settings\"><h2>Settings</h2>");
+    let tables = data.settings_tables();
+    if tables.is_empty() {
+        out += "<p class=\"empty\">No settings were recorded.</p></section>\n";
+        return out;
+    }
+    out += "<p class=\"note\">As read back from each server, profiles side by side. \
+            <span class=\"diff-key\">Highlighted</span> rows differ between profiles.</p>";
+    for table in &tables {
+        out += &settings_table(table);
+    }
+    out += "</section>\n";
+    out
+}
+
+fn settings_table(table: &SettingsTable) -> String {
+    let mut out = format!(
+        "<h3>{}</h3><table class=\"data settings\"><thead><tr><th>setting</th>",
+        esc(&table.engine)
+    );
+    for (profile, unsafe_profile) in &table.columns {
+        w!(
+            out,
+            "<th class=\"series\">{}</th>",
+            series_label(&format!("{}/{profile}", table.engine), *unsafe_profile)
+        );
+    }
+    out += "</tr></thead><tbody>";
+    for row in &table.rows {
+        w!(
+            out,
+            "<tr{}><td class=\"name\">{}</td>",
+            if row.differs { " class=\"diff\"" } else { "" },
+            esc(&row.name)
+        );
+        for v in &row.values {
+            match v {
+                Some(v) => w!(out, "<td>{}{}</td>", esc(v), size_hint(&row.name, v)),
+                None => w!(out, "<td class=\"muted\">&mdash;</td>"),
+            };
+        }
+        out += "</tr>";
+    }
+    out += "</tbody></table>";
+    out
+}
+
+/// Byte counts of size settings (MariaDB reports 134217728) also in human units.
+fn size_hint(name: &str, value: &str) -> String {
+    let sized = name.ends_with("_size") || name.ends_with("_buffer");
+    match value.parse::<u64>() {
+        Ok(n) if sized && n >= 1024 => {
+            format!("<span class=\"hint\">{}</span>", human_bytes(n))
+        }
+        _ => String::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Style and script.
+
+const STYLE: &str = r#"
+:root{--fg:#1c2330;--muted:#5f6b7a;--line:#e4e8ee;--bg:#f4f6f9;--card:#fff}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1320px;margin:0 auto;padding:28px 32px 64px}
+header.top{display:flex;gap:32px;justify-content:space-between;align-items:flex-start;flex-wrap:wrap;margin-bottom:8px}
+h1{font-size:28px;margin:0 0 4px;letter-spacing:-.01em}
+h2{font-size:20px;margin:0 0 4px}
+h3{font-size:15px;margin:22px 0 8px}
+h4{font-size:13px;margin:0;color:var(--muted);font-weight:600;text-transform:uppercase;letter-spacing:.04em}
+.sub{color:var(--muted);margin:0 0 10px}
+nav a{display:inline-block;margin:0 6px 6px 0;padding:3px 10px;border:1px solid var(--line);border-radius:14px;background:var(--card);color:var(--fg);text-decoration:none;font-size:13px}
+nav a:hover{border-color:#0072B2;color:#0072B2}
+section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 24px;margin:18px 0;box-shadow:0 1px 2px rgba(20,30,50,.04)}
+.note{color:var(--muted);margin:0 0 12px;max-width:900px}
+.empty{color:var(--muted);font-style:italic}
+.muted{color:var(--muted)}
+figure{margin:14px 0 24px}
+figcaption{font-weight:600;font-size:15px;margin-bottom:6px}
+.plot{display:flex;gap:20px;align-items:flex-start}
+.plot svg.chart{flex:1 1 auto;max-width:860px}
+.side{flex:0 0 260px;padding-top:8px}
+.trio{display:grid;grid-template-columns:repeat(3,1fr);gap:18px}
+svg.chart{width:100%;height:auto;display:block;overflow:visible}
+svg text{font-family:inherit;fill:#4a5463}
+svg text.tick{font-size:11px}
+svg text.label{font-size:12px;fill:#2b3340}
+.grid line{stroke:#e9edf2}
+.grid line.xgrid{stroke:#f1f3f6}
+line.axis{stroke:#9aa4b2}
+rect.warmup{fill:#eceff3}
+ul.legend,ul.key{list-style:none;padding:0;margin:0 0 10px;display:flex;flex-wrap:wrap;gap:4px 16px}
+.side ul.legend,.side ul.key{flex-direction:column}
+ul.legend li{display:flex;align-items:center;gap:6px;font-size:13px}
+ul.key li{display:flex;align-items:center;gap:6px;font-size:12px;color:var(--muted)}
+.unsafe-label{color:#b42318;font-weight:600}
+.side ul.key{margin-top:14px;padding-top:10px;border-top:1px solid var(--line)}
+.swatch{display:inline-block;width:16px;height:12px;border-radius:2px}
+.swatch.warm{background:#eceff3;border:1px solid #d5dae1}
+.grid-timelines{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:10px 22px}
+figure.timeline{margin:0 0 6px}
+figure.timeline figcaption{font-size:13px;display:flex;align-items:center;gap:6px;margin:0;white-space:nowrap}
+figure.timeline .events{font-size:12px;color:var(--muted);margin:0 0 2px 16px}
+.dot{display:inline-block;width:10px;height:10px;border-radius:50%}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+table.data{width:100%}
+table.data th{font-size:11.5px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);font-weight:600;text-align:left;padding:6px 10px;border-bottom:2px solid var(--line);white-space:nowrap}
+table.data td{padding:5px 10px;border-bottom:1px solid var(--line);vertical-align:middle}
+table.data tbody tr:hover td{background:#f2f6fb}
+table.data tr.group td{border-top:2px solid #cfd6df}
+.num{text-align:right !important;white-space:nowrap}
+td.bad{color:#b42318;font-weight:600}
+td.bar .track{display:inline-block;vertical-align:middle;width:110px;height:8px;margin-right:10px;background:#eef1f5;border-radius:4px;overflow:hidden}
+td.bar .fill{display:block;height:100%;background:#6aa5d6;border-radius:4px}
+td.bar .v{display:inline-block;min-width:150px;text-align:right}
+table.facts{font-size:13px;background:var(--card);border:1px solid var(--line);border-radius:8px;min-width:320px}
+table.facts caption{text-align:left;font-weight:600;font-size:12px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);padding:0 0 4px}
+table.facts th{text-align:left;font-weight:500;color:var(--muted);padding:4px 12px;border-bottom:1px solid var(--line)}
+table.facts td{padding:4px 12px;border-bottom:1px solid var(--line)}
+table.settings{table-layout:fixed}
+table.settings th.series{text-transform:none;letter-spacing:0;font-size:12.5px;color:var(--fg)}
+table.settings th:first-child{width:30%}
+.hint{color:var(--muted);font-family:system-ui,sans-serif;font-size:11.5px;margin-left:6px}
+table.settings td{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+table.settings tr.diff td{background:#fff6dd}
+table.settings tr.diff td.name{font-weight:700;box-shadow:inset 3px 0 0 #E69F00}
+.diff-key{background:#fff6dd;padding:0 4px;border-left:3px solid #E69F00}
+.badge{display:inline-block;padding:0 7px;margin:0 4px 0 0;border-radius:10px;font-size:10.5px;line-height:17px;vertical-align:1px;font-weight:600;white-space:nowrap;cursor:default}
+.badge.unsafe{background:#fde8e6;color:#b42318}
+.badge.unstable{background:#fff1d6;color:#8a4b00}
+.badge.client-bound{background:#e6edfb;color:#1d4aa1}
+.badge.cold{background:#e1f3f8;color:#0a5b71}
+.badge.warning{background:#eef0f3;color:#4a5463}
+.tip{position:absolute;z-index:10;display:none;max-width:380px;padding:7px 10px;background:#1c2330;color:#fff;font-size:12px;line-height:1.45;border-radius:6px;white-space:pre-line;pointer-events:none;box-shadow:0 4px 14px rgba(0,0,0,.18)}
+@media (max-width:900px){.plot{flex-direction:column}.side{flex:none}.trio{grid-template-columns:1fr}}
+"#;
+
+/// Tooltips: SVG `<title>`s (native tooltips without script) become a styled tooltip.
+const SCRIPT: &str = r#"
+(function(){
+  var tip=document.createElement("div");tip.className="tip";document.body.appendChild(tip);
+  document.querySelectorAll("svg title").forEach(function(t){
+    t.parentNode.setAttribute("data-tip",t.textContent);t.parentNode.removeChild(t);});
+  document.addEventListener("mouseover",function(e){
+    var el=e.target.closest?e.target.closest("[data-tip]"):null;
+    if(!el){tip.style.display="none";return;}
+    tip.textContent=el.getAttribute("data-tip");tip.style.display="block";});
+  document.addEventListener("mousemove",function(e){
+    tip.style.left=(e.pageX+14)+"px";tip.style.top=(e.pageY+14)+"px";});
+})();
+document.body.dataset.rendered="yes";
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::data::sample;
+
+    fn count(haystack: &str, needle: &str) -> usize {
+        haystack.matches(needle).count()
+    }
+
+    #[test]
+    fn every_series_is_drawn_in_every_clients_chart() {
+        let data = sample();
+        let page = html(&data);
+        for series in [
+            "postgres/default",
+            "postgres/tuned",
+            "mariadb/default",
+            "mariadb/fast",
+        ] {
+            let g = format!("<g class=\"series\" data-series=\"{series}\">");
+            // One throughput chart and three latency charts, plus its timelines.
+            let timelines = data
+                .timelines
+                .iter()
+                .filter(|t| t.series() == series)
+                .count();
+            assert_eq!(count(&page, &g), 4 + timelines, "{series}");
+            assert!(page.contains(&format!("<li data-legend=\"{series}\">")));
+        }
+        assert!(page.contains("mariadb/fast <span class=\"unsafe-label\">(unsafe)</span>"));
+        assert_eq!(count(&page, "<g class=\"point unstable\">"), 4);
+        assert_eq!(count(&page, "<g class=\"point client-bound\">"), 4);
+    }
+
+    #[test]
+    fn timelines_mark_checkpoints_autovacuums_and_warmup() {
+        let page = html(&sample());
+        assert_eq!(count(&page, "<line class=\"checkpoint\""), 2);
+        assert_eq!(count(&page, "<line class=\"autovacuum\""), 1);
+        assert_eq!(count(&page, "<rect class=\"warmup\""), 2);
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        let page = html(&sample());
+        assert_eq!(count(&page, "<script>"), 1, "only the report's own script");
+        assert!(page.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; a|b"));
+        assert!(page.contains("<h1>Sample &amp; &lt;test&gt;</h1>"));
+        assert!(page.contains("Some &quot;quoted&quot; CPU"));
+        assert!(page.contains("(over 10%) &lt;b&gt;"));
+        assert_eq!(esc("a'b\"c<d>&"), "a&#39;b&quot;c&lt;d&gt;&amp;");
+    }
+
+    #[test]
+    fn elements_are_balanced() {
+        let page = html(&sample());
+        for (open, close) in [
+            ("<svg", "</svg>"),
+            ("<g ", "</g>"),
+            ("<table", "</table>"),
+            ("<section", "</section>"),
+            ("<figure", "</figure>"),
+            ("<tr", "</tr>"),
+            ("<ul", "</ul>"),
+        ] {
+            assert_eq!(count(&page, open), count(&page, close), "{open}");
+        }
+    }
+
+    #[test]
+    fn sections_come_in_order() {
+        let page = html(&sample());
+        let at = |id: &str| page.find(&format!("<section id=\"{id}\"")).unwrap();
+        let ids = [
+            "throughput",
+            "latency",
+            "timelines",
+            "resources",
+            "comparison",
+            "settings",
+        ];
+        assert!(ids.windows(2).all(|w| at(w[0]) < at(w[1])));
+        assert!(page.find("class=\"facts\"").unwrap() < at("throughput"));
+    }
+
+    #[test]
+    fn empty_data_says_so() {
+        let page = html(&ReportData::default());
+        assert!(page.contains("No points were measured"));
+        assert!(page.contains("No per-second timelines were recorded."));
+        assert!(page.contains("No settings were recorded."));
+        assert!(page.contains("no host facts recorded"));
+        assert!(!page.contains("<svg class=\"chart\""));
+        assert!(page.contains("document.body.dataset.rendered=\"yes\""));
+    }
+
+    #[test]
+    fn one_client_count_and_zero_throughput_still_draw() {
+        let mut data = sample();
+        data.points.retain(|p| p.clients == 1);
+        for p in &mut data.points {
+            (p.tps_median, p.tps_min, p.tps_max) = (0.0, 0.0, 0.0);
+        }
+        let page = html(&data);
+        assert!(!page.contains("NaN") && !page.contains("inf"));
+        assert_eq!(count(&page, "data-series=\"postgres/default\">"), 4);
+    }
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(nice_ticks(10900.0).last(), Some(&12500.0));
+        assert_eq!(nice_ticks(4.0), vec![0.0, 1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(nice_ticks(0.0).last(), Some(&1.0));
+        assert_eq!(compact(1500.0), "1.5k");
+        assert_eq!(compact(12000.0), "12k");
+        assert_eq!(compact(0.25), "0.25");
+        assert_eq!(compact(2_000_000.0), "2M");
+    }
+}

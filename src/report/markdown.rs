@@ -1,0 +1,258 @@
+//! The markdown report: the tables of the HTML report (all points, resources, settings side by
+//! side) as GitHub-flavoured markdown, to paste into an issue or a wiki page.
+
+use std::fmt::Write;
+
+use super::data::{PointSummary, ReportData, ResourceRow, SettingsTable, sig3, tps_text};
+use super::human_bytes;
+
+/// `write!` into a String, which cannot fail.
+macro_rules! w {
+    ($out:expr, $($arg:tt)*) => {{
+        let _ = write!($out, $($arg)*);
+    }};
+}
+
+/// The whole report.
+pub fn markdown(data: &ReportData) -> String {
+    let title = if data.title.trim().is_empty() {
+        "dbduel report"
+    } else {
+        data.title.as_str()
+    };
+    let mut out = format!("# {}\n\n", cell(title));
+    if !data.generated_at.is_empty() {
+        w!(out, "Generated {}.\n\n", cell(&data.generated_at));
+    }
+    out += &host(data);
+    out += "## All points\n\n";
+    if data.points.is_empty() {
+        out += "No points were measured.\n\n";
+    } else {
+        out += &comparison(data);
+        out += "## Resources\n\n";
+        out += &resources(&data.resources());
+    }
+    out += "## Settings\n\n";
+    out += &settings(&data.settings_tables());
+    out
+}
+
+/// Text made safe inside a table cell: no pipe, no line break, no HTML, no emphasis markers.
+/// An underscore inside a word (innodb_buffer_pool_size) is left alone: GitHub does not read
+/// it as emphasis, and the text stays readable before it is rendered.
+pub fn cell(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let word = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
+    let mut out = String::with_capacity(s.len());
+    for (i, &c) in chars.iter().enumerate() {
+        match c {
+            '_' if word(i.checked_sub(1)) && word(Some(i + 1)) => out.push(c),
+            '|' => out.push_str("\\|"),
+            '\\' | '*' | '_' | '`' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn host(data: &ReportData) -> String {
+    if data.host.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("| host | |\n|---|---|\n");
+    for (k, v) in &data.host {
+        w!(out, "| {} | {} |\n", cell(k), cell(v));
+    }
+    out + "\n"
+}
+
+fn comparison(data: &ReportData) -> String {
+    let mut out = String::from(
+        "| engine | profile | workload | variant | clients | tps median [min–max] | CV | p95 ms | p99 ms | errors | flags |\n\
+         |---|---|---|---|--:|--:|--:|--:|--:|--:|---|\n",
+    );
+    for p in data.comparison() {
+        out += &comparison_row(p, data.is_fastest(p));
+    }
+    out += "\nBold: the fastest median of a durable (not unsafe) profile among the points of the same workload and clients.\n\n";
+    out
+}
+
+fn comparison_row(p: &PointSummary, fastest: bool) -> String {
+    let tps = tps_text(p.tps_median);
+    let tps = if fastest { format!("**{tps}**") } else { tps };
+    let mut flags: Vec<String> = p
+        .flags()
+        .into_iter()
+        .map(|f| match f {
+            "unstable" => format!("unstable ({})", cell(&p.unstable.join("; "))),
+            f => f.to_string(),
+        })
+        .collect();
+    if !p.warnings.is_empty() {
+        flags.push(format!("warnings: {}", cell(&p.warnings.join("; "))));
+    }
+    format!(
+        "| {} | {} | {} | {} | {} | {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} |\n",
+        cell(&p.engine),
+        cell(&p.profile),
+        cell(&p.workload),
+        cell(&p.variant),
+        p.clients,
+        tps_text(p.tps_min),
+        tps_text(p.tps_max),
+        p.tps_cv * 100.0,
+        sig3(p.p95_ms),
+        sig3(p.p99_ms),
+        p.errors,
+        flags.join(", ")
+    )
+}
+
+fn series_label(series: &str, unsafe_profile: bool) -> String {
+    if unsafe_profile {
+        format!("{} (unsafe)", cell(series))
+    } else {
+        cell(series)
+    }
+}
+
+fn resources(rows: &[ResourceRow]) -> String {
+    let mut out = String::from(
+        "| engine/profile | workload | server memory (peak RSS) | server CPU per transaction | database size |\n\
+         |---|---|--:|--:|--:|\n",
+    );
+    for r in rows {
+        let cpu = r
+            .cpu_per_tx_us
+            .map(|(med, lo, hi)| format!("{} µs [{}–{}]", sig3(med), sig3(lo), sig3(hi)))
+            .unwrap_or_else(|| "—".into());
+        w!(
+            out,
+            "| {} | {} · {} | {} | {cpu} | {} |\n",
+            series_label(&r.series, r.unsafe_profile),
+            cell(&r.workload),
+            cell(&r.variant),
+            r.peak_rss_bytes
+                .map(human_bytes)
+                .unwrap_or_else(|| "—".into()),
+            r.database_size_bytes
+                .map(human_bytes)
+                .unwrap_or_else(|| "—".into())
+        );
+    }
+    out + "\nCPU per transaction: median over the client counts, range in brackets.\n\n"
+}
+
+fn settings(tables: &[SettingsTable]) -> String {
+    if tables.is_empty() {
+        return "No settings were recorded.\n".into();
+    }
+    let mut out = String::new();
+    for table in tables {
+        out += &settings_table(table);
+    }
+    out + "Bold: the setting differs between profiles.\n"
+}
+
+fn settings_table(table: &SettingsTable) -> String {
+    let mut out = format!("### {}\n\n| setting |", cell(&table.engine));
+    for (profile, unsafe_profile) in &table.columns {
+        let series = format!("{}/{profile}", table.engine);
+        w!(out, " {} |", series_label(&series, *unsafe_profile));
+    }
+    out += "\n|---|";
+    out += &"---|".repeat(table.columns.len());
+    out += "\n";
+    for row in &table.rows {
+        let name = if row.differs {
+            format!("**{}**", cell(&row.name))
+        } else {
+            cell(&row.name)
+        };
+        w!(out, "| {name} |");
+        for v in &row.values {
+            match v {
+                Some(v) if row.differs && !v.is_empty() => w!(out, " **{}** |", cell(v)),
+                Some(v) => w!(out, " {} |", cell(v)),
+                None => out += " — |",
+            }
+        }
+        out += "\n";
+    }
+    out + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::data::sample;
+
+    /// Cells of a table row: pipes not escaped by a backslash.
+    fn cells(line: &str) -> usize {
+        let bytes = line.as_bytes();
+        (0..bytes.len())
+            .filter(|&i| bytes[i] == b'|' && (i == 0 || bytes[i - 1] != b'\\'))
+            .count()
+            - 1
+    }
+
+    #[test]
+    fn every_point_and_series_is_listed() {
+        let data = sample();
+        let md = markdown(&data);
+        for p in &data.points {
+            let row = format!(
+                "| {} | {} | tpcb | tpcb-like | {} |",
+                p.engine, p.profile, p.clients
+            );
+            assert_eq!(md.matches(&row).count(), 1, "{row}");
+        }
+        for series in data.series() {
+            assert!(md.contains(&format!("| {series}")), "{series}");
+        }
+        assert!(md.contains("| mariadb/fast (unsafe) |"));
+        assert!(md.contains("client-bound, unsafe"));
+        assert!(md.contains("**shared_buffers** | **128MB** | **4GB** |"));
+        assert_eq!(
+            cell("_x_ a_b *c* [d](e) `f`"),
+            "\\_x\\_ a_b \\*c\\* \\[d\\](e) \\`f\\`"
+        );
+    }
+
+    #[test]
+    fn tables_keep_their_shape_and_text_is_escaped() {
+        let md = markdown(&sample());
+        let mut columns = None;
+        for line in md.lines() {
+            if line.starts_with('|') {
+                columns = columns.or(Some(cells(line)));
+                assert_eq!(Some(cells(line)), columns, "{line}");
+            } else {
+                columns = None;
+            }
+        }
+        assert!(!md.contains("<script>"));
+        assert!(md.contains("&lt;script&gt;alert(\"x\")&lt;/script&gt; a\\|b"));
+        assert!(md.starts_with("# Sample &amp; &lt;test&gt;\n"));
+    }
+
+    #[test]
+    fn empty_data_says_so() {
+        let md = markdown(&ReportData::default());
+        assert!(md.contains("No points were measured."));
+        assert!(md.contains("No settings were recorded."));
+        assert!(!md.contains('|'));
+    }
+}
