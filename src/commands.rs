@@ -47,6 +47,7 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
                 bin_dir: a.bin_dir.clone(),
                 settings,
                 password: false,
+                keep_running: true,
             };
             let state = Server::start(kind, &opts)?.detach()?;
             println!(

@@ -33,6 +33,12 @@ pub fn installed(kind: &ServerKind) -> bool {
     (kind.binaries)(None).is_some()
 }
 
+/// A service account: uid and gid.
+pub type Account = Option<(u32, u32)>;
+
+/// Settings given to a server at start: (name, value).
+pub type Settings = [(String, String)];
+
 /// A kind of server dbduel can manage. Each kind lives in its own file.
 pub struct ServerKind {
     /// The engine (registry name) whose DSN reaches it.
@@ -45,9 +51,9 @@ pub struct ServerKind {
     /// Find the binaries: (initialiser, server), searching `bin_dir` first.
     pub binaries: fn(Option<&Path>) -> Option<(PathBuf, PathBuf)>,
     /// Initialise `layout.data` (empty); `password` for the dbduel superuser, if any.
-    pub init: fn(&Layout, &Path, Option<(u32, u32)>, Option<&str>) -> Result<(), Error>,
+    pub init: fn(&Layout, &Path, Account, Option<&str>) -> Result<(), Error>,
     /// The server command line for a port and settings.
-    pub command: fn(&Layout, &Path, u16, &[(String, String)], Option<(u32, u32)>) -> Command,
+    pub command: fn(&Layout, &Path, u16, &Settings, Account) -> Command,
     /// DSN text (without database) of the dbduel superuser.
     pub dsn: fn(u16, Option<&str>) -> String,
     /// The database that always exists.
@@ -91,6 +97,9 @@ pub struct ServerOptions {
     pub settings: Vec<(String, String)>,
     /// Give the dbduel superuser a random password (otherwise loopback connections are trusted).
     pub password: bool,
+    /// Keep the server running when dbduel exits (`server start`); otherwise the kernel stops
+    /// it if dbduel dies without stopping it.
+    pub keep_running: bool,
 }
 
 /// What `dbduel server status` reads back.
@@ -112,6 +121,7 @@ pub struct Server {
     server_bin: PathBuf,
     password: Option<String>,
     settings: Vec<(String, String)>,
+    keep_running: bool,
     child: Option<Child>,
     _temp: Option<tempfile::TempDir>,
 }
@@ -151,6 +161,7 @@ impl Server {
             server_bin,
             password,
             settings: opts.settings.clone(),
+            keep_running: opts.keep_running,
             child: None,
             _temp: temp,
         };
@@ -168,13 +179,16 @@ impl Server {
 
     fn launch(&mut self) -> Result<(), Error> {
         let account = service_account(self.kind.account);
-        let cmd = (self.kind.command)(
+        let mut cmd = (self.kind.command)(
             &self.layout,
             &self.server_bin,
             self.port,
             &self.settings,
             account,
         );
+        if !self.keep_running {
+            stop_with_parent(&mut cmd);
+        }
         let mut child = spawn_logged(cmd, &self.layout.log, self.kind.product)?;
         let engine = engine::open(&self.dsn(""), &EngineOptions::default(), Protocol::Simple)?;
         // Up means speaking the protocol: the dbduel user may not exist yet on a fresh server.
@@ -289,7 +303,12 @@ pub fn read_state(dir: &Path) -> Result<State, Error> {
 /// Whether a process is alive (an exited process that nobody reaped yet is not).
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) != Some("Z"),
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next())
+                != Some("Z")
+        }
         Err(_) => false,
     }
 }
@@ -437,6 +456,19 @@ fn command(program: &Path, account: Option<(u32, u32)>) -> Command {
     }
     cmd.stdin(Stdio::null()).process_group(0);
     cmd
+}
+
+/// Have the kernel send SIGTERM to the server if dbduel dies without stopping it.
+fn stop_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe; it runs in the child after fork, after the
+    // change of user (which would otherwise clear the setting), before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
 }
 
 /// Send a command's output to the log file.

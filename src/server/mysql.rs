@@ -52,7 +52,8 @@ fn server_command(
     settings: &[(String, String)],
     account: Option<(u32, u32)>,
 ) -> Command {
-    let mut cmd = command(server, None);
+    // As the service account itself, so that a parent-death signal set before exec holds.
+    let mut cmd = command(server, account);
     cmd.arg("--no-defaults")
         .arg(format!("--datadir={}", layout.data.display()));
     cmd.args([format!("--port={port}"), "--bind-address=127.0.0.1".into()]);
@@ -64,9 +65,6 @@ fn server_command(
         "--pid-file={}",
         layout.run.join("mysqld.pid").display()
     ));
-    if account.is_some() {
-        cmd.arg("--user=mysql");
-    }
     for (k, v) in settings {
         cmd.arg(format!("--{k}={v}"));
     }

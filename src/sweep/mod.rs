@@ -299,7 +299,9 @@ fn run_plan(
             warmup: std::time::Duration::from_secs(plan.warmup),
             rate: None,
             max_tries: 10,
-            seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64),
+            seed: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64),
         },
         progress: None,
         json: None,

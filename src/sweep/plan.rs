@@ -181,11 +181,7 @@ impl PlanFile {
                 "key `profiles`: unknown profile '{p}': use default, tuned, unsafe or define [profile.{p}]"
             ));
         }
-        for (engine, _) in self
-            .dsn
-            .iter()
-            .filter(|(e, _)| !ENGINES.contains(&e.as_str()))
-        {
+        if let Some(engine) = self.dsn.keys().find(|e| !ENGINES.contains(&e.as_str())) {
             return bad(format!("key `dsn.{engine}`: unknown engine"));
         }
         Ok(())
@@ -239,21 +235,19 @@ fn user_profile(
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let knobs = ENGINES
-        .iter()
-        .map(|e| match *e {
-            "postgres" => tables[0],
-            "mysql" => tables[1],
-            _ => tables[2],
-        })
-        .zip(["postgres", "mysql", "sqlite"])
-        .map(|(t, e)| {
-            (
-                e.to_string(),
-                t.iter().map(|(k, v)| (k.clone(), text(v))).collect(),
-            )
-        })
-        .collect();
+    let knobs = [
+        ("postgres", tables[0]),
+        ("mysql", tables[1]),
+        ("sqlite", tables[2]),
+    ]
+    .into_iter()
+    .map(|(engine, t)| {
+        (
+            engine.to_string(),
+            t.iter().map(|(k, v)| (k.clone(), text(v))).collect(),
+        )
+    })
+    .collect();
     Profile {
         name: name.into(),
         unsafe_profile,

@@ -11,12 +11,23 @@ use crate::env::{dbduel, ensure, expect_code, text};
 
 pub fn trials() -> Vec<Trial> {
     vec![
-        Trial::test("sweep::two_profiles_two_client_counts_every_engine", || Ok(every_engine()?)),
-        Trial::test("sweep::killed_sweep_resumes_only_what_is_missing", || Ok(resume()?)),
-        Trial::test("sweep::tuned_settings_visible_inside_postgres", || Ok(tuned_visible("postgres")?)),
-        Trial::test("sweep::tuned_settings_visible_inside_mariadb", || Ok(tuned_visible("mysql")?)),
+        Trial::test("sweep::two_profiles_two_client_counts_every_engine", || {
+            Ok(every_engine()?)
+        }),
+        Trial::test("sweep::killed_sweep_resumes_only_what_is_missing", || {
+            Ok(resume()?)
+        }),
+        Trial::test("sweep::tuned_settings_visible_inside_postgres", || {
+            Ok(tuned_visible("postgres")?)
+        }),
+        Trial::test("sweep::tuned_settings_visible_inside_mariadb", || {
+            Ok(tuned_visible("mysql")?)
+        }),
         Trial::test("sweep::plan_errors_name_line_and_key", || Ok(bad_plan()?)),
-        Trial::test("sweep::server_start_refuses_bad_directory_and_busy_port", || Ok(bad_server()?)),
+        Trial::test(
+            "sweep::server_start_refuses_bad_directory_and_busy_port",
+            || Ok(bad_server()?),
+        ),
     ]
 }
 
@@ -27,7 +38,14 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 }
 
 fn exported(results: &str) -> Result<Vec<serde_json::Value>, String> {
-    let out = dbduel(&["results", "export", "--format", "json", "--results", results]);
+    let out = dbduel(&[
+        "results",
+        "export",
+        "--format",
+        "json",
+        "--results",
+        results,
+    ]);
     expect_code(&out, 0, "results export")?;
     serde_json::from_slice(&out.stdout).map_err(|e| format!("export is not JSON: {e}"))
 }
@@ -41,15 +59,32 @@ fn every_engine() -> Result<(), String> {
     let out = dbduel(&["sweep", &plan, "--results", &results, "--report", &html]);
     expect_code(&out, 0, "sweep")?;
     let rows = exported(&results)?;
-    ensure(rows.len() == 12, || format!("3 engines x 2 profiles x 2 client counts gave {} runs", rows.len()))?;
+    ensure(rows.len() == 12, || {
+        format!(
+            "3 engines x 2 profiles x 2 client counts gave {} runs",
+            rows.len()
+        )
+    })?;
     for engine in ["sqlite", "postgres", "mysql"] {
         for profile in ["default", "tuned"] {
-            let n = rows.iter().filter(|r| r["engine"] == engine && r["profile"] == profile && r["tps"].as_f64() > Some(0.0)).count();
-            ensure(n == 2, || format!("{engine}/{profile}: {n} measured points"))?;
+            let n = rows
+                .iter()
+                .filter(|r| {
+                    r["engine"] == engine
+                        && r["profile"] == profile
+                        && r["tps"].as_f64() > Some(0.0)
+                })
+                .count();
+            ensure(n == 2, || {
+                format!("{engine}/{profile}: {n} measured points")
+            })?;
         }
     }
     let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
-    ensure(page.contains("postgres/tuned") && page.contains("mysql/default"), || "report lacks series".into())?;
+    ensure(
+        page.contains("postgres/tuned") && page.contains("mysql/default"),
+        || "report lacks series".into(),
+    )?;
     let list = dbduel(&["results", "list", "--results", &results]);
     ensure(text(&list).lines().count() == 13, || text(&list))?;
     let show = dbduel(&["results", "show", "1", "--results", &results]);
@@ -58,7 +93,11 @@ fn every_engine() -> Result<(), String> {
 
 fn resume() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let plan = write(dir.path(), "resume.toml", "engines = [\"sqlite\"]\nclients = [1, 2, 3, 4]\ntime = 1\nrepeats = 2\n");
+    let plan = write(
+        dir.path(),
+        "resume.toml",
+        "engines = [\"sqlite\"]\nclients = [1, 2, 3, 4]\ntime = 1\nrepeats = 2\n",
+    );
     let results = dir.path().join("r.db");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
         .args(["sweep", &plan, "--results"])
@@ -70,7 +109,9 @@ fn resume() -> Result<(), String> {
     // Kill it hard once two points are in the store.
     let deadline = Instant::now() + Duration::from_secs(60);
     let stored = |p: &Path| {
-        rusqlite::Connection::open(p).and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))).unwrap_or(0)
+        rusqlite::Connection::open(p)
+            .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0)
     };
     while stored(&results) < 2 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
@@ -78,56 +119,121 @@ fn resume() -> Result<(), String> {
     let _ = child.kill();
     let _ = child.wait();
     let before = stored(&results);
-    ensure((2..8).contains(&before), || format!("{before} points stored before the kill"))?;
+    ensure((2..8).contains(&before), || {
+        format!("{before} points stored before the kill")
+    })?;
     let out = dbduel(&["sweep", &plan, "--results", &results.display().to_string()]);
     expect_code(&out, 0, "resumed sweep")?;
     let all = text(&out);
     let expect = format!("{} points measured, {before} already in", 8 - before);
-    ensure(all.contains(&expect), || format!("expected '{expect}':\n{all}"))?;
-    ensure(stored(&results) == 8, || format!("{} points after resuming", stored(&results)))
+    ensure(all.contains(&expect), || {
+        format!("expected '{expect}':\n{all}")
+    })?;
+    ensure(stored(&results) == 8, || {
+        format!("{} points after resuming", stored(&results))
+    })
 }
 
 /// `server start --profile tuned` applies the tuned knobs, visible from inside the server.
 fn tuned_visible(engine: &str) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let data = dir.path().join(engine).display().to_string();
-    let out = dbduel(&["server", "start", engine, "--data-dir", &data, "--profile", "tuned", "--scale", "60"]);
+    let out = dbduel(&[
+        "server",
+        "start",
+        engine,
+        "--data-dir",
+        &data,
+        "--profile",
+        "tuned",
+        "--scale",
+        "60",
+    ]);
     expect_code(&out, 0, "server start")?;
     let result = check_tuned(engine, &text(&out));
     let stop = dbduel(&["server", "stop", "--data-dir", &data]);
     result?;
     expect_code(&stop, 0, "server stop")?;
     let status = dbduel(&["server", "status", "--data-dir", &data]);
-    ensure(text(&status).contains("stopped") || status.status.code() == Some(2), || text(&status))
+    ensure(
+        text(&status).contains("stopped") || status.status.code() == Some(2),
+        || text(&status),
+    )
 }
 
 fn check_tuned(engine: &str, started: &str) -> Result<(), String> {
-    let dsn = started.lines().find_map(|l| l.strip_prefix("dsn: ")).ok_or("no dsn printed")?.trim().to_string();
+    let dsn = started
+        .lines()
+        .find_map(|l| l.strip_prefix("dsn: "))
+        .ok_or("no dsn printed")?
+        .trim()
+        .to_string();
     let host = dbduel::metrics::Host::read();
-    let facts = dbduel::server::profile::Facts { ram_bytes: host.ram_bytes, cores: host.cores, dataset_bytes: 60 * (16 << 20), max_clients: 100 };
+    let facts = dbduel::server::profile::Facts {
+        ram_bytes: host.ram_bytes,
+        cores: host.cores,
+        dataset_bytes: 60 * (16 << 20),
+        max_clients: 100,
+    };
     let tuned = dbduel::server::profile::builtin("tuned", &facts).expect("tuned");
-    let knob = |name: &str| tuned.knobs[engine].iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).expect("knob");
+    let knob = |name: &str| {
+        tuned.knobs[engine]
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .expect("knob")
+    };
     let mut s = crate::env::session(&dsn);
     if engine == "postgres" {
         let got = s.query_text("SHOW shared_buffers").map_err(|e| e.message)?[0][0].to_string();
         let want = knob("shared_buffers");
-        let mb = |v: &str| v.trim_end_matches("MB").parse::<u64>().ok().or_else(|| v.trim_end_matches("GB").parse::<u64>().ok().map(|g| g * 1024));
-        ensure(mb(&got) == mb(&want) && mb(&got) > Some(128), || format!("SHOW shared_buffers = {got}, tuned = {want}"))
+        let mb = |v: &str| {
+            v.trim_end_matches("MB").parse::<u64>().ok().or_else(|| {
+                v.trim_end_matches("GB")
+                    .parse::<u64>()
+                    .ok()
+                    .map(|g| g * 1024)
+            })
+        };
+        ensure(mb(&got) == mb(&want) && mb(&got) > Some(128), || {
+            format!("SHOW shared_buffers = {got}, tuned = {want}")
+        })
     } else {
-        let got = s.query_text("SELECT @@innodb_buffer_pool_size").map_err(|e| e.message)?[0][0].as_i64().unwrap_or(0);
-        let want: i64 = knob("innodb_buffer_pool_size").trim_end_matches('M').parse::<i64>().unwrap_or(0) << 20;
+        let got = s
+            .query_text("SELECT @@innodb_buffer_pool_size")
+            .map_err(|e| e.message)?[0][0]
+            .as_i64()
+            .unwrap_or(0);
+        let want: i64 = knob("innodb_buffer_pool_size")
+            .trim_end_matches('M')
+            .parse::<i64>()
+            .unwrap_or(0)
+            << 20;
         // InnoDB rounds the pool up to whole chunks (128 MiB).
-        ensure(got >= want && got - want < 128 << 20, || format!("@@innodb_buffer_pool_size = {got}, tuned = {want}"))
+        ensure(got >= want && got - want < 128 << 20, || {
+            format!("@@innodb_buffer_pool_size = {got}, tuned = {want}")
+        })
     }
 }
 
 fn bad_plan() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let plan = write(dir.path(), "bad.toml", "engines = [\"sqlite\"]\nclients = [1]\nrepeat = 3\n");
-    let out = dbduel(&["sweep", &plan, "--results", &dir.path().join("r.db").display().to_string()]);
+    let plan = write(
+        dir.path(),
+        "bad.toml",
+        "engines = [\"sqlite\"]\nclients = [1]\nrepeat = 3\n",
+    );
+    let out = dbduel(&[
+        "sweep",
+        &plan,
+        "--results",
+        &dir.path().join("r.db").display().to_string(),
+    ]);
     expect_code(&out, 2, "plan with an unknown key")?;
     let all = text(&out);
-    ensure(all.contains("line 3") && all.contains("repeat"), || all.clone())
+    ensure(all.contains("line 3") && all.contains("repeat"), || {
+        all.clone()
+    })
 }
 
 fn bad_server() -> Result<(), String> {
@@ -137,11 +243,25 @@ fn bad_server() -> Result<(), String> {
     let out = dbduel(&["server", "start", "postgres", "--data-dir", &d]);
     expect_code(&out, 2, "non-empty data directory")?;
     ensure(text(&out).contains("is not empty"), || text(&out))?;
-    ensure(dir.path().join("precious.txt").exists(), || "the user's file was touched".into())?;
+    ensure(dir.path().join("precious.txt").exists(), || {
+        "the user's file was touched".into()
+    })?;
     let busy = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    let port = busy.local_addr().map_err(|e| e.to_string())?.port().to_string();
+    let port = busy
+        .local_addr()
+        .map_err(|e| e.to_string())?
+        .port()
+        .to_string();
     let fresh = dir.path().join("new").display().to_string();
-    let out = dbduel(&["server", "start", "mysql", "--data-dir", &fresh, "--port", &port]);
+    let out = dbduel(&[
+        "server",
+        "start",
+        "mysql",
+        "--data-dir",
+        &fresh,
+        "--port",
+        &port,
+    ]);
     expect_code(&out, 2, "port in use")?;
     ensure(text(&out).contains("in use"), || text(&out))
 }
