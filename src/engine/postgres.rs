@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use super::pgwire::{Conn, ConnectParams, Output, PgError, Prepared};
 use super::{
-    DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress, Protocol,
-    RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard, render_literals,
-    split_placeholders,
+    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
+    Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard,
+    render_literals, split_placeholders,
 };
 use crate::{Error, dsn::Dsn};
 
@@ -127,6 +127,7 @@ impl Engine for Postgres {
             stmts: Vec::new(),
             sql: String::new(),
             tx: None,
+            counters_sql: None,
         }))
     }
     fn table_options(&self, fillfactor: Option<u32>) -> String {
@@ -148,6 +149,8 @@ struct PgSession {
     sql: String,
     /// BEGIN and END, prepared once in the prepared protocol (as pgbench -M prepared does).
     tx: Option<(Prepared, Prepared)>,
+    /// The observer's counter query for this server's version, built on first use.
+    counters_sql: Option<String>,
 }
 
 impl PgSession {
@@ -316,6 +319,44 @@ impl Session for PgSession {
         let rows = self.query_text("SELECT pg_database_size(current_database())")?;
         Ok(rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0) as u64)
     }
+
+    fn counters(&mut self) -> DbResult<Counters> {
+        if self.counters_sql.is_none() {
+            let rows = self.query_text("SELECT current_setting('server_version_num')::int")?;
+            let version = rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0);
+            self.counters_sql = Some(counters_sql(version));
+        }
+        let sql = self.counters_sql.clone().expect("set above");
+        let rows = self.query_text(&sql)?;
+        let get = |i: usize| {
+            rows.first()
+                .and_then(|r| r.get(i)?.as_i64())
+                .map(|v| v.max(0) as u64)
+        };
+        Ok(Counters {
+            checkpoints: get(0),
+            autovacuums: get(1),
+            database_size_bytes: get(2),
+        })
+    }
+}
+
+/// The observer's counters in one round trip: checkpoints of the cluster, autovacuum and
+/// autoanalyze runs on this database's tables, this database's size.
+fn counters_sql(version_num: i64) -> String {
+    let checkpoints = match version_num {
+        // 18 added num_done, the checkpoints actually performed (num_timed also counts the
+        // timed ones skipped on an idle server).
+        180000.. => "SELECT num_done FROM pg_stat_checkpointer",
+        // 17 moved the checkpointer's counters out of pg_stat_bgwriter.
+        170000.. => "SELECT num_timed + num_requested FROM pg_stat_checkpointer",
+        _ => "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter",
+    };
+    format!(
+        "SELECT ({checkpoints}), \
+         (SELECT sum(autovacuum_count + autoanalyze_count) FROM pg_stat_all_tables), \
+         pg_database_size(current_database())"
+    )
 }
 
 fn number_placeholders(parts: &[&str]) -> String {

@@ -8,8 +8,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::{
-    DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress, Protocol,
-    RowSource, ServerInfo, Session, StmtId, Value, quote_standard, render_literals,
+    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
+    Protocol, RowSource, ServerInfo, Session, StmtId, Value, quote_standard, render_literals,
     split_placeholders,
 };
 use crate::{Error, dsn::Dsn};
@@ -320,6 +320,14 @@ impl Session for LiteSession {
         wal.push("-wal");
         let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         Ok(size(&self.path) + size(std::path::Path::new(&wal)))
+    }
+
+    /// The files' size only: WAL checkpoints happen inside the clients' own connections.
+    fn counters(&mut self) -> DbResult<Counters> {
+        Ok(Counters {
+            database_size_bytes: Some(self.database_size()?),
+            ..Counters::default()
+        })
     }
 }
 

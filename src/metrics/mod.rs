@@ -2,6 +2,8 @@
 //! per-second windows, errors by kind, retries and schedule lag; reads the client's own CPU
 //! time and the host's facts.
 
+pub mod observe;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -6,6 +6,7 @@ mod behaviour;
 mod conformance;
 mod env;
 mod errors;
+mod observe;
 mod report;
 
 use std::sync::Arc;
@@ -25,6 +26,7 @@ fn main() {
     trials.extend(conformance::trials(&env));
     trials.extend(errors::trials(&env));
     trials.extend(behaviour::trials(&env));
+    trials.extend(observe::trials(&env));
     trials.extend(report::trials());
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);

@@ -1,0 +1,97 @@
+//! The server observer on the real servers: PostgreSQL's process tree and a CHECKPOINT seen
+//! in the second it happened; MariaDB's process and its counters.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dbduel::metrics::observe::{Observer, ResourceSample};
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Target, ensure, session};
+
+type Test = fn(&Env) -> Result<(), String>;
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let tests: [(&str, Test); 2] = [
+        ("postgres_tree_and_checkpoint", postgres),
+        ("mariadb_tree_and_counters", mariadb),
+    ];
+    tests
+        .into_iter()
+        .map(|(name, f)| {
+            let env = env.clone();
+            Trial::test(format!("observe::{name}"), move || Ok(f(&env)?))
+        })
+        .collect()
+}
+
+/// Observe for `secs` from now while `work` runs through another session at `at` seconds.
+fn observe(
+    pid: Option<u32>,
+    dsn: &str,
+    at: f64,
+    secs: f64,
+    work: &[&str],
+) -> Result<Vec<ResourceSample>, String> {
+    let start = Instant::now();
+    let observer = Observer::start(pid, Some(session(dsn)), start);
+    let mut other = session(dsn);
+    std::thread::sleep(Duration::from_secs_f64(at));
+    for sql in work {
+        other.query_text(sql).map_err(|e| format!("{sql}: {e}"))?;
+    }
+    let rest = Duration::from_secs_f64(secs).saturating_sub(start.elapsed());
+    std::thread::sleep(rest);
+    Ok(observer.stop())
+}
+
+/// Every sample saw the process tree: CPU grew, memory and storage I/O are known.
+fn tree_seen(samples: &[ResourceSample], seconds: u32) -> Result<(), String> {
+    let t: Vec<u32> = samples.iter().map(|s| s.t).collect();
+    ensure(t == (1..=seconds).collect::<Vec<_>>(), || {
+        format!("one sample per second: {samples:?}")
+    })?;
+    let last = samples.last().expect("samples");
+    ensure(last.server_cpu_s > 0.0, || format!("no CPU: {samples:?}"))?;
+    ensure(
+        samples.iter().all(|s| {
+            s.server_rss_bytes > Some(1 << 20)
+                && s.read_bytes.is_some()
+                && s.written_bytes.is_some()
+        }),
+        || format!("memory or I/O unknown: {samples:?}"),
+    )?;
+    ensure(
+        samples.iter().all(|s| s.database_size_bytes > Some(0)),
+        || format!("database size unknown: {samples:?}"),
+    )
+}
+
+fn postgres(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "observe");
+    let pid = env.pg.lock().unwrap().pid();
+    ensure(pid.is_some(), || "the test server has no pid".into())?;
+    let work = [
+        "SELECT count(*) FROM generate_series(1, 2000000)",
+        "CHECKPOINT",
+    ];
+    let samples = observe(pid, &dsn, 1.2, 3.3, &work)?;
+    tree_seen(&samples, 3)?;
+    let checkpoints: Vec<u32> = samples.iter().map(|s| s.checkpoints).collect();
+    ensure(
+        checkpoints.iter().sum::<u32>() == 1 && checkpoints[0] == 0,
+        || format!("one checkpoint, after the first second: {samples:?}"),
+    )
+}
+
+fn mariadb(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::MariaDb("InnoDB"), "observe");
+    session(&dsn)
+        .batch("CREATE TABLE t (x INT) ENGINE=InnoDB")
+        .map_err(|e| e.to_string())?;
+    let pid = env.maria.lock().unwrap().pid();
+    ensure(pid.is_some(), || "the test server has no pid".into())?;
+    let work = ["SELECT BENCHMARK(2000000, MD5('dbduel'))"];
+    let samples = observe(pid, &dsn, 0.3, 2.3, &work)?;
+    tree_seen(&samples, 2)
+}
