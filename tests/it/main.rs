@@ -8,6 +8,7 @@ mod env;
 mod errors;
 mod observe;
 mod report;
+mod sweep;
 
 use std::sync::Arc;
 
@@ -28,6 +29,7 @@ fn main() {
     trials.extend(behaviour::trials(&env));
     trials.extend(observe::trials(&env));
     trials.extend(report::trials());
+    trials.extend(sweep::trials());
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();
