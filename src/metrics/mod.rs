@@ -341,6 +341,10 @@ pub struct Host {
     pub cores: usize,
     pub ram_bytes: u64,
     pub kernel: String,
+    /// CPU model name, where /proc/cpuinfo tells.
+    pub cpu: Option<String>,
+    /// CPU frequency governor, where the kernel exposes it (not in most VMs).
+    pub governor: Option<String>,
 }
 
 impl Host {
@@ -361,6 +365,18 @@ impl Host {
                 .unwrap_or(1),
             ram_bytes: ram_kb * 1024,
             kernel,
+            cpu: std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| {
+                c.lines().find_map(|l| {
+                    l.strip_prefix("model name")?
+                        .split_once(':')
+                        .map(|(_, v)| v.trim().to_string())
+                })
+            }),
+            governor: std::fs::read_to_string(
+                "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            )
+            .ok()
+            .map(|g| g.trim().to_string()),
         }
     }
 }

@@ -15,6 +15,23 @@ pub struct ReportData {
     pub points: Vec<PointSummary>,
     pub timelines: Vec<Timeline>,
     pub profiles: Vec<ProfileSettings>,
+    /// Each profile against the first profile of its engine, point by point.
+    pub comparisons: Vec<ProfileComparison>,
+}
+
+/// A profile's repeats against the baseline profile's at the same point.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProfileComparison {
+    pub engine: String,
+    pub workload: String,
+    pub variant: String,
+    pub clients: u32,
+    pub baseline: String,
+    pub profile: String,
+    /// Median tps of the profile over the baseline's.
+    pub ratio: f64,
+    /// "higher", "lower", "within noise", or "noise unknown" (fewer than two repeats).
+    pub verdict: String,
 }
 
 /// One (engine, profile, workload, variant, clients) point, over its repeats.
@@ -492,6 +509,16 @@ pub(crate) fn sample() -> ReportData {
         points,
         timelines,
         profiles,
+        comparisons: vec![ProfileComparison {
+            engine: "postgres".into(),
+            workload: "tpcb".into(),
+            variant: "tpcb-like".into(),
+            clients: 4,
+            baseline: "default".into(),
+            profile: "tuned".into(),
+            ratio: 1.8,
+            verdict: "higher".into(),
+        }],
     }
 }
 

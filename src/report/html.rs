@@ -44,6 +44,7 @@ pub fn html(data: &ReportData) -> String {
     if !data.points.is_empty() {
         out += &resources_section(data);
         out += &comparison_section(data);
+        out += &profile_comparison_section(data);
     }
     out += &settings_section(data);
     w!(
@@ -976,6 +977,37 @@ fn comparison_section(data: &ReportData) -> String {
         let first = previous.is_some_and(|g| g != group);
         previous = Some(group);
         out += &comparison_row(p, data.is_fastest(p), first);
+    }
+    out += "</tbody></table></section>\n";
+    out
+}
+
+/// Each profile against its engine's baseline profile, with the verdict of the noise test.
+fn profile_comparison_section(data: &ReportData) -> String {
+    if data.comparisons.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<section id=\"profiles-vs-baseline\"><h2>Profiles against the baseline</h2><p class=\"note\">A \
+         difference exceeds the noise only when every repeat of one profile beats every repeat of the other.</p>\
+         <table class=\"data\"><thead><tr><th>engine</th><th>workload</th><th>variant</th>\
+         <th class=\"num\">clients</th><th>profile</th><th>against</th><th class=\"num\">tps ratio</th>\
+         <th>verdict</th></tr></thead><tbody>",
+    );
+    for c in &data.comparisons {
+        w!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>\
+             <td class=\"num\">{:.2}&times;</td><td>{}</td></tr>",
+            esc(&c.engine),
+            esc(&c.workload),
+            esc(&c.variant),
+            c.clients,
+            esc(&c.profile),
+            esc(&c.baseline),
+            c.ratio,
+            esc(&c.verdict)
+        );
     }
     out += "</tbody></table></section>\n";
     out

@@ -30,6 +30,7 @@ pub fn markdown(data: &ReportData) -> String {
         out += "No points were measured.\n\n";
     } else {
         out += &comparison(data);
+        out += &profile_comparisons(data);
         out += "## Resources\n\n";
         out += &resources(&data.resources());
     }
@@ -63,6 +64,32 @@ pub fn cell(s: &str) -> String {
             c => out.push(c),
         }
     }
+    out
+}
+
+/// Profiles against their engine's first profile: does the difference exceed the noise?
+fn profile_comparisons(data: &ReportData) -> String {
+    if data.comparisons.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Profiles against the baseline\n\n| engine | workload | variant | clients | profile | against | tps ratio | verdict |\n|---|---|---|--:|---|---|--:|---|\n",
+    );
+    for c in &data.comparisons {
+        w!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {:.2}x | {} |\n",
+            cell(&c.engine),
+            cell(&c.workload),
+            cell(&c.variant),
+            c.clients,
+            cell(&c.profile),
+            cell(&c.baseline),
+            c.ratio,
+            cell(&c.verdict)
+        );
+    }
+    out += "\nA difference exceeds the noise only when every repeat of one profile beats every repeat of the other.\n\n";
     out
 }
 

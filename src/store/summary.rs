@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use super::{RunRow, Store};
 use crate::Error;
-use crate::report::data::{PointSummary, ProfileSettings, ReportData, Second, Timeline};
+use crate::report::data::{
+    PointSummary, ProfileComparison, ProfileSettings, ReportData, Second, Timeline,
+};
 use crate::stats;
 
 /// What one stored run contributes.
@@ -54,6 +56,7 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
             .map(|(_, members)| summarise(members))
             .collect(),
         timelines: runs.iter().map(timeline).collect(),
+        comparisons: comparisons(&groups),
         profiles: store
             .settings(plan)?
             .into_iter()
@@ -67,6 +70,52 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
     })
 }
 
+/// Every profile against the first profile measured on its engine, at the same point.
+fn comparisons(groups: &[(String, Vec<&RunFacts>)]) -> Vec<ProfileComparison> {
+    let mut out = Vec::new();
+    let tps = |members: &[&RunFacts]| members.iter().map(|m| m.row.tps).collect::<Vec<f64>>();
+    for (_, members) in groups {
+        let r = &members[0].row;
+        let baseline_profile = groups
+            .iter()
+            .map(|(_, m)| &m[0].row)
+            .find(|b| b.engine == r.engine)
+            .map(|b| b.profile.clone());
+        let Some(baseline_profile) = baseline_profile.filter(|b| *b != r.profile) else {
+            continue;
+        };
+        let same_point = |b: &RunRow| {
+            b.engine == r.engine
+                && b.profile == baseline_profile
+                && b.workload == r.workload
+                && b.variant == r.variant
+                && b.clients == r.clients
+                && b.cold == r.cold
+        };
+        let Some((_, base)) = groups.iter().find(|(_, m)| same_point(&m[0].row)) else {
+            continue;
+        };
+        let c = stats::compare(&tps(base), &tps(members));
+        let verdict = match c.verdict {
+            stats::Verdict::Higher => "higher",
+            stats::Verdict::Lower => "lower",
+            stats::Verdict::WithinNoise => "within noise",
+            stats::Verdict::Unknown => "noise unknown",
+        };
+        out.push(ProfileComparison {
+            engine: r.engine.clone(),
+            workload: r.workload.clone(),
+            variant: r.variant.clone(),
+            clients: r.clients,
+            baseline: baseline_profile,
+            profile: r.profile.clone(),
+            ratio: c.ratio,
+            verdict: verdict.into(),
+        });
+    }
+    out
+}
+
 fn host_facts(result: &serde_json::Value) -> BTreeMap<String, String> {
     let h = &result["host"];
     BTreeMap::from([
@@ -78,6 +127,14 @@ fn host_facts(result: &serde_json::Value) -> BTreeMap<String, String> {
         (
             "kernel".to_string(),
             h["kernel"].as_str().unwrap_or_default().to_string(),
+        ),
+        (
+            "CPU".to_string(),
+            h["cpu"].as_str().unwrap_or("unknown").to_string(),
+        ),
+        (
+            "frequency governor".to_string(),
+            h["governor"].as_str().unwrap_or("not exposed").to_string(),
         ),
     ])
 }

@@ -234,23 +234,21 @@ pub fn run(
 }
 
 fn points(plan: &PlanFile, entry: &WorkloadEntry, engine: &str, profile: &str) -> Vec<PointKey> {
-    let variant = plan
-        .variant
-        .clone()
-        .unwrap_or_else(|| entry.variants.first().copied().unwrap_or("").to_string());
     let mut out = Vec::new();
-    for &clients in &plan.clients {
-        for repeat in 1..=plan.repeats {
-            out.push(PointKey {
-                engine: engine.into(),
-                profile: profile.into(),
-                workload: entry.name.into(),
-                variant: variant.clone(),
-                scale: plan.scale,
-                clients,
-                repeat,
-                cold: plan.cold,
-            });
+    for variant in plan.variants() {
+        for &clients in &plan.clients {
+            for repeat in 1..=plan.repeats {
+                out.push(PointKey {
+                    engine: engine.into(),
+                    profile: profile.into(),
+                    workload: entry.name.into(),
+                    variant: variant.clone(),
+                    scale: plan.scale,
+                    clients,
+                    repeat,
+                    cold: plan.cold,
+                });
+            }
         }
     }
     out

@@ -21,6 +21,9 @@ pub struct PlanFile {
     #[serde(default = "default_workload")]
     pub workload: String,
     pub variant: Option<String>,
+    /// Several variants (tpcb: tpcb-like, simple-update, select-only), each a point of its own.
+    #[serde(default)]
+    pub variants: Vec<String>,
     #[serde(default = "one")]
     pub scale: u32,
     #[serde(default = "default_clients")]
@@ -133,6 +136,21 @@ impl PlanFile {
         Ok((plan, text))
     }
 
+    /// The variants to measure (none given: the workload's first).
+    pub fn variants(&self) -> Vec<String> {
+        let first = || {
+            crate::workload::find(&self.workload)
+                .ok()
+                .and_then(|e| e.variants.first())
+                .map(|v| v.to_string())
+        };
+        match (&self.variant, self.variants.is_empty()) {
+            (_, false) => self.variants.clone(),
+            (Some(v), true) => vec![v.clone()],
+            (None, true) => first().into_iter().collect(),
+        }
+    }
+
     pub fn name(&self) -> &str {
         self.name.as_deref().unwrap_or("plan")
     }
@@ -153,7 +171,18 @@ impl PlanFile {
                 ENGINES.join(", ")
             ));
         }
-        crate::workload::find(&self.workload)?;
+        let entry = crate::workload::find(&self.workload)?;
+        if let Some(v) = self
+            .variants()
+            .iter()
+            .find(|v| !entry.variants.contains(&v.as_str()))
+        {
+            return bad(format!(
+                "key `variants`: '{v}' is not a variant of {}: use {}",
+                entry.name,
+                entry.variants.join(", ")
+            ));
+        }
         if self.clients.is_empty() || self.clients.contains(&0) {
             return bad("key `clients`: give client counts of at least 1".into());
         }
@@ -276,6 +305,17 @@ mod tests {
         assert!(e.contains("line 1") && e.contains("clients"), "{e}");
         let e = parse("profiles = [\"fast\"]\n").unwrap_err().to_string();
         assert!(e.contains("unknown profile 'fast'"), "{e}");
+    }
+
+    #[test]
+    fn variants_are_points_of_their_own() {
+        let plan = parse("variants = [\"select-only\", \"tpcb-like\"]\n").unwrap();
+        assert_eq!(plan.variants(), ["select-only", "tpcb-like"]);
+        assert_eq!(parse("").unwrap().variants(), ["tpcb-like"]);
+        let e = parse("variants = [\"select-all\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'select-all' is not a variant of tpcb"), "{e}");
     }
 
     #[test]

@@ -149,6 +149,7 @@ fn fixture() -> ReportData {
         points: points(),
         timelines: timelines(),
         profiles: profiles(),
+        comparisons: vec![],
     }
 }
 

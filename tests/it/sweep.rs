@@ -28,6 +28,7 @@ pub fn trials() -> Vec<Trial> {
             "sweep::server_start_refuses_bad_directory_and_busy_port",
             || Ok(bad_server()?),
         ),
+        Trial::test("sweep::rejected_knob_is_an_error", || Ok(rejected_knob()?)),
     ]
 }
 
@@ -264,4 +265,23 @@ fn bad_server() -> Result<(), String> {
     ]);
     expect_code(&out, 2, "port in use")?;
     ensure(text(&out).contains("in use"), || text(&out))
+}
+
+/// A knob the server refuses stops the sweep with the server's own words, not a silent default.
+fn rejected_knob() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = "engines = [\"postgres\"]\nprofiles = [\"bad\"]\nclients = [1]\ntime = 1\n[profile.bad]\npostgres = { shared_buffers = \"lots\" }\n";
+    let plan = write(dir.path(), "bad-knob.toml", plan);
+    let out = dbduel(&[
+        "sweep",
+        &plan,
+        "--results",
+        &dir.path().join("r.db").display().to_string(),
+    ]);
+    expect_code(&out, 2, "sweep with a rejected knob")?;
+    let all = text(&out);
+    ensure(
+        all.contains("shared_buffers") && all.contains("lots"),
+        || all.clone(),
+    )
 }
