@@ -213,7 +213,7 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
             false,
         )?;
     }
-    let (result, _) = bench(plan, &dsn, stop, None)?;
+    let (result, _) = bench(plan, &dsn, stop, Observe::Nothing)?;
     let interrupted = result.interrupted;
     print!("{}", report::summary(&result));
     if let Some(path) = &plan.json {
@@ -229,13 +229,21 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
     })
 }
 
-/// Run one measured point on `dsn` (already prepared), observing the server process tree of
-/// `server_pid` when dbduel manages it. Returns the result and the server's per-second samples.
+/// What to observe of the server during a point: nothing (a plain `run`), or its counters
+/// and, when dbduel manages it, its process tree.
+#[derive(Debug, Clone, Copy)]
+pub enum Observe {
+    Nothing,
+    Server { pid: Option<u32> },
+}
+
+/// Run one measured point on `dsn` (already prepared). Returns the result and the server's
+/// per-second samples (none when nothing is observed).
 pub fn bench(
     plan: &plan::RunPlan,
     dsn: &Dsn,
     stop: &Arc<AtomicBool>,
-    server_pid: Option<u32>,
+    observe: Observe,
 ) -> Result<(report::RunResult, Vec<metrics::observe::ResourceSample>), Error> {
     let engine: Arc<dyn Engine> = engine::open(dsn, &plan.target.engine, plan.protocol)?.into();
     let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
@@ -246,10 +254,16 @@ pub fn bench(
         .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
     let size_before = admin.database_size().unwrap_or(0);
     let workload: Arc<dyn Workload> = workload.into();
-    let observer =
-        metrics::observe::Observer::start(server_pid, engine.connect().ok(), Instant::now());
+    let observer = match observe {
+        Observe::Server { pid } => Some(metrics::observe::Observer::start(
+            pid,
+            engine.connect().ok(),
+            Instant::now(),
+        )),
+        Observe::Nothing => None,
+    };
     let measured = measure(plan, engine.clone(), workload.clone(), stop);
-    let resources = observer.stop();
+    let resources = observer.map(|o| o.stop()).unwrap_or_default();
     let measured = measured?;
     let size_after = admin.database_size().unwrap_or(0);
     let interrupted = stop.load(Ordering::SeqCst);

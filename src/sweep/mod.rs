@@ -203,8 +203,12 @@ pub fn run(
                     prepare(plan, entry, &target.dsn(), stop)?;
                 }
                 let run_plan = run_plan(plan, entry, point)?;
-                let (result, resources) =
-                    crate::bench(&run_plan, &target.dsn(), stop, target.pid())?;
+                let (result, resources) = crate::bench(
+                    &run_plan,
+                    &target.dsn(),
+                    stop,
+                    crate::Observe::Server { pid: target.pid() },
+                )?;
                 if result.interrupted {
                     return Ok(Outcome::Interrupted);
                 }
