@@ -53,10 +53,104 @@ pub struct TargetArgs {
     pub table_engine: Option<String>,
 }
 
+/// sysbench's workload options (its names; `_` works as well as `-`).
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "sysbench options")]
+pub struct SysbenchArgs {
+    /// Number of sbtest tables [1].
+    #[arg(long, alias = "tables")]
+    pub tables: Option<u32>,
+    /// Rows per table [10000].
+    #[arg(long, alias = "table_size")]
+    pub table_size: Option<u64>,
+    /// Rows per range select [100].
+    #[arg(long, alias = "range_size")]
+    pub range_size: Option<u64>,
+    /// Point selects per transaction [10].
+    #[arg(long, alias = "point_selects")]
+    pub point_selects: Option<u32>,
+    #[arg(long, alias = "simple_ranges")]
+    pub simple_ranges: Option<u32>,
+    #[arg(long, alias = "sum_ranges")]
+    pub sum_ranges: Option<u32>,
+    #[arg(long, alias = "order_ranges")]
+    pub order_ranges: Option<u32>,
+    #[arg(long, alias = "distinct_ranges")]
+    pub distinct_ranges: Option<u32>,
+    #[arg(long, alias = "index_updates")]
+    pub index_updates: Option<u32>,
+    #[arg(long, alias = "non_index_updates")]
+    pub non_index_updates: Option<u32>,
+    #[arg(long, alias = "delete_inserts")]
+    pub delete_inserts: Option<u32>,
+    /// on|off: the four range selects [on].
+    #[arg(long, alias = "range_selects")]
+    pub range_selects: Option<String>,
+    /// on|off: no BEGIN/COMMIT [off].
+    #[arg(long, alias = "skip_trx")]
+    pub skip_trx: Option<String>,
+    /// on|off: the k index after loading [on].
+    #[arg(long, alias = "create_secondary")]
+    pub create_secondary: Option<String>,
+    /// uniform, gaussian, special, pareto, zipfian [special, as sysbench 1.0].
+    #[arg(long, alias = "rand_type")]
+    pub rand_type: Option<String>,
+    /// select_random_points: values per IN list [10].
+    #[arg(long, alias = "random_points")]
+    pub random_points: Option<u32>,
+    /// select_random_ranges: ranges per query [10].
+    #[arg(long, alias = "number_of_ranges")]
+    pub number_of_ranges: Option<u32>,
+    /// select_random_ranges: width of each range [5].
+    #[arg(long)]
+    pub delta: Option<u32>,
+}
+
+impl SysbenchArgs {
+    /// The options given, by their sysbench names.
+    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
+        let text = |v: Option<String>| v;
+        [
+            ("tables", self.tables.map(|v| v.to_string())),
+            ("table_size", self.table_size.map(|v| v.to_string())),
+            ("range_size", self.range_size.map(|v| v.to_string())),
+            ("point_selects", self.point_selects.map(|v| v.to_string())),
+            ("simple_ranges", self.simple_ranges.map(|v| v.to_string())),
+            ("sum_ranges", self.sum_ranges.map(|v| v.to_string())),
+            ("order_ranges", self.order_ranges.map(|v| v.to_string())),
+            (
+                "distinct_ranges",
+                self.distinct_ranges.map(|v| v.to_string()),
+            ),
+            ("index_updates", self.index_updates.map(|v| v.to_string())),
+            (
+                "non_index_updates",
+                self.non_index_updates.map(|v| v.to_string()),
+            ),
+            ("delete_inserts", self.delete_inserts.map(|v| v.to_string())),
+            ("range_selects", text(self.range_selects.clone())),
+            ("skip_trx", text(self.skip_trx.clone())),
+            ("create_secondary", text(self.create_secondary.clone())),
+            ("rand_type", text(self.rand_type.clone())),
+            ("random_points", self.random_points.map(|v| v.to_string())),
+            (
+                "number_of_ranges",
+                self.number_of_ranges.map(|v| v.to_string()),
+            ),
+            ("delta", self.delta.map(|v| v.to_string())),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect()
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct PrepareArgs {
     #[command(flatten)]
     pub target: TargetArgs,
+    #[command(flatten)]
+    pub sysbench: SysbenchArgs,
     /// Scale factor (tpcb: 1 = 1 branch, 10 tellers, 100,000 accounts).
     #[arg(short = 's', long, default_value_t = 1)]
     pub scale: u32,
@@ -69,6 +163,8 @@ pub struct PrepareArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
+    #[command(flatten)]
+    pub sysbench: SysbenchArgs,
     /// Number of concurrent clients (one connection each).
     #[arg(short = 'c', long, default_value_t = 1)]
     pub clients: u32,

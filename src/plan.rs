@@ -65,6 +65,8 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
             scale: args.scale,
             fillfactor: args.fillfactor,
             variant: None,
+            params: args.sysbench.params(),
+            clients: 0,
         },
     ))
 }
@@ -122,6 +124,8 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             scale: args.scale.unwrap_or(0),
             fillfactor: None,
             variant,
+            params: args.sysbench.params(),
+            clients: args.clients,
         },
         protocol: args.protocol,
         run: RunConfig {

@@ -57,6 +57,8 @@ pub enum ErrorClass {
     Unreachable,
     /// A table the statement needs does not exist (typically: run before prepare).
     UndefinedTable,
+    /// A duplicate key: retryable only where the workload says so (sysbench's delete+insert).
+    UniqueViolation,
     /// The user asked dbduel to stop (Ctrl-C) while the operation ran.
     Interrupted,
     /// Anything else, counted by the engine's own code (SQLSTATE, error number...).
@@ -86,6 +88,7 @@ impl ErrorClass {
             ErrorClass::Unreachable => "unreachable".into(),
             ErrorClass::UndefinedTable => "undefined_table".into(),
             ErrorClass::Interrupted => "interrupted".into(),
+            ErrorClass::UniqueViolation => "unique_violation".into(),
             ErrorClass::Other(code) => format!("other_{code}"),
         }
     }

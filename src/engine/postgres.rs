@@ -408,6 +408,7 @@ fn classify(e: PgError, connecting: bool) -> DbError {
                 "55P03" => ErrorClass::LockTimeout,
                 "28P01" | "28000" => ErrorClass::AuthFailed,
                 "42P01" => ErrorClass::UndefinedTable,
+                "23505" => ErrorClass::UniqueViolation,
                 "57P01" | "57P02" | "57P03" => ErrorClass::ConnectionLost,
                 other => ErrorClass::Other(other.to_string()),
             };

@@ -336,6 +336,8 @@ fn classify(e: &rusqlite::Error) -> DbError {
     let class = match e {
         rusqlite::Error::SqliteFailure(f, msg) => match f.code {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Busy,
+            // SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE
+            _ if matches!(f.extended_code, 1555 | 2067) => ErrorClass::UniqueViolation,
             _ if msg
                 .as_deref()
                 .is_some_and(|m| m.starts_with("no such table")) =>

@@ -78,6 +78,9 @@ pub struct TypeSummary {
 pub struct Measurement {
     pub duration_s: f64,
     pub transactions: u64,
+    /// Statements of the successful transactions (sysbench's read + write + other).
+    pub queries: u64,
+    pub qps: f64,
     pub errors: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
     pub retries: u64,
@@ -120,6 +123,7 @@ pub struct Aggregator {
     windows: Vec<WindowAcc>,
     errors: BTreeMap<String, u64>,
     retries: u64,
+    queries: u64,
     reconnects: u64,
     lost_clients: Vec<String>,
     progress: ProgressAcc,
@@ -144,6 +148,7 @@ impl Aggregator {
             windows: Vec::new(),
             errors: BTreeMap::new(),
             retries: 0,
+            queries: 0,
             reconnects: 0,
             lost_clients: Vec::new(),
             progress: ProgressAcc {
@@ -203,6 +208,7 @@ impl Aggregator {
             }
             None => {
                 t.transactions += 1;
+                self.queries += u64::from(s.queries);
                 t.hist.saturating_record(s.latency_us.max(1));
                 if let (Some(lag), Some(us)) = (&mut self.lag, s.lag_us) {
                     lag.saturating_record(us.max(1));
@@ -287,6 +293,8 @@ impl Aggregator {
             })
             .collect();
         Measurement {
+            queries: self.queries,
+            qps: self.queries as f64 / secs,
             duration_s: duration.as_secs_f64(),
             transactions: self.types.iter().map(|t| t.transactions).sum(),
             errors: self.types.iter().map(|t| t.errors).sum(),
@@ -394,6 +402,7 @@ mod tests {
             lag_us: None,
             tries,
             error,
+            queries: 1,
         })
     }
 

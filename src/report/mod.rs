@@ -151,6 +151,11 @@ pub fn summary(r: &RunResult) -> String {
     );
     let _ = writeln!(
         out,
+        "  {:<16}{:>12}  ({:.1} qps)",
+        "queries", m.queries, m.qps
+    );
+    let _ = writeln!(
+        out,
         "  {:<16}{:>12}  {}",
         "errors",
         m.errors,

@@ -47,6 +47,8 @@ pub struct Sample {
     pub lag_us: Option<u64>,
     pub tries: u32,
     pub error: Option<ErrorClass>,
+    /// Statements the successful try sent.
+    pub queries: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -231,16 +233,17 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             planned
         };
         let txn = state.client.next();
-        let (tries, error) = attempt(&mut state, cfg.max_tries, &shared.stop);
+        let (tries, outcome) = attempt(&mut state, cfg.max_tries, &shared.stop);
         let end = Instant::now();
-        let lost = matches!(error, Some(ErrorClass::ConnectionLost));
+        let lost = matches!(outcome, Err(ErrorClass::ConnectionLost));
         let sample = Sample {
             txn: txn as u16,
             end_us: micros(end - start),
             latency_us: micros(end - planned),
             lag_us: per_client_rate.map(|_| micros(began.saturating_duration_since(planned))),
             tries,
-            error,
+            queries: *outcome.as_ref().unwrap_or(&0),
+            error: outcome.err(),
         };
         outbox.push(Event::Txn(sample), end);
         if lost {
@@ -314,17 +317,18 @@ fn attempt(
     state: &mut ClientState,
     max_tries: u32,
     stop: &AtomicBool,
-) -> (u32, Option<ErrorClass>) {
+) -> (u32, Result<u32, ErrorClass>) {
     let mut tries = 0;
     loop {
         tries += 1;
         match state.client.execute(state.session.as_mut()) {
-            Ok(()) => return (tries, None),
-            Err(e) if e.class == ErrorClass::ConnectionLost => return (tries, Some(e.class)),
+            Ok(queries) => return (tries, Ok(queries)),
+            Err(e) if e.class == ErrorClass::ConnectionLost => return (tries, Err(e.class)),
             Err(e) => {
                 let _ = state.session.rollback();
-                if !(e.class.is_retryable() && tries < max_tries && !stop.load(Ordering::Relaxed)) {
-                    return (tries, Some(e.class));
+                let again = state.client.retryable(&e.class) && tries < max_tries;
+                if !(again && !stop.load(Ordering::Relaxed)) {
+                    return (tries, Err(e.class));
                 }
             }
         }

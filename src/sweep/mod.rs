@@ -266,8 +266,7 @@ fn prepare(
 ) -> Result<(), Error> {
     let opts = WorkloadOptions {
         scale: plan.scale,
-        fillfactor: None,
-        variant: None,
+        ..WorkloadOptions::default()
     };
     crate::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
 }
@@ -290,9 +289,9 @@ fn run_plan(
             engine: engine_options(plan),
         },
         workload: WorkloadOptions {
-            scale: 0,
-            fillfactor: None,
             variant: Some(point.variant.clone()),
+            clients: point.clients,
+            ..WorkloadOptions::default()
         },
         protocol: plan.protocol(),
         run: RunConfig {

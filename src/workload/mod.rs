@@ -1,6 +1,7 @@
 //! The workload seam: the `Workload` and `Client` traits, the registry of workloads, and the
 //! helpers every workload shares (table loading with a progress bar, the dbduel_meta table).
 
+pub mod sysbench;
 pub mod tpcb;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,9 +17,14 @@ pub struct WorkloadOptions {
     pub fillfactor: Option<u32>,
     /// A built-in variant of the workload (tpcb: tpcb-like, simple-update, select-only).
     pub variant: Option<String>,
+    /// Workload-specific options (sysbench's --tables, --table-size...), by name with `_`.
+    pub params: std::collections::BTreeMap<String, String>,
+    /// Clients of the run (0 outside a run).
+    pub clients: u32,
 }
 
 /// One entry of the workload registry.
+#[derive(Clone, Copy)]
 pub struct WorkloadEntry {
     pub name: &'static str,
     pub about: &'static str,
@@ -29,7 +35,19 @@ pub struct WorkloadEntry {
 }
 
 /// Every workload dbduel knows. Adding a workload adds one folder and one line here.
-pub const WORKLOADS: &[WorkloadEntry] = &[tpcb::ENTRY];
+pub const WORKLOADS: &[WorkloadEntry] = &[
+    tpcb::ENTRY,
+    sysbench::ENTRIES[0],
+    sysbench::ENTRIES[1],
+    sysbench::ENTRIES[2],
+    sysbench::ENTRIES[3],
+    sysbench::ENTRIES[4],
+    sysbench::ENTRIES[5],
+    sysbench::ENTRIES[6],
+    sysbench::ENTRIES[7],
+    sysbench::ENTRIES[8],
+    sysbench::ENTRIES[9],
+];
 
 pub fn find(name: &str) -> Result<&'static WorkloadEntry, Error> {
     WORKLOADS.iter().find(|w| w.name == name).ok_or_else(|| {
@@ -94,8 +112,14 @@ pub trait Workload: Send + Sync {
 pub trait Client: Send {
     /// Choose the next transaction and draw its parameters; returns its type index.
     fn next(&mut self) -> usize;
-    /// Execute the drawn transaction; called again with the same parameters after a retryable error.
-    fn execute(&mut self, session: &mut dyn Session) -> DbResult<()>;
+    /// Execute the drawn transaction; called again after a retryable error. Returns how many
+    /// statements it sent (for queries per second).
+    fn execute(&mut self, session: &mut dyn Session) -> DbResult<u32>;
+    /// Whether an error of this class is worth another try (by default: the engine's
+    /// retryable classes).
+    fn retryable(&self, class: &ErrorClass) -> bool {
+        class.is_retryable()
+    }
 }
 
 /// Loads tables with a progress bar, stopping when the user interrupts.

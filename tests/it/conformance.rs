@@ -37,8 +37,22 @@ fn run_variant(env: &Env, target: Target, workload: &str, variant: &str) -> Resu
         ));
         let json_s = json.display().to_string();
         let mut run = vec![
-            "run", workload, "--dsn", &dsn, "-c", "4", "-T", "2", "-M", protocol, "-b", variant,
-            "--json", &json_s,
+            "run",
+            workload,
+            "--dsn",
+            &dsn,
+            "-c",
+            "4",
+            "-T",
+            "2",
+            "-M",
+            protocol,
+            "-b",
+            variant,
+            "--max-tries",
+            "100",
+            "--json",
+            &json_s,
         ];
         run.extend(flags.iter().map(String::as_str));
         let out = dbduel(&run);

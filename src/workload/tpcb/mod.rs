@@ -52,6 +52,12 @@ pub struct Tpcb {
 }
 
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    if let Some(k) = opts.params.keys().next() {
+        return Err(Error::Usage(format!(
+            "--{} applies to the sysbench workloads, not tpcb",
+            k.replace('_', "-")
+        )));
+    }
     let variant = match opts.variant.as_deref().unwrap_or("tpcb-like") {
         "tpcb-like" | "tpcb" => Variant::TpcbLike,
         "simple-update" => Variant::SimpleUpdate,

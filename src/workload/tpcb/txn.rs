@@ -62,7 +62,7 @@ impl Client for TpcbClient {
         0
     }
 
-    fn execute(&mut self, s: &mut dyn Session) -> DbResult<()> {
+    fn execute(&mut self, s: &mut dyn Session) -> DbResult<u32> {
         let [upd_acc, sel_acc, upd_tel, upd_br, ins_hist] = self.stmts;
         let (aid, bid, tid, delta) = (
             Value::Int(self.aid),
@@ -72,7 +72,7 @@ impl Client for TpcbClient {
         );
         if self.variant == Variant::SelectOnly {
             s.exec(sel_acc, &[aid])?;
-            return Ok(());
+            return Ok(1);
         }
         s.begin(true)?;
         s.exec(upd_acc, &[delta.clone(), aid.clone()])?;
@@ -82,6 +82,12 @@ impl Client for TpcbClient {
             s.exec(upd_br, &[delta.clone(), bid.clone()])?;
         }
         s.exec(ins_hist, &[tid, bid, aid, delta])?;
-        s.commit()
+        s.commit()?;
+        // BEGIN, the statements, END.
+        Ok(if self.variant == Variant::TpcbLike {
+            7
+        } else {
+            5
+        })
     }
 }

@@ -1,0 +1,442 @@
+//! sysbench 1.0.20's OLTP workloads (src/lua/oltp_*.lua, select_random_*.lua): the sbtestN
+//! schema and data, its options and defaults, one registry entry per script. The statement
+//! sequences are in txn.rs, the random numbers in rand.rs; the SQL in sql/sysbench/.
+
+mod rand;
+mod txn;
+
+use crate::Error;
+use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::sql::SqlSet;
+
+use super::{
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
+    meta_get, meta_set, run_all,
+};
+use rand::{C_TEMPLATE, Dist, PAD_TEMPLATE, Rand};
+
+/// The sysbench scripts, in the order of the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Script {
+    PointSelect,
+    ReadOnly,
+    ReadWrite,
+    WriteOnly,
+    UpdateIndex,
+    UpdateNonIndex,
+    Insert,
+    Delete,
+    RandomPoints,
+    RandomRanges,
+}
+
+impl Script {
+    fn name(self) -> &'static str {
+        ENTRIES_NAMES[self as usize]
+    }
+    /// Scripts whose rows do not stay table_size per table.
+    fn changes_row_count(self) -> bool {
+        matches!(self, Script::Insert | Script::Delete)
+    }
+}
+
+const ENTRIES_NAMES: [&str; 10] = [
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+];
+
+/// About 250 bytes per row; "scale" 1 stands for sysbench's default 10,000 rows.
+const BYTES_PER_SCALE: u64 = 2_500_000;
+
+macro_rules! entry {
+    ($script:ident, $about:expr) => {
+        WorkloadEntry {
+            name: ENTRIES_NAMES[Script::$script as usize],
+            about: $about,
+            variants: &[ENTRIES_NAMES[Script::$script as usize]],
+            bytes_per_scale: BYTES_PER_SCALE,
+            new: |o| new(Script::$script, o),
+        }
+    };
+}
+
+pub const ENTRIES: [WorkloadEntry; 10] = [
+    entry!(PointSelect, "sysbench: one primary-key SELECT"),
+    entry!(
+        ReadOnly,
+        "sysbench: 10 point selects and 4 range selects in a transaction"
+    ),
+    entry!(
+        ReadWrite,
+        "sysbench: read_only plus 2 updates and a delete+insert pair"
+    ),
+    entry!(
+        WriteOnly,
+        "sysbench: 2 updates and a delete+insert pair in a transaction"
+    ),
+    entry!(UpdateIndex, "sysbench: UPDATE of the indexed column k"),
+    entry!(
+        UpdateNonIndex,
+        "sysbench: UPDATE of the non-indexed column c"
+    ),
+    entry!(Insert, "sysbench: INSERT of a new row"),
+    entry!(Delete, "sysbench: DELETE of a row"),
+    entry!(RandomPoints, "sysbench: SELECT ... WHERE k IN (10 values)"),
+    entry!(
+        RandomRanges,
+        "sysbench: SELECT count(k) over 10 OR-ed k ranges"
+    ),
+];
+
+/// sysbench's options, with its defaults (oltp_common.lua: sysbench.cmdline.options).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub tables: u32,
+    pub table_size: i64,
+    pub range_size: i64,
+    pub point_selects: u32,
+    pub simple_ranges: u32,
+    pub sum_ranges: u32,
+    pub order_ranges: u32,
+    pub distinct_ranges: u32,
+    pub index_updates: u32,
+    pub non_index_updates: u32,
+    pub delete_inserts: u32,
+    pub range_selects: bool,
+    pub skip_trx: bool,
+    pub create_secondary: bool,
+    pub dist: Dist,
+    pub random_points: u32,
+    pub number_of_ranges: u32,
+    pub delta: i64,
+    pub clients: u32,
+}
+
+/// The option names this workload takes (as `--name` on the command line, with - or _).
+pub const PARAMS: &[&str] = &[
+    "tables",
+    "table_size",
+    "range_size",
+    "point_selects",
+    "simple_ranges",
+    "sum_ranges",
+    "order_ranges",
+    "distinct_ranges",
+    "index_updates",
+    "non_index_updates",
+    "delete_inserts",
+    "range_selects",
+    "skip_trx",
+    "create_secondary",
+    "rand_type",
+    "random_points",
+    "number_of_ranges",
+    "delta",
+];
+
+fn options(o: &WorkloadOptions) -> Result<Options, Error> {
+    let get = |k: &str| o.params.get(k).map(String::as_str);
+    let num = |k: &str, default: i64| -> Result<i64, Error> {
+        match get(k) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| {
+                Error::Usage(format!("--{} '{v}' is not a number", k.replace('_', "-")))
+            }),
+        }
+    };
+    let flag = |k: &str, default: bool| -> Result<bool, Error> {
+        match get(k) {
+            None => Ok(default),
+            Some("on" | "true" | "1") => Ok(true),
+            Some("off" | "false" | "0") => Ok(false),
+            Some(v) => Err(Error::Usage(format!(
+                "--{} '{v}': use on or off",
+                k.replace('_', "-")
+            ))),
+        }
+    };
+    let dist = match get("rand_type") {
+        None => Dist::parse("special").expect("special"),
+        Some(v) => Dist::parse(v).ok_or_else(|| {
+            Error::Usage(format!(
+                "--rand-type '{v}': use one of {}",
+                Dist::NAMES.join(", ")
+            ))
+        })?,
+    };
+    let opts = Options {
+        tables: num("tables", 1)? as u32,
+        table_size: num("table_size", 10_000)?,
+        range_size: num("range_size", 100)?,
+        point_selects: num("point_selects", 10)? as u32,
+        simple_ranges: num("simple_ranges", 1)? as u32,
+        sum_ranges: num("sum_ranges", 1)? as u32,
+        order_ranges: num("order_ranges", 1)? as u32,
+        distinct_ranges: num("distinct_ranges", 1)? as u32,
+        index_updates: num("index_updates", 1)? as u32,
+        non_index_updates: num("non_index_updates", 1)? as u32,
+        delete_inserts: num("delete_inserts", 1)? as u32,
+        range_selects: flag("range_selects", true)?,
+        skip_trx: flag("skip_trx", false)?,
+        create_secondary: flag("create_secondary", true)?,
+        dist,
+        random_points: num("random_points", 10)? as u32,
+        number_of_ranges: num("number_of_ranges", 10)? as u32,
+        delta: num("delta", 5)?,
+        clients: o.clients.max(1),
+    };
+    if opts.tables == 0 || opts.table_size < 1 {
+        return Err(Error::Usage(
+            "--tables and --table-size must be at least 1".into(),
+        ));
+    }
+    Ok(opts)
+}
+
+pub struct Sysbench {
+    script: Script,
+    opts: Options,
+    /// What the command line said, to compare with what the database holds.
+    given: (bool, bool),
+}
+
+fn new(script: Script, o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    if o.fillfactor.is_some() {
+        return Err(Error::Usage("--fillfactor applies to tpcb only".into()));
+    }
+    let given = (
+        o.params.contains_key("tables"),
+        o.params.contains_key("table_size"),
+    );
+    let mut opts = options(o)?;
+    if o.scale > 0 && !given.1 {
+        opts.table_size = 10_000 * i64::from(o.scale);
+    }
+    Ok(Box::new(Sysbench {
+        script,
+        opts,
+        given,
+    }))
+}
+
+fn sql(engine: &dyn Engine) -> SqlSet {
+    SqlSet::load(
+        &[
+            ("generic", include_str!("../../../sql/sysbench/generic.sql")),
+            ("mysql", include_str!("../../../sql/sysbench/mysql.sql")),
+            ("sqlite", include_str!("../../../sql/sysbench/sqlite.sql")),
+        ],
+        engine.dialect(),
+    )
+}
+
+/// sbtestN's rows as cmd_prepare makes them: ids 1..table_size, k from the default
+/// distribution, c and pad from their templates.
+struct Rows {
+    next: i64,
+    total: i64,
+    rand: Rand,
+}
+
+impl RowSource for Rows {
+    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
+        if self.next >= self.total {
+            return false;
+        }
+        self.next += 1;
+        let k = self.rand.default(1, self.total);
+        let (c, pad) = (self.rand.string(C_TEMPLATE), self.rand.string(PAD_TEMPLATE));
+        row.clear();
+        row.extend([
+            Value::Int(self.next),
+            Value::Int(k),
+            Value::Text(c),
+            Value::Text(pad),
+        ]);
+        true
+    }
+    fn total(&self) -> u64 {
+        self.total as u64
+    }
+}
+
+const META_TABLES: &str = "sysbench.tables";
+const META_SIZE: &str = "sysbench.table_size";
+const META_CHANGED: &str = "sysbench.row_count_changed";
+
+impl Workload for Sysbench {
+    fn name(&self) -> &'static str {
+        self.script.name()
+    }
+    fn variant(&self) -> &'static str {
+        self.script.name()
+    }
+    fn scale(&self) -> u32 {
+        (self.opts.table_size / 10_000).max(1) as u32
+    }
+
+    fn prepare(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        loader: &Loader,
+    ) -> Result<(), Error> {
+        let sql = sql(engine);
+        let options = engine.table_options(None);
+        let id_def = sql.get("id_def").to_string();
+        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_meta"))?;
+        for n in 1..=self.opts.tables {
+            let n = n.to_string();
+            let vars = [
+                ("n", n.as_str()),
+                ("options", options.as_str()),
+                ("id_def", id_def.as_str()),
+            ];
+            run_all(
+                s,
+                &sql.statements("drop", &vars),
+                "dropping an sbtest table",
+            )?;
+            run_all(
+                s,
+                &sql.statements("create", &vars),
+                "creating an sbtest table",
+            )?;
+            let mut rows = Rows {
+                next: 0,
+                total: self.opts.table_size,
+                rand: Rand::new(n.parse::<u64>().unwrap_or(1), self.opts.dist),
+            };
+            loader.load(
+                s,
+                &format!("sbtest{n}"),
+                &["id", "k", "c", "pad"],
+                &mut rows,
+            )?;
+            for q in sql.statements("after_load", &vars) {
+                s.query_text(&q)
+                    .map_err(|e| db_error(e, "moving the id sequence"))?;
+            }
+            if self.opts.create_secondary {
+                run_all(
+                    s,
+                    &sql.statements("secondary_index", &vars),
+                    "creating the k index",
+                )?;
+            }
+        }
+        meta_set(s, META_TABLES, &self.opts.tables.to_string())
+            .map_err(|e| db_error(e, "writing dbduel_meta"))?;
+        meta_set(s, META_SIZE, &self.opts.table_size.to_string())
+            .map_err(|e| db_error(e, "writing dbduel_meta"))
+    }
+
+    fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
+        let tables = meta_get(s, META_TABLES)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(self.opts.tables);
+        let sql = sql(engine);
+        for n in 1..=tables {
+            run_all(
+                s,
+                &sql.statements("drop", &[("n", &n.to_string())]),
+                "dropping an sbtest table",
+            )?;
+        }
+        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_meta"))
+    }
+
+    fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
+        let (tables, size) = held(s, &sql(engine))?;
+        let changed = meta_get(s, META_CHANGED).is_some();
+        let mut items = Vec::new();
+        for n in 1..=tables {
+            let rows = s
+                .query_text(&sql(engine).statements("shape", &[("n", &n.to_string())])[0])
+                .map_err(|e| db_error(e, "reading an sbtest table"))?;
+            let v: Vec<i64> = rows
+                .first()
+                .map(|r| r.iter().map(|x| x.as_i64().unwrap_or(-1)).collect())
+                .unwrap_or_default();
+            let (count, distinct, null_k) = (v[0], v[1], v[2]);
+            let count_ok = changed || count == size;
+            let note = if changed {
+                " (oltp_insert/oltp_delete ran: the count may differ)"
+            } else {
+                ""
+            };
+            items.push(CheckItem {
+                name: format!("sbtest{n} shape"),
+                ok: count_ok && distinct == count && null_k == 0,
+                detail: format!(
+                    "{count} rows of {size}{note}, {distinct} distinct ids, {null_k} rows without k"
+                ),
+            });
+        }
+        Ok(items)
+    }
+
+    fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
+        let (tables, size) = held(s, &sql(engine))?;
+        let mut warnings = Vec::new();
+        if (self.given.0 && tables != self.opts.tables)
+            || (self.given.1 && size != self.opts.table_size)
+        {
+            warnings.push(format!(
+                "--tables/--table-size ignored: the database holds {tables} tables of {size} rows"
+            ));
+        }
+        (self.opts.tables, self.opts.table_size) = (tables, size);
+        if self.script.changes_row_count() {
+            meta_set(s, META_CHANGED, "1").map_err(|e| db_error(e, "writing dbduel_meta"))?;
+        }
+        Ok(warnings)
+    }
+
+    fn transaction_types(&self) -> Vec<&'static str> {
+        vec![self.script.name()]
+    }
+
+    fn client(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        client_id: u32,
+        seed: u64,
+    ) -> DbResult<Box<dyn Client>> {
+        txn::SysbenchClient::new(&sql(engine), s, self.script, &self.opts, client_id, seed)
+            .map(|c| Box::new(c) as Box<dyn Client>)
+    }
+}
+
+/// The tables and rows per table that prepare recorded (or sbtest1's row count).
+fn held(s: &mut dyn Session, sql: &SqlSet) -> Result<(u32, i64), Error> {
+    let not_prepared = || {
+        Error::Usage("the database holds no sysbench tables: run `dbduel prepare oltp_read_write --dsn ...` first".into())
+    };
+    let rows = s
+        .query_text(&sql.statements("shape", &[("n", "1")])[0])
+        .map_err(|e| match e.class {
+            ErrorClass::UndefinedTable => not_prepared(),
+            _ => db_error(e, "reading sbtest1"),
+        })?;
+    let counted = rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0);
+    let tables = meta_get(s, META_TABLES)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(1);
+    let size = meta_get(s, META_SIZE)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(counted);
+    if size < 1 {
+        return Err(not_prepared());
+    }
+    Ok((tables, size))
+}
