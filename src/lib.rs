@@ -127,14 +127,11 @@ pub fn list() -> String {
         );
     }
     out += "\nworkloads:\n";
-    for w in workload::WORKLOADS {
-        out += &format!(
-            "  {:<10} {}\n  {:<10} variants: {}\n",
-            w.name,
-            w.about,
-            "",
-            w.variants.join(", ")
-        );
+    for w in workload::all() {
+        out += &format!("  {:<22} {}\n", w.name, w.about);
+        if w.variants.len() > 1 {
+            out += &format!("  {:<22} variants: {}\n", "", w.variants.join(", "));
+        }
     }
     out
 }

@@ -56,3 +56,40 @@ SELECT count(k) FROM sbtest1 WHERE {ranges}
 
 -- name: shape
 SELECT count(*), count(DISTINCT id), COALESCE(SUM(CASE WHEN k IS NULL THEN 1 ELSE 0 END), 0) FROM sbtest{n}
+
+-- The probes (seed 004's and seed 001's micro-benchmarks), on sbtest1 and sbtest2.
+-- name: probe_select1
+SELECT 1
+
+-- name: probe_select1_x10
+SELECT 1; SELECT 1; SELECT 1; SELECT 1; SELECT 1; SELECT 1; SELECT 1; SELECT 1; SELECT 1; SELECT 1
+
+-- name: probe_point
+SELECT c FROM sbtest1 WHERE id = ?
+
+-- name: probe_in10
+SELECT c FROM sbtest1 WHERE id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+
+-- name: probe_range
+SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?
+
+-- name: probe_scan
+SELECT count(*) FROM sbtest1 WHERE c LIKE '%99999-%'
+
+-- name: probe_join
+SELECT count(*) FROM sbtest1 a JOIN sbtest2 b ON b.id = a.k WHERE a.id BETWEEN ? AND ?
+
+-- name: probe_correlated
+SELECT count(*) FROM sbtest1 a WHERE a.id BETWEEN ? AND ? AND a.k > (SELECT avg(b.k) FROM sbtest2 b WHERE b.id BETWEEN a.id AND a.id + 10)
+
+-- name: probe_in_subquery
+SELECT count(*) FROM sbtest1 WHERE id IN (SELECT k FROM sbtest2 WHERE id BETWEEN ? AND ?)
+
+-- name: create_sequence
+CREATE SEQUENCE IF NOT EXISTS dbduel_seq
+
+-- name: drop_sequence
+DROP SEQUENCE IF EXISTS dbduel_seq
+
+-- name: probe_sequence
+SELECT nextval('dbduel_seq')

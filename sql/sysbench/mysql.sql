@@ -4,3 +4,7 @@
 INTEGER NOT NULL AUTO_INCREMENT
 
 -- name: after_load
+
+-- MariaDB 10.3+ has sequences; MySQL has none (the sequence probe fails there, by name).
+-- name: probe_sequence
+SELECT NEXTVAL(dbduel_seq)

@@ -327,7 +327,7 @@ fn attempt(
             Err(e) => {
                 let _ = state.session.rollback();
                 let again = state.client.retryable(&e.class) && tries < max_tries;
-                if !(again && !stop.load(Ordering::Relaxed)) {
+                if !again || stop.load(Ordering::Relaxed) {
                     return (tries, Err(e.class));
                 }
             }

@@ -35,23 +35,16 @@ pub struct WorkloadEntry {
 }
 
 /// Every workload dbduel knows. Adding a workload adds one folder and one line here.
-pub const WORKLOADS: &[WorkloadEntry] = &[
-    tpcb::ENTRY,
-    sysbench::ENTRIES[0],
-    sysbench::ENTRIES[1],
-    sysbench::ENTRIES[2],
-    sysbench::ENTRIES[3],
-    sysbench::ENTRIES[4],
-    sysbench::ENTRIES[5],
-    sysbench::ENTRIES[6],
-    sysbench::ENTRIES[7],
-    sysbench::ENTRIES[8],
-    sysbench::ENTRIES[9],
-];
+pub const WORKLOADS: &[&[WorkloadEntry]] = &[&[tpcb::ENTRY], &sysbench::ENTRIES, &sysbench::PROBES];
+
+/// Every workload, in registry order.
+pub fn all() -> impl Iterator<Item = &'static WorkloadEntry> {
+    WORKLOADS.iter().flat_map(|group| group.iter())
+}
 
 pub fn find(name: &str) -> Result<&'static WorkloadEntry, Error> {
-    WORKLOADS.iter().find(|w| w.name == name).ok_or_else(|| {
-        let known: Vec<_> = WORKLOADS.iter().map(|w| w.name).collect();
+    all().find(|w| w.name == name).ok_or_else(|| {
+        let known: Vec<_> = all().map(|w| w.name).collect();
         Error::Usage(format!(
             "unknown workload '{name}': use one of {} (see `dbduel list`)",
             known.join(", ")

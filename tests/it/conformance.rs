@@ -9,7 +9,7 @@ use crate::env::{Env, TARGETS, Target, dbduel, ensure, expect_code, read_result}
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
-    for entry in dbduel::workload::WORKLOADS {
+    for entry in dbduel::workload::all() {
         for &target in TARGETS {
             for &variant in entry.variants {
                 let env = env.clone();

@@ -28,11 +28,61 @@ pub enum Script {
     Delete,
     RandomPoints,
     RandomRanges,
+    /// The seeds' probes: each one statement (or one round trip), see sql/sysbench.
+    Probe(Probe),
 }
+
+/// Seed 004's and seed 001's micro-benchmarks, on sbtest1 and sbtest2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    Select1,
+    Select1x10,
+    Point,
+    In10,
+    Range,
+    Scan,
+    Join,
+    Correlated,
+    InSubquery,
+    Sequence,
+}
+
+const PROBE_NAMES: [&str; 10] = [
+    "probe_select1",
+    "probe_select1_x10",
+    "probe_point",
+    "probe_in10",
+    "probe_range",
+    "probe_scan",
+    "probe_join",
+    "probe_correlated",
+    "probe_in_subquery",
+    "probe_sequence",
+];
 
 impl Script {
     fn name(self) -> &'static str {
-        ENTRIES_NAMES[self as usize]
+        match self {
+            Script::Probe(p) => PROBE_NAMES[p as usize],
+            other => ENTRIES_NAMES[other.index()],
+        }
+    }
+    fn index(self) -> usize {
+        [
+            Script::PointSelect,
+            Script::ReadOnly,
+            Script::ReadWrite,
+            Script::WriteOnly,
+            Script::UpdateIndex,
+            Script::UpdateNonIndex,
+            Script::Insert,
+            Script::Delete,
+            Script::RandomPoints,
+            Script::RandomRanges,
+        ]
+        .iter()
+        .position(|s| *s == self)
+        .unwrap_or(0)
     }
     /// Scripts whose rows do not stay table_size per table.
     fn changes_row_count(self) -> bool {
@@ -57,40 +107,77 @@ const ENTRIES_NAMES: [&str; 10] = [
 const BYTES_PER_SCALE: u64 = 2_500_000;
 
 macro_rules! entry {
-    ($script:ident, $about:expr) => {
+    ($index:expr, $script:ident, $about:expr) => {
         WorkloadEntry {
-            name: ENTRIES_NAMES[Script::$script as usize],
+            name: ENTRIES_NAMES[$index],
             about: $about,
-            variants: &[ENTRIES_NAMES[Script::$script as usize]],
+            variants: &[ENTRIES_NAMES[$index]],
             bytes_per_scale: BYTES_PER_SCALE,
             new: |o| new(Script::$script, o),
         }
     };
 }
 
+macro_rules! probe {
+    ($probe:ident, $about:expr) => {
+        WorkloadEntry {
+            name: PROBE_NAMES[Probe::$probe as usize],
+            about: $about,
+            variants: &[PROBE_NAMES[Probe::$probe as usize]],
+            bytes_per_scale: BYTES_PER_SCALE,
+            new: |o| new(Script::Probe(Probe::$probe), o),
+        }
+    };
+}
+
+pub const PROBES: [WorkloadEntry; 10] = [
+    probe!(Select1, "probe: SELECT 1, the round trip alone"),
+    probe!(Select1x10, "probe: ten SELECT 1 in one round trip"),
+    probe!(Point, "probe: a primary-key lookup"),
+    probe!(In10, "probe: WHERE id IN (10 ids)"),
+    probe!(Range, "probe: a range scan of range_size rows"),
+    probe!(
+        Scan,
+        "probe: a full-table scan (LIKE with a leading wildcard)"
+    ),
+    probe!(Join, "probe: a join of sbtest1 and sbtest2 over a range"),
+    probe!(Correlated, "probe: a correlated subquery"),
+    probe!(InSubquery, "probe: WHERE id IN (subquery)"),
+    probe!(Sequence, "probe: a new sequence value"),
+];
+
 pub const ENTRIES: [WorkloadEntry; 10] = [
-    entry!(PointSelect, "sysbench: one primary-key SELECT"),
+    entry!(0, PointSelect, "sysbench: one primary-key SELECT"),
     entry!(
+        1,
         ReadOnly,
         "sysbench: 10 point selects and 4 range selects in a transaction"
     ),
     entry!(
+        2,
         ReadWrite,
         "sysbench: read_only plus 2 updates and a delete+insert pair"
     ),
     entry!(
+        3,
         WriteOnly,
         "sysbench: 2 updates and a delete+insert pair in a transaction"
     ),
-    entry!(UpdateIndex, "sysbench: UPDATE of the indexed column k"),
+    entry!(4, UpdateIndex, "sysbench: UPDATE of the indexed column k"),
     entry!(
+        5,
         UpdateNonIndex,
         "sysbench: UPDATE of the non-indexed column c"
     ),
-    entry!(Insert, "sysbench: INSERT of a new row"),
-    entry!(Delete, "sysbench: DELETE of a row"),
-    entry!(RandomPoints, "sysbench: SELECT ... WHERE k IN (10 values)"),
+    entry!(6, Insert, "sysbench: INSERT of a new row"),
+    entry!(7, Delete, "sysbench: DELETE of a row"),
     entry!(
+        8,
+        RandomPoints,
+        "sysbench: SELECT ... WHERE k IN (10 values)"
+    ),
+    entry!(
+        9,
         RandomRanges,
         "sysbench: SELECT count(k) over 10 OR-ed k ranges"
     ),
@@ -220,6 +307,10 @@ fn new(script: Script, o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> 
     if o.scale > 0 && !given.1 {
         opts.table_size = 10_000 * i64::from(o.scale);
     }
+    if matches!(script, Script::Probe(_)) {
+        // The join and subquery probes read sbtest2 too.
+        opts.tables = opts.tables.max(2);
+    }
     Ok(Box::new(Sysbench {
         script,
         opts,
@@ -293,6 +384,18 @@ impl Workload for Sysbench {
         let options = engine.table_options(None);
         let id_def = sql.get("id_def").to_string();
         meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_meta"))?;
+        if matches!(self.script, Script::Probe(_)) {
+            run_all(
+                s,
+                &sql.statements("drop_sequence", &[]),
+                "dropping the probe sequence",
+            )?;
+            run_all(
+                s,
+                &sql.statements("create_sequence", &[]),
+                "creating the probe sequence",
+            )?;
+        }
         for n in 1..=self.opts.tables {
             let n = n.to_string();
             let vars = [
@@ -351,6 +454,11 @@ impl Workload for Sysbench {
                 "dropping an sbtest table",
             )?;
         }
+        run_all(
+            s,
+            &sql.statements("drop_sequence", &[]),
+            "dropping the probe sequence",
+        )?;
         meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_meta"))
     }
 

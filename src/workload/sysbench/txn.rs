@@ -3,7 +3,7 @@
 //! group of statements and ids per statement; a retried event draws new values.
 
 use super::rand::{C_TEMPLATE, PAD_TEMPLATE, Rand};
-use super::{Options, Script};
+use super::{Options, Probe, Script};
 use crate::engine::{DbResult, Session, StmtId, Value};
 use crate::sql::SqlSet;
 use crate::workload::Client;
@@ -27,6 +27,8 @@ pub struct SysbenchClient {
     /// select_random_*: the one statement on sbtest1, and this client's slice of k.
     random: Option<StmtId>,
     slice: (i64, i64),
+    /// probe_select1_x10: ten statements sent as one text.
+    select1_x10: String,
 }
 
 const RANGES: [&str; 4] = ["simple_range", "sum_range", "order_range", "distinct_range"];
@@ -41,7 +43,8 @@ impl SysbenchClient {
         seed: u64,
     ) -> DbResult<SysbenchClient> {
         let mut tables = Vec::new();
-        for n in 1..=opts.tables {
+        let probe = matches!(script, Script::Probe(_));
+        for n in (1..=opts.tables).filter(|_| !probe) {
             let n = n.to_string();
             let mut prep = |name: &str| s.prepare(&sql.statements(name, &[("n", &n)])[0]);
             tables.push(Table {
@@ -60,6 +63,8 @@ impl SysbenchClient {
             });
         }
         let random = match script {
+            Script::Probe(Probe::Select1x10) => None,
+            Script::Probe(_) => Some(s.prepare(&sql.statements(script.name(), &[])[0])?),
             Script::RandomPoints => {
                 let marks = vec!["?"; opts.random_points as usize].join(", ");
                 Some(s.prepare(&sql.statements("random_points", &[("marks", &marks)])[0])?)
@@ -80,6 +85,7 @@ impl SysbenchClient {
             tables,
             random,
             slice: (rmin, rmin + rlen),
+            select1_x10: sql.get("probe_select1_x10").to_string(),
         })
     }
 
@@ -189,6 +195,26 @@ impl SysbenchClient {
         Ok(n)
     }
 
+    /// One probe statement, with ids drawn as sysbench draws them.
+    fn probe(&mut self, s: &mut dyn Session, probe: Probe) -> DbResult<u32> {
+        let id = self.id();
+        let end = Value::Int(id + self.opts.range_size - 1);
+        let params: Vec<Value> = match probe {
+            Probe::Select1x10 => {
+                s.batch(&self.select1_x10)?;
+                return Ok(10);
+            }
+            Probe::Select1 | Probe::Scan | Probe::Sequence => vec![],
+            Probe::Point => vec![Value::Int(id)],
+            Probe::In10 => (0..10).map(|_| Value::Int(self.id())).collect(),
+            Probe::Range | Probe::Join | Probe::Correlated | Probe::InSubquery => {
+                vec![Value::Int(id), end]
+            }
+        };
+        s.exec(self.random.expect("probe prepared"), &params)?;
+        Ok(1)
+    }
+
     fn random_select(&mut self, s: &mut dyn Session) -> DbResult<u32> {
         let (rmin, rmax) = self.slice;
         let params: Vec<Value> = match self.script {
@@ -237,6 +263,7 @@ impl Client for SysbenchClient {
                 Ok(1)
             }
             Script::RandomPoints | Script::RandomRanges => self.random_select(s),
+            Script::Probe(p) => self.probe(s, p),
         }
     }
 
