@@ -29,6 +29,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ),
         ("password_stays_out_of_results".into(), password_hidden),
         ("list_names_engines_and_workloads".into(), list),
+        (
+            "sysbench_tables_found_without_dbduel_metadata".into(),
+            sysbench_made,
+        ),
     ];
     for (label, t) in [
         ("sqlite", half_applied_sqlite as Test),
@@ -360,4 +364,30 @@ fn half_applied_pg(env: &Env) -> Result<(), String> {
 }
 fn half_applied_maria(env: &Env) -> Result<(), String> {
     half_applied(env, Target::MariaDb("InnoDB"))
+}
+
+/// Tables made by sysbench itself carry no dbduel metadata: dbduel counts them.
+fn sysbench_made(env: &Env) -> Result<(), String> {
+    let dsn = format!("sqlite://{}", env.path("sysbench-made.db").display());
+    let out = dbduel(&[
+        "prepare",
+        "oltp_read_only",
+        "--dsn",
+        &dsn,
+        "--tables",
+        "3",
+        "--table-size",
+        "500",
+    ]);
+    expect_code(&out, 0, "prepare")?;
+    session(&dsn)
+        .batch("DROP TABLE dbduel_meta")
+        .map_err(|e| e.message)?;
+    let out = dbduel(&["check", "oltp_read_only", "--dsn", &dsn]);
+    expect_code(&out, 0, "check")?;
+    let all = text(&out);
+    ensure(
+        all.contains("sbtest3 shape") && all.contains("500 rows of 500"),
+        || all.clone(),
+    )
 }

@@ -443,10 +443,8 @@ impl Workload for Sysbench {
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
-        let tables = meta_get(s, META_TABLES)
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(self.opts.tables);
         let sql = sql(engine);
+        let tables = held(s, &sql).map_or(self.opts.tables, |(t, _)| t);
         for n in 1..=tables {
             run_all(
                 s,
@@ -525,24 +523,30 @@ impl Workload for Sysbench {
     }
 }
 
-/// The tables and rows per table that prepare recorded (or sbtest1's row count).
+/// The tables and rows per table the database holds: as dbduel's prepare recorded them, or,
+/// on tables sysbench made, as counted (sbtest1, sbtest2... while they exist).
 fn held(s: &mut dyn Session, sql: &SqlSet) -> Result<(u32, i64), Error> {
     let not_prepared = || {
         Error::Usage("the database holds no sysbench tables: run `dbduel prepare oltp_read_write --dsn ...` first".into())
     };
-    let rows = s
-        .query_text(&sql.statements("shape", &[("n", "1")])[0])
-        .map_err(|e| match e.class {
-            ErrorClass::UndefinedTable => not_prepared(),
-            _ => db_error(e, "reading sbtest1"),
-        })?;
-    let counted = rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0);
-    let tables = meta_get(s, META_TABLES)
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(1);
-    let size = meta_get(s, META_SIZE)
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(counted);
+    let rows = |s: &mut dyn Session, n: u32| {
+        s.query_text(&sql.statements("shape", &[("n", &n.to_string())])[0])
+    };
+    let first = rows(s, 1).map_err(|e| match e.class {
+        ErrorClass::UndefinedTable => not_prepared(),
+        _ => db_error(e, "reading sbtest1"),
+    })?;
+    let counted = first.first().and_then(|r| r[0].as_i64()).unwrap_or(0);
+    let recorded =
+        |s: &mut dyn Session, key: &str| meta_get(s, key).and_then(|t| t.parse::<i64>().ok());
+    let tables = match recorded(s, META_TABLES) {
+        Some(t) => t as u32,
+        None => (2..)
+            .take_while(|&n| rows(s, n).is_ok())
+            .last()
+            .unwrap_or(1),
+    };
+    let size = recorded(s, META_SIZE).unwrap_or(counted);
     if size < 1 {
         return Err(not_prepared());
     }
