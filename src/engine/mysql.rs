@@ -48,6 +48,9 @@ const SETTINGS: &[&str] = &[
     "performance_schema",
 ];
 
+/// Prepared statements a session may hold (sysbench: 9 per table).
+const STATEMENT_CACHE: usize = 16_384;
+
 /// Rows per multi-row INSERT, and rows per transaction, when loading.
 const INSERT_ROWS: usize = 2000;
 const COMMIT_ROWS: u64 = 100_000;
@@ -88,7 +91,10 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         .db_name(Some(dsn.database.clone()).filter(|d| !d.is_empty()))
         .prefer_socket(false)
         .socket(dsn.param("socket"))
-        .tcp_connect_timeout(Some(Duration::from_secs(10)));
+        .tcp_connect_timeout(Some(Duration::from_secs(10)))
+        // Sessions keep their prepared statements; the driver's cache (32 by default) would
+        // close the oldest behind their back (error 1243) when a workload prepares more.
+        .stmt_cache_size(Some(STATEMENT_CACHE));
     Ok(Box::new(MySql {
         opts: builder.into(),
         address: dsn.address(3306),

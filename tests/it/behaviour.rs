@@ -391,3 +391,40 @@ fn sysbench_made(env: &Env) -> Result<(), String> {
         || all.clone(),
     )
 }
+
+/// Eight sbtest tables are 72 prepared statements per session, more than the driver caches.
+fn many_statements(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::MariaDb("InnoDB"), "many");
+    let out = dbduel(&[
+        "prepare",
+        "oltp_read_only",
+        "--dsn",
+        &dsn,
+        "--tables",
+        "8",
+        "--table-size",
+        "200",
+    ]);
+    expect_code(&out, 0, "prepare")?;
+    let r = run_json(
+        env,
+        "many",
+        &[
+            "run",
+            "oltp_read_only",
+            "--dsn",
+            &dsn,
+            "-c",
+            "2",
+            "-T",
+            "1",
+            "-M",
+            "prepared",
+        ],
+        0,
+    )?;
+    ensure(
+        r["errors"] == 0 && r["transactions"].as_u64() > Some(0),
+        || format!("{}", r["errors_by_kind"]),
+    )
+}
