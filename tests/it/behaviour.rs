@@ -33,6 +33,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "sysbench_tables_found_without_dbduel_metadata".into(),
             sysbench_made,
         ),
+        (
+            "many_prepared_statements_on_mariadb".into(),
+            many_statements,
+        ),
     ];
     for (label, t) in [
         ("sqlite", half_applied_sqlite as Test),
