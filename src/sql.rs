@@ -2,6 +2,42 @@
 //! section by `sql/<workload>/<dialect>.sql`. A section starts with `-- name: <name>`; its
 //! statements end with `;` at the end of a line; `{var}` is replaced by the caller's values.
 
+/// A workload's SQL files, `sql/<dir>/{generic,mysql,sqlite}.sql`, compiled in, for `SqlSet::load`.
+#[macro_export]
+macro_rules! dialect_files {
+    ($dir:literal) => {
+        [
+            (
+                "generic",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/sql/",
+                    $dir,
+                    "/generic.sql"
+                )),
+            ),
+            (
+                "mysql",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/sql/",
+                    $dir,
+                    "/mysql.sql"
+                )),
+            ),
+            (
+                "sqlite",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/sql/",
+                    $dir,
+                    "/sqlite.sql"
+                )),
+            ),
+        ]
+    };
+}
+
 pub struct SqlSet {
     sections: Vec<(String, String)>,
 }

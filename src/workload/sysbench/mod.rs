@@ -319,14 +319,7 @@ fn new(script: Script, o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> 
 }
 
 fn sql(engine: &dyn Engine) -> SqlSet {
-    SqlSet::load(
-        &[
-            ("generic", include_str!("../../../sql/sysbench/generic.sql")),
-            ("mysql", include_str!("../../../sql/sysbench/mysql.sql")),
-            ("sqlite", include_str!("../../../sql/sysbench/sqlite.sql")),
-        ],
-        engine.dialect(),
-    )
+    SqlSet::load(&crate::dialect_files!("sysbench"), engine.dialect())
 }
 
 /// sbtestN's rows as cmd_prepare makes them: ids 1..table_size, k from the default

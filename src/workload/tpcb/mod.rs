@@ -83,14 +83,7 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
 }
 
 fn sql(engine: &dyn Engine) -> SqlSet {
-    SqlSet::load(
-        &[
-            ("generic", include_str!("../../../sql/tpcb/generic.sql")),
-            ("mysql", include_str!("../../../sql/tpcb/mysql.sql")),
-            ("sqlite", include_str!("../../../sql/tpcb/sqlite.sql")),
-        ],
-        engine.dialect(),
-    )
+    SqlSet::load(&crate::dialect_files!("tpcb"), engine.dialect())
 }
 
 /// Generates one table's rows as pgbench's client-side generation does.
