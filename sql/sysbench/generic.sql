@@ -57,6 +57,15 @@ SELECT count(k) FROM sbtest1 WHERE {ranges}
 -- name: shape
 SELECT count(*), count(DISTINCT id), COALESCE(SUM(CASE WHEN k IS NULL THEN 1 ELSE 0 END), 0) FROM sbtest{n}
 
+-- Index consistency: every statement of index_check must succeed and the last column of
+-- the last row must say "ok". PostgreSQL: amcheck verifies both B-trees' structure and that
+-- every heap row is in them (heapallindexed).
+-- name: index_check_setup
+CREATE EXTENSION IF NOT EXISTS amcheck
+
+-- name: index_check
+SELECT 'ok' FROM (SELECT bt_index_check('sbtest{n}_pkey'::regclass, true), bt_index_check('k_{n}'::regclass, true)) AS checked
+
 -- The probes (seed 004's and seed 001's micro-benchmarks), on sbtest1 and sbtest2.
 -- name: probe_select1
 SELECT 1

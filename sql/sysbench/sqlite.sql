@@ -15,3 +15,9 @@ DROP TABLE IF EXISTS dbduel_seq
 
 -- name: probe_sequence
 UPDATE dbduel_seq SET v = v + 1 RETURNING v
+
+-- integrity_check on one table verifies its B-trees and that each index matches the rows.
+-- name: index_check_setup
+
+-- name: index_check
+PRAGMA integrity_check(sbtest{n})

@@ -48,6 +48,12 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             t,
         ));
     }
+    for (label, t) in [
+        ("sqlite", broken_index_sqlite as Test),
+        ("postgres", broken_index_pg),
+    ] {
+        tests.push((format!("check_fails_on_inconsistent_index::{label}"), t));
+    }
     tests
         .into_iter()
         .map(|(name, f)| {
@@ -430,5 +436,58 @@ fn many_statements(env: &Env) -> Result<(), String> {
     ensure(
         r["errors"] == 0 && r["transactions"].as_u64() > Some(0),
         || format!("{}", r["errors_by_kind"]),
+    )
+}
+
+/// An index that no longer matches its rows: sysbench's check must fail (exit 1) naming it.
+fn broken_index(env: &Env, target: Target, damage: &[&str]) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "broken_index");
+    let prepare = [
+        "prepare",
+        "oltp_read_write",
+        "--dsn",
+        &dsn,
+        "--table-size",
+        "2000",
+    ];
+    expect_code(&dbduel(&prepare), 0, "prepare")?;
+    expect_code(
+        &dbduel(&["check", "oltp_read_write", "--dsn", &dsn]),
+        0,
+        "check before damage",
+    )?;
+    let mut s = session(&dsn);
+    for sql in damage {
+        s.batch(sql).map_err(|e| format!("{sql}: {}", e.message))?;
+    }
+    drop(s);
+    let out = dbduel(&["check", "oltp_read_write", "--dsn", &dsn]);
+    expect_code(&out, 1, "check after damaging an index")?;
+    ensure(text(&out).contains("FAILED sbtest1 indexes"), || text(&out))
+}
+
+/// SQLite: the schema is rewritten to say k_1 indexes c, while its entries hold k.
+fn broken_index_sqlite(env: &Env) -> Result<(), String> {
+    broken_index(
+        env,
+        Target::Sqlite,
+        &[
+            "PRAGMA writable_schema = ON",
+            "UPDATE sqlite_schema SET sql = 'CREATE INDEX k_1 ON sbtest1(c)' WHERE name = 'k_1'",
+            "PRAGMA writable_schema = OFF",
+        ],
+    )
+}
+
+/// PostgreSQL: rows inserted while k_1 is marked not ready never reach the index.
+fn broken_index_pg(env: &Env) -> Result<(), String> {
+    broken_index(
+        env,
+        Target::Postgres,
+        &[
+            "UPDATE pg_index SET indisready = false WHERE indexrelid = 'k_1'::regclass",
+            "INSERT INTO sbtest1 (k, c, pad) SELECT id, 'x', 'y' FROM generate_series(1, 50) AS id",
+            "UPDATE pg_index SET indisready = true WHERE indexrelid = 'k_1'::regclass",
+        ],
     )
 }

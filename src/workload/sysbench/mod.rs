@@ -480,6 +480,7 @@ impl Workload for Sysbench {
                 ),
             });
         }
+        items.extend(index_checks(&sql(engine), s, tables));
         Ok(items)
     }
 
@@ -514,6 +515,50 @@ impl Workload for Sysbench {
         txn::SysbenchClient::new(&sql(engine), s, self.script, &self.opts, client_id, seed)
             .map(|c| Box::new(c) as Box<dyn Client>)
     }
+}
+
+/// One item per table saying whether its indexes agree with its rows (the dialect's
+/// `index_check`: amcheck, CHECK TABLE ... EXTENDED, PRAGMA integrity_check). When the check
+/// cannot be set up (amcheck needs a privileged user), one item says it was skipped and why.
+fn index_checks(sql: &SqlSet, s: &mut dyn Session, tables: u32) -> Vec<CheckItem> {
+    for setup in sql.statements("index_check_setup", &[]) {
+        if let Err(e) = s.batch(&setup) {
+            return vec![CheckItem {
+                name: "sbtest indexes".into(),
+                ok: true,
+                detail: format!("skipped: cannot set up the index check ({})", e.message),
+            }];
+        }
+    }
+    (1..=tables)
+        .map(|n| {
+            let verdict = sql
+                .statements("index_check", &[("n", &n.to_string())])
+                .iter()
+                .try_fold(None, |_, stmt| {
+                    s.query_text(stmt)
+                        .map(|rows| rows.last().and_then(|r| r.last()).map(Value::to_string))
+                });
+            let (ok, detail) = match verdict {
+                Ok(Some(v)) if v.eq_ignore_ascii_case("ok") => {
+                    (true, "the indexes match the rows".to_string())
+                }
+                Ok(v) => (
+                    false,
+                    format!(
+                        "the index check says: {}",
+                        v.unwrap_or_else(|| "nothing".into())
+                    ),
+                ),
+                Err(e) => (false, format!("the index check failed: {}", e.message)),
+            };
+            CheckItem {
+                name: format!("sbtest{n} indexes"),
+                ok,
+                detail,
+            }
+        })
+        .collect()
 }
 
 /// The tables and rows per table the database holds: as dbduel's prepare recorded them, or,
