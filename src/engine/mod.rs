@@ -2,6 +2,7 @@
 //! and errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 
 mod mysql;
+mod mywire;
 mod pgwire;
 mod postgres;
 mod sqlite;

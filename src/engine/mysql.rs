@@ -1,11 +1,9 @@
-//! MariaDB and MySQL over their wire protocol (the `mysql` crate): text or binary protocol,
-//! a selectable storage engine (InnoDB, MyISAM, Aria), multi-row INSERT loading, error codes.
+//! MariaDB and MySQL over dbduel's own protocol connection (`mywire.rs`): text or binary
+//! protocol, a selectable storage engine (InnoDB, MyISAM, Aria), multi-row INSERT loading.
 
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
-use mysql::{Conn, OptsBuilder, Params, Statement};
-
+use super::mywire::{Address, Login, Prepared, Wire};
 use super::{
     Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
     Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, render_literals,
@@ -48,15 +46,14 @@ const SETTINGS: &[&str] = &[
     "performance_schema",
 ];
 
-/// Prepared statements a session may hold (sysbench: 9 per table).
-const STATEMENT_CACHE: usize = 16_384;
-
 /// Rows per multi-row INSERT, and rows per transaction, when loading.
 const INSERT_ROWS: usize = 2000;
 const COMMIT_ROWS: u64 = 100_000;
 
 struct MySql {
-    opts: mysql::Opts,
+    target: Address,
+    database: Option<String>,
+    password: Option<String>,
     address: String,
     user: String,
     protocol: Protocol,
@@ -83,20 +80,17 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         )));
     }
     let user = dsn.user.clone().unwrap_or_else(|| "root".into());
-    let builder = OptsBuilder::new()
-        .ip_or_hostname(Some(dsn.host.clone().unwrap_or_else(|| "localhost".into())))
-        .tcp_port(dsn.port.unwrap_or(3306))
-        .user(Some(user.clone()))
-        .pass(dsn.password())
-        .db_name(Some(dsn.database.clone()).filter(|d| !d.is_empty()))
-        .prefer_socket(false)
-        .socket(dsn.param("socket"))
-        .tcp_connect_timeout(Some(Duration::from_secs(10)))
-        // Sessions keep their prepared statements; the driver's cache (32 by default) would
-        // close the oldest behind their back (error 1243) when a workload prepares more.
-        .stmt_cache_size(Some(STATEMENT_CACHE));
+    let target = match dsn.param("socket") {
+        Some(path) => Address::Socket(path.to_string()),
+        None => Address::Tcp(
+            dsn.host.clone().unwrap_or_else(|| "localhost".into()),
+            dsn.port.unwrap_or(3306),
+        ),
+    };
     Ok(Box::new(MySql {
-        opts: builder.into(),
+        target,
+        database: Some(dsn.database.clone()).filter(|d| !d.is_empty()),
+        password: dsn.password().map(str::to_string),
         address: dsn.address(3306),
         user,
         protocol,
@@ -115,13 +109,13 @@ impl Engine for MySql {
         false
     }
     fn connect(&self) -> DbResult<Box<dyn Session>> {
-        let conn = Conn::new(self.opts.clone()).map_err(|e| {
-            connect_error(
-                classify(&e, true),
-                "MariaDB/MySQL",
-                &self.address,
-                &self.user,
-            )
+        let login = Login {
+            user: &self.user,
+            password: self.password.as_deref(),
+            database: self.database.as_deref(),
+        };
+        let conn = Wire::connect(&self.target, &login, Duration::from_secs(10)).map_err(|e| {
+            connect_error(e.classify(true), "MariaDB/MySQL", &self.address, &self.user)
         })?;
         Ok(Box::new(MySession {
             conn,
@@ -137,38 +131,17 @@ impl Engine for MySql {
 }
 
 enum MyStmt {
-    Prepared(Statement),
+    Prepared(Prepared),
     Text(Vec<String>),
 }
 
 struct MySession {
-    conn: Conn,
+    conn: Wire,
     protocol: Protocol,
     stmts: Vec<MyStmt>,
     sql: String,
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
-}
-
-fn to_mysql(v: &Value) -> mysql::Value {
-    match v {
-        Value::Null => mysql::Value::NULL,
-        Value::Int(i) => mysql::Value::Int(*i),
-        Value::Float(f) => mysql::Value::Double(*f),
-        Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
-    }
-}
-
-fn from_mysql(v: &mysql::Value) -> Value {
-    match v {
-        mysql::Value::NULL => Value::Null,
-        mysql::Value::Int(i) => Value::Int(*i),
-        mysql::Value::UInt(u) => Value::Int(*u as i64),
-        mysql::Value::Float(f) => Value::Float((*f).into()),
-        mysql::Value::Double(f) => Value::Float(*f),
-        mysql::Value::Bytes(b) => Value::Text(String::from_utf8_lossy(b).into_owned()),
-        other => Value::Text(other.as_sql(true).trim_matches('\'').to_string()),
-    }
 }
 
 /// MySQL string literal: quotes doubled and backslashes escaped (NO_BACKSLASH_ESCAPES off).
@@ -185,27 +158,6 @@ fn quote_mysql(s: &str, out: &mut String) {
     out.push('\'');
 }
 
-/// Drain a result: count its rows (or take the affected count), optionally keep the values.
-fn drain<T: mysql::prelude::Protocol>(
-    mut result: mysql::QueryResult<'_, '_, '_, T>,
-    mut keep: Option<&mut Vec<Vec<Value>>>,
-) -> DbResult<u64> {
-    let mut n = 0;
-    while let Some(set) = result.iter() {
-        let affected = set.affected_rows();
-        let mut rows = 0;
-        for row in set {
-            let row = row.map_err(|e| classify(&e, false))?;
-            if let Some(keep) = keep.as_deref_mut() {
-                keep.push(row.unwrap().iter().map(from_mysql).collect());
-            }
-            rows += 1;
-        }
-        n = if rows > 0 { rows } else { affected };
-    }
-    Ok(n)
-}
-
 impl MySession {
     fn run(
         &mut self,
@@ -214,30 +166,25 @@ impl MySession {
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
         match &self.stmts[id.0] {
-            MyStmt::Prepared(stmt) => {
-                let params = Params::Positional(params.iter().map(to_mysql).collect());
-                let result = self
-                    .conn
-                    .exec_iter(stmt, params)
-                    .map_err(|e| classify(&e, false))?;
-                drain(result, keep)
-            }
+            MyStmt::Prepared(stmt) => self
+                .conn
+                .execute(*stmt, params, keep)
+                .map_err(|e| e.classify(false)),
             MyStmt::Text(parts) => {
                 let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
                 render_literals(&parts, params, &mut self.sql, quote_mysql);
-                let result = self
-                    .conn
-                    .query_iter(&self.sql)
-                    .map_err(|e| classify(&e, false))?;
-                drain(result, keep)
+                self.conn
+                    .query(&self.sql, keep)
+                    .map_err(|e| e.classify(false))
             }
         }
     }
 
     fn flush_insert(&mut self) -> DbResult<()> {
         self.conn
-            .query_drop(&self.sql)
-            .map_err(|e| classify(&e, false))
+            .query(&self.sql, None)
+            .map(|_| ())
+            .map_err(|e| e.classify(false))
     }
 }
 
@@ -245,7 +192,7 @@ impl Session for MySession {
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
         let stmt = match self.protocol {
             Protocol::Prepared => {
-                MyStmt::Prepared(self.conn.prep(sql).map_err(|e| classify(&e, false))?)
+                MyStmt::Prepared(self.conn.prepare(sql).map_err(|e| e.classify(false))?)
             }
             Protocol::Simple => MyStmt::Text(
                 split_placeholders(sql)
@@ -269,13 +216,17 @@ impl Session for MySession {
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.conn.query_drop(sql).map_err(|e| classify(&e, false))
+        self.conn
+            .query(sql, None)
+            .map(|_| ())
+            .map_err(|e| e.classify(false))
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
         let mut rows = Vec::new();
-        let result = self.conn.query_iter(sql).map_err(|e| classify(&e, false))?;
-        drain(result, Some(&mut rows))?;
+        self.conn
+            .query(sql, Some(&mut rows))
+            .map_err(|e| e.classify(false))?;
         Ok(rows)
     }
 
@@ -412,35 +363,3 @@ const MY_SIZE: &str = "IF(DATABASE() IS NULL, NULL, (SELECT COALESCE(SUM(data_le
 /// InnoDB's checkpoint count, NULL unless the monitor is enabled (the same columns on MySQL).
 const MY_CHECKPOINTS: &str = "(SELECT `COUNT` FROM information_schema.INNODB_METRICS \
      WHERE NAME = 'log_checkpoints' AND TIME_ENABLED IS NOT NULL AND TIME_DISABLED IS NULL)";
-
-/// Map an error to its class by MariaDB/MySQL error number; I/O errors mean the server is gone.
-fn classify(e: &mysql::Error, connecting: bool) -> DbError {
-    match e {
-        mysql::Error::MySqlError(my) => {
-            let class = match my.code {
-                1213 => ErrorClass::Deadlock,
-                1205 => ErrorClass::LockTimeout,
-                1020 => ErrorClass::Serialization,
-                1045 | 1698 => ErrorClass::AuthFailed,
-                1146 => ErrorClass::UndefinedTable,
-                1062 => ErrorClass::UniqueViolation,
-                1927 | 2006 | 2013 => ErrorClass::ConnectionLost,
-                code => ErrorClass::Other(code.to_string()),
-            };
-            let hint = if my.code == 1040 {
-                "; lower --clients or raise the server's max_connections"
-            } else {
-                ""
-            };
-            DbError::new(class, format!("{} (error {}){hint}", my.message, my.code))
-        }
-        other => {
-            let class = if connecting {
-                ErrorClass::Unreachable
-            } else {
-                ErrorClass::ConnectionLost
-            };
-            DbError::new(class, other.to_string())
-        }
-    }
-}

@@ -1,0 +1,920 @@
+//! dbduel's own blocking MariaDB/MySQL protocol connection: handshake and authentication
+//! (mysql_native_password, caching_sha2_password with `mysql_common`'s scrambles and RSA),
+//! COM_QUERY and the binary COM_STMT_* commands on one buffered socket, with result rows counted
+//! straight from the read buffer and decoded only when the caller keeps them.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+#[cfg(unix)]
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use super::{DbError, ErrorClass, Value};
+
+// Capability flags (the protocol's CLIENT_* constants).
+const LONG_PASSWORD: u32 = 0x1;
+const LONG_FLAG: u32 = 0x4;
+const CONNECT_WITH_DB: u32 = 0x8;
+const PROTOCOL_41: u32 = 0x200;
+const TRANSACTIONS: u32 = 0x2000;
+const SECURE_CONNECTION: u32 = 0x8000;
+const MULTI_STATEMENTS: u32 = 0x1_0000;
+const MULTI_RESULTS: u32 = 0x2_0000;
+const PS_MULTI_RESULTS: u32 = 0x4_0000;
+const PLUGIN_AUTH: u32 = 0x8_0000;
+const PLUGIN_AUTH_LENENC_DATA: u32 = 0x20_0000;
+const DEPRECATE_EOF: u32 = 0x100_0000;
+const WANTED: u32 = LONG_PASSWORD
+    | LONG_FLAG
+    | PROTOCOL_41
+    | TRANSACTIONS
+    | SECURE_CONNECTION
+    | MULTI_STATEMENTS
+    | MULTI_RESULTS
+    | PS_MULTI_RESULTS
+    | PLUGIN_AUTH
+    | PLUGIN_AUTH_LENENC_DATA
+    | DEPRECATE_EOF;
+
+const SERVER_MORE_RESULTS_EXISTS: u16 = 0x8;
+const UNSIGNED_FLAG: u16 = 0x20;
+/// utf8mb4_general_ci.
+const CHARSET: u8 = 45;
+const MAX_PACKET: usize = 0xFF_FFFF;
+
+// Column types that the binary protocol sends with a fixed size.
+const T_TINY: u8 = 1;
+const T_SHORT: u8 = 2;
+const T_LONG: u8 = 3;
+const T_FLOAT: u8 = 4;
+const T_DOUBLE: u8 = 5;
+const T_NULL: u8 = 6;
+const T_TIMESTAMP: u8 = 7;
+const T_LONGLONG: u8 = 8;
+const T_INT24: u8 = 9;
+const T_DATE: u8 = 10;
+const T_TIME: u8 = 11;
+const T_DATETIME: u8 = 12;
+const T_YEAR: u8 = 13;
+const T_VAR_STRING: u8 = 253;
+
+/// Where the server listens.
+pub enum Address {
+    Tcp(String, u16),
+    Socket(String),
+}
+
+/// Who connects, to which database.
+pub struct Login<'a> {
+    pub user: &'a str,
+    pub password: Option<&'a str>,
+    pub database: Option<&'a str>,
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    #[cfg(unix)]
+    Unix(UnixStream),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A failure: the server's error (number, message) or a lost connection.
+#[derive(Debug)]
+pub enum WireError {
+    Server { code: u16, message: String },
+    Io(io::Error),
+    Protocol(String),
+}
+
+impl From<io::Error> for WireError {
+    fn from(e: io::Error) -> Self {
+        WireError::Io(e)
+    }
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::Server { code, message } => write!(f, "{message} (error {code})"),
+            WireError::Io(e) => write!(f, "{e}"),
+            WireError::Protocol(m) => write!(f, "protocol error: {m}"),
+        }
+    }
+}
+
+impl WireError {
+    /// The error's class by MariaDB/MySQL error number; I/O errors mean the server is gone
+    /// (or, while connecting, unreachable).
+    pub fn classify(&self, connecting: bool) -> DbError {
+        match self {
+            WireError::Server { code, message } => {
+                let class = match code {
+                    1213 => ErrorClass::Deadlock,
+                    1205 => ErrorClass::LockTimeout,
+                    1020 => ErrorClass::Serialization,
+                    1045 | 1698 => ErrorClass::AuthFailed,
+                    1146 => ErrorClass::UndefinedTable,
+                    1062 => ErrorClass::UniqueViolation,
+                    1927 | 2006 | 2013 => ErrorClass::ConnectionLost,
+                    code => ErrorClass::Other(code.to_string()),
+                };
+                let hint = if *code == 1040 {
+                    "; lower --clients or raise the server's max_connections"
+                } else {
+                    ""
+                };
+                DbError::new(class, format!("{message} (error {code}){hint}"))
+            }
+            WireError::Io(e) => DbError::new(
+                if connecting {
+                    ErrorClass::Unreachable
+                } else {
+                    ErrorClass::ConnectionLost
+                },
+                e.to_string(),
+            ),
+            WireError::Protocol(m) => DbError::new(
+                ErrorClass::Other("protocol".into()),
+                format!("MariaDB/MySQL protocol error: {m}"),
+            ),
+        }
+    }
+}
+
+type WireResult<T> = Result<T, WireError>;
+
+/// A prepared statement on the server.
+#[derive(Debug, Clone, Copy)]
+pub struct Prepared {
+    id: u32,
+    params: u16,
+}
+
+/// The column facts a row decoder needs.
+#[derive(Clone, Copy)]
+struct Col {
+    kind: u8,
+    unsigned: bool,
+}
+
+pub struct Wire {
+    reader: BufReader<Stream>,
+    out: Vec<u8>,
+    packet: Vec<u8>,
+    cols: Vec<Col>,
+    seq: u8,
+    caps: u32,
+    pub server_version: String,
+}
+
+impl Drop for Wire {
+    fn drop(&mut self) {
+        // COM_QUIT, best effort.
+        let _ = self.command(&[0x01]);
+    }
+}
+
+impl Wire {
+    /// Connect and authenticate.
+    pub fn connect(address: &Address, login: &Login<'_>, timeout: Duration) -> WireResult<Wire> {
+        let stream = match address {
+            Address::Tcp(host, port) => {
+                let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+                let mut found = None;
+                for addr in (host.as_str(), *port).to_socket_addrs()? {
+                    match TcpStream::connect_timeout(&addr, timeout) {
+                        Ok(s) => {
+                            found = Some(s);
+                            break;
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                let s = found.ok_or(last)?;
+                s.set_nodelay(true)?;
+                Stream::Tcp(s)
+            }
+            #[cfg(unix)]
+            Address::Socket(path) => Stream::Unix(UnixStream::connect(path)?),
+            #[cfg(not(unix))]
+            Address::Socket(_) => {
+                return Err(WireError::Protocol(
+                    "unix sockets need a unix system".into(),
+                ));
+            }
+        };
+        let secure = matches!(address, Address::Socket(_));
+        let mut wire = Wire {
+            reader: BufReader::with_capacity(64 * 1024, stream),
+            out: Vec::with_capacity(1024),
+            packet: Vec::with_capacity(1024),
+            cols: Vec::new(),
+            seq: 0,
+            caps: 0,
+            server_version: String::new(),
+        };
+        wire.handshake(login, secure)?;
+        Ok(wire)
+    }
+
+    fn handshake(&mut self, login: &Login<'_>, secure: bool) -> WireResult<()> {
+        self.read_packet()?;
+        let p = std::mem::take(&mut self.packet);
+        if p.first() == Some(&0xFF) {
+            return Err(server_error(&p));
+        }
+        // Initial handshake v10: version, server version\0, thread id, scramble part 1 (8),
+        // filler, capabilities low, charset, status, capabilities high, scramble length,
+        // reserved (10), scramble part 2, plugin name\0.
+        let mut r = Reader::new(&p);
+        let proto = r.u8()?;
+        if proto != 10 {
+            return Err(WireError::Protocol(format!(
+                "unsupported handshake version {proto}"
+            )));
+        }
+        self.server_version = String::from_utf8_lossy(r.null_terminated()?).into_owned();
+        r.skip(4)?;
+        let mut nonce = r.take(8)?.to_vec();
+        r.skip(1)?;
+        let mut server_caps = r.u16()? as u32;
+        let mut plugin = "mysql_native_password".to_string();
+        if r.remaining() > 0 {
+            r.skip(3)?;
+            server_caps |= (r.u16()? as u32) << 16;
+            let scramble_len = r.u8()? as usize;
+            r.skip(10)?;
+            if server_caps & SECURE_CONNECTION != 0 {
+                let n = scramble_len.saturating_sub(8).max(13).min(r.remaining());
+                let part = r.take(n)?;
+                let part = part.strip_suffix(&[0]).unwrap_or(part);
+                nonce.extend_from_slice(part);
+            }
+            if server_caps & PLUGIN_AUTH != 0 && r.remaining() > 0 {
+                let name = r.rest();
+                let name = name.strip_suffix(&[0]).unwrap_or(name);
+                plugin = String::from_utf8_lossy(name).into_owned();
+            }
+        }
+        let mut caps = WANTED & server_caps;
+        if login.database.is_some() {
+            caps |= CONNECT_WITH_DB & server_caps;
+        }
+        if caps & PROTOCOL_41 == 0 {
+            return Err(WireError::Protocol("the server lacks protocol 4.1".into()));
+        }
+        self.caps = caps;
+        let password = login.password.unwrap_or("");
+        let auth = scramble(&plugin, &nonce, password)?;
+
+        // HandshakeResponse41.
+        let mut b = Vec::with_capacity(128);
+        b.extend_from_slice(&caps.to_le_bytes());
+        b.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
+        b.push(CHARSET);
+        b.extend_from_slice(&[0; 23]);
+        b.extend_from_slice(login.user.as_bytes());
+        b.push(0);
+        if caps & PLUGIN_AUTH_LENENC_DATA != 0 {
+            put_lenenc(&mut b, auth.len() as u64);
+        } else {
+            b.push(auth.len() as u8);
+        }
+        b.extend_from_slice(&auth);
+        if let Some(db) = login.database.filter(|_| caps & CONNECT_WITH_DB != 0) {
+            b.extend_from_slice(db.as_bytes());
+            b.push(0);
+        }
+        if caps & PLUGIN_AUTH != 0 {
+            b.extend_from_slice(plugin.as_bytes());
+            b.push(0);
+        }
+        self.seq = 1;
+        self.send(&b)?;
+        self.auth_loop(plugin, nonce, password, secure)
+    }
+
+    /// Answer the server until it accepts (OK) or refuses (ERR) the login.
+    fn auth_loop(
+        &mut self,
+        mut plugin: String,
+        mut nonce: Vec<u8>,
+        password: &str,
+        secure: bool,
+    ) -> WireResult<()> {
+        loop {
+            self.read_packet()?;
+            let p = std::mem::take(&mut self.packet);
+            match p.first() {
+                Some(0x00) => return Ok(()),
+                Some(0xFF) => return Err(server_error(&p)),
+                // AuthSwitchRequest: another plugin, a new nonce.
+                Some(0xFE) => {
+                    let mut r = Reader::new(&p[1..]);
+                    plugin = String::from_utf8_lossy(r.null_terminated()?).into_owned();
+                    let data = r.rest();
+                    nonce = data.strip_suffix(&[0]).unwrap_or(data).to_vec();
+                    let auth = scramble(&plugin, &nonce, password)?;
+                    self.send(&auth)?;
+                }
+                // AuthMoreData (caching_sha2_password): fast path done, or full auth needed.
+                Some(0x01) if plugin == "caching_sha2_password" => match p.get(1) {
+                    Some(0x03) => {}
+                    Some(0x04) if secure => {
+                        let mut clear = password.as_bytes().to_vec();
+                        clear.push(0);
+                        self.send(&clear)?;
+                    }
+                    Some(0x04) => self.send(&[0x02])?,
+                    // The server's public key, PEM: encrypt password XOR nonce with it.
+                    _ => {
+                        let mut clear = password.as_bytes().to_vec();
+                        clear.push(0);
+                        for (i, c) in clear.iter_mut().enumerate() {
+                            *c ^= nonce[i % nonce.len()];
+                        }
+                        let sealed = mysql_common::crypto::encrypt(&clear, &p[1..]);
+                        self.send(&sealed)?;
+                    }
+                },
+                _ => {
+                    return Err(WireError::Protocol(format!(
+                        "unexpected packet during authentication with {plugin}"
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Read one whole packet (joining 16 MiB continuations) into `self.packet`.
+    fn read_packet(&mut self) -> WireResult<()> {
+        self.packet.clear();
+        loop {
+            let mut head = [0u8; 4];
+            self.reader.read_exact(&mut head)?;
+            let len = u32::from_le_bytes([head[0], head[1], head[2], 0]) as usize;
+            self.seq = head[3].wrapping_add(1);
+            let start = self.packet.len();
+            // Copy straight out of the read buffer when the payload is there already.
+            let buffered = self.reader.buffer();
+            if buffered.len() >= len {
+                self.packet.extend_from_slice(&buffered[..len]);
+                self.reader.consume(len);
+            } else {
+                self.packet.resize(start + len, 0);
+                self.reader.read_exact(&mut self.packet[start..])?;
+            }
+            if len < MAX_PACKET {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Send one payload as packet(s), continuing the current sequence.
+    fn send(&mut self, payload: &[u8]) -> WireResult<()> {
+        self.out.clear();
+        let mut chunks = payload.chunks(MAX_PACKET).peekable();
+        if payload.is_empty() {
+            self.out.extend_from_slice(&[0, 0, 0, self.seq]);
+            self.seq = self.seq.wrapping_add(1);
+        }
+        while let Some(chunk) = chunks.next() {
+            let len = chunk.len() as u32;
+            self.out.extend_from_slice(&len.to_le_bytes()[..3]);
+            self.out.push(self.seq);
+            self.seq = self.seq.wrapping_add(1);
+            self.out.extend_from_slice(chunk);
+            if chunks.peek().is_none() && chunk.len() == MAX_PACKET {
+                self.out.extend_from_slice(&[0, 0, 0, self.seq]);
+                self.seq = self.seq.wrapping_add(1);
+            }
+        }
+        self.reader.get_mut().write_all(&self.out)?;
+        Ok(())
+    }
+
+    /// Start a command: sequence 0.
+    fn command(&mut self, payload: &[u8]) -> WireResult<()> {
+        self.seq = 0;
+        self.send(payload)
+    }
+
+    /// COM_QUERY: run text SQL; returns rows returned (or affected) by the last result, and
+    /// keeps the rows of every result when asked.
+    pub fn query(&mut self, sql: &str, keep: Option<&mut Vec<Vec<Value>>>) -> WireResult<u64> {
+        self.out.clear();
+        let mut payload = std::mem::take(&mut self.packet);
+        payload.clear();
+        payload.push(0x03);
+        payload.extend_from_slice(sql.as_bytes());
+        let sent = self.command(&payload);
+        self.packet = payload;
+        sent?;
+        self.results(false, keep)
+    }
+
+    /// COM_STMT_PREPARE.
+    pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
+        let mut payload = Vec::with_capacity(sql.len() + 1);
+        payload.push(0x16);
+        payload.extend_from_slice(sql.as_bytes());
+        self.command(&payload)?;
+        self.read_packet()?;
+        let p = &self.packet;
+        if p.first() == Some(&0xFF) {
+            return Err(server_error(p));
+        }
+        let mut r = Reader::new(&p[1..]);
+        let id = r.u32()?;
+        let columns = r.u16()?;
+        let params = r.u16()?;
+        // Parameter and column definitions follow, each list closed by EOF unless deprecated.
+        for n in [params, columns] {
+            if n > 0 {
+                for _ in 0..n {
+                    self.read_packet()?;
+                }
+                if self.caps & DEPRECATE_EOF == 0 {
+                    self.read_packet()?;
+                }
+            }
+        }
+        Ok(Prepared { id, params })
+    }
+
+    /// COM_STMT_EXECUTE with `params`; like `query` for what it returns.
+    pub fn execute(
+        &mut self,
+        stmt: Prepared,
+        params: &[Value],
+        keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> WireResult<u64> {
+        if params.len() != stmt.params as usize {
+            return Err(WireError::Protocol(format!(
+                "the statement takes {} parameters, {} given",
+                stmt.params,
+                params.len()
+            )));
+        }
+        let mut b = std::mem::take(&mut self.packet);
+        b.clear();
+        b.push(0x17);
+        b.extend_from_slice(&stmt.id.to_le_bytes());
+        b.push(0); // no cursor
+        b.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+        if !params.is_empty() {
+            let bitmap = b.len();
+            b.resize(bitmap + params.len().div_ceil(8), 0);
+            for (i, v) in params.iter().enumerate() {
+                if matches!(v, Value::Null) {
+                    b[bitmap + i / 8] |= 1 << (i % 8);
+                }
+            }
+            b.push(1); // types follow
+            for v in params {
+                let kind = match v {
+                    Value::Null => T_NULL,
+                    Value::Int(_) => T_LONGLONG,
+                    Value::Float(_) => T_DOUBLE,
+                    Value::Text(_) => T_VAR_STRING,
+                };
+                b.extend_from_slice(&[kind, 0]);
+            }
+            for v in params {
+                match v {
+                    Value::Null => {}
+                    Value::Int(x) => b.extend_from_slice(&x.to_le_bytes()),
+                    Value::Float(x) => b.extend_from_slice(&x.to_le_bytes()),
+                    Value::Text(s) => {
+                        put_lenenc(&mut b, s.len() as u64);
+                        b.extend_from_slice(s.as_bytes());
+                    }
+                }
+            }
+        }
+        let sent = self.command(&b);
+        self.packet = b;
+        sent?;
+        self.results(true, keep)
+    }
+
+    /// Read every result of a command. Rows are counted from the packet's first byte alone
+    /// unless they are kept.
+    fn results(&mut self, binary: bool, mut keep: Option<&mut Vec<Vec<Value>>>) -> WireResult<u64> {
+        let deprecate_eof = self.caps & DEPRECATE_EOF != 0;
+        loop {
+            self.read_packet()?;
+            let (n, status) = match self.packet.first() {
+                Some(0xFF) => return Err(server_error(&self.packet)),
+                Some(0x00) => ok_packet(&self.packet[1..])?,
+                Some(0xFB) => {
+                    return Err(WireError::Protocol(
+                        "the server asked for a local file".into(),
+                    ));
+                }
+                _ => {
+                    let columns = Reader::new(&self.packet).lenenc()? as usize;
+                    self.cols.clear();
+                    for _ in 0..columns {
+                        self.read_packet()?;
+                        let col = column(&self.packet)?;
+                        self.cols.push(col);
+                    }
+                    if !deprecate_eof {
+                        self.read_packet()?;
+                    }
+                    let mut rows = 0u64;
+                    loop {
+                        self.read_packet()?;
+                        let p = &self.packet;
+                        match p.first() {
+                            Some(0xFE)
+                                if p.len() < MAX_PACKET && (deprecate_eof || p.len() < 9) =>
+                            {
+                                break;
+                            }
+                            Some(0xFF) => return Err(server_error(p)),
+                            _ => {}
+                        }
+                        rows += 1;
+                        if let Some(keep) = keep.as_deref_mut() {
+                            let row = if binary {
+                                binary_row(&self.packet, &self.cols)?
+                            } else {
+                                text_row(&self.packet, &self.cols)?
+                            };
+                            keep.push(row);
+                        }
+                    }
+                    let p = &self.packet[1..];
+                    let status = if deprecate_eof {
+                        ok_packet(p)?.1
+                    } else {
+                        let mut r = Reader::new(p);
+                        r.skip(2)?;
+                        r.u16()?
+                    };
+                    (rows, status)
+                }
+            };
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(n);
+            }
+        }
+    }
+}
+
+/// The auth response a plugin computes from the nonce.
+fn scramble(plugin: &str, nonce: &[u8], password: &str) -> WireResult<Vec<u8>> {
+    if password.is_empty() {
+        return Ok(Vec::new());
+    }
+    let pass = password.as_bytes();
+    match plugin {
+        "mysql_native_password" => Ok(mysql_common::scramble::scramble_native(nonce, pass)
+            .map(|s| s.to_vec())
+            .unwrap_or_default()),
+        "caching_sha2_password" => Ok(mysql_common::scramble::scramble_sha256(nonce, pass)
+            .map(|s| s.to_vec())
+            .unwrap_or_default()),
+        other => Err(WireError::Protocol(format!(
+            "the server asks for the authentication plugin '{other}'; dbduel speaks \
+             mysql_native_password and caching_sha2_password: give the user one of them"
+        ))),
+    }
+}
+
+/// An ERR packet: 0xFF, code, '#' and SQLSTATE (protocol 4.1), message.
+fn server_error(p: &[u8]) -> WireError {
+    let code = u16::from_le_bytes([
+        p.get(1).copied().unwrap_or(0),
+        p.get(2).copied().unwrap_or(0),
+    ]);
+    let mut msg = p.get(3..).unwrap_or(&[]);
+    if msg.first() == Some(&b'#') && msg.len() >= 6 {
+        msg = &msg[6..];
+    }
+    WireError::Server {
+        code,
+        message: String::from_utf8_lossy(msg).into_owned(),
+    }
+}
+
+/// An OK packet's affected rows and status (after the header byte).
+fn ok_packet(p: &[u8]) -> WireResult<(u64, u16)> {
+    let mut r = Reader::new(p);
+    let affected = r.lenenc()?;
+    r.lenenc()?; // last insert id
+    Ok((affected, r.u16()?))
+}
+
+/// A column definition: skip catalog, schema, table, org_table, name, org_name; then the
+/// fixed fields (charset, length, type, flags, decimals).
+fn column(p: &[u8]) -> WireResult<Col> {
+    let mut r = Reader::new(p);
+    for _ in 0..6 {
+        let n = r.lenenc()? as usize;
+        r.skip(n)?;
+    }
+    r.lenenc()?;
+    r.skip(2 + 4)?;
+    let kind = r.u8()?;
+    let flags = r.u16()?;
+    Ok(Col {
+        kind,
+        unsigned: flags & UNSIGNED_FLAG != 0,
+    })
+}
+
+fn text_row(p: &[u8], cols: &[Col]) -> WireResult<Vec<Value>> {
+    let mut r = Reader::new(p);
+    let mut row = Vec::with_capacity(cols.len());
+    for col in cols {
+        if r.peek() == Some(0xFB) {
+            r.skip(1)?;
+            row.push(Value::Null);
+            continue;
+        }
+        let n = r.lenenc()? as usize;
+        let text = String::from_utf8_lossy(r.take(n)?);
+        row.push(match col.kind {
+            T_TINY | T_SHORT | T_LONG | T_LONGLONG | T_INT24 | T_YEAR => text
+                .parse::<i64>()
+                .map(Value::Int)
+                .unwrap_or_else(|_| Value::Text(text.into_owned())),
+            T_FLOAT | T_DOUBLE => text
+                .parse::<f64>()
+                .map(Value::Float)
+                .unwrap_or_else(|_| Value::Text(text.into_owned())),
+            _ => Value::Text(text.into_owned()),
+        });
+    }
+    Ok(row)
+}
+
+fn binary_row(p: &[u8], cols: &[Col]) -> WireResult<Vec<Value>> {
+    let mut r = Reader::new(p);
+    r.skip(1)?;
+    let bitmap = r.take((cols.len() + 7 + 2) / 8)?;
+    let mut row = Vec::with_capacity(cols.len());
+    for (i, col) in cols.iter().enumerate() {
+        let bit = i + 2;
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+            row.push(Value::Null);
+            continue;
+        }
+        let int = |v: i64, u: u64| {
+            if col.unsigned {
+                Value::Int(u as i64)
+            } else {
+                Value::Int(v)
+            }
+        };
+        row.push(match col.kind {
+            T_TINY => {
+                let b = r.u8()?;
+                int(b as i8 as i64, b as u64)
+            }
+            T_SHORT | T_YEAR => {
+                let v = r.u16()?;
+                int(v as i16 as i64, v as u64)
+            }
+            T_LONG | T_INT24 => {
+                let v = r.u32()?;
+                int(v as i32 as i64, v as u64)
+            }
+            T_LONGLONG => {
+                let v = u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"));
+                int(v as i64, v)
+            }
+            T_FLOAT => {
+                Value::Float(f32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes")) as f64)
+            }
+            T_DOUBLE => Value::Float(f64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"))),
+            T_DATE | T_DATETIME | T_TIMESTAMP => {
+                let n = r.u8()? as usize;
+                Value::Text(datetime(r.take(n)?, col.kind == T_DATE))
+            }
+            T_TIME => {
+                let n = r.u8()? as usize;
+                Value::Text(time(r.take(n)?))
+            }
+            _ => {
+                let n = r.lenenc()? as usize;
+                Value::Text(String::from_utf8_lossy(r.take(n)?).into_owned())
+            }
+        });
+    }
+    Ok(row)
+}
+
+/// A binary DATE/DATETIME/TIMESTAMP (0, 4, 7 or 11 bytes) as `YYYY-MM-DD[ HH:MM:SS[.ffffff]]`.
+fn datetime(b: &[u8], date_only: bool) -> String {
+    let g = |i: usize| b.get(i).copied().unwrap_or(0) as u32;
+    let year = g(0) | (g(1) << 8);
+    let mut s = format!("{year:04}-{:02}-{:02}", g(2), g(3));
+    if !date_only {
+        s.push_str(&format!(" {:02}:{:02}:{:02}", g(4), g(5), g(6)));
+        if b.len() >= 11 {
+            let micros = g(7) | (g(8) << 8) | (g(9) << 16) | (g(10) << 24);
+            s.push_str(&format!(".{micros:06}"));
+        }
+    }
+    s
+}
+
+/// A binary TIME (0, 8 or 12 bytes) as `[-]HH:MM:SS[.ffffff]`, days folded into hours.
+fn time(b: &[u8]) -> String {
+    let g = |i: usize| b.get(i).copied().unwrap_or(0) as u32;
+    let sign = if g(0) == 1 { "-" } else { "" };
+    let days = g(1) | (g(2) << 8) | (g(3) << 16) | (g(4) << 24);
+    let mut s = format!("{sign}{:02}:{:02}:{:02}", days * 24 + g(5), g(6), g(7));
+    if b.len() >= 12 {
+        let micros = g(8) | (g(9) << 8) | (g(10) << 16) | (g(11) << 24);
+        s.push_str(&format!(".{micros:06}"));
+    }
+    s
+}
+
+fn put_lenenc(b: &mut Vec<u8>, n: u64) {
+    match n {
+        0..=250 => b.push(n as u8),
+        251..=0xFFFF => {
+            b.push(0xFC);
+            b.extend_from_slice(&(n as u16).to_le_bytes());
+        }
+        0x1_0000..=0xFF_FFFF => {
+            b.push(0xFD);
+            b.extend_from_slice(&(n as u32).to_le_bytes()[..3]);
+        }
+        _ => {
+            b.push(0xFE);
+            b.extend_from_slice(&n.to_le_bytes());
+        }
+    }
+}
+
+/// A cursor over a packet's payload; running past its end is a protocol error.
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(b: &'a [u8]) -> Self {
+        Reader { b, pos: 0 }
+    }
+    fn remaining(&self) -> usize {
+        self.b.len() - self.pos
+    }
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.pos).copied()
+    }
+    fn take(&mut self, n: usize) -> WireResult<&'a [u8]> {
+        if self.remaining() < n {
+            return Err(WireError::Protocol("packet shorter than announced".into()));
+        }
+        let s = &self.b[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn skip(&mut self, n: usize) -> WireResult<()> {
+        self.take(n).map(|_| ())
+    }
+    fn rest(&mut self) -> &'a [u8] {
+        let s = &self.b[self.pos..];
+        self.pos = self.b.len();
+        s
+    }
+    fn u8(&mut self) -> WireResult<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> WireResult<u16> {
+        let s = self.take(2)?;
+        Ok(u16::from_le_bytes([s[0], s[1]]))
+    }
+    fn u32(&mut self) -> WireResult<u32> {
+        let s = self.take(4)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+    fn null_terminated(&mut self) -> WireResult<&'a [u8]> {
+        let rest = &self.b[self.pos..];
+        let n = rest
+            .iter()
+            .position(|&c| c == 0)
+            .ok_or_else(|| WireError::Protocol("unterminated string".into()))?;
+        self.pos += n + 1;
+        Ok(&rest[..n])
+    }
+    fn lenenc(&mut self) -> WireResult<u64> {
+        Ok(match self.u8()? {
+            0xFC => self.u16()? as u64,
+            0xFD => {
+                let s = self.take(3)?;
+                u32::from_le_bytes([s[0], s[1], s[2], 0]) as u64
+            }
+            0xFE => u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")),
+            n => n as u64,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenenc_round_trips() {
+        for n in [
+            0u64,
+            250,
+            251,
+            0xFFFF,
+            0x1_0000,
+            0xFF_FFFF,
+            0x100_0000,
+            u64::MAX,
+        ] {
+            let mut b = Vec::new();
+            put_lenenc(&mut b, n);
+            assert_eq!(Reader::new(&b).lenenc().unwrap(), n, "{n}");
+        }
+    }
+
+    #[test]
+    fn binary_row_decodes_types_and_nulls() {
+        let cols = [
+            Col {
+                kind: T_LONGLONG,
+                unsigned: false,
+            },
+            Col {
+                kind: T_NULL,
+                unsigned: false,
+            },
+            Col {
+                kind: T_VAR_STRING,
+                unsigned: false,
+            },
+            Col {
+                kind: T_DOUBLE,
+                unsigned: false,
+            },
+            Col {
+                kind: T_DATETIME,
+                unsigned: false,
+            },
+        ];
+        let mut p = vec![0x00, 0b0000_1000]; // header, null bitmap: column 1 (bit 3) is NULL
+        p.extend_from_slice(&(-5i64).to_le_bytes());
+        p.extend_from_slice(&[3, b'a', b'b', b'c']);
+        p.extend_from_slice(&2.5f64.to_le_bytes());
+        p.extend_from_slice(&[7, 0xEA, 0x07, 11, 22, 8, 30, 5]);
+        let row = binary_row(&p, &cols).unwrap();
+        assert_eq!(
+            row,
+            vec![
+                Value::Int(-5),
+                Value::Null,
+                Value::Text("abc".into()),
+                Value::Float(2.5),
+                Value::Text("2026-11-22 08:30:05".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn error_packet_message_and_code() {
+        let mut p = vec![0xFF, 0xBD, 0x04];
+        p.extend_from_slice(b"#40001Deadlock found");
+        match server_error(&p) {
+            WireError::Server { code, message } => {
+                assert_eq!((code, message.as_str()), (1213, "Deadlock found"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(server_error(&p).classify(false).class, ErrorClass::Deadlock);
+    }
+}
