@@ -2,7 +2,7 @@
 //! section by `sql/<workload>/<dialect>.sql`. A section starts with `-- name: <name>`; its
 //! statements end with `;` at the end of a line; `{var}` is replaced by the caller's values.
 
-/// A workload's SQL files, `sql/<dir>/{generic,mysql,sqlite}.sql`, compiled in, for `SqlSet::load`.
+/// A workload's SQL files, `sql/<dir>/{generic,mysql,sqlite,firebird}.sql`, compiled in, for `SqlSet::load`.
 #[macro_export]
 macro_rules! dialect_files {
     ($dir:literal) => {
@@ -32,6 +32,15 @@ macro_rules! dialect_files {
                     "/sql/",
                     $dir,
                     "/sqlite.sql"
+                )),
+            ),
+            (
+                "firebird",
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/sql/",
+                    $dir,
+                    "/firebird.sql"
                 )),
             ),
         ]

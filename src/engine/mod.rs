@@ -1,6 +1,7 @@
 //! The engine seam: the `Engine` and `Session` traits every database implements, the values
 //! and errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 
+mod firebird;
 mod mysql;
 mod mywire;
 mod pgwire;
@@ -229,7 +230,12 @@ pub struct EngineEntry {
 }
 
 /// Every engine dbduel knows. Adding an engine adds one file and one line here.
-pub const ENGINES: &[EngineEntry] = &[sqlite::ENTRY, postgres::ENTRY, mysql::ENTRY];
+pub const ENGINES: &[EngineEntry] = &[
+    sqlite::ENTRY,
+    postgres::ENTRY,
+    mysql::ENTRY,
+    firebird::ENTRY,
+];
 
 /// Open the engine named by the DSN's scheme.
 pub fn open(

@@ -1,5 +1,5 @@
 //! The workload seam: the `Workload` and `Client` traits, the registry of workloads, and the
-//! helpers every workload shares (table loading with a progress bar, the dbduel_meta table).
+//! helpers every workload shares (table loading with a progress bar, the dbduel_facts table).
 
 pub mod sysbench;
 pub mod tpcb;
@@ -178,14 +178,19 @@ pub fn run_all(session: &mut dyn Session, statements: &[String], doing: &str) ->
     Ok(())
 }
 
-const META_CREATE: &str = "CREATE TABLE IF NOT EXISTS dbduel_meta (name varchar(100) NOT NULL PRIMARY KEY, value varchar(1000))";
+/// The facts table, in SQL every engine takes (no IF NOT EXISTS, no reserved word as a column).
+const META_CREATE: &str =
+    "CREATE TABLE dbduel_facts (name varchar(100) NOT NULL PRIMARY KEY, fact varchar(1000))";
 
-/// Record a fact about the prepared data (kept in the dbduel_meta table).
+/// Record a fact about the prepared data (kept in the dbduel_facts table).
 pub fn meta_set(session: &mut dyn Session, name: &str, value: &str) -> DbResult<()> {
-    session.batch(META_CREATE)?;
-    session.batch(&format!("DELETE FROM dbduel_meta WHERE name = '{name}'"))?;
+    match session.query_text("SELECT count(*) FROM dbduel_facts") {
+        Err(e) if e.class == ErrorClass::UndefinedTable => session.batch(META_CREATE)?,
+        other => drop(other?),
+    }
+    session.batch(&format!("DELETE FROM dbduel_facts WHERE name = '{name}'"))?;
     session.batch(&format!(
-        "INSERT INTO dbduel_meta (name, value) VALUES ('{name}', '{value}')"
+        "INSERT INTO dbduel_facts (name, fact) VALUES ('{name}', '{value}')"
     ))
 }
 
@@ -193,7 +198,7 @@ pub fn meta_set(session: &mut dyn Session, name: &str, value: &str) -> DbResult<
 pub fn meta_get(session: &mut dyn Session, name: &str) -> Option<String> {
     let rows = session
         .query_text(&format!(
-            "SELECT value FROM dbduel_meta WHERE name = '{name}'"
+            "SELECT fact FROM dbduel_facts WHERE name = '{name}'"
         ))
         .ok()?;
     rows.first().and_then(|r| r.first()).map(Value::to_string)
@@ -203,15 +208,15 @@ pub fn meta_get(session: &mut dyn Session, name: &str) -> Option<String> {
 /// The table is dropped when nothing is left in it; a missing table is not an error.
 pub fn meta_clear(session: &mut dyn Session, prefix: &str) -> DbResult<()> {
     let cleared = session.batch(&format!(
-        "DELETE FROM dbduel_meta WHERE name LIKE '{prefix}%'"
+        "DELETE FROM dbduel_facts WHERE name LIKE '{prefix}%'"
     ));
     match cleared {
         Err(e) if e.class == ErrorClass::UndefinedTable => return Ok(()),
         other => other?,
     }
-    let left = session.query_text("SELECT count(*) FROM dbduel_meta")?;
+    let left = session.query_text("SELECT count(*) FROM dbduel_facts")?;
     if left.first().and_then(|r| r[0].as_i64()) == Some(0) {
-        session.batch("DROP TABLE dbduel_meta")?;
+        session.batch("DROP TABLE dbduel_facts")?;
     }
     Ok(())
 }

@@ -30,7 +30,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("password_stays_out_of_results".into(), password_hidden),
         ("list_names_engines_and_workloads".into(), list),
         (
-            "sysbench_tables_found_without_dbduel_metadata".into(),
+            "sysbench_tables_found_without_dbduel_factsdata".into(),
             sysbench_made,
         ),
         (
@@ -391,7 +391,7 @@ fn sysbench_made(env: &Env) -> Result<(), String> {
     ]);
     expect_code(&out, 0, "prepare")?;
     session(&dsn)
-        .batch("DROP TABLE dbduel_meta")
+        .batch("DROP TABLE dbduel_facts")
         .map_err(|e| e.message)?;
     let out = dbduel(&["check", "oltp_read_only", "--dsn", &dsn]);
     expect_code(&out, 0, "check")?;

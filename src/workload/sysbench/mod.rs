@@ -376,7 +376,7 @@ impl Workload for Sysbench {
         let sql = sql(engine);
         let options = engine.table_options(None);
         let id_def = sql.get("id_def").to_string();
-        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_meta"))?;
+        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_facts"))?;
         if matches!(self.script, Script::Probe(_)) {
             run_all(
                 s,
@@ -430,9 +430,9 @@ impl Workload for Sysbench {
             }
         }
         meta_set(s, META_TABLES, &self.opts.tables.to_string())
-            .map_err(|e| db_error(e, "writing dbduel_meta"))?;
+            .map_err(|e| db_error(e, "writing dbduel_facts"))?;
         meta_set(s, META_SIZE, &self.opts.table_size.to_string())
-            .map_err(|e| db_error(e, "writing dbduel_meta"))
+            .map_err(|e| db_error(e, "writing dbduel_facts"))
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
@@ -450,7 +450,7 @@ impl Workload for Sysbench {
             &sql.statements("drop_sequence", &[]),
             "dropping the probe sequence",
         )?;
-        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_meta"))
+        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_facts"))
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -496,7 +496,7 @@ impl Workload for Sysbench {
         }
         (self.opts.tables, self.opts.table_size) = (tables, size);
         if self.script.changes_row_count() {
-            meta_set(s, META_CHANGED, "1").map_err(|e| db_error(e, "writing dbduel_meta"))?;
+            meta_set(s, META_CHANGED, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
         }
         Ok(warnings)
     }

@@ -29,7 +29,7 @@ const TELLERS: i64 = 10;
 const ACCOUNTS: i64 = 100_000;
 /// From this scale on, account ids need 64 bits (pgbench.c: SCALE_32BIT_THRESHOLD).
 const SCALE_32BIT_THRESHOLD: u32 = 20_000;
-/// Set in dbduel_meta while simple-update has run: it moves accounts but not tellers or branches.
+/// Set in dbduel_facts while simple-update has run: it moves accounts but not tellers or branches.
 const META_PARTIAL: &str = "tpcb.simple_update_ran";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +151,7 @@ impl Workload for Tpcb {
             &sql.statements("drop", &vars),
             "dropping the tpcb tables",
         )?;
-        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_meta"))?;
+        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_facts"))?;
         run_all(
             s,
             &sql.statements("create", &vars),
@@ -210,7 +210,7 @@ impl Workload for Tpcb {
             &sql(engine).statements("drop", &[]),
             "dropping the tpcb tables",
         )?;
-        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_meta"))
+        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_facts"))
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -228,7 +228,7 @@ impl Workload for Tpcb {
         }
         self.scale = scale;
         if self.variant == Variant::SimpleUpdate {
-            meta_set(s, META_PARTIAL, "1").map_err(|e| db_error(e, "writing dbduel_meta"))?;
+            meta_set(s, META_PARTIAL, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
         }
         Ok(warnings)
     }

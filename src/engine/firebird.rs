@@ -1,0 +1,525 @@
+//! Firebird 3+ over its wire protocol (the pure-Rust client of `rsfbclient-rust`, at its
+//! statement level): a database is created on first connect when its file does not exist,
+//! snapshot (concurrency) or read committed transactions that wait on conflicts, statements
+//! prepared once per session, EXECUTE BLOCK loading, error classification.
+
+use rsfbclient_core::{
+    Dialect, FbError, FirebirdClientDbOps, FirebirdClientSqlOps, FreeStmtOp, SqlType, StmtType,
+    TrDataAccessMode, TrIsolationLevel, TrLockResolution, TrOp, TrRecordVersion,
+    TransactionConfiguration,
+};
+use rsfbclient_rust::{RustFbClient, RustFbClientAttachmentConfig};
+
+use super::{
+    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
+    Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard,
+    render_literals, split_placeholders,
+};
+use crate::{Error, dsn::Dsn};
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "firebird",
+    schemes: &["firebird"],
+    about: "Firebird 3+ over its wire protocol; the database file is created when missing; \
+            ?isolation=snapshot (default) or read_committed",
+    open,
+};
+
+/// Page size of databases dbduel creates (Firebird 3's largest).
+const PAGE_SIZE: u32 = 16_384;
+/// Largest EXECUTE BLOCK text when loading (Firebird 3 takes statements up to 64 KiB).
+const BLOCK_BYTES: usize = 60_000;
+/// Most INSERTs in one EXECUTE BLOCK (each is a context; Firebird allows 256 per statement).
+const BLOCK_ROWS: u64 = 250;
+/// Rows per transaction when loading.
+const COMMIT_ROWS: u64 = 50_000;
+
+struct Firebird {
+    host: String,
+    port: u16,
+    user: String,
+    password: String,
+    path: String,
+    address: String,
+    protocol: Protocol,
+    isolation: TrIsolationLevel,
+}
+
+fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    if opts.table_engine.is_some() {
+        return Err(Error::Usage(
+            "--table-engine applies to mysql:// only".into(),
+        ));
+    }
+    if let Some((k, _)) = dsn.params.iter().find(|(k, _)| k != "isolation") {
+        return Err(Error::Usage(format!(
+            "unknown parameter '{k}' in --dsn {dsn}: firebird accepts isolation"
+        )));
+    }
+    let isolation = match dsn.param("isolation").unwrap_or("snapshot") {
+        "snapshot" | "concurrency" => TrIsolationLevel::Concurrency,
+        "read_committed" => TrIsolationLevel::ReadCommited(TrRecordVersion::RecordVersion),
+        other => {
+            return Err(Error::Usage(format!(
+                "unknown isolation '{other}' in --dsn {dsn}: use snapshot or read_committed"
+            )));
+        }
+    };
+    if dsn.database.is_empty() {
+        return Err(Error::Usage(format!(
+            "--dsn {dsn} names no database: give firebird://user:password@host:port/path/to/file.fdb (or an alias)"
+        )));
+    }
+    // firebird://h/var/lib/x.fdb names /var/lib/x.fdb; a name without a slash is an alias.
+    let path = if dsn.database.contains('/') {
+        format!("/{}", dsn.database)
+    } else {
+        dsn.database.clone()
+    };
+    Ok(Box::new(Firebird {
+        host: dsn.host.clone().unwrap_or_else(|| "localhost".into()),
+        port: dsn.port.unwrap_or(3050),
+        user: dsn.user.clone().unwrap_or_else(|| "SYSDBA".into()),
+        password: dsn.password().unwrap_or("masterkey").to_string(),
+        path,
+        address: dsn.address(3050),
+        protocol,
+        isolation,
+    }))
+}
+
+type Db = <RustFbClient as FirebirdClientSqlOps>::DbHandle;
+type Tr = <RustFbClient as FirebirdClientSqlOps>::TrHandle;
+type Stmt = <RustFbClient as FirebirdClientSqlOps>::StmtHandle;
+
+const DIALECT: Dialect = Dialect::D3;
+
+impl Engine for Firebird {
+    fn name(&self) -> &'static str {
+        "firebird"
+    }
+    fn dialect(&self) -> &'static str {
+        "firebird"
+    }
+    fn embedded(&self) -> bool {
+        false
+    }
+    fn connect(&self) -> DbResult<Box<dyn Session>> {
+        let config = RustFbClientAttachmentConfig {
+            host: self.host.clone(),
+            port: self.port,
+            db_name: self.path.clone(),
+            user: self.user.clone(),
+            pass: self.password.clone(),
+            role_name: None,
+        };
+        let fail =
+            |e: FbError| connect_error(classify(&e, true), "Firebird", &self.address, &self.user);
+        let mut cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
+        let db = match cli.attach_database(&config, DIALECT, false) {
+            Err(e) if missing_file(&e) => {
+                cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
+                cli.create_database(&config, Some(PAGE_SIZE), DIALECT)
+            }
+            other => other,
+        }
+        .map_err(fail)?;
+        Ok(Box::new(FbSession {
+            cli,
+            db,
+            tr: None,
+            protocol: self.protocol,
+            stmts: Vec::new(),
+            sql: String::new(),
+            conf: TransactionConfiguration {
+                data_access: TrDataAccessMode::ReadWrite,
+                isolation: self.isolation,
+                lock_resolution: TrLockResolution::Wait(None),
+            },
+        }))
+    }
+    fn table_options(&self, _fillfactor: Option<u32>) -> String {
+        String::new()
+    }
+}
+
+/// A statement: its SQL split at the placeholders, and its handle once prepared.
+struct FbStmt {
+    sql: String,
+    parts: Vec<String>,
+    prepared: Option<(StmtType, Stmt)>,
+}
+
+struct FbSession {
+    cli: RustFbClient,
+    db: Db,
+    /// The transaction `begin` opened; None: each statement runs in its own.
+    tr: Option<Tr>,
+    protocol: Protocol,
+    stmts: Vec<FbStmt>,
+    sql: String,
+    conf: TransactionConfiguration,
+}
+
+impl Drop for FbSession {
+    fn drop(&mut self) {
+        if let Some(mut tr) = self.tr.take() {
+            let _ = self.cli.transaction_operation(&mut tr, TrOp::Rollback);
+        }
+        for stmt in &mut self.stmts {
+            if let Some((_, h)) = stmt.prepared.as_mut() {
+                let _ = self.cli.free_statement(h, FreeStmtOp::Drop);
+            }
+        }
+        let _ = self.cli.detach_database(&mut self.db);
+    }
+}
+
+fn to_fb(v: &Value) -> SqlType {
+    match v {
+        Value::Null => SqlType::Null,
+        Value::Int(i) => SqlType::Integer(*i),
+        Value::Float(f) => SqlType::Floating(*f),
+        Value::Text(s) => SqlType::Text(s.clone()),
+    }
+}
+
+fn from_fb(v: &SqlType) -> Value {
+    match v {
+        SqlType::Null => Value::Null,
+        SqlType::Integer(i) => Value::Int(*i),
+        SqlType::Floating(f) => Value::Float(*f),
+        SqlType::Text(s) => Value::Text(s.trim_end().to_string()),
+        SqlType::Boolean(b) => Value::Int(*b as i64),
+        SqlType::Timestamp(t) => Value::Text(t.to_string()),
+        SqlType::Int128(i) => Value::Text(i.to_string()),
+        SqlType::Binary(b) => Value::Text(String::from_utf8_lossy(b).into_owned()),
+    }
+}
+
+impl FbSession {
+    /// Run `f` in the open transaction, or in one of its own that commits on success.
+    fn in_tr<T>(
+        &mut self,
+        f: impl FnOnce(&mut RustFbClient, &mut Db, &mut Tr) -> Result<T, FbError>,
+    ) -> DbResult<T> {
+        if let Some(tr) = self.tr.as_mut() {
+            return f(&mut self.cli, &mut self.db, tr).map_err(|e| classify(&e, false));
+        }
+        let mut tr = self
+            .cli
+            .begin_transaction(&mut self.db, self.conf)
+            .map_err(|e| classify(&e, false))?;
+        match f(&mut self.cli, &mut self.db, &mut tr) {
+            Ok(v) => {
+                self.cli
+                    .transaction_operation(&mut tr, TrOp::Commit)
+                    .map_err(|e| classify(&e, false))?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.cli.transaction_operation(&mut tr, TrOp::Rollback);
+                Err(classify(&e, false))
+            }
+        }
+    }
+
+    /// Execute a prepared handle: rows fetched (and kept when asked) for a SELECT, the
+    /// output row of EXECUTE PROCEDURE or RETURNING, otherwise the affected count.
+    fn run_handle(
+        cli: &mut RustFbClient,
+        db: &mut Db,
+        tr: &mut Tr,
+        kind: StmtType,
+        h: &mut Stmt,
+        params: Vec<SqlType>,
+        keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> Result<u64, FbError> {
+        match kind {
+            StmtType::Select | StmtType::SelectForUpd => {
+                cli.execute(db, tr, h, params)?;
+                let mut n = 0;
+                let mut keep = keep;
+                while let Some(row) = cli.fetch(db, tr, h)? {
+                    n += 1;
+                    if let Some(k) = keep.as_deref_mut() {
+                        k.push(row.iter().map(|c| from_fb(&c.value)).collect());
+                    }
+                }
+                cli.free_statement(h, FreeStmtOp::Close)?;
+                Ok(n)
+            }
+            StmtType::ExecProcedure => {
+                let row = cli.execute2(db, tr, h, params)?;
+                if let Some(k) = keep.filter(|_| !row.is_empty()) {
+                    k.push(row.iter().map(|c| from_fb(&c.value)).collect());
+                }
+                Ok(1)
+            }
+            _ => Ok(cli.execute(db, tr, h, params)? as u64),
+        }
+    }
+
+    /// Prepare, run and drop one statement of text.
+    fn run_text(&mut self, sql: &str, keep: Option<&mut Vec<Vec<Value>>>) -> DbResult<u64> {
+        self.in_tr(|cli, db, tr| {
+            let (kind, mut h) = cli.prepare_statement(db, tr, DIALECT, sql)?;
+            let result = Self::run_handle(cli, db, tr, kind, &mut h, Vec::new(), keep);
+            let _ = cli.free_statement(&mut h, FreeStmtOp::Drop);
+            result
+        })
+    }
+
+    fn statement(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> DbResult<u64> {
+        if self.protocol == Protocol::Simple {
+            let parts: Vec<&str> = self.stmts[id.0].parts.iter().map(String::as_str).collect();
+            let mut text = std::mem::take(&mut self.sql);
+            render_literals(&parts, params, &mut text, quote_standard);
+            let result = self.run_text(&text, keep);
+            self.sql = text;
+            return result;
+        }
+        let params: Vec<SqlType> = params.iter().map(to_fb).collect();
+        let mut stmt = self.stmts[id.0].prepared.take();
+        let sql = self.stmts[id.0].sql.clone();
+        let result = self.in_tr(|cli, db, tr| {
+            if stmt.is_none() {
+                stmt = Some(cli.prepare_statement(db, tr, DIALECT, &sql)?);
+            }
+            let (kind, h) = stmt.as_mut().expect("prepared");
+            Self::run_handle(cli, db, tr, *kind, h, params, keep)
+        });
+        self.stmts[id.0].prepared = stmt;
+        result
+    }
+}
+
+impl Session for FbSession {
+    /// Statements are prepared on the server at their first execution (Firebird prepares
+    /// inside a transaction).
+    fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        self.stmts.push(FbStmt {
+            sql: sql.to_string(),
+            parts: split_placeholders(sql)
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
+            prepared: None,
+        });
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    fn exec(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
+        self.statement(id, params, None)
+    }
+
+    fn query(&mut self, id: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.statement(id, params, Some(&mut rows))?;
+        Ok(rows)
+    }
+
+    fn batch(&mut self, sql: &str) -> DbResult<()> {
+        self.in_tr(|cli, db, tr| cli.exec_immediate(db, tr, DIALECT, sql))
+    }
+
+    fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.run_text(sql, Some(&mut rows))?;
+        Ok(rows)
+    }
+
+    fn begin(&mut self, _write: bool) -> DbResult<()> {
+        if let Some(mut old) = self.tr.take() {
+            let _ = self.cli.transaction_operation(&mut old, TrOp::Rollback);
+        }
+        let tr = self
+            .cli
+            .begin_transaction(&mut self.db, self.conf)
+            .map_err(|e| classify(&e, false))?;
+        self.tr = Some(tr);
+        Ok(())
+    }
+    fn commit(&mut self) -> DbResult<()> {
+        match self.tr.take() {
+            Some(mut tr) => self
+                .cli
+                .transaction_operation(&mut tr, TrOp::Commit)
+                .map_err(|e| classify(&e, false)),
+            None => Ok(()),
+        }
+    }
+    fn rollback(&mut self) -> DbResult<()> {
+        match self.tr.take() {
+            Some(mut tr) => self
+                .cli
+                .transaction_operation(&mut tr, TrOp::Rollback)
+                .map_err(|e| classify(&e, false)),
+            None => Ok(()),
+        }
+    }
+
+    /// Rows go as literals in EXECUTE BLOCK statements of up to 250 rows or 60 KB (one round
+    /// trip each), committed about every 50,000 rows.
+    fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        use std::fmt::Write;
+        self.batch(&format!("DELETE FROM {table}"))?;
+        let head = format!("INSERT INTO {table} ({}) VALUES (", columns.join(", "));
+        let (mut row, mut n, mut in_block) = (Vec::new(), 0u64, 0u64);
+        let mut block = String::with_capacity(BLOCK_BYTES + 4096);
+        self.begin(true)?;
+        let flush = |s: &mut Self, block: &mut String| -> DbResult<()> {
+            block.push_str("END");
+            let r = s.batch(block);
+            block.clear();
+            r
+        };
+        while rows.next_row(&mut row) {
+            if block.is_empty() {
+                block.push_str("EXECUTE BLOCK AS BEGIN\n");
+            }
+            block.push_str(&head);
+            for (i, v) in row.iter().enumerate() {
+                if i > 0 {
+                    block.push(',');
+                }
+                match v {
+                    Value::Null => block.push_str("NULL"),
+                    Value::Int(x) => block.push_str(itoa::Buffer::new().format(*x)),
+                    Value::Float(x) => {
+                        let _ = write!(block, "{x:?}");
+                    }
+                    Value::Text(s) => quote_standard(s, &mut block),
+                }
+            }
+            block.push_str(");\n");
+            (n, in_block) = (n + 1, in_block + 1);
+            if block.len() >= BLOCK_BYTES || in_block == BLOCK_ROWS {
+                flush(self, &mut block)?;
+                if !progress(in_block) {
+                    let _ = self.rollback();
+                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+                }
+                in_block = 0;
+                if n >= COMMIT_ROWS && n % COMMIT_ROWS < 1000 {
+                    self.commit()?;
+                    self.begin(true)?;
+                }
+            }
+        }
+        if !block.is_empty() {
+            flush(self, &mut block)?;
+            progress(in_block);
+        }
+        self.commit()?;
+        Ok(n)
+    }
+
+    fn server_info(&mut self) -> DbResult<ServerInfo> {
+        let rows = self.query_text(
+            "SELECT rdb$get_context('SYSTEM', 'ENGINE_VERSION'), MON$PAGE_SIZE, MON$PAGE_BUFFERS, \
+             MON$FORCED_WRITES, MON$SWEEP_INTERVAL, MON$ODS_MAJOR, MON$SQL_DIALECT, \
+             rdb$get_context('SYSTEM', 'ISOLATION_LEVEL') FROM MON$DATABASE",
+        )?;
+        let row = rows.into_iter().next().unwrap_or_default();
+        let get = |i: usize| row.get(i).map(Value::to_string).unwrap_or_default();
+        let settings = [
+            ("page_size", 1),
+            ("page_buffers", 2),
+            ("forced_writes", 3),
+            ("sweep_interval", 4),
+            ("ods_major", 5),
+            ("sql_dialect", 6),
+            ("isolation_level", 7),
+        ]
+        .into_iter()
+        .map(|(k, i)| (k.to_string(), get(i)))
+        .collect();
+        Ok(ServerInfo {
+            version: format!("Firebird {}", get(0)),
+            settings,
+        })
+    }
+
+    fn database_size(&mut self) -> DbResult<u64> {
+        let rows = self.query_text("SELECT MON$PAGES * MON$PAGE_SIZE FROM MON$DATABASE")?;
+        Ok(rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0) as u64)
+    }
+
+    /// Size only: Firebird counts no checkpoints, and its sweeps are not autovacuums.
+    fn counters(&mut self) -> DbResult<Counters> {
+        Ok(Counters {
+            database_size_bytes: self.database_size().ok(),
+            ..Counters::default()
+        })
+    }
+}
+
+/// Whether connecting failed because the database file does not exist (then it is created).
+fn missing_file(e: &FbError) -> bool {
+    let text = e.to_string();
+    text.contains("I/O error") && text.contains("No such file")
+}
+
+/// Firebird errors by message (the pure client reports the SQLCODE, not the GDS code).
+fn classify(e: &FbError, connecting: bool) -> DbError {
+    match e {
+        FbError::Sql { msg, code } => {
+            let has = |s: &str| msg.contains(s);
+            let class = if has("update conflicts with concurrent update")
+                || has("concurrent transaction number")
+            {
+                ErrorClass::Serialization
+            } else if has("deadlock") {
+                ErrorClass::Deadlock
+            } else if has("lock conflict on no wait transaction") || has("lock time-out") {
+                ErrorClass::LockTimeout
+            } else if has("violation of PRIMARY or UNIQUE KEY") {
+                ErrorClass::UniqueViolation
+            } else if has("Table unknown") {
+                ErrorClass::UndefinedTable
+            } else if has("user name and password are not defined") || has("login") && has("failed")
+            {
+                ErrorClass::AuthFailed
+            } else if has("connection shutdown")
+                || has("Error reading data from the connection")
+                || has("Error writing data to the connection")
+            {
+                ErrorClass::ConnectionLost
+            } else {
+                ErrorClass::Other(code.to_string())
+            };
+            DbError::new(
+                class,
+                format!("{} (SQLCODE {code})", msg.replace('\n', ": ")),
+            )
+        }
+        FbError::Io(io) => DbError::new(
+            if connecting {
+                ErrorClass::Unreachable
+            } else {
+                ErrorClass::ConnectionLost
+            },
+            io.to_string(),
+        ),
+        FbError::Other(msg) => {
+            let class = if msg.contains("user name and password") {
+                ErrorClass::AuthFailed
+            } else {
+                ErrorClass::Other("client".into())
+            };
+            DbError::new(class, msg.replace('\n', ": "))
+        }
+    }
+}
