@@ -25,7 +25,8 @@ pub const ENTRY: EngineEntry = EngineEntry {
     open,
 };
 
-/// Page size of databases dbduel creates (Firebird 3's largest).
+/// Page size dbduel asks for when it creates a database (Firebird 3's largest); results show
+/// the page size in effect.
 const PAGE_SIZE: u32 = 16_384;
 /// Largest EXECUTE BLOCK text when loading (Firebird 3 takes statements up to 64 KiB).
 const BLOCK_BYTES: usize = 60_000;

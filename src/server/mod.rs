@@ -4,6 +4,7 @@
 //! readiness awaited, the log kept, settings applied at start and read back, a clean stop.
 //! One file per server kind; `profile.rs` computes the settings of each profile.
 
+mod firebird;
 mod mysql;
 mod postgres;
 pub mod profile;
@@ -17,11 +18,12 @@ use crate::Error;
 use crate::dsn::Dsn;
 use crate::engine::{self, EngineOptions, ErrorClass, Protocol, Session};
 
+pub use firebird::FIREBIRD;
 pub use mysql::MARIADB;
 pub use postgres::POSTGRES;
 
 /// Every server kind dbduel can manage. Adding one adds a file and a line here.
-pub static KINDS: &[&ServerKind] = &[&POSTGRES, &MARIADB];
+pub static KINDS: &[&ServerKind] = &[&POSTGRES, &MARIADB, &FIREBIRD];
 
 /// The managed server kind of an engine (None: an embedded engine, or one dbduel cannot start).
 pub fn kind_for(engine: &str) -> Option<&'static ServerKind> {

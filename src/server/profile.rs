@@ -38,6 +38,14 @@ pub fn builtin(name: &str, facts: &Facts) -> Option<Profile> {
                 ("postgres".to_string(), pg),
                 ("mysql".to_string(), my),
                 ("sqlite".to_string(), lite),
+                (
+                    "firebird".to_string(),
+                    if name == "default" {
+                        vec![]
+                    } else {
+                        fb_tuned(facts)
+                    },
+                ),
             ])
         };
     let profile = match name {
@@ -139,6 +147,22 @@ fn my_tuned(f: &Facts) -> Vec<(String, String)> {
         ("innodb_flush_method", "O_DIRECT"),
         ("key_buffer_size", &format!("{}M", mb(keys))),
         ("aria_pagecache_buffer_size", &format!("{}M", mb(keys))),
+    ])
+}
+
+/// Firebird (firebird.conf): SuperServer's shared page cache holds the dataset plus 10% (in
+/// 16 KiB pages, at most a quarter of RAM, never under the shipped 2048 pages), the OS cache
+/// stays in use for files up to that size, and the lock manager gets more hash slots and
+/// memory for many connections. Firebird's durability switch (forced writes) belongs to each
+/// database, not to the server, so `unsafe` adds nothing to `tuned` here.
+fn fb_tuned(f: &Facts) -> Vec<(String, String)> {
+    let pages = ((f.dataset_bytes * 11 / 10).min(f.ram_bytes / 4) / (16 * 1024)).max(2048);
+    pairs(&[
+        ("DefaultDbCachePages", &pages.to_string()),
+        ("FileSystemCacheThreshold", &pages.max(65_536).to_string()),
+        ("LockHashSlots", "30011"),
+        ("LockMemSize", "8M"),
+        ("TempCacheLimit", "256M"),
     ])
 }
 

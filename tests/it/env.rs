@@ -12,6 +12,7 @@ use dbduel::server::{self, Server};
 pub struct Env {
     pub pg: Mutex<Server>,
     pub maria: Mutex<Server>,
+    pub fb: Mutex<Server>,
     pub dir: tempfile::TempDir,
     counter: AtomicU32,
 }
@@ -20,6 +21,7 @@ impl Drop for Env {
     fn drop(&mut self) {
         self.pg.lock().unwrap().stop();
         self.maria.lock().unwrap().stop();
+        self.fb.lock().unwrap().stop();
     }
 }
 
@@ -29,6 +31,7 @@ pub enum Target {
     Sqlite,
     Postgres,
     MariaDb(&'static str),
+    Firebird,
 }
 
 pub const TARGETS: &[Target] = &[
@@ -37,6 +40,7 @@ pub const TARGETS: &[Target] = &[
     Target::MariaDb("InnoDB"),
     Target::MariaDb("MyISAM"),
     Target::MariaDb("Aria"),
+    Target::Firebird,
 ];
 
 impl Target {
@@ -45,6 +49,7 @@ impl Target {
             Target::Sqlite => "sqlite".into(),
             Target::Postgres => "postgres".into(),
             Target::MariaDb(e) => format!("mariadb-{}", e.to_lowercase()),
+            Target::Firebird => "firebird".into(),
         }
     }
 
@@ -68,13 +73,15 @@ impl Env {
             ("innodb_flush_log_at_trx_commit", "2"),
         ];
         let maria = server::start_for_tests(&server::MARIADB, &maria_settings)?;
+        let fb = server::start_for_tests(&server::FIREBIRD, &[])?;
         eprintln!(
-            "test servers: PostgreSQL {} on port {}, MariaDB {} on port {}",
-            pg.version, pg.port, maria.version, maria.port
+            "test servers: PostgreSQL {} on port {}, MariaDB {} on port {}, {} on port {}",
+            pg.version, pg.port, maria.version, maria.port, fb.version, fb.port
         );
         Ok(Env {
             pg: Mutex::new(pg),
             maria: Mutex::new(maria),
+            fb: Mutex::new(fb),
             dir: tempfile::tempdir().expect("temp dir"),
             counter: AtomicU32::new(0),
         })
@@ -104,6 +111,12 @@ impl Env {
                     .expect("create database");
                 self.maria.lock().unwrap().dsn_text(&db)
             }
+            // A new file in the server's data directory: created by the first connection.
+            Target::Firebird => {
+                let fb = self.fb.lock().unwrap();
+                let file = fb.dir().join("data").join(format!("{db}.fdb"));
+                fb.dsn_text(&file.display().to_string())
+            }
         }
     }
 
@@ -112,6 +125,7 @@ impl Env {
         let dsn = match target {
             Target::Postgres => self.pg.lock().unwrap().dsn("postgres"),
             Target::MariaDb(_) => self.maria.lock().unwrap().dsn(""),
+            Target::Firebird => self.fb.lock().unwrap().dsn(""),
             Target::Sqlite => panic!("SQLite has no server"),
         };
         engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)

@@ -147,13 +147,42 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             },
             "cannot reach MariaDB",
         ),
+        refused(
+            env,
+            "unreachable_firebird",
+            |_| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    &format!("firebird://u:pw@127.0.0.1:{}/tmp/x.fdb", unused_port()),
+                ])
+            },
+            "cannot reach Firebird",
+        ),
+        refused(
+            env,
+            "firebird_bad_isolation",
+            |_| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    "firebird://u:pw@127.0.0.1:3050/tmp/x.fdb?isolation=dirty",
+                ])
+            },
+            "use snapshot or read_committed",
+        ),
         wrong_password(env, Target::Postgres),
         wrong_password(env, Target::MariaDb("InnoDB")),
+        wrong_password(env, Target::Firebird),
         run_before_prepare(env, Target::Postgres),
         run_before_prepare(env, Target::MariaDb("InnoDB")),
         run_before_prepare(env, Target::Sqlite),
+        run_before_prepare(env, Target::Firebird),
         check_before_prepare(env, Target::Postgres),
         check_before_prepare(env, Target::Sqlite),
+        check_before_prepare(env, Target::Firebird),
     ]
 }
 

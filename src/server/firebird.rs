@@ -1,0 +1,194 @@
+//! A managed Firebird 3 SuperServer: its own root directory (firebird.conf written at every
+//! start with the port and the profile's settings, its own security database with the SYSDBA
+//! password, symlinks to the installed messages, plugins and character sets), its own lock and
+//! temporary directories, and the alias `dbduel` for its default database.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{Layout, ServerKind, command, find_binary, run_logged};
+use crate::Error;
+
+pub static FIREBIRD: ServerKind = ServerKind {
+    engine: "firebird",
+    product: "Firebird",
+    package: "firebird3.0-server",
+    account: "firebird",
+    binaries,
+    init,
+    command: server_command,
+    dsn,
+    stop_signal: libc::SIGTERM,
+    default_db: "dbduel",
+    setup,
+};
+
+/// The password SYSDBA gets when no random one is asked for (Firebird has no trust login
+/// over TCP); the server listens on loopback only.
+pub const DEFAULT_PASSWORD: &str = "masterkey";
+
+/// The security database the package made, copied into each managed server's root.
+const SECURITY_DB: &str = "/var/lib/firebird/3.0/system/security3.fdb";
+
+/// What a root directory links to from the installation.
+const SHARED: &[&str] = &[
+    "firebird.msg",
+    "intl",
+    "plugins",
+    "UDF",
+    "lib",
+    "plugins.conf",
+    "fbtrace.conf",
+];
+
+fn binaries(first: Option<&Path>) -> Option<(PathBuf, PathBuf)> {
+    let isql = find_binary(&["isql-fb", "isql"], first, &[])?;
+    let server = find_binary(&["firebird"], first, &[])?;
+    install_root()?;
+    Some((isql, server))
+}
+
+/// The installation's root (messages, plugins): Debian's /usr/lib/<arch>/firebird/3.0, or
+/// /opt/firebird.
+fn install_root() -> Option<PathBuf> {
+    let mut candidates = vec![PathBuf::from("/opt/firebird")];
+    if let Ok(dirs) = std::fs::read_dir("/usr/lib") {
+        for d in dirs.flatten() {
+            if let Ok(versions) = std::fs::read_dir(d.path().join("firebird")) {
+                candidates.extend(versions.flatten().map(|v| v.path()));
+            }
+        }
+    }
+    candidates.sort();
+    candidates
+        .into_iter()
+        .rev()
+        .find(|p| p.join("firebird.msg").is_file() && p.join("plugins").is_dir())
+}
+
+fn root(layout: &Layout) -> PathBuf {
+    layout.dir.join("root")
+}
+
+/// The environment that points Firebird's tools and server at the managed root.
+fn environment(cmd: &mut Command, layout: &Layout) {
+    cmd.env("FIREBIRD", root(layout))
+        .env("FIREBIRD_LOCK", layout.run.join("lock"))
+        .env("FIREBIRD_TMP", layout.run.join("tmp"));
+}
+
+fn init(
+    layout: &Layout,
+    isql: &Path,
+    account: Option<(u32, u32)>,
+    password: Option<&str>,
+) -> Result<(), Error> {
+    let io = |what: &str, e: std::io::Error| Error::Io(format!("{what}: {e}"));
+    let install = install_root().ok_or_else(|| {
+        Error::Usage(
+            "Firebird's messages and plugins were not found: install firebird3.0-server".into(),
+        )
+    })?;
+    let root = root(layout);
+    for dir in [
+        root.clone(),
+        layout.run.join("lock"),
+        layout.run.join("tmp"),
+    ] {
+        std::fs::create_dir_all(&dir).map_err(|e| io(&format!("creating {}", dir.display()), e))?;
+    }
+    for name in SHARED {
+        let target = install.join(name);
+        if target.exists() {
+            std::os::unix::fs::symlink(&target, root.join(name))
+                .map_err(|e| io(&format!("linking {}", target.display()), e))?;
+        }
+    }
+    std::fs::copy(SECURITY_DB, root.join("security3.fdb")).map_err(|e| {
+        Error::Usage(format!(
+            "cannot copy Firebird's security database {SECURITY_DB} ({e}): install firebird3.0-server"
+        ))
+    })?;
+    std::fs::write(
+        root.join("databases.conf"),
+        format!("dbduel = {}\n", layout.data.join("dbduel.fdb").display()),
+    )
+    .map_err(|e| io("writing databases.conf", e))?;
+    write_conf(layout, 0, &[]).map_err(|e| io("writing firebird.conf", e))?;
+
+    // SYSDBA's password, set in the copied security database through an embedded connection.
+    let script = root.join("password.sql");
+    let pw = password.unwrap_or(DEFAULT_PASSWORD).replace('\'', "''");
+    std::fs::write(
+        &script,
+        format!("CREATE OR ALTER USER SYSDBA PASSWORD '{pw}' USING PLUGIN Srp;\nCOMMIT;\n"),
+    )
+    .map_err(|e| io("writing the password script", e))?;
+    let mut cmd = command(isql, None);
+    environment(&mut cmd, layout);
+    cmd.args(["-q", "-b", "-user", "SYSDBA", "-i"])
+        .arg(&script)
+        .arg(root.join("security3.fdb"));
+    let result = run_logged(cmd, &layout.log, "setting Firebird's SYSDBA password");
+    let _ = std::fs::remove_file(&script);
+    result?;
+    chown_tree(&layout.dir, account)
+}
+
+/// Give everything under `dir` (not following links) to the service account.
+fn chown_tree(dir: &Path, account: Option<(u32, u32)>) -> Result<(), Error> {
+    let Some((uid, gid)) = account else {
+        return Ok(());
+    };
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        std::os::unix::fs::lchown(&p, Some(uid), Some(gid))
+            .map_err(|e| Error::Io(format!("cannot give {} to firebird: {e}", p.display())))?;
+        if p.is_dir() && !p.is_symlink() {
+            if let Ok(entries) = std::fs::read_dir(&p) {
+                stack.extend(entries.flatten().map(|e| e.path()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// firebird.conf: loopback only, the port, the own security database, then the settings.
+fn write_conf(layout: &Layout, port: u16, settings: &[(String, String)]) -> std::io::Result<()> {
+    let root = root(layout);
+    let mut text = format!(
+        "# Written by dbduel at each start.\nServerMode = Super\nRemoteBindAddress = 127.0.0.1\n\
+         RemoteServicePort = {port}\nSecurityDatabase = {}\nWireCrypt = Enabled\nUdfAccess = None\n",
+        root.join("security3.fdb").display()
+    );
+    for (k, v) in settings {
+        text.push_str(&format!("{k} = {v}\n"));
+    }
+    std::fs::write(root.join("firebird.conf"), text)
+}
+
+fn server_command(
+    layout: &Layout,
+    server: &Path,
+    port: u16,
+    settings: &[(String, String)],
+    account: Option<(u32, u32)>,
+) -> Command {
+    // A failure to write shows as the server refusing to start (its log says why).
+    if let Err(e) = write_conf(layout, port, settings) {
+        let _ = std::fs::write(&layout.log, format!("cannot write firebird.conf: {e}\n"));
+    }
+    let mut cmd = command(server, account);
+    environment(&mut cmd, layout);
+    cmd
+}
+
+fn dsn(port: u16, password: Option<&str>) -> String {
+    let pw = password.unwrap_or(DEFAULT_PASSWORD);
+    format!("firebird://SYSDBA:{pw}@127.0.0.1:{port}/")
+}
+
+/// SYSDBA is set up by `init`.
+fn setup(_layout: &Layout, _password: Option<&str>) -> Result<(), Error> {
+    Ok(())
+}
