@@ -21,6 +21,7 @@ pub static FIREBIRD: ServerKind = ServerKind {
     stop_signal: libc::SIGTERM,
     default_db: "dbduel",
     setup,
+    fresh_db,
 };
 
 /// The password SYSDBA gets when no random one is asked for (Firebird has no trust login
@@ -144,10 +145,11 @@ fn chown_tree(dir: &Path, account: Option<(u32, u32)>) -> Result<(), Error> {
     while let Some(p) = stack.pop() {
         std::os::unix::fs::lchown(&p, Some(uid), Some(gid))
             .map_err(|e| Error::Io(format!("cannot give {} to firebird: {e}", p.display())))?;
-        if p.is_dir() && !p.is_symlink() {
-            if let Ok(entries) = std::fs::read_dir(&p) {
-                stack.extend(entries.flatten().map(|e| e.path()));
-            }
+        if p.is_dir()
+            && !p.is_symlink()
+            && let Ok(entries) = std::fs::read_dir(&p)
+        {
+            stack.extend(entries.flatten().map(|e| e.path()));
         }
     }
     Ok(())
@@ -186,6 +188,19 @@ fn server_command(
 fn dsn(port: u16, password: Option<&str>) -> String {
     let pw = password.unwrap_or(DEFAULT_PASSWORD);
     format!("firebird://SYSDBA:{pw}@127.0.0.1:{port}/")
+}
+
+/// The sweep's database is the `dbduel` alias of a new server: its file does not exist yet, and
+/// the first connection creates it.
+fn fresh_db(_admin: &mut dyn crate::engine::Session, name: &str) -> Result<(), Error> {
+    if name == FIREBIRD.default_db {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "a managed Firebird server keeps its sweep database under the alias {}, not {name}",
+            FIREBIRD.default_db
+        )))
+    }
 }
 
 /// SYSDBA is set up by `init`.

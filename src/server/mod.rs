@@ -64,6 +64,16 @@ pub struct ServerKind {
     pub stop_signal: i32,
     /// After the first start: create the dbduel user where the kind needs it.
     pub setup: fn(&Layout, Option<&str>) -> Result<(), Error>,
+    /// Give a sweep a fresh, empty database of this name (through a superuser session).
+    pub fresh_db: fn(&mut dyn Session, &str) -> Result<(), Error>,
+}
+
+/// A fresh database by SQL: DROP DATABASE IF EXISTS, then CREATE DATABASE.
+pub fn fresh_db_by_sql(admin: &mut dyn Session, name: &str) -> Result<(), Error> {
+    let _ = admin.batch(&format!("DROP DATABASE IF EXISTS {name}"));
+    admin
+        .batch(&format!("CREATE DATABASE {name}"))
+        .map_err(|e| Error::Database(e.message))
 }
 
 /// Where a managed server keeps its files.

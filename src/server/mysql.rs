@@ -21,6 +21,7 @@ pub static MARIADB: ServerKind = ServerKind {
     stop_signal: libc::SIGTERM,
     default_db: "",
     setup,
+    fresh_db: super::fresh_db_by_sql,
 };
 
 fn binaries(first: Option<&Path>) -> Option<(PathBuf, PathBuf)> {

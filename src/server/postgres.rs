@@ -19,6 +19,7 @@ pub static POSTGRES: ServerKind = ServerKind {
     stop_signal: libc::SIGINT,
     default_db: "postgres",
     setup: |_, _| Ok(()),
+    fresh_db: super::fresh_db_by_sql,
 };
 
 /// Debian installs each major version in /usr/lib/postgresql/<version>/bin; newest first.

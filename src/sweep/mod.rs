@@ -80,10 +80,7 @@ impl Target {
                     };
                     let s = Server::start(kind, &opts)?;
                     let mut admin = s.session()?;
-                    let _ = admin.batch(&format!("DROP DATABASE IF EXISTS {DATABASE}"));
-                    admin
-                        .batch(&format!("CREATE DATABASE {DATABASE}"))
-                        .map_err(|e| Error::Database(e.message))?;
+                    (kind.fresh_db)(admin.as_mut(), DATABASE)?;
                     *server = Some(s);
                     Ok(true)
                 }

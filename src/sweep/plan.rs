@@ -116,7 +116,10 @@ fn default_profiles() -> Vec<String> {
     vec!["default".into()]
 }
 
-pub const ENGINES: &[&str] = &["sqlite", "postgres", "mysql"];
+/// The engines a plan may name: the engine registry's.
+fn engine_names() -> Vec<&'static str> {
+    crate::engine::ENGINES.iter().map(|e| e.name).collect()
+}
 
 impl PlanFile {
     pub fn read(path: &Path) -> Result<(PlanFile, String), Error> {
@@ -165,10 +168,14 @@ impl PlanFile {
 
     fn validate(&self) -> Result<(), Error> {
         let bad = |msg: String| Err(Error::Usage(format!("plan {}: {msg}", self.name())));
-        if let Some(e) = self.engines.iter().find(|e| !ENGINES.contains(&e.as_str())) {
+        if let Some(e) = self
+            .engines
+            .iter()
+            .find(|e| !engine_names().contains(&e.as_str()))
+        {
             return bad(format!(
                 "key `engines`: unknown engine '{e}': use {}",
-                ENGINES.join(", ")
+                engine_names().join(", ")
             ));
         }
         let entry = crate::workload::find(&self.workload)?;
@@ -210,7 +217,11 @@ impl PlanFile {
                 "key `profiles`: unknown profile '{p}': use default, tuned, unsafe or define [profile.{p}]"
             ));
         }
-        if let Some(engine) = self.dsn.keys().find(|e| !ENGINES.contains(&e.as_str())) {
+        if let Some(engine) = self
+            .dsn
+            .keys()
+            .find(|e| !engine_names().contains(&e.as_str()))
+        {
             return bad(format!("key `dsn.{engine}`: unknown engine"));
         }
         Ok(())
