@@ -1,0 +1,307 @@
+//! pgbench-format custom scripts on any engine (`dbduel run FILE.sql`, `-f FILE[@WEIGHT]`):
+//! loading and checking the scripts before anything connects, the built-in variables
+//! (`:scale`, `:client_id`, `:random_seed`, `:default_seed`) and `-D NAME=VALUE`, and the
+//! `script` workload that runs them. The syntax follows the "Custom Scripts" section of the
+//! pgbench documentation (PostgreSQL 15).
+
+mod client;
+mod expr;
+mod parse;
+mod rand;
+
+use std::sync::Arc;
+
+use crate::Error;
+use crate::engine::{DbResult, Engine, Protocol, Session, Value};
+
+pub use expr::{Names, Val};
+pub use parse::ScriptError;
+use parse::{Command, Kind, Part};
+
+use super::{CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions};
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "script",
+    about: "pgbench-format custom scripts: dbduel run FILE.sql, or -f FILE[@WEIGHT] (repeatable)",
+    // No built-in variant: the conformance suite has nothing to prepare for it.
+    variants: &[],
+    bytes_per_scale: 16 << 20,
+    new,
+};
+
+/// Names pgbench defines for every client.
+const BUILTINS: [&str; 4] = ["scale", "client_id", "random_seed", "default_seed"];
+
+/// One script file, parsed.
+#[derive(Debug)]
+pub struct Script {
+    /// Its transaction type name (the file name, made unique).
+    pub name: &'static str,
+    pub weight: u32,
+    pub commands: Vec<Command>,
+    /// Whether it may write (SQLite then takes the write lock at BEGIN).
+    pub writes: bool,
+}
+
+/// Every script of a run, checked, with the variables they use.
+#[derive(Debug)]
+pub struct Program {
+    pub scripts: Vec<Script>,
+    pub names: Names,
+    /// -D definitions: slot and text.
+    pub defines: Vec<(usize, String)>,
+    pub protocol: Protocol,
+    pub random_seed: u64,
+    /// --scale, when given (otherwise read from pgbench_branches).
+    pub scale: Option<u32>,
+}
+
+/// Read, parse and check the scripts named by `specs` (`FILE[@WEIGHT]`) with the `-D`
+/// definitions, before any connection is made.
+pub fn load(
+    specs: &[String],
+    defines: &[String],
+    protocol: Protocol,
+    random_seed: u64,
+    scale: Option<u32>,
+) -> Result<Program, Error> {
+    let mut names = Names::default();
+    for b in BUILTINS {
+        names.slot(b);
+    }
+    let mut scripts = Vec::new();
+    let mut uses = Vec::new();
+    for spec in specs {
+        let (path, weight) = split_weight(spec)?;
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("cannot read script {path}: {e}")))?;
+        let parsed =
+            parse::parse(path, &src, &mut names).map_err(|e| Error::Usage(e.to_string()))?;
+        let base = std::path::Path::new(path)
+            .file_name()
+            .map_or(path.to_string(), |f| f.to_string_lossy().into_owned());
+        let taken = |n: &str| scripts.iter().any(|s: &Script| s.name == n);
+        let mut name = base.clone();
+        let mut k = 2;
+        while taken(&name) {
+            name = format!("{base}#{k}");
+            k += 1;
+        }
+        scripts.push(Script {
+            name: Box::leak(name.into_boxed_str()),
+            weight,
+            writes: writes(&parsed.commands),
+            commands: parsed.commands,
+        });
+        uses.push((path.to_string(), parsed.uses));
+    }
+    if scripts.iter().all(|s| s.weight == 0) {
+        return Err(Error::Usage(
+            "the scripts' weights add up to zero: give at least one a weight above 0".into(),
+        ));
+    }
+    let defines = defines
+        .iter()
+        .map(|d| {
+            let (name, value) = d
+                .split_once('=')
+                .filter(|(n, _)| expr::valid_name(n))
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "-D {d}: write -D NAME=VALUE with a variable name of letters, digits and _"
+                    ))
+                })?;
+            Ok((names.slot(name), value.to_string()))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    check_defined(&names, &defines, &uses)?;
+    Ok(Program {
+        scripts,
+        names,
+        defines,
+        protocol,
+        random_seed,
+        scale,
+    })
+}
+
+/// `FILE@WEIGHT` -> (FILE, WEIGHT); a file whose own name holds `@` is taken whole.
+fn split_weight(spec: &str) -> Result<(&str, u32), Error> {
+    match spec.rsplit_once('@') {
+        Some((path, w)) if !std::path::Path::new(spec).is_file() => w.parse().map(|w| (path, w)).map_err(|_| {
+            Error::Usage(format!(
+                "invalid weight specification '@{w}' in -f {spec}: use FILE@WEIGHT with a whole number from 0"
+            ))
+        }),
+        _ => Ok((spec, 1)),
+    }
+}
+
+/// A script may write unless every statement reads (SELECT, VALUES, SHOW...).
+fn writes(commands: &[Command]) -> bool {
+    commands.iter().any(|c| match &c.kind {
+        Kind::Sql { statements, .. } => statements.iter().any(|st| {
+            let first = match st.parts.first() {
+                Some(Part::Text(t)) => t
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_uppercase(),
+                _ => String::new(),
+            };
+            st.control.is_none()
+                && !matches!(
+                    first.as_str(),
+                    "SELECT" | "VALUES" | "SHOW" | "EXPLAIN" | "TABLE"
+                )
+        }),
+        _ => false,
+    })
+}
+
+/// Refuse a variable that nothing can define: no \set, no -D, no built-in, no \gset/\aset
+/// whose prefix it carries.
+fn check_defined(
+    names: &Names,
+    defines: &[(usize, String)],
+    uses: &[(String, parse::Uses)],
+) -> Result<(), Error> {
+    let set: Vec<usize> = uses
+        .iter()
+        .flat_map(|(_, u)| u.sets.iter().copied())
+        .collect();
+    let prefixes: Vec<&str> = uses
+        .iter()
+        .flat_map(|(_, u)| u.prefixes.iter().map(String::as_str))
+        .collect();
+    for (file, u) in uses {
+        for &(slot, line, col) in &u.reads {
+            let name = &names.list[slot];
+            let known = BUILTINS.contains(&name.as_str())
+                || set.contains(&slot)
+                || defines.iter().any(|(s, _)| *s == slot)
+                || prefixes.iter().any(|p| name.starts_with(p));
+            if !known {
+                return Err(Error::Usage(format!(
+                    "{file}:{line}:{col}: undefined variable \"{name}\": no \\set, \\gset, \\aset or -D defines it"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub struct ScriptWorkload {
+    program: Arc<Program>,
+    scale: u32,
+    variant: &'static str,
+}
+
+fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    let Some(program) = opts.scripts.clone() else {
+        return Err(Error::Usage(
+            "the script workload runs pgbench-format scripts: `dbduel run FILE.sql --dsn ...` or `-f FILE[@WEIGHT]`; \
+             it prepares, checks and cleans up nothing (prepare the data a script needs, e.g. `dbduel prepare tpcb`)"
+                .into(),
+        ));
+    };
+    if let Some(k) = opts.params.keys().next() {
+        return Err(Error::Usage(format!(
+            "--{} applies to the sysbench workloads, not to scripts",
+            k.replace('_', "-")
+        )));
+    }
+    let variant = program
+        .scripts
+        .iter()
+        .map(|s| format!("{}@{}", s.name, s.weight))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(Box::new(ScriptWorkload {
+        scale: program.scale.unwrap_or(1),
+        program,
+        variant: Box::leak(variant.into_boxed_str()),
+    }))
+}
+
+fn nothing_to_do(what: &str) -> Error {
+    Error::Usage(format!(
+        "a script has nothing to {what}: it runs on data you prepare yourself (e.g. `dbduel prepare tpcb`)"
+    ))
+}
+
+impl Workload for ScriptWorkload {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn variant(&self) -> &'static str {
+        self.variant
+    }
+    fn scale(&self) -> u32 {
+        self.scale
+    }
+    fn prepare(&self, _: &dyn Engine, _: &mut dyn Session, _: &Loader) -> Result<(), Error> {
+        Err(nothing_to_do("prepare"))
+    }
+    fn cleanup(&self, _: &dyn Engine, _: &mut dyn Session) -> Result<(), Error> {
+        Err(nothing_to_do("clean up"))
+    }
+    fn check(&self, _: &dyn Engine, _: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
+        Err(nothing_to_do("check"))
+    }
+
+    /// `:scale` is -D scale, else --scale, else the number of pgbench_branches rows (as
+    /// pgbench reads it for its built-in scripts), else 1.
+    fn attach(&mut self, _: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
+        let scale_slot = self.program.names.find("scale").expect("built-in");
+        if let Some((_, v)) = self
+            .program
+            .defines
+            .iter()
+            .find(|(slot, _)| *slot == scale_slot)
+        {
+            self.scale = v.trim().parse().unwrap_or(0);
+            return Ok(vec![]);
+        }
+        if let Some(scale) = self.program.scale {
+            self.scale = scale;
+            return Ok(vec![]);
+        }
+        let counted = s
+            .query_text("SELECT count(*) FROM pgbench_branches")
+            .ok()
+            .and_then(|rows| rows.first().and_then(|r| r.first()).and_then(Value::as_i64));
+        match counted {
+            Some(n) if n > 0 => {
+                self.scale = n as u32;
+                Ok(vec![])
+            }
+            _ => {
+                self.scale = 1;
+                Ok(vec![
+                    ":scale is 1: no pgbench_branches rows to count (give --scale or -D scale=N)"
+                        .into(),
+                ])
+            }
+        }
+    }
+
+    fn transaction_types(&self) -> Vec<&'static str> {
+        self.program.scripts.iter().map(|s| s.name).collect()
+    }
+
+    fn client(
+        &self,
+        _: &dyn Engine,
+        _: &mut dyn Session,
+        client_id: u32,
+        seed: u64,
+    ) -> DbResult<Box<dyn Client>> {
+        Ok(Box::new(client::ScriptClient::new(
+            self.program.clone(),
+            client_id,
+            seed,
+            self.scale,
+        )))
+    }
+}
