@@ -81,13 +81,14 @@ fn looks_integer(s: &str) -> bool {
     !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// C's `%.15g`, as pgbench prints doubles.
+/// C's `%.15g`, as pgbench prints doubles (and substitutes them into SQL).
 pub fn format_g15(d: f64) -> String {
+    // PostgreSQL's own printf spells these out.
     if d.is_nan() {
-        return "nan".into();
+        return "NaN".into();
     }
     if d.is_infinite() {
-        return if d > 0.0 { "inf" } else { "-inf" }.into();
+        return if d > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.into();
@@ -824,7 +825,7 @@ fn apply(f: Func, v: &[Val], cx: &mut Ctx) -> EvalResult {
 }
 
 /// How debug() shows a value, as pgbench does.
-fn describe(v: &Val) -> String {
+pub fn describe(v: &Val) -> String {
     match v {
         Val::Null => "null".into(),
         Val::Bool(b) => format!("boolean {b}"),

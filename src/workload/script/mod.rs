@@ -305,3 +305,148 @@ impl Workload for ScriptWorkload {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::expr::{Ctx, describe, eval};
+    use super::parse::{Kind, parse};
+    use super::rand::Prng;
+    use super::*;
+
+    /// Run a script's \set lines with -D definitions; returns what each one computed.
+    fn evaluate(src: &str, defines: &[(&str, &str)]) -> Vec<String> {
+        let mut names = Names::default();
+        let parsed = parse("t.sql", src, &mut names).unwrap_or_else(|e| panic!("{e}"));
+        let mut vars = vec![Val::Undefined; names.list.len()];
+        for (n, v) in defines {
+            vars[names.find(n).expect("used")] = Val::Text(v.to_string());
+        }
+        let mut rng = Prng::seed(1);
+        let mut out = Vec::new();
+        for c in &parsed.commands {
+            let Kind::Set { var, expr } = &c.kind else {
+                continue;
+            };
+            let mut cx = Ctx {
+                vars: &vars,
+                names: &names.list,
+                rng: &mut rng,
+                script: 0,
+                command: c.number,
+            };
+            let v = eval(expr, &mut cx).unwrap_or_else(|e| panic!("line {}: {e}", c.line));
+            out.push(describe(&v));
+            vars[*var] = v;
+        }
+        out
+    }
+
+    /// Expressions and the values pgbench 15.18 printed for them with debug() (run with
+    /// -D foo=-10.1 -D nul=null -D bt=t -D bf=of -D dd=1.5).
+    const PGBENCH_COMPUTED: &[(&str, &str)] = &[
+        ("17 / (4|1) + ( 4 + (7 >> 2))", "int 8"),
+        ("- (3 * 4 - (-(~ 1) + -(~ 0))) / -1 + 3 % -1", "int 9"),
+        ("64 % (((2 + 1 * 2 + (1 # 2) | 4 * (2 & 11)) - (1 << 2)) + 2)", "int 12"),
+        ("sqrt(+1.5 * 2.0) * abs(-0.8E1)", "double 13.856406460551"),
+        ("double(1 + 1) * (-75.0 / :foo)", "double 14.8514851485149"),
+        ("pi() * 4.9", "double 15.39380400259"),
+        ("greatest(4, 2, -1.17) * 4.0 * Ln(Exp(1.0))", "double 16"),
+        ("least(-5.18, .0E0, 1.0/0) * -3.3", "double 17.094"),
+        ("int(7.5) + int(8.5) + int(-2.5)", "int 14"),
+        ("pow(-2,-3)", "double -0.125"),
+        ("pow(10,30)", "double 1e+30"),
+        ("1.0 = 0.0 and 1.0 != 0.0", "boolean false"),
+        ("case when false THEN -1 when 1 = 1 then 13 + 19 + 2.0 end", "double 34"),
+        ("10 + mod(13 * 7 + 12, 13) - mod(-19 * 11 - 17, 19)", "int 39"),
+        ("NULL + NULL * exp(NULL)", "null"),
+        (":nul IS NULL AND NOT :bf AND :bt", "boolean true"),
+        ("hash(10, 5432)", "int -5817877081768721676"),
+        ("hash_fnv1a(10, 5432)", "int -7793829335365542153"),
+        ("hash_fnv1a(-1234567890123, 0)", "int 7619490931894420147"),
+        ("hash_murmur2(0, 0)", "int 8217090173679840641"),
+        ("hash_murmur2(-77, 123456789)", "int 8881865499634177672"),
+        ("permute(12345, 1000000, -3)", "int 340448"),
+        ("permute(7, 100, 12345)", "int 62"),
+        ("-9223372036854775808", "int -9223372036854775808"),
+        ("1e300 * 1e300", "double Infinity"),
+        ("123456789.123456789", "double 123456789.123457"),
+        ("0.000012345678901234567", "double 1.23456789012346e-05"),
+        ("2 = 2.0 and 3 > 2.5 and not 1 >= 2", "boolean true"),
+        ("~5 + 1", "int -7"),
+        ("NOT true IS false", "boolean true"),
+        ("case when 0 then 1 when 0.0 then 2 when :nul then 3 else 4 end", "int 4"),
+        (":dd + 1", "double 2.5"),
+        ("abs(-2.5) + greatest(1) + least(2, 3.5)", "double 5.5"),
+        ("1 << 65", "int 2"),
+        ("-7 / 2 + -7 % 2", "int -4"),
+        ("5 / 2.0", "double 2.5"),
+        (":bt OR :nul", "boolean true"),
+        (":nul OR true", "null"),
+        (
+            "random(5, 5) + random_zipfian(3, 3, 2.0) + random_gaussian(7, 7, 2.5) + random_exponential(9, 9, 1.5)",
+            "int 24",
+        ),
+        ("1.0e15", "double 1e+15"),
+        ("1.0e14 + 0.5", "double 100000000000000"),
+        ("-0.0001", "double -0.0001"),
+    ];
+
+    #[test]
+    fn expressions_compute_what_pgbench_computes() {
+        let src: String = PGBENCH_COMPUTED
+            .iter()
+            .enumerate()
+            .map(|(i, (e, _))| format!("\\set v{i} {e}\n"))
+            .collect();
+        let defines = [("foo", "-10.1"), ("nul", "null"), ("bt", "t"), ("bf", "of"), ("dd", "1.5")];
+        let got = evaluate(&src, &defines);
+        for ((e, want), got) in PGBENCH_COMPUTED.iter().zip(&got) {
+            assert_eq!(got, want, "{e}");
+        }
+    }
+
+    #[test]
+    fn runtime_errors_as_pgbench_words_them() {
+        let fails = |e: &str| {
+            let mut names = Names::default();
+            let expr = super::expr::parse(e, &mut names).unwrap_or_else(|x| panic!("{}", x.message));
+            let vars = vec![Val::Undefined; names.list.len()];
+            let mut rng = Prng::seed(1);
+            let mut cx = Ctx {
+                vars: &vars,
+                names: &names.list,
+                rng: &mut rng,
+                script: 0,
+                command: 1,
+            };
+            eval(&expr, &mut cx).expect_err(e)
+        };
+        assert_eq!(fails("1/0"), "division by zero");
+        assert_eq!(fails("mod(1, 0)"), "division by zero");
+        assert_eq!(fails(":nosuch + 1"), "undefined variable \"nosuch\"");
+        assert_eq!(fails("random(5, 3)"), "empty range given to random");
+        assert_eq!(fails("random(-9223372036854775808, 9223372036854775807)"), "random range is too large");
+        assert!(fails("random_gaussian(0, 10, 1.0)").starts_with("gaussian parameter must be at least 2"));
+        assert!(fails("random_exponential(0, 10, 0.0)").starts_with("exponential parameter must be greater than zero"));
+        assert!(fails("random_zipfian(0, 10, 1)").starts_with("zipfian parameter must be in range [1.001, 1000]"));
+        assert!(fails("random_zipfian(0, 10, 1000000)").starts_with("zipfian parameter must be in range"));
+        assert_eq!(fails("NOT 0.0"), "cannot coerce double to boolean");
+        assert_eq!(fails("TRUE + 2"), "cannot coerce boolean to int");
+        assert_eq!(fails("ln(TRUE)"), "cannot coerce boolean to double");
+        assert!(fails("int(1E32)").starts_with("double to int overflow for 1000000000000000"));
+        assert_eq!(fails("(1<<62) + (1<<62)"), "bigint add out of range");
+        assert_eq!(fails("0 - (1<<62) - (1<<62) - (1<<62)"), "bigint sub out of range");
+        assert_eq!(fails("2 * (1<<62)"), "bigint mul out of range");
+        assert_eq!(fails("-9223372036854775808 / -1"), "bigint div out of range");
+        assert_eq!(fails("permute(0, 0, 1)"), "permute size parameter must be greater than zero");
+    }
+
+    #[test]
+    fn variables_read_as_pgbench_reads_them() {
+        let got = evaluate(
+            "\\set a :s + 1\n\\set b NOT :y\n\\set c :n IS NULL\n\\set d :e * 2\n",
+            &[("s", " 41"), ("y", "ye"), ("n", "NULL"), ("e", "1e3")],
+        );
+        assert_eq!(got, ["int 42", "boolean false", "boolean true", "double 2000"]);
+    }
+}
