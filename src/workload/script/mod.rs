@@ -346,7 +346,10 @@ mod tests {
     const PGBENCH_COMPUTED: &[(&str, &str)] = &[
         ("17 / (4|1) + ( 4 + (7 >> 2))", "int 8"),
         ("- (3 * 4 - (-(~ 1) + -(~ 0))) / -1 + 3 % -1", "int 9"),
-        ("64 % (((2 + 1 * 2 + (1 # 2) | 4 * (2 & 11)) - (1 << 2)) + 2)", "int 12"),
+        (
+            "64 % (((2 + 1 * 2 + (1 # 2) | 4 * (2 & 11)) - (1 << 2)) + 2)",
+            "int 12",
+        ),
         ("sqrt(+1.5 * 2.0) * abs(-0.8E1)", "double 13.856406460551"),
         ("double(1 + 1) * (-75.0 / :foo)", "double 14.8514851485149"),
         ("pi() * 4.9", "double 15.39380400259"),
@@ -356,8 +359,14 @@ mod tests {
         ("pow(-2,-3)", "double -0.125"),
         ("pow(10,30)", "double 1e+30"),
         ("1.0 = 0.0 and 1.0 != 0.0", "boolean false"),
-        ("case when false THEN -1 when 1 = 1 then 13 + 19 + 2.0 end", "double 34"),
-        ("10 + mod(13 * 7 + 12, 13) - mod(-19 * 11 - 17, 19)", "int 39"),
+        (
+            "case when false THEN -1 when 1 = 1 then 13 + 19 + 2.0 end",
+            "double 34",
+        ),
+        (
+            "10 + mod(13 * 7 + 12, 13) - mod(-19 * 11 - 17, 19)",
+            "int 39",
+        ),
         ("NULL + NULL * exp(NULL)", "null"),
         (":nul IS NULL AND NOT :bf AND :bt", "boolean true"),
         ("hash(10, 5432)", "int -5817877081768721676"),
@@ -374,7 +383,10 @@ mod tests {
         ("2 = 2.0 and 3 > 2.5 and not 1 >= 2", "boolean true"),
         ("~5 + 1", "int -7"),
         ("NOT true IS false", "boolean true"),
-        ("case when 0 then 1 when 0.0 then 2 when :nul then 3 else 4 end", "int 4"),
+        (
+            "case when 0 then 1 when 0.0 then 2 when :nul then 3 else 4 end",
+            "int 4",
+        ),
         (":dd + 1", "double 2.5"),
         ("abs(-2.5) + greatest(1) + least(2, 3.5)", "double 5.5"),
         ("1 << 65", "int 2"),
@@ -398,7 +410,13 @@ mod tests {
             .enumerate()
             .map(|(i, (e, _))| format!("\\set v{i} {e}\n"))
             .collect();
-        let defines = [("foo", "-10.1"), ("nul", "null"), ("bt", "t"), ("bf", "of"), ("dd", "1.5")];
+        let defines = [
+            ("foo", "-10.1"),
+            ("nul", "null"),
+            ("bt", "t"),
+            ("bf", "of"),
+            ("dd", "1.5"),
+        ];
         let got = evaluate(&src, &defines);
         for ((e, want), got) in PGBENCH_COMPUTED.iter().zip(&got) {
             assert_eq!(got, want, "{e}");
@@ -409,7 +427,8 @@ mod tests {
     fn runtime_errors_as_pgbench_words_them() {
         let fails = |e: &str| {
             let mut names = Names::default();
-            let expr = super::expr::parse(e, &mut names).unwrap_or_else(|x| panic!("{}", x.message));
+            let expr =
+                super::expr::parse(e, &mut names).unwrap_or_else(|x| panic!("{}", x.message));
             let vars = vec![Val::Undefined; names.list.len()];
             let mut rng = Prng::seed(1);
             let mut cx = Ctx {
@@ -425,20 +444,44 @@ mod tests {
         assert_eq!(fails("mod(1, 0)"), "division by zero");
         assert_eq!(fails(":nosuch + 1"), "undefined variable \"nosuch\"");
         assert_eq!(fails("random(5, 3)"), "empty range given to random");
-        assert_eq!(fails("random(-9223372036854775808, 9223372036854775807)"), "random range is too large");
-        assert!(fails("random_gaussian(0, 10, 1.0)").starts_with("gaussian parameter must be at least 2"));
-        assert!(fails("random_exponential(0, 10, 0.0)").starts_with("exponential parameter must be greater than zero"));
-        assert!(fails("random_zipfian(0, 10, 1)").starts_with("zipfian parameter must be in range [1.001, 1000]"));
-        assert!(fails("random_zipfian(0, 10, 1000000)").starts_with("zipfian parameter must be in range"));
+        assert_eq!(
+            fails("random(-9223372036854775808, 9223372036854775807)"),
+            "random range is too large"
+        );
+        assert!(
+            fails("random_gaussian(0, 10, 1.0)")
+                .starts_with("gaussian parameter must be at least 2")
+        );
+        assert!(
+            fails("random_exponential(0, 10, 0.0)")
+                .starts_with("exponential parameter must be greater than zero")
+        );
+        assert!(
+            fails("random_zipfian(0, 10, 1)")
+                .starts_with("zipfian parameter must be in range [1.001, 1000]")
+        );
+        assert!(
+            fails("random_zipfian(0, 10, 1000000)")
+                .starts_with("zipfian parameter must be in range")
+        );
         assert_eq!(fails("NOT 0.0"), "cannot coerce double to boolean");
         assert_eq!(fails("TRUE + 2"), "cannot coerce boolean to int");
         assert_eq!(fails("ln(TRUE)"), "cannot coerce boolean to double");
         assert!(fails("int(1E32)").starts_with("double to int overflow for 1000000000000000"));
         assert_eq!(fails("(1<<62) + (1<<62)"), "bigint add out of range");
-        assert_eq!(fails("0 - (1<<62) - (1<<62) - (1<<62)"), "bigint sub out of range");
+        assert_eq!(
+            fails("0 - (1<<62) - (1<<62) - (1<<62)"),
+            "bigint sub out of range"
+        );
         assert_eq!(fails("2 * (1<<62)"), "bigint mul out of range");
-        assert_eq!(fails("-9223372036854775808 / -1"), "bigint div out of range");
-        assert_eq!(fails("permute(0, 0, 1)"), "permute size parameter must be greater than zero");
+        assert_eq!(
+            fails("-9223372036854775808 / -1"),
+            "bigint div out of range"
+        );
+        assert_eq!(
+            fails("permute(0, 0, 1)"),
+            "permute size parameter must be greater than zero"
+        );
     }
 
     #[test]
@@ -447,6 +490,9 @@ mod tests {
             "\\set a :s + 1\n\\set b NOT :y\n\\set c :n IS NULL\n\\set d :e * 2\n",
             &[("s", " 41"), ("y", "ye"), ("n", "NULL"), ("e", "1e3")],
         );
-        assert_eq!(got, ["int 42", "boolean false", "boolean true", "double 2000"]);
+        assert_eq!(
+            got,
+            ["int 42", "boolean false", "boolean true", "double 2000"]
+        );
     }
 }
