@@ -739,7 +739,7 @@ pub fn eval(e: &Expr, cx: &mut Ctx) -> EvalResult {
             for a in args {
                 vals.push(eval(a, cx)?);
             }
-            if !matches!(f, Func::Is | Func::Debug) && vals.iter().any(|v| *v == Val::Null) {
+            if !matches!(f, Func::Is | Func::Debug) && vals.contains(&Val::Null) {
                 return Ok(Val::Null);
             }
             apply(*f, &vals, cx)
