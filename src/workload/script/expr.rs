@@ -452,7 +452,6 @@ impl Parser<'_> {
             if prec < min {
                 break;
             }
-            let at = self.at();
             let op = self.bump();
             lhs = match op {
                 Tok::Kw("isnull") => call(Func::Is, vec![lhs, Expr::Const(Val::Null)]),
@@ -466,9 +465,7 @@ impl Parser<'_> {
             if !chains && binary(self.peek()).is_some_and(|(p, _)| p == prec) {
                 return err(
                     self.at(),
-                    format!(
-                        "syntax error: operators at {at} and here do not chain; add parentheses"
-                    ),
+                    "syntax error: comparisons and IS tests do not chain: add parentheses",
                 );
             }
         }
