@@ -385,21 +385,25 @@ struct Parser<'a> {
     toks: Vec<(Tok, usize)>,
     pos: usize,
     names: &'a mut Names,
+    /// Every variable read: slot and offset.
+    refs: Vec<(usize, usize)>,
 }
 
 /// Parse one expression (the rest of a `\set` line); variables get slots in `names`.
-pub fn parse(text: &str, names: &mut Names) -> Result<Expr, SyntaxError> {
+/// Returns the expression and every variable it reads, with its offset.
+pub fn parse(text: &str, names: &mut Names) -> Result<(Expr, Vec<(usize, usize)>), SyntaxError> {
     let mut p = Parser {
         toks: lex(text)?,
         pos: 0,
         names,
+        refs: Vec::new(),
     };
     if p.peek() == &Tok::End {
         return err(text.len(), "syntax error: an expression is missing");
     }
     let e = p.expr(1)?;
     match p.peek() {
-        Tok::End => Ok(e),
+        Tok::End => Ok((e, p.refs)),
         _ => err(p.at(), "syntax error: unexpected text after the expression"),
     }
 }
@@ -498,7 +502,11 @@ impl Parser<'_> {
             Tok::Int(i) => Ok(Expr::Const(Val::Int(i))),
             Tok::Double(d) => Ok(Expr::Const(Val::Double(d))),
             Tok::MaxPlusOne => err(at, "bigint constant overflow: 9223372036854775808"),
-            Tok::Var(name) => Ok(Expr::Var(self.names.slot(&name))),
+            Tok::Var(name) => {
+                let slot = self.names.slot(&name);
+                self.refs.push((slot, at));
+                Ok(Expr::Var(slot))
+            }
             Tok::Kw("null") => Ok(Expr::Const(Val::Null)),
             Tok::Kw("true") => Ok(Expr::Const(Val::Bool(true))),
             Tok::Kw("false") => Ok(Expr::Const(Val::Bool(false))),
@@ -635,26 +643,6 @@ fn binary_node(op: Tok, l: Expr, r: Expr) -> Expr {
         other => unreachable!("not a binary operator: {other:?}"),
     };
     call(f, vec![l, r])
-}
-
-/// Every variable slot an expression reads.
-pub fn variables(e: &Expr, out: &mut Vec<usize>) {
-    match e {
-        Expr::Const(_) => {}
-        Expr::Var(v) => out.push(*v),
-        Expr::Call(_, args) => args.iter().for_each(|a| variables(a, out)),
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            variables(a, out);
-            variables(b, out);
-        }
-        Expr::Case(arms, otherwise) => {
-            for (c, t) in arms {
-                variables(c, out);
-                variables(t, out);
-            }
-            variables(otherwise, out);
-        }
-    }
 }
 
 // ---------------------------------------------------------------- evaluation

@@ -427,7 +427,7 @@ mod tests {
     fn runtime_errors_as_pgbench_words_them() {
         let fails = |e: &str| {
             let mut names = Names::default();
-            let expr =
+            let (expr, _) =
                 super::expr::parse(e, &mut names).unwrap_or_else(|x| panic!("{}", x.message));
             let vars = vec![Val::Undefined; names.list.len()];
             let mut rng = Prng::seed(1);
@@ -481,6 +481,45 @@ mod tests {
         assert_eq!(
             fails("permute(0, 0, 1)"),
             "permute size parameter must be greater than zero"
+        );
+    }
+
+    #[test]
+    fn weights_follow_the_last_at_sign() {
+        assert_eq!(split_weight("a.sql@5").unwrap(), ("a.sql", 5));
+        assert_eq!(split_weight("dir@x/a.sql@0").unwrap(), ("dir@x/a.sql", 0));
+        assert_eq!(split_weight("a.sql").unwrap(), ("a.sql", 1));
+        let e = split_weight("a.sql@-1").unwrap_err().to_string();
+        assert!(e.contains("invalid weight specification '@-1'"), "{e}");
+    }
+
+    #[test]
+    fn undefined_variables_are_refused_with_their_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("u.sql");
+        std::fs::write(&path, "\\set a 1\nSELECT :a, :scale;\n\\set b :a + :c\n").unwrap();
+        let spec = [path.display().to_string()];
+        let e = load(&spec, &[], Protocol::Simple, 1, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with(
+                "u.sql:3:13: undefined variable \"c\": no \\set, \\gset, \\aset or -D defines it"
+            ),
+            "{e}"
+        );
+        assert!(load(&spec, &["c=2".into()], Protocol::Simple, 1, None).is_ok());
+        let gset = dir.path().join("g.sql");
+        std::fs::write(&gset, "SELECT 1 AS c \\gset p_\n\\set b :p_c\n").unwrap();
+        assert!(
+            load(
+                &[gset.display().to_string()],
+                &[],
+                Protocol::Simple,
+                1,
+                None
+            )
+            .is_ok()
         );
     }
 

@@ -317,13 +317,12 @@ impl<'a> FileParser<'a> {
     }
 
     fn expression(&mut self, at: usize, text: &str) -> Result<Expr, ScriptError> {
-        let e = expr::parse(text, self.names).map_err(|e| self.error_at(at + e.at, e.message))?;
-        let mut read = Vec::new();
-        expr::variables(&e, &mut read);
-        let (line, col) = self.line_col(at);
-        self.uses
-            .reads
-            .extend(read.into_iter().map(|v| (v, line, col)));
+        let (e, refs) =
+            expr::parse(text, self.names).map_err(|e| self.error_at(at + e.at, e.message))?;
+        for (slot, off) in refs {
+            let (line, col) = self.line_col(at + off);
+            self.uses.reads.push((slot, line, col));
+        }
         Ok(e)
     }
 
