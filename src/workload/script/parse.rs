@@ -208,7 +208,7 @@ impl<'a> FileParser<'a> {
             self.skip_blank();
             match self.peek() {
                 None => return Ok(()),
-                Some('\\') => self.meta()?,
+                Some('\\') if !self.rest().starts_with("\\;") => self.meta()?,
                 Some(_) => self.sql()?,
             }
         }
@@ -844,6 +844,11 @@ fn select_names(
         }
     }
     let mut names = Vec::new();
+    if let [only] = items.as_slice()
+        && only.is_empty()
+    {
+        return Ok(Some(names));
+    }
     for (i, item) in items.iter().enumerate() {
         let name = item_name(item).ok_or_else(|| {
             fail(format!(
@@ -956,6 +961,21 @@ mod tests {
             panic!()
         };
         assert_eq!(statements[0].control, Some(Control::Commit));
+    }
+
+    #[test]
+    fn compound_may_start_a_line_and_gset_may_name_nothing() {
+        let (cmds, _) =
+            parse_ok("\\; \\; SELECT 0 AS i5 \\; SELECT 5 AS i5 \\; \\; \\gset\nSELECT \\gset\n");
+        let Kind::Sql { statements, .. } = &cmds[0].kind else {
+            panic!()
+        };
+        assert_eq!(statements.len(), 2);
+        assert_eq!(statements[1].names.as_deref().unwrap(), ["i5"]);
+        let Kind::Sql { statements, .. } = &cmds[1].kind else {
+            panic!()
+        };
+        assert_eq!(statements[0].names.as_deref().unwrap(), [] as [String; 0]);
     }
 
     #[test]
