@@ -485,6 +485,72 @@ mod tests {
     }
 
     #[test]
+    fn no_expression_makes_evaluation_panic() {
+        let atoms = [
+            "0",
+            "-1",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "1.5",
+            "1e308",
+            "-0.0",
+            "true",
+            "null",
+            ":v",
+            "pi()",
+            "abs(:v)",
+            "int(:v)",
+            "random(:v, 3)",
+            "random_zipfian(-9223372036854775808, -9223372036854775800, 1.5)",
+            "random_gaussian(:v, 7, 2)",
+            "random_exponential(:v, 9, 0.5)",
+            "permute(:v, 5)",
+            "hash(:v)",
+            "greatest(:v, 1.5)",
+            "least(:v)",
+            "ln(:v)",
+            "sqrt(:v)",
+            "pow(:v, 2)",
+        ];
+        let ops = [
+            "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "#", "=", "<>", "<", ">=", " and ",
+            " or ",
+        ];
+        let mut rng = Prng::seed(11);
+        let mut pick = |n: usize| rng.range_u64(0, n as u64 - 1) as usize;
+        for i in 0..20_000 {
+            let mut e = atoms[pick(atoms.len())].to_string();
+            for _ in 0..pick(4) {
+                e = format!(
+                    "({e}) {} {}",
+                    ops[pick(ops.len())],
+                    atoms[pick(atoms.len())]
+                );
+            }
+            let src = format!("\\set v {}\n\\set w {e}\n", atoms[pick(5)]);
+            let mut names = Names::default();
+            let parsed = parse("f.sql", &src, &mut names).unwrap_or_else(|x| panic!("{x}"));
+            let mut vars = vec![Val::Undefined; names.list.len()];
+            vars[names.find("default_seed").unwrap_or(0)] = Val::Int(i);
+            let mut r = Prng::seed(i as u64);
+            for c in &parsed.commands {
+                if let Kind::Set { var, expr } = &c.kind {
+                    let mut cx = Ctx {
+                        vars: &vars,
+                        names: &names.list,
+                        rng: &mut r,
+                        script: 0,
+                        command: 1,
+                    };
+                    if let Ok(v) = eval(expr, &mut cx) {
+                        vars[*var] = v;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn weights_follow_the_last_at_sign() {
         assert_eq!(split_weight("a.sql@5").unwrap(), ("a.sql", 5));
         assert_eq!(split_weight("dir@x/a.sql@0").unwrap(), ("dir@x/a.sql", 0));

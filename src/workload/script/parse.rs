@@ -1060,6 +1060,27 @@ mod tests {
     }
 
     #[test]
+    fn no_input_makes_it_panic() {
+        let alphabet: Vec<char> = "\\;:'\"$`()-/*\n\r \tabsetgifelndpqurm0123456789.+<>=!~#&|,é_@"
+            .chars()
+            .collect();
+        let mut rng = crate::workload::script::rand::Prng::seed(3);
+        for _ in 0..20_000 {
+            let len = rng.range_u64(0, 40) as usize;
+            let src: String = (0..len)
+                .map(|_| alphabet[rng.range_u64(0, alphabet.len() as u64 - 1) as usize])
+                .collect();
+            let _ = parse("f.sql", &src, &mut Names::default());
+            let _ = parse("f.sql", &format!("\\set x {src}"), &mut Names::default());
+            let _ = parse(
+                "f.sql",
+                &format!("SELECT {src} \\gset"),
+                &mut Names::default(),
+            );
+        }
+    }
+
+    #[test]
     fn sleep_forms() {
         for (src, us) in [
             ("\\sleep 2ms", 2000),

@@ -78,7 +78,7 @@ impl Prng {
         let cut = (-parameter).exp();
         let uniform = 1.0 - self.double();
         let r = -(cut + (1.0 - cut) * uniform).ln() / parameter;
-        lo + ((hi - lo + 1) as f64 * r) as i64
+        lo.wrapping_add(((hi - lo + 1) as f64 * r) as i64)
     }
 
     /// pgbench `random_gaussian(lo, hi, parameter)`, parameter >= 2: a normal draw cut to
@@ -91,7 +91,7 @@ impl Prng {
             }
         };
         let r = (stdev + parameter) / (parameter * 2.0);
-        lo + ((hi - lo + 1) as f64 * r) as i64
+        lo.wrapping_add(((hi - lo + 1) as f64 * r) as i64)
     }
 
     /// pgbench `random_zipfian(lo, hi, s)`, 1.001 <= s <= 1000: the rejection method of
@@ -111,7 +111,7 @@ impl Prng {
                 break x;
             }
         };
-        lo - 1 + x as i64
+        lo + (x as i64 - 1)
     }
 }
 
