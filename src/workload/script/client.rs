@@ -6,7 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::expr::{self, Ctx, Val};
+use super::eval::{self, Ctx};
+use super::expr::{Expr, Val};
 use super::parse::{Control, Kind, Part, SleepArg, Statement, Store};
 use super::rand::Prng;
 use super::{Program, Script};
@@ -117,7 +118,7 @@ impl ScriptClient {
                     self.vars[*var] = v;
                 }
                 Kind::If { cond, otherwise } => {
-                    if !expr::truth(&self.eval(cond, cmd.number).map_err(at)?) {
+                    if !eval::truth(&self.eval(cond, cmd.number).map_err(at)?) {
                         pc = *otherwise;
                     }
                 }
@@ -131,7 +132,7 @@ impl ScriptClient {
         Ok(queries)
     }
 
-    fn eval(&mut self, e: &expr::Expr, number: usize) -> Result<Val, String> {
+    fn eval(&mut self, e: &Expr, number: usize) -> Result<Val, String> {
         let mut cx = Ctx {
             vars: &self.vars,
             names: &self.program.names.list,
@@ -139,7 +140,7 @@ impl ScriptClient {
             script: self.current,
             command: number,
         };
-        expr::eval(e, &mut cx)
+        eval::eval(e, &mut cx)
     }
 
     fn sleep(&mut self, arg: &SleepArg) -> Result<(), String> {
@@ -151,7 +152,7 @@ impl ScriptClient {
                     Val::Undefined => return Err(format!("sleep: undefined variable \"{name}\"")),
                     v => v.typed(name)?,
                 };
-                expr::to_int(&v)?.saturating_mul(*unit)
+                eval::to_int(&v)?.saturating_mul(*unit)
             }
         };
         if micros > 0 {

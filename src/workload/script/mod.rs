@@ -5,6 +5,7 @@
 //! pgbench documentation (PostgreSQL 15).
 
 mod client;
+mod eval;
 mod expr;
 mod parse;
 mod rand;
@@ -308,7 +309,7 @@ impl Workload for ScriptWorkload {
 
 #[cfg(test)]
 mod tests {
-    use super::expr::{Ctx, describe, eval};
+    use super::eval::{Ctx, describe, eval};
     use super::parse::{Kind, parse};
     use super::rand::Prng;
     use super::*;
