@@ -375,5 +375,25 @@ fn runtime_error(env: &Env) -> Result<(), String> {
     ensure(
         msg.contains("client 0 aborted: divide.sql:3: division by zero"),
         || msg.clone(),
+    )?;
+    let path = env.path("unset.sql");
+    std::fs::write(&path, "\\if false\n\\set a 1\n\\endif\n\\set b :a + 1\n")
+        .map_err(|e| e.to_string())?;
+    let out = dbduel(&[
+        "run",
+        &path.display().to_string(),
+        "--dsn",
+        &dsn,
+        "-t",
+        "5",
+        "-c",
+        "2",
+    ]);
+    expect_code(&out, 1, "undefined variable at run time")?;
+    let msg = text(&out);
+    ensure(
+        msg.contains("client 1 aborted: unset.sql:4: undefined variable \"a\"")
+            && msg.contains("2 clients lost"),
+        || msg.clone(),
     )
 }

@@ -251,40 +251,43 @@ impl Workload for ScriptWorkload {
         Err(nothing_to_do("check"))
     }
 
-    /// `:scale` is -D scale, else --scale, else the number of pgbench_branches rows (as
-    /// pgbench reads it for its built-in scripts), else 1.
+    /// `:scale` is -D scale=N, else the number of pgbench_branches rows (as pgbench reads it
+    /// for its built-in scripts, and as `run tpcb` does), else --scale, else 1.
     fn attach(&mut self, _: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let scale_slot = self.program.names.find("scale").expect("built-in");
-        if let Some((_, v)) = self
+        let defined = self
             .program
             .defines
             .iter()
-            .find(|(slot, _)| *slot == scale_slot)
-        {
+            .find(|(slot, _)| *slot == scale_slot);
+        if let Some((_, v)) = defined {
             self.scale = v.trim().parse().unwrap_or(0);
-            return Ok(vec![]);
-        }
-        if let Some(scale) = self.program.scale {
-            self.scale = scale;
             return Ok(vec![]);
         }
         let counted = s
             .query_text("SELECT count(*) FROM pgbench_branches")
             .ok()
-            .and_then(|rows| rows.first().and_then(|r| r.first()).and_then(Value::as_i64));
-        match counted {
-            Some(n) if n > 0 => {
-                self.scale = n as u32;
-                Ok(vec![])
-            }
-            _ => {
-                self.scale = 1;
-                Ok(vec![
+            .and_then(|rows| rows.first().and_then(|r| r.first()).and_then(Value::as_i64))
+            .filter(|&n| n > 0);
+        let (scale, warning) = match (counted, self.program.scale) {
+            (Some(n), Some(given)) if n != i64::from(given) => (
+                n as u32,
+                Some(format!(
+                    "--scale {given} ignored: pgbench_branches holds scale {n} (-D scale={given} sets :scale anyway)"
+                )),
+            ),
+            (Some(n), _) => (n as u32, None),
+            (None, Some(given)) => (given, None),
+            (None, None) => (
+                1,
+                Some(
                     ":scale is 1: no pgbench_branches rows to count (give --scale or -D scale=N)"
                         .into(),
-                ])
-            }
-        }
+                ),
+            ),
+        };
+        self.scale = scale;
+        Ok(warning.into_iter().collect())
     }
 
     fn transaction_types(&self) -> Vec<&'static str> {
