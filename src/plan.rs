@@ -1,5 +1,6 @@
-//! Command-line arguments -> a validated plan, before any file or connection is opened:
-//! impossible or conflicting options are refused here with the flag to change.
+//! Command-line arguments -> a validated plan, before any connection is opened: impossible or
+//! conflicting options are refused here with the flag to change. The only files read are the
+//! scripts of `run FILE.sql` / `-f`, parsed here so that their errors come first.
 
 use std::path::PathBuf;
 use std::time::Duration;
