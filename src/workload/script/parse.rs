@@ -53,6 +53,7 @@ pub struct Statement {
     /// Column names of its select (or RETURNING) list, when \gset or \aset stores them.
     pub names: Option<Vec<String>>,
     pub line: usize,
+    pub col: usize,
 }
 
 /// Where \gset (the last statement's one row) or \aset (every row of every statement) store.
@@ -472,7 +473,7 @@ impl<'a> FileParser<'a> {
         let at = self.pos;
         self.number += 1;
         let mut statements = Vec::new();
-        let mut scan = SqlScan::new(self.pos);
+        let mut scan = SqlScan::new();
         let store = loop {
             match scan.next_stop(self)? {
                 Stop::Semicolon | Stop::End => break None,
@@ -544,7 +545,7 @@ struct SqlScan {
 }
 
 impl SqlScan {
-    fn new(_at: usize) -> SqlScan {
+    fn new() -> SqlScan {
         SqlScan {
             parts: Vec::new(),
             text: String::new(),
@@ -716,11 +717,13 @@ impl SqlScan {
             [Part::Text(t)] => control(t),
             _ => None,
         };
+        let (line, col) = p.line_col(start);
         Some(Statement {
             parts,
             control,
             names: None,
-            line: p.line_col(start).0,
+            line,
+            col,
         })
     }
 }
@@ -797,7 +800,7 @@ fn select_names(
     let fail = |message: String| ScriptError {
         file: file.to_string(),
         line: st.line,
-        col: 1,
+        col: st.col,
         message,
     };
     let toks = tokens(&text);
@@ -1035,6 +1038,7 @@ mod tests {
         );
         assert!(names.list.is_empty());
         assert!(parse_err("SELECT 1 + 2 \\gset").contains("t.sql:1:1: column 1"));
+        assert!(parse_err("SELECT 1;  SELECT 2, 3 AS x \\gset").contains("t.sql:1:12: column 1"));
     }
 
     #[test]
