@@ -43,8 +43,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct TargetArgs {
-    /// Workload name (see `dbduel list`).
-    pub workload: String,
+    /// Workload name (see `dbduel list`); for `run`, also a pgbench-format script (FILE.sql).
+    pub workload: Option<String>,
     /// Database to use: postgres://user:pass@host:port/db, mysql://..., sqlite:///path/file.db
     #[arg(long, env = "DBDUEL_DSN")]
     pub dsn: Option<String>,
@@ -208,6 +208,12 @@ pub struct RunArgs {
     /// Seed of the clients' random generators (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// A pgbench-format script to run, with its weight among several (as pgbench -f).
+    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
+    pub files: Vec<String>,
+    /// Define a script variable (as pgbench -D NAME=VALUE).
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,5 +1,6 @@
-//! Command-line arguments -> a validated plan, before any file or connection is opened:
-//! impossible or conflicting options are refused here with the flag to change.
+//! Command-line arguments -> a validated plan, before any connection is opened: impossible or
+//! conflicting options are refused here with the flag to change. The only files read are the
+//! scripts of `run FILE.sql` / `-f`, parsed here so that their errors come first.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -38,7 +39,17 @@ fn usage<T>(msg: impl Into<String>) -> Result<T, Error> {
 }
 
 pub fn target(args: &TargetArgs, command: &str) -> Result<Target, Error> {
-    let workload = workload::find(&args.workload)?;
+    let Some(name) = args.workload.as_deref() else {
+        return usage(format!(
+            "{command} needs a workload name (see `dbduel list`){}",
+            if command == "run" {
+                ", a script FILE.sql, or -f FILE"
+            } else {
+                ""
+            }
+        ));
+    };
+    let workload = workload::find(name)?;
     let dsn = args.dsn.as_deref().map(Dsn::parse).transpose()?;
     if dsn.is_none() && command != "run" {
         return usage(format!(
@@ -67,12 +78,18 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
             variant: None,
             params: args.sysbench.params(),
             clients: 0,
+            scripts: None,
         },
     ))
 }
 
 pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
-    let target = target(&args.target, "run")?;
+    let scripts = script_specs(args)?;
+    let target = if scripts.is_empty() {
+        target(&args.target, "run")?
+    } else {
+        script_target(args)?
+    };
     if args.clients == 0 {
         return usage("--clients must be at least 1");
     }
@@ -118,6 +135,13 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1)
     });
+    let scripts = if scripts.is_empty() {
+        None
+    } else {
+        let program =
+            workload::script::load(&scripts, &args.defines, args.protocol, seed, args.scale)?;
+        Some(std::sync::Arc::new(program))
+    };
     Ok(RunPlan {
         target,
         workload: WorkloadOptions {
@@ -126,6 +150,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             variant,
             params: args.sysbench.params(),
             clients: args.clients,
+            scripts,
         },
         protocol: args.protocol,
         run: RunConfig {
@@ -160,4 +185,54 @@ fn variant(args: &RunArgs) -> Result<Option<String>, Error> {
         [one] => Ok(Some(one.to_string())),
         _ => usage("give only one of --builtin, --select-only (-S), --simple-update (-N)"),
     }
+}
+
+/// The scripts of a run: every `-f FILE[@WEIGHT]`, and the workload argument when it names a
+/// script (ends in .sql, or is a file and no workload's name).
+fn script_specs(args: &RunArgs) -> Result<Vec<String>, Error> {
+    let mut specs = Vec::new();
+    if let Some(w) = args.target.workload.as_deref() {
+        let path = w.rsplit_once('@').map_or(w, |(p, _)| p);
+        let is_script = path.ends_with(".sql")
+            || (workload::find(w).is_err() && std::path::Path::new(path).is_file());
+        if is_script {
+            specs.push(w.to_string());
+        } else if !args.files.is_empty() {
+            return usage(format!(
+                "give either the workload {w} or scripts (-f FILE), not both"
+            ));
+        }
+    }
+    specs.extend(args.files.iter().cloned());
+    if specs.is_empty() && !args.defines.is_empty() {
+        return usage("-D defines script variables: give a script (FILE.sql or -f FILE)");
+    }
+    Ok(specs)
+}
+
+/// The target of a script run: any engine, on data the user prepared.
+fn script_target(args: &RunArgs) -> Result<Target, Error> {
+    let Some(dsn) = args.target.dsn.as_deref() else {
+        return usage(
+            "a script runs on a database you prepared: give --dsn (or DBDUEL_DSN), e.g. after `dbduel prepare tpcb --dsn ...`",
+        );
+    };
+    if args.builtin.is_some() || args.select_only || args.simple_update {
+        return usage(
+            "--builtin, -S and -N choose tpcb's scripts: leave them out when running a script file",
+        );
+    }
+    if let Some(k) = args.sysbench.params().keys().next() {
+        return usage(format!(
+            "--{} applies to the sysbench workloads, not to scripts",
+            k.replace('_', "-")
+        ));
+    }
+    Ok(Target {
+        workload: &workload::script::ENTRY,
+        dsn: Some(Dsn::parse(dsn)?),
+        engine: EngineOptions {
+            table_engine: args.target.table_engine.clone(),
+        },
+    })
 }

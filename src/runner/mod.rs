@@ -235,6 +235,13 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         let txn = state.client.next();
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, &shared.stop);
         let end = Instant::now();
+        if let (Err(_), Some(why)) = (&outcome, state.client.aborted()) {
+            outbox.push(
+                Event::ClientLost(format!("client {id} aborted: {why}")),
+                end,
+            );
+            break;
+        }
         let lost = matches!(outcome, Err(ErrorClass::ConnectionLost));
         let sample = Sample {
             txn: txn as u16,

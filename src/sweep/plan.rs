@@ -179,6 +179,12 @@ impl PlanFile {
             ));
         }
         let entry = crate::workload::find(&self.workload)?;
+        if entry.variants.is_empty() {
+            return bad(format!(
+                "key `workload`: {} has nothing a plan can prepare and sweep; run it with `dbduel run`",
+                entry.name
+            ));
+        }
         if let Some(v) = self
             .variants()
             .iter()

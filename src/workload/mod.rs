@@ -1,6 +1,7 @@
 //! The workload seam: the `Workload` and `Client` traits, the registry of workloads, and the
 //! helpers every workload shares (table loading with a progress bar, the dbduel_facts table).
 
+pub mod script;
 pub mod sysbench;
 pub mod tpcb;
 
@@ -21,6 +22,8 @@ pub struct WorkloadOptions {
     pub params: std::collections::BTreeMap<String, String>,
     /// Clients of the run (0 outside a run).
     pub clients: u32,
+    /// The parsed pgbench-format scripts of `dbduel run FILE.sql` (the `script` workload).
+    pub scripts: Option<std::sync::Arc<script::Program>>,
 }
 
 /// One entry of the workload registry.
@@ -35,7 +38,12 @@ pub struct WorkloadEntry {
 }
 
 /// Every workload dbduel knows. Adding a workload adds one folder and one line here.
-pub const WORKLOADS: &[&[WorkloadEntry]] = &[&[tpcb::ENTRY], &sysbench::ENTRIES, &sysbench::PROBES];
+pub const WORKLOADS: &[&[WorkloadEntry]] = &[
+    &[tpcb::ENTRY],
+    &sysbench::ENTRIES,
+    &sysbench::PROBES,
+    &[script::ENTRY],
+];
 
 /// Every workload, in registry order.
 pub fn all() -> impl Iterator<Item = &'static WorkloadEntry> {
@@ -112,6 +120,11 @@ pub trait Client: Send {
     /// retryable classes).
     fn retryable(&self, class: &ErrorClass) -> bool {
         class.is_retryable()
+    }
+    /// Set when the client met an error it cannot go on after (a script's undefined variable):
+    /// the runner then ends this client, as pgbench aborts one.
+    fn aborted(&self) -> Option<String> {
+        None
     }
 }
 

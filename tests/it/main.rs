@@ -8,6 +8,7 @@ mod env;
 mod errors;
 mod observe;
 mod report;
+mod script;
 mod sweep;
 
 use std::sync::Arc;
@@ -30,6 +31,7 @@ fn main() {
     trials.extend(observe::trials(&env));
     trials.extend(report::trials());
     trials.extend(sweep::trials());
+    trials.extend(script::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();

@@ -1,0 +1,409 @@
+//! pgbench-format scripts: one script using every construct (expressions and functions,
+//! \sleep, :variables, \gset, \aset, \; compounds, nested \if/\elif/\else, BEGIN/END and
+//! ROLLBACK, :scale, :client_id, -D) and a second one by weight, on every engine target in
+//! both protocols, with what they stored checked row by row; pgbench's tpcb-like script
+//! keeping tpcb's invariants; and bad scripts refused at their file, line and column.
+//! (pgbench 15 run by hand on EVERYTHING and SECOND with -M simple -s 3 -D base=100 stores the
+//! same fixed values this test expects.)
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, TARGETS, Target, dbduel, ensure, expect_code, read_result, session, text};
+
+const EVERYTHING: &str = r"-- every construct of pgbench's script language
+\set one 1
+\set r random(1, 10 * :scale)
+\set h hash_fnv1a(10, 5432)
+\set m hash(10, 5432)
+\set p permute(3, 10, 42)
+\set g random_gaussian(1, 100, 2.5)
+\set e random_exponential(1, 100, 2.0)
+\set z random_zipfian(1, 100, 1.5)
+\set mix abs(-3) + greatest(1, 2, :one) + least(5, 7) + int(2.6) + mod(17, 5) + (7 / 2) \
+     + (1 << 4) + (6 & 3) + (6 | 1) + (6 # 3) + ~0
+\set d int(sqrt(16.0) + pow(2, 3) + ln(exp(1.0)) + double(1) + pi() - pi())
+\sleep 1 ms
+\sleep :one us
+SELECT CAST(:r AS INTEGER) * 2 AS twice, 5 AS five{dual} \gset x_
+\set chk :x_twice - 2 * :r
+SELECT 7 AS seven{dual} \aset
+SELECT 1 AS ignored{dual} \; SELECT 2 AS two2{dual} \gset
+\if :r <= 5
+  \set branch 1
+  \if :r = 1
+    \set inn 1
+  \else
+    \set inn 2
+  \endif
+\elif :r <= 10
+  \set branch 2
+  \set inn 0
+\else
+  \set branch 3
+  \set inn case when :r > 20 then 4 else 3 end
+\endif
+BEGIN;
+INSERT INTO script_out (kind, client_id, r, mix, d, h, m, p, g, e, z, branch, inn, chk,
+                        scale, seven, two2, base)
+  VALUES ('a', :client_id, :r, :mix, :d, :h, :m, :p, :g, :e, :z, :branch, :inn, :chk,
+          :scale, :seven, :two2, CAST(:base AS INTEGER) + 1);
+END;
+";
+
+const SECOND: &str = r"\set x random(1, 3)
+BEGIN;
+INSERT INTO script_out (kind, client_id, r) VALUES ('rolled', :client_id, :x);
+ROLLBACK;
+INSERT INTO script_out (kind, client_id, r) VALUES ('b', :client_id, :x);
+";
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let mut out = Vec::new();
+    for &target in TARGETS {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!("script::every_construct::{}", target.label()),
+            move || Ok(every_construct(&env, target)?),
+        ));
+    }
+    for &target in TARGETS {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!("script::tpcb_like_keeps_invariants::{}", target.label()),
+            move || Ok(tpcb_like(&env, target)?),
+        ));
+    }
+    let env2 = env.clone();
+    out.push(Trial::test(
+        "script::bad_scripts_point_at_line_and_column",
+        move || Ok(bad_scripts(&env2)?),
+    ));
+    let env3 = env.clone();
+    out.push(Trial::test(
+        "script::runtime_error_aborts_the_client",
+        move || Ok(runtime_error(&env3)?),
+    ));
+    out
+}
+
+fn table_suffix(target: Target) -> String {
+    match target {
+        Target::MariaDb(e) => format!(" ENGINE={e}"),
+        _ => String::new(),
+    }
+}
+
+fn every_construct(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "script_all");
+    let mut s = session(&dsn);
+    let ddl = [
+        format!(
+            "CREATE TABLE pgbench_branches (bid int){}",
+            table_suffix(target)
+        ),
+        "INSERT INTO pgbench_branches VALUES (1)".to_string(),
+        "INSERT INTO pgbench_branches VALUES (2)".to_string(),
+        "INSERT INTO pgbench_branches VALUES (3)".to_string(),
+        format!(
+            "CREATE TABLE script_out (kind varchar(10), client_id bigint, r bigint, mix bigint, \
+             d bigint, h bigint, m bigint, p bigint, g bigint, e bigint, z bigint, branch bigint, \
+             inn bigint, chk bigint, scale bigint, seven bigint, two2 bigint, base bigint){}",
+            table_suffix(target)
+        ),
+    ];
+    for sql in &ddl {
+        s.batch(sql).map_err(|e| format!("{sql}: {e}"))?;
+    }
+    let a = env.path(&format!("{}-all.sql", target.label()));
+    let b = env.path(&format!("{}-second.sql", target.label()));
+    // Statements go to the engine as written: Firebird's SELECT needs a FROM.
+    let dual = if target.label() == "firebird" {
+        " FROM RDB$DATABASE"
+    } else {
+        ""
+    };
+    std::fs::write(&a, EVERYTHING.replace("{dual}", dual)).map_err(|e| e.to_string())?;
+    std::fs::write(&b, SECOND).map_err(|e| e.to_string())?;
+    let mut expected_rows = 0;
+    for protocol in ["simple", "prepared"] {
+        let json = env.path(&format!("{}-script-{protocol}.json", target.label()));
+        let (fa, fb, js) = (
+            format!("{}@3", a.display()),
+            format!("{}@1", b.display()),
+            json.display().to_string(),
+        );
+        let out = dbduel(&[
+            "run", "-f", &fa, "-f", &fb, "--dsn", &dsn, "-c", "2", "-t", "20", "-M", protocol,
+            "-D", "base=100", "--json", &js,
+        ]);
+        expect_code(&out, 0, &format!("run -M {protocol}"))?;
+        let r = read_result(&json)?;
+        ensure(r["transactions"] == 40 && r["errors"] == 0, || {
+            format!(
+                "-M {protocol}: {} transactions, errors {}",
+                r["transactions"], r["errors_by_kind"]
+            )
+        })?;
+        let types = &r["transaction_types"];
+        let names: Vec<&str> = types
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        ensure(
+            names
+                == [
+                    format!("{}-all.sql", target.label()),
+                    format!("{}-second.sql", target.label()),
+                ],
+            || format!("transaction types {names:?}"),
+        )?;
+        ensure(
+            types[0]["transactions"].as_u64() > types[1]["transactions"].as_u64(),
+            || format!("weights 3:1 but {types}"),
+        )?;
+        ensure(r["workload"]["scale"] == 3, || {
+            format!("scale: {}", r["workload"])
+        })?;
+        expected_rows += 40;
+    }
+    let rows = s
+        .query_text(
+            "SELECT kind, client_id, r, mix, d, h, m, p, g, e, z, branch, inn, chk, scale, seven, two2, base \
+             FROM script_out",
+        )
+        .map_err(|e| e.to_string())?;
+    // MyISAM and Aria tables ignore ROLLBACK: their 'rolled' rows stay.
+    let transactional = !matches!(target, Target::MariaDb("MyISAM" | "Aria"));
+    let rows: Vec<_> = rows
+        .into_iter()
+        .filter(|r| transactional || r[0].to_string() != "rolled")
+        .collect();
+    ensure(rows.len() == expected_rows, || {
+        format!("{} rows stored, not {expected_rows}", rows.len())
+    })?;
+    let mut kinds = std::collections::BTreeMap::new();
+    for row in &rows {
+        let v: Vec<Option<i64>> = row.iter().map(|x| x.as_i64()).collect();
+        let kind = row[0].to_string();
+        *kinds.entry(kind.clone()).or_insert(0) += 1;
+        let client = v[1].unwrap_or(-1);
+        ensure(client == 0 || client == 1, || {
+            format!(":client_id {client}")
+        })?;
+        if kind == "b" {
+            ensure(v[2].is_some_and(|x| (1..=3).contains(&x)), || {
+                format!("b row {row:?}")
+            })?;
+            continue;
+        }
+        ensure(kind == "a", || {
+            format!("unexpected kind {kind} (ROLLBACK did not roll back?)")
+        })?;
+        let r = v[2].ok_or("r is NULL")?;
+        ensure((1..=30).contains(&r), || {
+            format!("random(1, 10 * :scale) gave {r}")
+        })?;
+        let want_branch = if r <= 5 {
+            1
+        } else if r <= 10 {
+            2
+        } else {
+            3
+        };
+        let want_inn = match (r, want_branch) {
+            (1, _) => 1,
+            (_, 1) => 2,
+            (_, 2) => 0,
+            (r, _) if r > 20 => 4,
+            _ => 3,
+        };
+        let want = [
+            Some(47),
+            Some(14),
+            Some(-7793829335365542153),
+            Some(-5817877081768721676),
+            Some(4),
+        ];
+        ensure(v[3..8] == want, || {
+            format!(
+                "mix, d, hash_fnv1a, hash, permute: {:?} not {want:?}",
+                &v[3..8]
+            )
+        })?;
+        for (i, x) in v[8..11].iter().enumerate() {
+            ensure(x.is_some_and(|x| (1..=100).contains(&x)), || {
+                format!("distribution {i} gave {x:?}")
+            })?;
+        }
+        ensure(
+            v[11] == Some(want_branch) && v[12] == Some(want_inn),
+            || {
+                format!(
+                    "\\if chain for r={r}: branch {:?} inn {:?}, not {want_branch} {want_inn}",
+                    v[11], v[12]
+                )
+            },
+        )?;
+        ensure(
+            v[13..] == [Some(0), Some(3), Some(7), Some(2), Some(101)],
+            || {
+                format!(
+                    "\\gset check, :scale, \\aset, compound \\gset, -D: {:?}",
+                    &v[13..]
+                )
+            },
+        )?;
+    }
+    ensure(
+        kinds.get("a").is_some_and(|&n| n > 40) && kinds.get("b").is_some_and(|&n| n > 0),
+        || format!("rows by script: {kinds:?}"),
+    )
+}
+
+fn tpcb_like(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "script_tpcb");
+    let flags = target.flags();
+    let mut prepare = vec!["prepare", "tpcb", "--dsn", &dsn];
+    prepare.extend(flags.iter().map(String::as_str));
+    expect_code(&dbduel(&prepare), 0, "prepare tpcb")?;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/scripts/tpcb-like.sql");
+    for protocol in ["simple", "prepared"] {
+        let out = dbduel(&[
+            "run",
+            script,
+            "--dsn",
+            &dsn,
+            "-c",
+            "4",
+            "-T",
+            "2",
+            "-M",
+            protocol,
+            "--max-tries",
+            "100",
+        ]);
+        expect_code(&out, 0, &format!("run tpcb-like.sql -M {protocol}"))?;
+        ensure(text(&out).contains("tpcb-like.sql"), || text(&out))?;
+        expect_code(
+            &dbduel(&["check", "tpcb", "--dsn", &dsn]),
+            0,
+            "check tpcb after the script",
+        )?;
+    }
+    Ok(())
+}
+
+/// Each bad script, the message it must give (file:line:column first) and the flags.
+fn bad_scripts(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "bad");
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "syntax",
+            "SELECT 1;\n\\set x 1 +\n",
+            "syntax.sql:2:11: syntax error",
+        ),
+        (
+            "function",
+            "\n  \\set x nosuch(2)\n",
+            "function.sql:2:10: unexpected function name \"nosuch\"",
+        ),
+        (
+            "variable",
+            "\\set a 1\nSELECT :a, :b;\n",
+            "variable.sql:2:12: undefined variable \"b\"",
+        ),
+        (
+            "unterminated",
+            "\\set a 1\n\\if :a\nSELECT 1;\n",
+            "unterminated.sql:2:1: \\if without a matching \\endif",
+        ),
+        (
+            "else",
+            "\\else\n",
+            "else.sql:1:1: \\else without a matching \\if",
+        ),
+        (
+            "sleep",
+            "\\sleep 1 week\n",
+            "sleep.sql:1:10: unrecognized time unit",
+        ),
+        (
+            "shell",
+            "\\setshell x echo 1\n",
+            "shell.sql:1:1: \\setshell is not supported",
+        ),
+        (
+            "gset",
+            "SELECT 1 + 1 \\gset\n",
+            "gset.sql:1:1: column 1 of the \\gset query has no name",
+        ),
+    ];
+    for (name, src, want) in cases {
+        let path = env.path(&format!("{name}.sql"));
+        std::fs::write(&path, src).map_err(|e| e.to_string())?;
+        let out = dbduel(&["run", &path.display().to_string(), "--dsn", &dsn, "-t", "1"]);
+        expect_code(&out, 2, name)?;
+        let msg = text(&out);
+        ensure(msg.contains(want) && msg.lines().count() <= 2, || {
+            format!("{name}: wanted '{want}':\n{msg}")
+        })?;
+    }
+    let ok = env.path("ok.sql");
+    std::fs::write(&ok, "SELECT 1;\n").map_err(|e| e.to_string())?;
+    let weight = format!("{}@heavy", ok.display());
+    let out = dbduel(&["run", "-f", &weight, "--dsn", &dsn, "-t", "1"]);
+    expect_code(&out, 2, "bad weight")?;
+    ensure(
+        text(&out).contains("invalid weight specification '@heavy'"),
+        || text(&out),
+    )?;
+    let out = dbduel(&["run", &ok.display().to_string(), "-t", "1"]);
+    expect_code(&out, 2, "no --dsn")?;
+    ensure(text(&out).contains("give --dsn"), || text(&out))?;
+    let out = dbduel(&["prepare", "script", "--dsn", &dsn]);
+    expect_code(&out, 2, "prepare script")?;
+    ensure(
+        text(&out).contains("prepares, checks and cleans up nothing"),
+        || text(&out),
+    )
+}
+
+/// A division by zero met while running ends the client with the file and line, as pgbench
+/// aborts a client; the run finishes with failures (exit code 1).
+fn runtime_error(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "runtime");
+    let path = env.path("divide.sql");
+    std::fs::write(&path, "\\set n random(0, 0)\nSELECT 1;\n\\set x 1 / :n\n")
+        .map_err(|e| e.to_string())?;
+    let out = dbduel(&["run", &path.display().to_string(), "--dsn", &dsn, "-t", "5"]);
+    expect_code(&out, 1, "division by zero at run time")?;
+    let msg = text(&out);
+    ensure(
+        msg.contains("client 0 aborted: divide.sql:3: division by zero"),
+        || msg.clone(),
+    )?;
+    let path = env.path("unset.sql");
+    std::fs::write(&path, "\\if false\n\\set a 1\n\\endif\n\\set b :a + 1\n")
+        .map_err(|e| e.to_string())?;
+    let out = dbduel(&[
+        "run",
+        &path.display().to_string(),
+        "--dsn",
+        &dsn,
+        "-t",
+        "5",
+        "-c",
+        "2",
+    ]);
+    expect_code(&out, 1, "undefined variable at run time")?;
+    let msg = text(&out);
+    ensure(
+        msg.contains("client 1 aborted: unset.sql:4: undefined variable \"a\"")
+            && msg.contains("2 clients lost"),
+        || msg.clone(),
+    )
+}
