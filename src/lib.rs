@@ -163,7 +163,7 @@ pub fn prepare(
     if !quiet {
         eprintln!(
             "prepared {} at scale {} in {:.2} s; database size {}",
-            entry.name,
+            workload.name(),
             opts.scale,
             started.elapsed().as_secs_f64(),
             report::human_bytes(size)

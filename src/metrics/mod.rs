@@ -88,6 +88,9 @@ pub struct Measurement {
     pub lost_clients: Vec<String>,
     pub latency_ms: Latency,
     pub schedule_lag_ms: Option<Latency>,
+    /// The latency of the run's first successful transaction (the earliest to start, warm-up
+    /// included): after a cold start, the cold-cache time of the first query.
+    pub first_transaction_ms: Option<f64>,
     pub transaction_types: Vec<TypeSummary>,
     pub windows: Vec<Window>,
     /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
@@ -127,6 +130,8 @@ pub struct Aggregator {
     reconnects: u64,
     lost_clients: Vec<String>,
     progress: ProgressAcc,
+    /// (start, latency) of the earliest-starting successful transaction, in µs.
+    first: Option<(u64, u64)>,
 }
 
 impl Aggregator {
@@ -157,6 +162,7 @@ impl Aggregator {
                 errors: 0,
                 retries: 0,
             },
+            first: None,
         }
     }
 
@@ -188,6 +194,12 @@ impl Aggregator {
             }
         }
         self.progress.retries += retries;
+        if kind.is_none() {
+            let start = s.end_us.saturating_sub(s.latency_us);
+            if self.first.is_none_or(|(t, _)| start < t) {
+                self.first = Some((start, s.latency_us));
+            }
+        }
         match kind {
             Some(_) => self.progress.errors += 1,
             None => {
@@ -304,6 +316,7 @@ impl Aggregator {
             lost_clients: self.lost_clients,
             latency_ms: Latency::of(&all),
             schedule_lag_ms: self.lag.as_ref().map(Latency::of),
+            first_transaction_ms: self.first.map(|(_, us)| us as f64 / 1000.0),
             transaction_types,
             histograms: self
                 .names

@@ -54,6 +54,9 @@ pub struct PointSummary {
     pub p50_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
+    /// The first transaction's latency (median over repeats): the cold-cache query time after
+    /// a cold start.
+    pub first_ms: Option<f64>,
     pub errors: u64,
     pub client_bound: bool,
     /// Why the point is unstable (empty when it is not): repeats spread, throughput collapses.
@@ -440,6 +443,7 @@ pub(crate) fn sample() -> ReportData {
                 p50_ms: 1.2 * clients as f64,
                 p95_ms: 2.5 * clients as f64,
                 p99_ms: 4.0 * clients as f64,
+                first_ms: Some(9.0),
                 client_bound: unsafe_profile && clients == 4,
                 unstable: if engine == "mariadb" && clients == 4 && !unsafe_profile {
                     vec!["repeats spread 14% (over 10%) <b>".into()]

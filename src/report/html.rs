@@ -969,6 +969,7 @@ fn comparison_section(data: &ReportData) -> String {
          <table class=\"data\"><thead><tr><th>engine</th><th>profile</th><th>workload</th>\
          <th>variant</th><th class=\"num\">clients</th><th class=\"num\">tps median [min&ndash;max]</th>\
          <th class=\"num\">CV</th><th class=\"num\">p95 ms</th><th class=\"num\">p99 ms</th>\
+         <th class=\"num\" title=\"the first transaction's latency: the cold-cache time after a cold start\">first ms</th>\
          <th class=\"num\">errors</th><th>flags</th></tr></thead><tbody>",
     );
     let mut previous: Option<(&str, &str, u32)> = None;
@@ -1023,7 +1024,7 @@ fn comparison_row(p: &PointSummary, fastest: bool, new_group: bool) -> String {
     format!(
         "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
          <td class=\"num\">{tps} <span class=\"muted\">[{}&ndash;{}]</span></td><td class=\"num\">{:.1}%</td>\
-         <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td>{}</td></tr>",
+         <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td>{}</td></tr>",
         if new_group { " class=\"group\"" } else { "" },
         esc(&p.engine),
         esc(&p.profile),
@@ -1035,6 +1036,7 @@ fn comparison_row(p: &PointSummary, fastest: bool, new_group: bool) -> String {
         p.tps_cv * 100.0,
         sig3(p.p95_ms),
         sig3(p.p99_ms),
+        p.first_ms.map_or("&mdash;".to_string(), sig3),
         if p.errors > 0 { " bad" } else { "" },
         p.errors,
         flags_html(p)

@@ -106,8 +106,8 @@ fn host(data: &ReportData) -> String {
 
 fn comparison(data: &ReportData) -> String {
     let mut out = String::from(
-        "| engine | profile | workload | variant | clients | tps median [min–max] | CV | p95 ms | p99 ms | errors | flags |\n\
-         |---|---|---|---|--:|--:|--:|--:|--:|--:|---|\n",
+        "| engine | profile | workload | variant | clients | tps median [min–max] | CV | p95 ms | p99 ms | first ms | errors | flags |\n\
+         |---|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n",
     );
     for p in data.comparison() {
         out += &comparison_row(p, data.is_fastest(p));
@@ -131,7 +131,7 @@ fn comparison_row(p: &PointSummary, fastest: bool) -> String {
         flags.push(format!("warnings: {}", cell(&p.warnings.join("; "))));
     }
     format!(
-        "| {} | {} | {} | {} | {} | {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} | {} |\n",
         cell(&p.engine),
         cell(&p.profile),
         cell(&p.workload),
@@ -142,6 +142,7 @@ fn comparison_row(p: &PointSummary, fastest: bool) -> String {
         p.tps_cv * 100.0,
         sig3(p.p95_ms),
         sig3(p.p99_ms),
+        p.first_ms.map_or("—".to_string(), sig3),
         p.errors,
         flags.join(", ")
     )

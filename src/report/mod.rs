@@ -190,6 +190,9 @@ pub fn summary(r: &RunResult) -> String {
         "database size",
         human_bytes(r.engine.database_size_bytes)
     );
+    if let Some(first) = m.first_transaction_ms {
+        let _ = writeln!(out, "  {:<16}{:>12.3} ms", "first transaction", first);
+    }
     if let Some(lag) = &m.schedule_lag_ms {
         let _ = writeln!(
             out,

@@ -178,6 +178,13 @@ fn summarise(members: &[&RunFacts]) -> PointSummary {
         p50_ms: median(|r| r.p50_ms),
         p95_ms: median(|r| r.p95_ms),
         p99_ms: median(|r| r.p99_ms),
+        first_ms: {
+            let firsts: Vec<f64> = members
+                .iter()
+                .filter_map(|m| m.result["first_transaction_ms"].as_f64())
+                .collect();
+            (!firsts.is_empty()).then(|| stats::spread(&firsts).median)
+        },
         errors: members.iter().map(|m| m.row.errors.max(0) as u64).sum(),
         client_bound: members.iter().any(|m| m.row.client_bound),
         unstable: stats::unstable_reasons(&tps, &seconds),

@@ -147,6 +147,8 @@ pub fn run(
     let plan_id = store.plan(plan.name(), text)?;
     let done = store.done(plan_id)?;
     let entry = workload::find(&plan.workload)?;
+    // A workload file's own name, not the registry's `custom`.
+    let workload_name = (entry.new)(&WorkloadOptions::default())?.name();
     let host = Host::read();
     let facts = Facts {
         ram_bytes: host.ram_bytes,
@@ -163,7 +165,7 @@ pub fn run(
     for engine in &plan.engines {
         let mut target = Target::new(engine, plan, temp.path())?;
         for profile in &profiles {
-            let points = points(plan, entry, engine, &profile.name);
+            let points = points(plan, workload_name, engine, &profile.name);
             let todo: Vec<&PointKey> = points.iter().filter(|p| !done.contains(&p.key())).collect();
             skipped += points.len() - todo.len();
             if todo.is_empty() {
@@ -191,7 +193,7 @@ pub fn run(
                 if stop.load(Ordering::SeqCst) {
                     return Ok(Outcome::Interrupted);
                 }
-                let cache_dropped = if plan.cold {
+                let cache_dropped = if point.cold {
                     Some(target.cold(&knobs)?)
                 } else {
                     None
@@ -234,21 +236,23 @@ pub fn run(
     Ok(Outcome::Success)
 }
 
-fn points(plan: &PlanFile, entry: &WorkloadEntry, engine: &str, profile: &str) -> Vec<PointKey> {
+fn points(plan: &PlanFile, workload: &str, engine: &str, profile: &str) -> Vec<PointKey> {
     let mut out = Vec::new();
     for variant in plan.variants() {
         for &clients in &plan.clients {
             for repeat in 1..=plan.repeats {
-                out.push(PointKey {
-                    engine: engine.into(),
-                    profile: profile.into(),
-                    workload: entry.name.into(),
-                    variant: variant.clone(),
-                    scale: plan.scale,
-                    clients,
-                    repeat,
-                    cold: plan.cold,
-                });
+                for cold in plan.cold.states() {
+                    out.push(PointKey {
+                        engine: engine.into(),
+                        profile: profile.into(),
+                        workload: workload.into(),
+                        variant: variant.clone(),
+                        scale: plan.scale,
+                        clients,
+                        repeat,
+                        cold,
+                    });
+                }
             }
         }
     }
@@ -293,7 +297,10 @@ fn run_plan(
         protocol: plan.protocol(),
         run: RunConfig {
             clients: point.clients,
-            limit: Limit::Time(std::time::Duration::from_secs(plan.time)),
+            limit: match plan.transactions {
+                Some(n) => Limit::Transactions(n),
+                None => Limit::Time(std::time::Duration::from_secs(plan.time)),
+            },
             warmup: std::time::Duration::from_secs(plan.warmup),
             rate: None,
             max_tries: 10,

@@ -31,15 +31,18 @@ pub struct PlanFile {
     /// Measured seconds per point.
     #[serde(default = "ten")]
     pub time: u64,
+    /// Transactions per client instead of a time (seed 002: 20 clients x 10 queries).
+    pub transactions: Option<u64>,
     #[serde(default)]
     pub warmup: u64,
     #[serde(default = "one")]
     pub repeats: u32,
     #[serde(default = "default_protocol")]
     pub protocol: String,
-    /// Restart the server (and drop the OS page cache where permitted) before every point.
+    /// `true`: restart the server (and drop the OS page cache where permitted) before every
+    /// point; `"both"`: measure each point cold, then again warm right after it.
     #[serde(default)]
-    pub cold: bool,
+    pub cold: Cold,
     /// "continue" (default): points follow each other on the same data; "reload": every
     /// point starts from freshly loaded data.
     #[serde(default = "default_data")]
@@ -116,6 +119,28 @@ fn default_profiles() -> Vec<String> {
     vec!["default".into()]
 }
 
+/// `cold = true | false | "both"`.
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
+#[serde(untagged)]
+pub enum Cold {
+    Flag(bool),
+    Word(String),
+    #[default]
+    #[serde(skip)]
+    Warm,
+}
+
+impl Cold {
+    /// The cache states each point is measured in, in order.
+    pub fn states(&self) -> Vec<bool> {
+        match self {
+            Cold::Flag(true) => vec![true],
+            Cold::Word(_) => vec![true, false],
+            Cold::Flag(false) | Cold::Warm => vec![false],
+        }
+    }
+}
+
 /// The engines a plan may name: the engine registry's.
 fn engine_names() -> Vec<&'static str> {
     crate::engine::ENGINES.iter().map(|e| e.name).collect()
@@ -134,6 +159,13 @@ impl PlanFile {
         })?;
         if plan.name.is_none() {
             plan.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        }
+        // A workload file is named relative to the plan file.
+        if crate::workload::custom::is_file(&plan.workload)
+            && Path::new(&plan.workload).is_relative()
+            && let Some(dir) = path.parent()
+        {
+            plan.workload = dir.join(&plan.workload).display().to_string();
         }
         plan.validate()?;
         Ok((plan, text))
@@ -201,6 +233,14 @@ impl PlanFile {
         }
         if self.scale == 0 || self.repeats == 0 || self.time == 0 {
             return bad("keys `scale`, `repeats` and `time` must be at least 1".into());
+        }
+        if let Cold::Word(w) = &self.cold
+            && w != "both"
+        {
+            return bad(format!("key `cold`: '{w}': use true, false or \"both\""));
+        }
+        if self.transactions == Some(0) {
+            return bad("key `transactions` must be at least 1 (per client)".into());
         }
         if !["simple", "prepared"].contains(&self.protocol.as_str()) {
             return bad(format!(

@@ -1,6 +1,7 @@
 //! The workload seam: the `Workload` and `Client` traits, the registry of workloads, and the
 //! helpers every workload shares (table loading with a progress bar, the dbduel_facts table).
 
+pub mod custom;
 pub mod script;
 pub mod sysbench;
 pub mod tpcb;
@@ -50,7 +51,11 @@ pub fn all() -> impl Iterator<Item = &'static WorkloadEntry> {
     WORKLOADS.iter().flat_map(|group| group.iter())
 }
 
+/// A workload by name, or a workload file (`*.toml`), which is read and checked here.
 pub fn find(name: &str) -> Result<&'static WorkloadEntry, Error> {
+    if custom::is_file(name) {
+        return custom::load(name);
+    }
     all().find(|w| w.name == name).ok_or_else(|| {
         let known: Vec<_> = all().map(|w| w.name).collect();
         Error::Usage(format!(

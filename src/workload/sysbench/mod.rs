@@ -2,7 +2,7 @@
 //! schema and data, its options and defaults, one registry entry per script. The statement
 //! sequences are in txn.rs, the random numbers in rand.rs; the SQL in sql/sysbench/.
 
-mod rand;
+pub(crate) mod rand;
 mod txn;
 
 use crate::Error;

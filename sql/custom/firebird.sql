@@ -1,0 +1,12 @@
+-- Firebird 3: text is a BLOB SUB_TYPE TEXT; no DROP TABLE IF EXISTS (the catalogue is asked
+-- first); SET STATISTICS recomputes each index's selectivity instead of ANALYZE. Each EXECUTE
+-- BLOCK stays on one line.
+
+-- name: type_text
+BLOB SUB_TYPE TEXT
+
+-- name: drop_table
+EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION_NAME = '{TABLE}')) THEN EXECUTE STATEMENT 'DROP TABLE {table}'; END
+
+-- name: analyze
+EXECUTE BLOCK AS DECLARE i VARCHAR(63); BEGIN FOR SELECT TRIM(RDB$INDEX_NAME) FROM RDB$INDICES WHERE RDB$RELATION_NAME = '{TABLE}' INTO :i DO EXECUTE STATEMENT 'SET STATISTICS INDEX "' || i || '"'; END
