@@ -194,7 +194,9 @@ fn script_specs(args: &RunArgs) -> Result<Vec<String>, Error> {
     if let Some(w) = args.target.workload.as_deref() {
         let path = w.rsplit_once('@').map_or(w, |(p, _)| p);
         let is_script = path.ends_with(".sql")
-            || (workload::find(w).is_err() && std::path::Path::new(path).is_file());
+            || (!workload::custom::is_file(path)
+                && workload::find(w).is_err()
+                && std::path::Path::new(path).is_file());
         if is_script {
             specs.push(w.to_string());
         } else if !args.files.is_empty() {

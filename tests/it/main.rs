@@ -4,6 +4,7 @@
 
 mod behaviour;
 mod conformance;
+mod custom;
 mod env;
 mod errors;
 mod observe;
@@ -26,6 +27,7 @@ fn main() {
     };
     let mut trials: Vec<Trial> = Vec::new();
     trials.extend(conformance::trials(&env));
+    trials.extend(custom::trials(&env));
     trials.extend(errors::trials(&env));
     trials.extend(behaviour::trials(&env));
     trials.extend(observe::trials(&env));
