@@ -263,7 +263,7 @@ fn bad_files(env: &Env) -> Result<(), String> {
         expect_code(&out, 2, &format!("bad file {i}"))?;
         let all = text(&out);
         ensure(
-            all.contains(&format!("{name}")) && all.contains(needle),
+            all.contains(&name) && all.contains(needle),
             || format!("case {i}: expected '{needle}' in:\n{all}"),
         )?;
         ensure(!env.path(&format!("bad-{i}.db")).exists(), || {
