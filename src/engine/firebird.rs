@@ -325,7 +325,13 @@ impl Session for FbSession {
         Ok(rows)
     }
 
+    /// `SET TRANSACTION ... ISOLATION LEVEL ...` is the client's business in Firebird (isql
+    /// handles it too): it sets the isolation of the session's later transactions.
     fn batch(&mut self, sql: &str) -> DbResult<()> {
+        if let Some(isolation) = set_transaction(sql)? {
+            self.conf.isolation = isolation;
+            return Ok(());
+        }
         self.in_tr(|cli, db, tr| cli.exec_immediate(db, tr, DIALECT, sql))
     }
 
@@ -467,6 +473,43 @@ impl Session for FbSession {
     }
 }
 
+/// The isolation a `SET TRANSACTION` statement asks for (None: another statement). Firebird's
+/// SERIALIZABLE is SNAPSHOT TABLE STABILITY (table-level consistency).
+fn set_transaction(sql: &str) -> DbResult<Option<TrIsolationLevel>> {
+    let words: Vec<String> = sql
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .map(str::to_ascii_uppercase)
+        .collect();
+    if words.len() < 2 || words[0] != "SET" || words[1] != "TRANSACTION" {
+        return Ok(None);
+    }
+    let level = match words.iter().position(|w| w == "LEVEL") {
+        Some(i) => words[i + 1..].join(" "),
+        None => String::new(),
+    };
+    Ok(Some(match level.as_str() {
+        "SERIALIZABLE" | "SNAPSHOT TABLE STABILITY" => TrIsolationLevel::Consistency,
+        "SNAPSHOT" | "REPEATABLE READ" => TrIsolationLevel::Concurrency,
+        "READ COMMITTED" | "READ COMMITTED RECORD_VERSION" => {
+            TrIsolationLevel::ReadCommited(TrRecordVersion::RecordVersion)
+        }
+        "READ COMMITTED NO RECORD_VERSION" => {
+            TrIsolationLevel::ReadCommited(TrRecordVersion::NoRecordVersion)
+        }
+        _ => {
+            return Err(DbError::new(
+                ErrorClass::Other("isolation".into()),
+                format!(
+                    "'{}': dbduel's Firebird sessions take SET TRANSACTION ISOLATION LEVEL SERIALIZABLE, SNAPSHOT [TABLE STABILITY] or READ COMMITTED [NO] RECORD_VERSION",
+                    sql.trim()
+                ),
+            ));
+        }
+    }))
+}
+
 /// Whether connecting failed because the database file does not exist (then it is created).
 fn missing_file(e: &FbError) -> bool {
     let text = e.to_string();
@@ -522,5 +565,29 @@ fn classify(e: &FbError, connecting: bool) -> DbError {
             };
             DbError::new(class, msg.replace('\n', ": "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_transaction_sets_the_isolation() {
+        let level = |s: &str| set_transaction(s).unwrap();
+        assert_eq!(level("SELECT 1 FROM RDB$DATABASE"), None);
+        assert_eq!(
+            level("set transaction isolation level serializable;"),
+            Some(TrIsolationLevel::Consistency)
+        );
+        assert_eq!(
+            level("SET TRANSACTION ISOLATION LEVEL SNAPSHOT"),
+            Some(TrIsolationLevel::Concurrency)
+        );
+        assert_eq!(
+            level("SET TRANSACTION READ WRITE WAIT ISOLATION LEVEL READ COMMITTED"),
+            Some(TrIsolationLevel::ReadCommited(TrRecordVersion::RecordVersion))
+        );
+        assert!(set_transaction("SET TRANSACTION ISOLATION LEVEL DIRTY").is_err());
     }
 }
