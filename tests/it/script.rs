@@ -135,12 +135,12 @@ fn every_construct(env: &Env, target: Target) -> Result<(), String> {
             json.display().to_string(),
         );
         let out = dbduel(&[
-            "run", "-f", &fa, "-f", &fb, "--dsn", &dsn, "-c", "2", "-t", "20", "-M", protocol,
+            "run", "-f", &fa, "-f", &fb, "--dsn", &dsn, "-c", "2", "-t", "40", "-M", protocol,
             "-D", "base=100", "--json", &js,
         ]);
         expect_code(&out, 0, &format!("run -M {protocol}"))?;
         let r = read_result(&json)?;
-        ensure(r["transactions"] == 40 && r["errors"] == 0, || {
+        ensure(r["transactions"] == 80 && r["errors"] == 0, || {
             format!(
                 "-M {protocol}: {} transactions, errors {}",
                 r["transactions"], r["errors_by_kind"]
@@ -168,7 +168,7 @@ fn every_construct(env: &Env, target: Target) -> Result<(), String> {
         ensure(r["workload"]["scale"] == 3, || {
             format!("scale: {}", r["workload"])
         })?;
-        expected_rows += 40;
+        expected_rows += 80;
     }
     let rows = s
         .query_text(
