@@ -393,6 +393,8 @@ fn assemble(
             name: workload.name().into(),
             variant: workload.variant().into(),
             scale: workload.scale(),
+            settings: workload.settings(),
+            metrics: workload.metrics(&m),
         },
         options: report::Options {
             clients: plan.run.clients,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::Error;
-use crate::cli::{PrepareArgs, RunArgs, TargetArgs};
+use crate::cli::{PrepareArgs, RunArgs, SysbenchArgs, TargetArgs, TpccArgs};
 use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
 use crate::runner::{Limit, RunConfig};
@@ -65,7 +65,7 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
             scale: args.scale,
             fillfactor: args.fillfactor,
             variant: None,
-            params: args.sysbench.params(),
+            params: params(&args.sysbench, &args.tpcc)?,
             clients: 0,
         },
     ))
@@ -100,6 +100,11 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     if args.max_tries == 0 {
         return usage("--max-tries must be at least 1 (1 means no retry)");
     }
+    if args.tpcc.spec_timing && args.rate.is_some() {
+        return usage(
+            "--spec-timing paces each terminal by its keying and think times: drop --rate",
+        );
+    }
     let variant = variant(args)?;
     let json_dir = args
         .json
@@ -124,7 +129,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             scale: args.scale.unwrap_or(0),
             fillfactor: None,
             variant,
-            params: args.sysbench.params(),
+            params: params(&args.sysbench, &args.tpcc)?,
             clients: args.clients,
         },
         protocol: args.protocol,
@@ -144,6 +149,22 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         },
         transactions: args.transactions,
     })
+}
+
+/// The workload-specific options given, by name; zero counts are refused here.
+fn params(
+    sysbench: &SysbenchArgs,
+    tpcc: &TpccArgs,
+) -> Result<std::collections::BTreeMap<String, String>, Error> {
+    if tpcc.warehouses == Some(0) {
+        return usage("--warehouses must be at least 1");
+    }
+    if tpcc.load_workers == Some(0) {
+        return usage("--load-workers must be at least 1");
+    }
+    let mut all = sysbench.params();
+    all.extend(tpcc.params());
+    Ok(all)
 }
 
 fn variant(args: &RunArgs) -> Result<Option<String>, Error> {

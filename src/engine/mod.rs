@@ -192,6 +192,15 @@ pub trait Session: Send {
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
     ) -> DbResult<u64>;
+    /// Add `rows` to `table` (keeping what it holds) through the engine's bulk path: several
+    /// sessions may append to one table at once (TPC-C loads warehouses in parallel).
+    fn bulk_append(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64>;
     /// Version and performance-relevant settings, read from the server itself.
     fn server_info(&mut self) -> DbResult<ServerInfo>;
     /// Size on disk of the database (or of the given tables where the engine can tell).

@@ -49,6 +49,8 @@ pub struct Sample {
     pub error: Option<ErrorClass>,
     /// Statements the successful try sent.
     pub queries: u32,
+    /// The successful try ended in a rollback the workload asked for (not an error).
+    pub rolled_back: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -227,12 +229,26 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if deadline.is_some_and(|d| planned >= d) {
             break;
         }
-        let began = if per_client_rate.is_some() {
+        let mut planned = planned;
+        let mut began = if per_client_rate.is_some() {
             Instant::now()
         } else {
             planned
         };
         let txn = state.client.next();
+        // Think and keying times (TPC-C --spec-timing): the terminal waits outside the latency.
+        let pause = state.client.pause();
+        if !pause.is_zero() {
+            if !sleep_until(Instant::now() + pause, &shared.stop)
+                || deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                break;
+            }
+            began = Instant::now();
+            if per_client_rate.is_none() {
+                planned = began;
+            }
+        }
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, &shared.stop);
         let end = Instant::now();
         let lost = matches!(outcome, Err(ErrorClass::ConnectionLost));
@@ -243,6 +259,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             lag_us: per_client_rate.map(|_| micros(began.saturating_duration_since(planned))),
             tries,
             queries: *outcome.as_ref().unwrap_or(&0),
+            rolled_back: outcome.is_ok() && state.client.rolled_back(),
             error: outcome.err(),
         };
         outbox.push(Event::Txn(sample), end);
