@@ -9,6 +9,7 @@ mod errors;
 mod observe;
 mod report;
 mod sweep;
+mod tpcc;
 
 use std::sync::Arc;
 
@@ -30,6 +31,7 @@ fn main() {
     trials.extend(observe::trials(&env));
     trials.extend(report::trials());
     trials.extend(sweep::trials());
+    trials.extend(tpcc::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();
