@@ -228,9 +228,10 @@ pub struct RunArgs {
     /// Seconds run before measuring; their transactions are excluded from the result.
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     pub warmup: u64,
-    /// Tries of a transaction that met a retryable error (serialization, deadlock, busy...).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub max_tries: u32,
+    /// Tries of a transaction that met a retryable error (serialization, deadlock, busy...)
+    /// [1: no retry; tpcc: 100].
+    #[arg(long, value_name = "N")]
+    pub max_tries: Option<u32>,
     /// Write the full result as JSON to FILE (schema: schema/result.schema.json).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -97,7 +97,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     if args.progress == Some(0) {
         return usage("--progress must be at least 1 second");
     }
-    if args.max_tries == 0 {
+    if args.max_tries == Some(0) {
         return usage("--max-tries must be at least 1 (1 means no retry)");
     }
     if args.tpcc.spec_timing && args.rate.is_some() {
@@ -138,7 +138,8 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             limit,
             warmup: Duration::from_secs(args.warmup),
             rate: args.rate,
-            max_tries: args.max_tries,
+            // 0: the workload's default (`Workload::default_max_tries`).
+            max_tries: args.max_tries.unwrap_or(0),
             seed,
         },
         progress: args.progress.map(Duration::from_secs),

@@ -106,6 +106,10 @@ pub trait Workload: Send + Sync {
         client_id: u32,
         seed: u64,
     ) -> DbResult<Box<dyn Client>>;
+    /// Tries of a transaction when `--max-tries` is not given (1: no retry).
+    fn default_max_tries(&self) -> u32 {
+        1
+    }
     /// The workload's own options in effect (TPC-C: warehouses, isolation...), for results.
     fn settings(&self) -> BTreeMap<String, String> {
         BTreeMap::new()

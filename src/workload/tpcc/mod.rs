@@ -284,6 +284,12 @@ impl Workload for Tpcc {
         Ok(warnings)
     }
 
+    /// Serialization failures and deadlocks are part of TPC-C at serializable (PostgreSQL's
+    /// SSI aborts New-Order often when it shares a warehouse with Payment): retried, counted.
+    fn default_max_tries(&self) -> u32 {
+        100
+    }
+
     fn transaction_types(&self) -> Vec<&'static str> {
         TYPES.to_vec()
     }
