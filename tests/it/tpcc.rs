@@ -92,7 +92,7 @@ fn two_warehouses_then_delete(env: &Env) -> Result<(), String> {
         "--isolation",
         "serializable",
         "--max-tries",
-        "100",
+        "1000",
         "--json",
         &json_s,
     ]);
