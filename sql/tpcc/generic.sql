@@ -58,8 +58,9 @@ SELECT w_tax FROM warehouse WHERE w_id = ?
 -- name: no_customer
 SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?
 
--- name: no_item
-SELECT i_price, i_name, i_data FROM item WHERE i_id = ?
+-- The order's items in one round trip; {ids} is one ? per distinct item.
+-- name: no_items
+SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN ({ids})
 
 -- Increments D_NEXT_O_ID and returns the order's number and D_TAX (one round trip where
 -- the engine has UPDATE ... RETURNING; otherwise no_district reads them after the update).
@@ -81,8 +82,12 @@ SELECT s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05
 -- name: no_stock_update
 UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_w_id = ? AND s_i_id = ?
 
--- name: no_order_line
-INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)
+-- The order's lines in one statement; {rows} repeats no_order_line_row once per line.
+-- name: no_order_lines
+INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES {rows}
+
+-- name: no_order_line_row
+(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)
 
 -- Payment (clause 2.5.2.2).
 -- name: p_warehouse_update
