@@ -64,6 +64,8 @@ pub struct Tpcc {
     isolation: Isolation,
     spec_timing: bool,
     load_workers: Option<u32>,
+    /// Clients of the run (terminals), 0 outside a run.
+    clients: u32,
     /// Set by `attach`: the run's NURand constants and the isolation the engine reports.
     run_constants: Constants,
     isolation_in_effect: String,
@@ -106,6 +108,7 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         isolation,
         spec_timing: o.params.contains_key("spec_timing"),
         load_workers: number("load_workers")?,
+        clients: o.clients,
         run_constants: Constants {
             c_last: 0,
             c_id: 0,
@@ -273,6 +276,16 @@ impl Workload for Tpcc {
             warnings.push(format!(
                 "{} allows one writer at a time: New-Order, Payment and Delivery (92% of the mix) run one after another, whatever the clients",
                 engine.name()
+            ));
+        }
+        if self.clients > 0 && self.clients < self.warehouses {
+            warnings.push(format!(
+                "{} clients for {} warehouses: terminals are bound to warehouses (client i to warehouse i mod {} + 1), so warehouses {} to {} get no terminal of their own",
+                self.clients,
+                self.warehouses,
+                self.warehouses,
+                self.clients + 1,
+                self.warehouses
             ));
         }
         if self.spec_timing && self.warehouses > 0 {
