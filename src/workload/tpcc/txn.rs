@@ -409,6 +409,32 @@ impl TpccClient {
             ],
         )?;
         n += 1;
+        let (total, sent) = self.order_lines(s, o_id, *d_id, lines, &price)?;
+        n += sent;
+        // NEW-ORDER last: on an engine without transactions, Delivery never finds an order
+        // whose lines are still being written.
+        s.exec(self.st(Stmt::NoNewOrder), &[o, d, w])?;
+        s.commit()?;
+        let _total = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+        Ok(n + 2)
+    }
+
+    /// New-Order's stock updates and order lines (clause 2.4.2.2): each line's stock row read
+    /// and updated, then all the lines in one INSERT. Returns the lines' total amount and the
+    /// statements sent.
+    fn order_lines(
+        &self,
+        s: &mut dyn Session,
+        o_id: i64,
+        d_id: i64,
+        lines: &[Line],
+        price: &dyn Fn(i64) -> f64,
+    ) -> DbResult<(f64, u32)> {
+        let (w, d, o) = (
+            Value::Int(self.home.w_id),
+            Value::Int(d_id),
+            Value::Int(o_id),
+        );
         let mut total = 0.0;
         let mut values = Vec::with_capacity(lines.len() * 9);
         for (number, line) in lines.iter().enumerate() {
@@ -435,8 +461,9 @@ impl TpccClient {
             let amount = cents(line.quantity as f64 * price(line.i_id));
             total += amount;
             // The brand-generic flag ("B" when I_DATA and S_DATA both say ORIGINAL) goes to
-            // the terminal's screen only; nothing is stored.
-            let dist_info = stock[1 + *d_id as usize].clone();
+            // the terminal's screen only; nothing is stored. OL_DIST_INFO is S_DIST_xx of
+            // the order's district.
+            let dist_info = stock[1 + d_id as usize].clone();
             values.extend([
                 o.clone(),
                 d.clone(),
@@ -448,16 +475,9 @@ impl TpccClient {
                 Value::Float(amount),
                 dist_info,
             ]);
-            n += 2;
         }
         s.exec(self.lines_by_count[lines.len()], &values)?;
-        n += 1;
-        // NEW-ORDER last: on an engine without transactions, Delivery never finds an order
-        // whose lines are still being written.
-        s.exec(self.st(Stmt::NoNewOrder), &[o, d, w])?;
-        s.commit()?;
-        let _total = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
-        Ok(n + 2)
+        Ok((total, 2 * lines.len() as u32 + 1))
     }
 
     /// Clause 2.5.2.2.
