@@ -79,6 +79,11 @@ INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)
 -- name: no_stock
 SELECT s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE s_w_id = ? AND s_i_id = ? FOR UPDATE
 
+-- The home warehouse's stock rows of the order in one round trip; {ids} is one ? per distinct
+-- item (lines supplied by another warehouse, 1%, use no_stock).
+-- name: no_stocks
+SELECT s_i_id, s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE s_w_id = ? AND s_i_id IN ({ids}) FOR UPDATE
+
 -- name: no_stock_update
 UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_w_id = ? AND s_i_id = ?
 
