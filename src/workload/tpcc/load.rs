@@ -68,23 +68,26 @@ pub struct Load<'a> {
 
 impl Load<'_> {
     /// Load ITEM and every warehouse on `workers` sessions (the first is `first`), each taking
-    /// the next job (ITEM, warehouse 1, 2...) until none is left.
+    /// the next job until none is left: ITEM, then three per warehouse (its orders with their
+    /// lines and NEW-ORDER rows, the largest; its stock; the warehouse row with its districts,
+    /// customers and history), so that even one warehouse loads on several sessions.
     pub fn run(&self, first: &mut dyn Session, workers: u32) -> Result<(), Error> {
         let total = ITEMS as u64 + ROWS_PER_WAREHOUSE * u64::from(self.warehouses);
         let bar = self.loader.bar(total, "tpcc");
         let next = AtomicU32::new(0);
         let failed = AtomicBool::new(false);
         let error: Mutex<Option<Error>> = Mutex::new(None);
+        let jobs = 1 + 3 * self.warehouses;
         let work = |s: &mut dyn Session| {
             while !failed.load(Ordering::Relaxed) {
                 let job = next.fetch_add(1, Ordering::Relaxed);
-                if job > self.warehouses {
+                if job > jobs - 1 {
                     break;
                 }
                 let done = if job == 0 {
                     self.items(s, &bar)
                 } else {
-                    self.warehouse(s, job, &bar)
+                    self.warehouse_part(s, (job - 1) / 3 + 1, (job - 1) % 3, &bar)
                 };
                 if let Err(e) = done {
                     failed.store(true, Ordering::Relaxed);
@@ -93,7 +96,7 @@ impl Load<'_> {
             }
         };
         std::thread::scope(|scope| {
-            for _ in 1..workers.min(self.warehouses + 1) {
+            for _ in 1..workers.min(jobs) {
                 scope.spawn(|| match self.engine.connect() {
                     Ok(mut s) => work(s.as_mut()),
                     Err(e) => {
@@ -134,14 +137,21 @@ impl Load<'_> {
         Ok(())
     }
 
-    /// One warehouse and everything that belongs to it (clause 4.3.3.1).
-    fn warehouse(
+    /// One third of a warehouse's population (clause 4.3.3.1): part 0 its orders, 1 its
+    /// stock, 2 the warehouse row, its districts and customers.
+    fn warehouse_part(
         &self,
         s: &mut dyn Session,
         w: u32,
+        part: u32,
         bar: &indicatif::ProgressBar,
     ) -> Result<(), Error> {
         let w_id = i64::from(w);
+        match part {
+            0 => return self.orders(s, w_id, bar),
+            1 => return self.stock(s, w_id, bar),
+            _ => {}
+        }
         let mut rng = self.rng(w, 2);
         let mut rows = rows_of(1, |_, r| {
             r.extend([Value::Int(w_id), text(astring(&mut rng, 6, 10))]);
@@ -164,10 +174,8 @@ impl Load<'_> {
         ];
         self.loader
             .append(s, "warehouse", &columns, &mut rows, bar)?;
-        self.stock(s, w_id, bar)?;
         self.districts(s, w_id, bar)?;
-        self.customers(s, w_id, bar)?;
-        self.orders(s, w_id, bar)
+        self.customers(s, w_id, bar)
     }
 
     fn stock(
