@@ -240,9 +240,9 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         // Think and keying times (TPC-C --spec-timing): the terminal waits outside the latency.
         let pause = state.client.pause();
         if !pause.is_zero() {
-            if !sleep_until(Instant::now() + pause, &shared.stop)
-                || deadline.is_some_and(|d| Instant::now() >= d)
-            {
+            // Never past the end of the run: a keying time may be longer than what is left.
+            let wake = deadline.map_or(Instant::now() + pause, |d| d.min(Instant::now() + pause));
+            if !sleep_until(wake, &shared.stop) || deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
             began = Instant::now();
