@@ -145,12 +145,48 @@ impl SysbenchArgs {
     }
 }
 
+/// TPC-C's options.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "TPC-C options")]
+pub struct TpccArgs {
+    /// Warehouses, TPC-C's scale [1; with `run --dsn`, read from the database].
+    #[arg(short = 'w', long)]
+    pub warehouses: Option<u32>,
+    /// Transaction isolation: default (the engine's own) or serializable.
+    #[arg(long, value_name = "LEVEL")]
+    pub isolation: Option<String>,
+    /// Keying and think times as the specification sets them (about 12.86 New-Orders per
+    /// minute per warehouse with 10 terminals per warehouse).
+    #[arg(long)]
+    pub spec_timing: bool,
+    /// Sessions loading warehouses in parallel [servers: 4; SQLite: 1].
+    #[arg(long, value_name = "N")]
+    pub load_workers: Option<u32>,
+}
+
+impl TpccArgs {
+    /// The options given, by name.
+    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
+        [
+            ("warehouses", self.warehouses.map(|v| v.to_string())),
+            ("isolation", self.isolation.clone()),
+            ("spec_timing", self.spec_timing.then(|| "on".to_string())),
+            ("load_workers", self.load_workers.map(|v| v.to_string())),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect()
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct PrepareArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
     pub sysbench: SysbenchArgs,
+    #[command(flatten)]
+    pub tpcc: TpccArgs,
     /// Scale factor (tpcb: 1 = 1 branch, 10 tellers, 100,000 accounts).
     #[arg(short = 's', long, default_value_t = 1)]
     pub scale: u32,
@@ -165,6 +201,8 @@ pub struct RunArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub sysbench: SysbenchArgs,
+    #[command(flatten)]
+    pub tpcc: TpccArgs,
     /// Number of concurrent clients (one connection each).
     #[arg(short = 'c', long, default_value_t = 1)]
     pub clients: u32,
@@ -190,9 +228,10 @@ pub struct RunArgs {
     /// Seconds run before measuring; their transactions are excluded from the result.
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     pub warmup: u64,
-    /// Tries of a transaction that met a retryable error (serialization, deadlock, busy...).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub max_tries: u32,
+    /// Tries of a transaction that met a retryable error (serialization, deadlock, busy...)
+    /// [1: no retry; tpcc: 100].
+    #[arg(long, value_name = "N")]
+    pub max_tries: Option<u32>,
     /// Write the full result as JSON to FILE (schema: schema/result.schema.json).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -158,13 +158,14 @@ pub fn prepare(
     let (engine, mut session) = open(dsn, engine_opts)?;
     let workload = (entry.new)(opts)?;
     let started = Instant::now();
+    let scale = workload.scale();
     workload.prepare(engine.as_ref(), session.as_mut(), &Loader { stop, quiet })?;
     let size = session.database_size().unwrap_or(0);
     if !quiet {
         eprintln!(
             "prepared {} at scale {} in {:.2} s; database size {}",
             workload.name(),
-            opts.scale,
+            scale,
             started.elapsed().as_secs_f64(),
             report::human_bytes(size)
         );
@@ -251,6 +252,10 @@ pub fn bench(
         .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
     let size_before = admin.database_size().unwrap_or(0);
     let workload: Arc<dyn Workload> = workload.into();
+    let mut run = plan.run.clone();
+    if run.max_tries == 0 {
+        run.max_tries = workload.default_max_tries();
+    }
     let observer = match observe {
         Observe::Server { pid } => Some(metrics::observe::Observer::start(
             pid,
@@ -259,7 +264,7 @@ pub fn bench(
         )),
         Observe::Nothing => None,
     };
-    let measured = measure(plan, engine.clone(), workload.clone(), stop);
+    let measured = measure(plan, &run, engine.clone(), workload.clone(), stop);
     let resources = observer.map(|o| o.stop()).unwrap_or_default();
     let measured = measured?;
     let size_after = admin.database_size().unwrap_or(0);
@@ -289,6 +294,7 @@ struct Measured {
 /// Start the clients, collect their events, print progress, stop at the end.
 fn measure(
     plan: &plan::RunPlan,
+    run: &runner::RunConfig,
     engine: Arc<dyn Engine>,
     workload: Arc<dyn Workload>,
     stop: &Arc<AtomicBool>,
@@ -299,7 +305,7 @@ fn measure(
         plan.run.warmup,
         plan.run.rate.is_some(),
     );
-    let running = runner::start(engine, workload, plan.run.clone(), stop.clone(), tx)?;
+    let running = runner::start(engine, workload, run.clone(), stop.clone(), tx)?;
     let started = std::time::SystemTime::now();
     let warmup_end = running.start + plan.run.warmup;
     let mut cpu_start = (plan.run.warmup.is_zero()).then(metrics::cpu_time);
@@ -393,6 +399,8 @@ fn assemble(
             name: workload.name().into(),
             variant: workload.variant().into(),
             scale: workload.scale(),
+            settings: workload.settings(),
+            metrics: workload.metrics(&m),
         },
         options: report::Options {
             clients: plan.run.clients,
@@ -401,7 +409,11 @@ fn assemble(
             warmup_s: plan.run.warmup.as_secs(),
             rate: plan.run.rate,
             protocol: plan.protocol,
-            max_tries: plan.run.max_tries,
+            max_tries: if plan.run.max_tries == 0 {
+                workload.default_max_tries()
+            } else {
+                plan.run.max_tries
+            },
             progress_s: plan.progress.map(|p| p.as_secs()),
             seed: plan.run.seed,
             table_engine: plan.target.engine.table_engine.clone(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::Error;
-use crate::cli::{PrepareArgs, RunArgs, TargetArgs};
+use crate::cli::{PrepareArgs, RunArgs, SysbenchArgs, TargetArgs, TpccArgs};
 use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
 use crate::runner::{Limit, RunConfig};
@@ -76,7 +76,7 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
             scale: args.scale,
             fillfactor: args.fillfactor,
             variant: None,
-            params: args.sysbench.params(),
+            params: params(&args.sysbench, &args.tpcc)?,
             clients: 0,
             scripts: None,
         },
@@ -114,8 +114,13 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     if args.progress == Some(0) {
         return usage("--progress must be at least 1 second");
     }
-    if args.max_tries == 0 {
+    if args.max_tries == Some(0) {
         return usage("--max-tries must be at least 1 (1 means no retry)");
+    }
+    if args.tpcc.spec_timing && args.rate.is_some() {
+        return usage(
+            "--spec-timing paces each terminal by its keying and think times: drop --rate",
+        );
     }
     let variant = variant(args)?;
     let json_dir = args
@@ -148,7 +153,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             scale: args.scale.unwrap_or(0),
             fillfactor: None,
             variant,
-            params: args.sysbench.params(),
+            params: params(&args.sysbench, &args.tpcc)?,
             clients: args.clients,
             scripts,
         },
@@ -158,7 +163,8 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             limit,
             warmup: Duration::from_secs(args.warmup),
             rate: args.rate,
-            max_tries: args.max_tries,
+            // 0: the workload's default (`Workload::default_max_tries`).
+            max_tries: args.max_tries.unwrap_or(0),
             seed,
         },
         progress: args.progress.map(Duration::from_secs),
@@ -169,6 +175,22 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         },
         transactions: args.transactions,
     })
+}
+
+/// The workload-specific options given, by name; zero counts are refused here.
+fn params(
+    sysbench: &SysbenchArgs,
+    tpcc: &TpccArgs,
+) -> Result<std::collections::BTreeMap<String, String>, Error> {
+    if tpcc.warehouses == Some(0) {
+        return usage("--warehouses must be at least 1");
+    }
+    if tpcc.load_workers == Some(0) {
+        return usage("--load-workers must be at least 1");
+    }
+    let mut all = sysbench.params();
+    all.extend(tpcc.params());
+    Ok(all)
 }
 
 fn variant(args: &RunArgs) -> Result<Option<String>, Error> {

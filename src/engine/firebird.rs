@@ -199,6 +199,67 @@ fn from_fb(v: &SqlType) -> Value {
 }
 
 impl FbSession {
+    /// Rows go as literals in EXECUTE BLOCK statements of up to 250 rows or 60 KB (one round
+    /// trip each), committed about every 50,000 rows; several sessions may append at once.
+    fn append(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        use std::fmt::Write;
+        let head = format!("INSERT INTO {table} ({}) VALUES (", columns.join(", "));
+        let (mut row, mut n, mut in_block) = (Vec::new(), 0u64, 0u64);
+        let mut block = String::with_capacity(BLOCK_BYTES + 4096);
+        self.begin(true)?;
+        let flush = |s: &mut Self, block: &mut String| -> DbResult<()> {
+            block.push_str("END");
+            let r = s.batch(block);
+            block.clear();
+            r
+        };
+        while rows.next_row(&mut row) {
+            if block.is_empty() {
+                block.push_str("EXECUTE BLOCK AS BEGIN\n");
+            }
+            block.push_str(&head);
+            for (i, v) in row.iter().enumerate() {
+                if i > 0 {
+                    block.push(',');
+                }
+                match v {
+                    Value::Null => block.push_str("NULL"),
+                    Value::Int(x) => block.push_str(itoa::Buffer::new().format(*x)),
+                    Value::Float(x) => {
+                        let _ = write!(block, "{x:?}");
+                    }
+                    Value::Text(s) => quote_standard(s, &mut block),
+                }
+            }
+            block.push_str(");\n");
+            (n, in_block) = (n + 1, in_block + 1);
+            if block.len() >= BLOCK_BYTES || in_block == BLOCK_ROWS {
+                flush(self, &mut block)?;
+                if !progress(in_block) {
+                    let _ = self.rollback();
+                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+                }
+                in_block = 0;
+                if n >= COMMIT_ROWS && n % COMMIT_ROWS < 1000 {
+                    self.commit()?;
+                    self.begin(true)?;
+                }
+            }
+        }
+        if !block.is_empty() {
+            flush(self, &mut block)?;
+            progress(in_block);
+        }
+        self.commit()?;
+        Ok(n)
+    }
+
     /// Run `f` in the open transaction, or in one of its own that commits on success.
     fn in_tr<T>(
         &mut self,
@@ -371,8 +432,6 @@ impl Session for FbSession {
         }
     }
 
-    /// Rows go as literals in EXECUTE BLOCK statements of up to 250 rows or 60 KB (one round
-    /// trip each), committed about every 50,000 rows.
     fn bulk_load(
         &mut self,
         table: &str,
@@ -380,57 +439,18 @@ impl Session for FbSession {
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
     ) -> DbResult<u64> {
-        use std::fmt::Write;
         self.batch(&format!("DELETE FROM {table}"))?;
-        let head = format!("INSERT INTO {table} ({}) VALUES (", columns.join(", "));
-        let (mut row, mut n, mut in_block) = (Vec::new(), 0u64, 0u64);
-        let mut block = String::with_capacity(BLOCK_BYTES + 4096);
-        self.begin(true)?;
-        let flush = |s: &mut Self, block: &mut String| -> DbResult<()> {
-            block.push_str("END");
-            let r = s.batch(block);
-            block.clear();
-            r
-        };
-        while rows.next_row(&mut row) {
-            if block.is_empty() {
-                block.push_str("EXECUTE BLOCK AS BEGIN\n");
-            }
-            block.push_str(&head);
-            for (i, v) in row.iter().enumerate() {
-                if i > 0 {
-                    block.push(',');
-                }
-                match v {
-                    Value::Null => block.push_str("NULL"),
-                    Value::Int(x) => block.push_str(itoa::Buffer::new().format(*x)),
-                    Value::Float(x) => {
-                        let _ = write!(block, "{x:?}");
-                    }
-                    Value::Text(s) => quote_standard(s, &mut block),
-                }
-            }
-            block.push_str(");\n");
-            (n, in_block) = (n + 1, in_block + 1);
-            if block.len() >= BLOCK_BYTES || in_block == BLOCK_ROWS {
-                flush(self, &mut block)?;
-                if !progress(in_block) {
-                    let _ = self.rollback();
-                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
-                }
-                in_block = 0;
-                if n >= COMMIT_ROWS && n % COMMIT_ROWS < 1000 {
-                    self.commit()?;
-                    self.begin(true)?;
-                }
-            }
-        }
-        if !block.is_empty() {
-            flush(self, &mut block)?;
-            progress(in_block);
-        }
-        self.commit()?;
-        Ok(n)
+        self.append(table, columns, rows, progress)
+    }
+
+    fn bulk_append(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        self.append(table, columns, rows, progress)
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {
@@ -586,7 +606,9 @@ mod tests {
         );
         assert_eq!(
             level("SET TRANSACTION READ WRITE WAIT ISOLATION LEVEL READ COMMITTED"),
-            Some(TrIsolationLevel::ReadCommited(TrRecordVersion::RecordVersion))
+            Some(TrIsolationLevel::ReadCommited(
+                TrRecordVersion::RecordVersion
+            ))
         );
         assert!(set_transaction("SET TRANSACTION ISOLATION LEVEL DIRTY").is_err());
     }

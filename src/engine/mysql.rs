@@ -159,6 +159,62 @@ fn quote_mysql(s: &str, out: &mut String) {
 }
 
 impl MySession {
+    /// Load rows through the bulk path; `replace` empties the table first.
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+        replace: bool,
+    ) -> DbResult<u64> {
+        use std::fmt::Write;
+        if replace {
+            self.batch(&format!("TRUNCATE TABLE {table}"))?;
+        }
+        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        let (mut row, mut n, mut in_stmt) = (Vec::new(), 0u64, 0usize);
+        self.begin(true)?;
+        self.sql.clear();
+        while rows.next_row(&mut row) {
+            self.sql.push_str(if in_stmt == 0 { &head } else { "," });
+            self.sql.push('(');
+            for (i, v) in row.iter().enumerate() {
+                if i > 0 {
+                    self.sql.push(',');
+                }
+                match v {
+                    Value::Null => self.sql.push_str("NULL"),
+                    Value::Int(x) => self.sql.push_str(itoa::Buffer::new().format(*x)),
+                    Value::Float(x) => {
+                        let _ = write!(self.sql, "{x:?}");
+                    }
+                    Value::Text(s) => quote_mysql(s, &mut self.sql),
+                }
+            }
+            self.sql.push(')');
+            (n, in_stmt) = (n + 1, in_stmt + 1);
+            if in_stmt == INSERT_ROWS {
+                self.flush_insert()?;
+                (in_stmt, self.sql) = (0, String::with_capacity(self.sql.capacity()));
+                if n % COMMIT_ROWS == 0 {
+                    self.commit()?;
+                    self.begin(true)?;
+                }
+                if !progress(INSERT_ROWS as u64) {
+                    let _ = self.rollback();
+                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+                }
+            }
+        }
+        if in_stmt > 0 {
+            self.flush_insert()?;
+            progress(in_stmt as u64);
+        }
+        self.commit()?;
+        Ok(n)
+    }
+
     fn run(
         &mut self,
         id: StmtId,
@@ -247,49 +303,17 @@ impl Session for MySession {
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
     ) -> DbResult<u64> {
-        use std::fmt::Write;
-        self.batch(&format!("TRUNCATE TABLE {table}"))?;
-        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
-        let (mut row, mut n, mut in_stmt) = (Vec::new(), 0u64, 0usize);
-        self.begin(true)?;
-        self.sql.clear();
-        while rows.next_row(&mut row) {
-            self.sql.push_str(if in_stmt == 0 { &head } else { "," });
-            self.sql.push('(');
-            for (i, v) in row.iter().enumerate() {
-                if i > 0 {
-                    self.sql.push(',');
-                }
-                match v {
-                    Value::Null => self.sql.push_str("NULL"),
-                    Value::Int(x) => self.sql.push_str(itoa::Buffer::new().format(*x)),
-                    Value::Float(x) => {
-                        let _ = write!(self.sql, "{x:?}");
-                    }
-                    Value::Text(s) => quote_mysql(s, &mut self.sql),
-                }
-            }
-            self.sql.push(')');
-            (n, in_stmt) = (n + 1, in_stmt + 1);
-            if in_stmt == INSERT_ROWS {
-                self.flush_insert()?;
-                (in_stmt, self.sql) = (0, String::with_capacity(self.sql.capacity()));
-                if n % COMMIT_ROWS == 0 {
-                    self.commit()?;
-                    self.begin(true)?;
-                }
-                if !progress(INSERT_ROWS as u64) {
-                    let _ = self.rollback();
-                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
-                }
-            }
-        }
-        if in_stmt > 0 {
-            self.flush_insert()?;
-            progress(in_stmt as u64);
-        }
-        self.commit()?;
-        Ok(n)
+        self.load_rows(table, columns, rows, progress, true)
+    }
+
+    fn bulk_append(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        self.load_rows(table, columns, rows, progress, false)
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {

@@ -257,43 +257,17 @@ impl Session for PgSession {
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
     ) -> DbResult<u64> {
-        // One transaction that truncates first, so COPY FREEZE spares VACUUM the hint-bit work.
-        self.batch(&format!("BEGIN; TRUNCATE {table}"))?;
-        let copy = format!(
-            "COPY {table} ({}) FROM STDIN WITH (FREEZE ON)",
-            columns.join(", ")
-        );
-        let mut row = Vec::new();
-        let loaded = self.conn.copy_in(&copy, |chunk| {
-            let mut n = 0;
-            while chunk.len() < 1 << 16 {
-                if !rows.next_row(&mut row) {
-                    progress(n);
-                    return Ok(false);
-                }
-                copy_text_row(&row, chunk);
-                n += 1;
-            }
-            if progress(n) {
-                Ok(true)
-            } else {
-                Err(PgError::Protocol("interrupted".into()))
-            }
-        });
-        match loaded {
-            Ok(n) => {
-                self.batch("COMMIT")?;
-                Ok(n)
-            }
-            Err(PgError::Protocol(p)) if p == "interrupted" => {
-                let _ = self.batch("ROLLBACK");
-                Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"))
-            }
-            Err(e) => {
-                let _ = self.batch("ROLLBACK");
-                Err(classify(e, false))
-            }
-        }
+        self.copy_in(table, columns, rows, progress, true)
+    }
+
+    fn bulk_append(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        self.copy_in(table, columns, rows, progress, false)
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {
@@ -428,5 +402,62 @@ fn classify(e: PgError, connecting: bool) -> DbError {
             e.to_string(),
         ),
         PgError::Protocol(p) => DbError::new(ErrorClass::Other("protocol".into()), p),
+    }
+}
+
+impl PgSession {
+    /// COPY in one transaction; `replace` truncates first, so COPY FREEZE spares VACUUM the
+    /// hint-bit work (FREEZE needs the truncation in the same transaction, hence not when
+    /// appending).
+    fn copy_in(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+        replace: bool,
+    ) -> DbResult<u64> {
+        if replace {
+            self.batch(&format!("BEGIN; TRUNCATE {table}"))?;
+        } else {
+            self.batch("BEGIN")?;
+        }
+        let copy = format!(
+            "COPY {table} ({}) FROM STDIN{}",
+            columns.join(", "),
+            if replace { " WITH (FREEZE ON)" } else { "" }
+        );
+
+        let mut row = Vec::new();
+        let loaded = self.conn.copy_in(&copy, |chunk| {
+            let mut n = 0;
+            while chunk.len() < 1 << 16 {
+                if !rows.next_row(&mut row) {
+                    progress(n);
+                    return Ok(false);
+                }
+                copy_text_row(&row, chunk);
+                n += 1;
+            }
+            if progress(n) {
+                Ok(true)
+            } else {
+                Err(PgError::Protocol("interrupted".into()))
+            }
+        });
+        match loaded {
+            Ok(n) => {
+                self.batch("COMMIT")?;
+                Ok(n)
+            }
+            Err(PgError::Protocol(p)) if p == "interrupted" => {
+                let _ = self.batch("ROLLBACK");
+                Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"))
+            }
+            Err(e) => {
+                let _ = self.batch("ROLLBACK");
+                Err(classify(e, false))
+            }
+        }
     }
 }

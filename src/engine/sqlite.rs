@@ -192,6 +192,47 @@ fn step(
 }
 
 impl LiteSession {
+    /// Load rows through the bulk path; `replace` empties the table first.
+    fn load_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+        replace: bool,
+    ) -> DbResult<u64> {
+        self.begin(true)?;
+        if replace {
+            self.batch(&format!("DELETE FROM {table}"))?;
+        }
+        let marks = vec!["?"; columns.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({marks})",
+            columns.join(", ")
+        );
+        let (mut row, mut n) = (Vec::new(), 0u64);
+        while rows.next_row(&mut row) {
+            {
+                let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| classify(&e))?;
+                bind(&mut stmt, &row)
+                    .and_then(|_| stmt.raw_execute())
+                    .map_err(|e| classify(&e))?;
+            }
+            n += 1;
+            if n % 10_000 == 0 && !progress(10_000) {
+                let _ = self.rollback();
+                return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+            }
+            if n % COMMIT_ROWS == 0 {
+                self.commit()?;
+                self.begin(true)?;
+            }
+        }
+        progress(n % 10_000);
+        self.commit()?;
+        Ok(n)
+    }
+
     fn run(
         &mut self,
         id: StmtId,
@@ -269,34 +310,17 @@ impl Session for LiteSession {
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
     ) -> DbResult<u64> {
-        self.begin(true)?;
-        self.batch(&format!("DELETE FROM {table}"))?;
-        let marks = vec!["?"; columns.len()].join(", ");
-        let sql = format!(
-            "INSERT INTO {table} ({}) VALUES ({marks})",
-            columns.join(", ")
-        );
-        let (mut row, mut n) = (Vec::new(), 0u64);
-        while rows.next_row(&mut row) {
-            {
-                let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| classify(&e))?;
-                bind(&mut stmt, &row)
-                    .and_then(|_| stmt.raw_execute())
-                    .map_err(|e| classify(&e))?;
-            }
-            n += 1;
-            if n % 10_000 == 0 && !progress(10_000) {
-                let _ = self.rollback();
-                return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
-            }
-            if n % COMMIT_ROWS == 0 {
-                self.commit()?;
-                self.begin(true)?;
-            }
-        }
-        progress(n % 10_000);
-        self.commit()?;
-        Ok(n)
+        self.load_rows(table, columns, rows, progress, true)
+    }
+
+    fn bulk_append(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        self.load_rows(table, columns, rows, progress, false)
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {

@@ -70,6 +70,9 @@ pub struct TypeSummary {
     pub tps: f64,
     pub errors: u64,
     pub retries: u64,
+    /// Transactions that ended in a rollback the workload asked for (TPC-C's 1% of
+    /// New-Orders): counted in `transactions`, not in `errors`.
+    pub rollbacks: u64,
     pub latency_ms: Latency,
 }
 
@@ -84,6 +87,8 @@ pub struct Measurement {
     pub errors: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
     pub retries: u64,
+    /// Successful transactions that ended in a rollback the workload asked for.
+    pub rollbacks: u64,
     pub reconnects: u64,
     pub lost_clients: Vec<String>,
     pub latency_ms: Latency,
@@ -103,6 +108,7 @@ struct TypeAcc {
     transactions: u64,
     errors: u64,
     retries: u64,
+    rollbacks: u64,
 }
 
 struct WindowAcc {
@@ -143,6 +149,7 @@ impl Aggregator {
                 transactions: 0,
                 errors: 0,
                 retries: 0,
+                rollbacks: 0,
             })
             .collect();
         Aggregator {
@@ -220,6 +227,7 @@ impl Aggregator {
             }
             None => {
                 t.transactions += 1;
+                t.rollbacks += u64::from(s.rolled_back);
                 self.queries += u64::from(s.queries);
                 t.hist.saturating_record(s.latency_us.max(1));
                 if let (Some(lag), Some(us)) = (&mut self.lag, s.lag_us) {
@@ -301,6 +309,7 @@ impl Aggregator {
                 tps: t.transactions as f64 / secs,
                 errors: t.errors,
                 retries: t.retries,
+                rollbacks: t.rollbacks,
                 latency_ms: Latency::of(&t.hist),
             })
             .collect();
@@ -312,6 +321,7 @@ impl Aggregator {
             errors: self.types.iter().map(|t| t.errors).sum(),
             errors_by_kind: self.errors,
             retries: self.retries,
+            rollbacks: self.types.iter().map(|t| t.rollbacks).sum(),
             reconnects: self.reconnects,
             lost_clients: self.lost_clients,
             latency_ms: Latency::of(&all),
@@ -416,6 +426,7 @@ mod tests {
             tries,
             error,
             queries: 1,
+            rolled_back: false,
         })
     }
 

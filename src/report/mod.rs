@@ -36,6 +36,10 @@ pub struct WorkloadReport {
     pub name: String,
     pub variant: String,
     pub scale: u32,
+    /// The workload's own options in effect (TPC-C: warehouses, isolation...).
+    pub settings: BTreeMap<String, String>,
+    /// The workload's own figures (TPC-C: nopm, tpmC).
+    pub metrics: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -77,6 +81,15 @@ impl RunResult {
         let text = serde_json::to_string_pretty(self).expect("results serialize");
         std::fs::write(path, text + "\n")
             .map_err(|e| Error::Io(format!("cannot write --json {}: {e}", path.display())))
+    }
+}
+
+/// What a workload's own figure means, for the summary.
+fn metric_meaning(name: &str) -> &'static str {
+    match name {
+        "nopm" => "New-Orders committed per minute (as HammerDB counts them)",
+        "tpmC" => "New-Orders completed per minute, rolled back ones included (TPC-C 5.4)",
+        _ => "",
     }
 }
 
@@ -162,6 +175,16 @@ pub fn summary(r: &RunResult) -> String {
         errors.join(", ")
     );
     let _ = writeln!(out, "  {:<16}{:>12}", "retries", m.retries);
+    if m.rollbacks > 0 {
+        let _ = writeln!(
+            out,
+            "  {:<16}{:>12}  (asked for by the workload; not errors)",
+            "rollbacks", m.rollbacks
+        );
+    }
+    for (k, v) in &r.workload.metrics {
+        let _ = writeln!(out, "  {k:<16}{v:>12.1}  {}", metric_meaning(k));
+    }
     if m.reconnects > 0 || !m.lost_clients.is_empty() {
         let _ = writeln!(
             out,
@@ -202,19 +225,47 @@ pub fn summary(r: &RunResult) -> String {
     }
     let _ = writeln!(
         out,
-        "\n  {:<16}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "latency (ms)", "txns", "tps", "mean", "p50", "p90", "p95", "p99", "p99.9", "max", "errors"
+        "\n  {:<16}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "latency (ms)",
+        "txns",
+        "tps",
+        "mean",
+        "p50",
+        "p90",
+        "p95",
+        "p99",
+        "p99.9",
+        "max",
+        "errors",
+        "retries",
+        "rollbacks"
     );
     for t in &m.transaction_types {
         let _ = writeln!(
             out,
-            "  {:<16}{:>10} {:>10.1} {:>9.3} {} {:>9}",
+            "  {:<16}{:>10} {:>10.1} {:>9.3} {} {:>9} {:>9} {:>9}",
             t.name,
             t.transactions,
             t.tps,
             t.latency_ms.mean,
             latency_cells(&t.latency_ms),
-            t.errors
+            t.errors,
+            t.retries,
+            t.rollbacks
+        );
+    }
+    if !r.workload.settings.is_empty() {
+        let settings: Vec<_> = r
+            .workload
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n  {} options: {}",
+            r.workload.name,
+            settings.join(" ")
         );
     }
     let settings: Vec<_> = r

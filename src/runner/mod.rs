@@ -32,6 +32,7 @@ pub struct RunConfig {
     pub warmup: Duration,
     /// Total transactions per second for the open loop; None for the closed loop.
     pub rate: Option<f64>,
+    /// Tries per transaction; 0 until `lib::bench` puts the workload's default in its place.
     pub max_tries: u32,
     pub seed: u64,
 }
@@ -49,6 +50,8 @@ pub struct Sample {
     pub error: Option<ErrorClass>,
     /// Statements the successful try sent.
     pub queries: u32,
+    /// The successful try ended in a rollback the workload asked for (not an error).
+    pub rolled_back: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -227,12 +230,26 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if deadline.is_some_and(|d| planned >= d) {
             break;
         }
-        let began = if per_client_rate.is_some() {
+        let mut planned = planned;
+        let mut began = if per_client_rate.is_some() {
             Instant::now()
         } else {
             planned
         };
         let txn = state.client.next();
+        // Think and keying times (TPC-C --spec-timing): the terminal waits outside the latency.
+        let pause = state.client.pause();
+        if !pause.is_zero() {
+            // Never past the end of the run: a keying time may be longer than what is left.
+            let wake = deadline.map_or(Instant::now() + pause, |d| d.min(Instant::now() + pause));
+            if !sleep_until(wake, &shared.stop) || deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            began = Instant::now();
+            if per_client_rate.is_none() {
+                planned = began;
+            }
+        }
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, &shared.stop);
         let end = Instant::now();
         if let (Err(_), Some(why)) = (&outcome, state.client.aborted()) {
@@ -250,6 +267,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             lag_us: per_client_rate.map(|_| micros(began.saturating_duration_since(planned))),
             tries,
             queries: *outcome.as_ref().unwrap_or(&0),
+            rolled_back: outcome.is_ok() && state.client.rolled_back(),
             error: outcome.err(),
         };
         outbox.push(Event::Txn(sample), end);

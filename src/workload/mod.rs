@@ -5,9 +5,11 @@ pub mod custom;
 pub mod script;
 pub mod sysbench;
 pub mod tpcb;
+pub mod tpcc;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::engine::{DbError, DbResult, Engine, ErrorClass, RowSource, Session, Value};
@@ -44,6 +46,7 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
     &sysbench::ENTRIES,
     &sysbench::PROBES,
     &[script::ENTRY],
+    &[tpcc::ENTRY],
 ];
 
 /// Every workload, in registry order.
@@ -112,6 +115,18 @@ pub trait Workload: Send + Sync {
         client_id: u32,
         seed: u64,
     ) -> DbResult<Box<dyn Client>>;
+    /// Tries of a transaction when `--max-tries` is not given (1: no retry).
+    fn default_max_tries(&self) -> u32 {
+        1
+    }
+    /// The workload's own options in effect (TPC-C: warehouses, isolation...), for results.
+    fn settings(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+    /// The workload's own figures, computed from a measurement (TPC-C: NOPM and tpmC).
+    fn metrics(&self, _m: &crate::metrics::Measurement) -> BTreeMap<String, f64> {
+        BTreeMap::new()
+    }
 }
 
 /// One client's side of a workload.
@@ -130,6 +145,16 @@ pub trait Client: Send {
     /// the runner then ends this client, as pgbench aborts one.
     fn aborted(&self) -> Option<String> {
         None
+    }
+    /// After a successful `execute`: whether the transaction ended in a rollback the workload
+    /// asked for (TPC-C's New-Order with an unused item), counted apart from errors.
+    fn rolled_back(&self) -> bool {
+        false
+    }
+    /// After `next`: how long the terminal waits before the drawn transaction starts (TPC-C's
+    /// think and keying times), outside its latency. Zero by default.
+    fn pause(&mut self) -> Duration {
+        Duration::ZERO
     }
 }
 
@@ -177,6 +202,45 @@ impl Loader<'_> {
             );
         }
         Ok(n)
+    }
+}
+
+impl Loader<'_> {
+    /// A progress bar for a load made of several appends (hidden when quiet).
+    pub fn bar(&self, total: u64, what: &str) -> indicatif::ProgressBar {
+        let bar = if self.quiet {
+            indicatif::ProgressBar::hidden()
+        } else {
+            indicatif::ProgressBar::new(total)
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg:>18} [{bar:30}] {human_pos}/{human_len} rows, {per_sec}, eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_message(what.to_string());
+        bar
+    }
+
+    /// Add `rows` to `table` through the engine's bulk path, counting them on `bar`; several
+    /// sessions may append to the same table at once.
+    pub fn append(
+        &self,
+        session: &mut dyn Session,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<u64, Error> {
+        let mut progress = |n: u64| {
+            bar.inc(n);
+            !self.stop.load(Ordering::Relaxed)
+        };
+        session
+            .bulk_append(table, columns, rows, &mut progress)
+            .map_err(|e| db_error(e, &format!("loading {table}")))
     }
 }
 

@@ -262,10 +262,9 @@ fn bad_files(env: &Env) -> Result<(), String> {
         let out = dbduel(&["run", &file, "--dsn", &dsn]);
         expect_code(&out, 2, &format!("bad file {i}"))?;
         let all = text(&out);
-        ensure(
-            all.contains(&name) && all.contains(needle),
-            || format!("case {i}: expected '{needle}' in:\n{all}"),
-        )?;
+        ensure(all.contains(&name) && all.contains(needle), || {
+            format!("case {i}: expected '{needle}' in:\n{all}")
+        })?;
         ensure(!env.path(&format!("bad-{i}.db")).exists(), || {
             format!("case {i}: a database was created before the file was checked")
         })?;

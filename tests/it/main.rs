@@ -11,6 +11,7 @@ mod observe;
 mod report;
 mod script;
 mod sweep;
+mod tpcc;
 
 use std::sync::Arc;
 
@@ -34,6 +35,7 @@ fn main() {
     trials.extend(report::trials());
     trials.extend(sweep::trials());
     trials.extend(script::trials(&env));
+    trials.extend(tpcc::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();

@@ -230,6 +230,12 @@ pub const PARAMS: &[&str] = &[
 ];
 
 fn options(o: &WorkloadOptions) -> Result<Options, Error> {
+    if let Some(k) = o.params.keys().find(|k| !PARAMS.contains(&k.as_str())) {
+        return Err(Error::Usage(format!(
+            "--{} does not apply to the sysbench workloads (see `dbduel run --help`)",
+            k.replace('_', "-")
+        )));
+    }
     let get = |k: &str| o.params.get(k).map(String::as_str);
     let num = |k: &str, default: i64| -> Result<i64, Error> {
         match get(k) {

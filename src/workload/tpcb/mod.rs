@@ -54,7 +54,7 @@ pub struct Tpcb {
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     if let Some(k) = opts.params.keys().next() {
         return Err(Error::Usage(format!(
-            "--{} applies to the sysbench workloads, not tpcb",
+            "--{} does not apply to tpcb (see `dbduel run --help`)",
             k.replace('_', "-")
         )));
     }

@@ -1,0 +1,374 @@
+//! TPC-C (TPC Benchmark C, standard specification revision 5.11): the registry entry, its
+//! options (warehouses, isolation, specification timing), schema and loading (load.rs), the
+//! five transactions (txn.rs), the consistency conditions (check.rs) and its figures (NOPM,
+//! tpmC). The SQL lives in sql/tpcc/.
+
+mod check;
+mod load;
+mod rand;
+mod txn;
+
+use std::collections::BTreeMap;
+
+use crate::Error;
+use crate::engine::{DbResult, Engine, ErrorClass, Session};
+use crate::metrics::Measurement;
+use crate::sql::SqlSet;
+
+use super::{
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
+    meta_get, meta_set, run_all,
+};
+use rand::Constants;
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "tpcc",
+    about: "TPC-C: New-Order, Payment, Order-Status, Delivery, Stock-Level; scale = warehouses",
+    variants: &["tpcc"],
+    // One warehouse is about 100 MiB with its indexes (PostgreSQL, InnoDB).
+    bytes_per_scale: 100 << 20,
+    new,
+};
+
+/// Cardinalities per warehouse (clause 1.2.1, 4.3.3.1).
+pub const ITEMS: i64 = 100_000;
+pub const DISTRICTS: i64 = 10;
+pub const CUSTOMERS: i64 = 3_000;
+pub const ORDERS: i64 = 3_000;
+/// The first undelivered order of each district: 2,101 to 3,000 are in NEW-ORDER.
+pub const NEW_ORDERS_FROM: i64 = 2_101;
+
+/// Where the load's NURand constants are kept (clause 2.1.6.1 needs them for the run's).
+const META_CONSTANTS: &str = "tpcc.constants";
+/// The transaction types, in the order of their index.
+pub const TYPES: [&str; 5] = [
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
+const OPTIONS: [&str; 4] = ["warehouses", "isolation", "spec_timing", "load_workers"];
+
+/// Transaction isolation asked for on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// The engine's own default (PostgreSQL: read committed; InnoDB: repeatable read;
+    /// SQLite: serializable).
+    Default,
+    Serializable,
+}
+
+pub struct Tpcc {
+    warehouses: u32,
+    isolation: Isolation,
+    spec_timing: bool,
+    load_workers: Option<u32>,
+    /// Clients of the run (terminals), 0 outside a run.
+    clients: u32,
+    /// Set by `attach`: the run's NURand constants and the isolation the engine reports.
+    run_constants: Constants,
+    isolation_in_effect: String,
+}
+
+fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    if let Some(k) = o.params.keys().find(|k| !OPTIONS.contains(&k.as_str())) {
+        return Err(Error::Usage(format!(
+            "--{} does not apply to tpcc (see `dbduel run --help`)",
+            k.replace('_', "-")
+        )));
+    }
+    if o.fillfactor.is_some() {
+        return Err(Error::Usage("--fillfactor applies to tpcb only".into()));
+    }
+    let number = |k: &str| -> Result<Option<u32>, Error> {
+        o.params
+            .get(k)
+            .map(|v| {
+                v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--{} '{v}': give a whole number of at least 1",
+                        k.replace('_', "-")
+                    ))
+                })
+            })
+            .transpose()
+    };
+    let isolation = match o.params.get("isolation").map(String::as_str) {
+        None | Some("default") => Isolation::Default,
+        Some("serializable") => Isolation::Serializable,
+        Some(other) => {
+            return Err(Error::Usage(format!(
+                "--isolation '{other}': use default or serializable"
+            )));
+        }
+    };
+    Ok(Box::new(Tpcc {
+        warehouses: number("warehouses")?.unwrap_or(o.scale),
+        isolation,
+        spec_timing: o.params.contains_key("spec_timing"),
+        load_workers: number("load_workers")?,
+        clients: o.clients,
+        run_constants: Constants {
+            c_last: 0,
+            c_id: 0,
+            ol_i_id: 0,
+        },
+        isolation_in_effect: String::new(),
+    }))
+}
+
+fn sql(engine: &dyn Engine) -> SqlSet {
+    SqlSet::load(&crate::dialect_files!("tpcc"), engine.dialect())
+}
+
+/// The current time as every engine reads a timestamp literal: `YYYY-MM-DD HH:MM:SS`.
+fn now_text() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        .to_string()
+        .replace('T', " ")
+        .trim_end_matches('Z')
+        .to_string()
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+/// The number of warehouses the database holds.
+fn read_warehouses(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
+    let not_prepared = || {
+        Error::Usage(
+            "the database holds no tpcc data: run `dbduel prepare tpcc --warehouses N --dsn ...` first"
+                .into(),
+        )
+    };
+    let rows = s
+        .query_text(sql.get("count_warehouses"))
+        .map_err(|e| match e.class {
+            ErrorClass::UndefinedTable => not_prepared(),
+            _ => db_error(e, "counting the tpcc warehouses"),
+        })?;
+    match rows.first().and_then(|r| r[0].as_i64()) {
+        Some(n) if n > 0 => Ok(n as u32),
+        _ => Err(not_prepared()),
+    }
+}
+
+impl Workload for Tpcc {
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+    fn variant(&self) -> &'static str {
+        "tpcc"
+    }
+    fn scale(&self) -> u32 {
+        self.warehouses
+    }
+
+    fn prepare(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        loader: &Loader,
+    ) -> Result<(), Error> {
+        let sql = sql(engine);
+        let plain = engine.table_options(None);
+        let vars = [("plain", plain.as_str())];
+        run_all(
+            s,
+            &sql.statements("drop", &vars),
+            "dropping the tpcc tables",
+        )?;
+        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_meta"))?;
+        run_all(
+            s,
+            &sql.statements("create", &vars),
+            "creating the tpcc tables",
+        )?;
+        let seed = clock_seed();
+        let mut rng = <::rand::rngs::SmallRng as ::rand::SeedableRng>::seed_from_u64(seed);
+        let constants = Constants::for_load(&mut rng);
+        // One writer at a time on an embedded engine: more sessions would only wait.
+        let default_workers = if engine.embedded() { 1 } else { 4 };
+        let load = load::Load {
+            engine,
+            loader,
+            warehouses: self.warehouses,
+            seed,
+            constants,
+            now: now_text(),
+        };
+        let started = std::time::Instant::now();
+        load.run(s, self.load_workers.unwrap_or(default_workers))?;
+        if !loader.quiet {
+            eprintln!(
+                "loaded {} warehouses in {:.2} s; adding keys and indexes",
+                self.warehouses,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        run_all(s, &sql.statements("keys", &vars), "adding the tpcc keys")?;
+        run_all(
+            s,
+            &sql.statements("analyze", &vars),
+            "analyzing the tpcc tables",
+        )?;
+        meta_set(s, META_CONSTANTS, &constants.encode())
+            .map_err(|e| db_error(e, "writing dbduel_meta"))
+    }
+
+    fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
+        run_all(
+            s,
+            &sql(engine).statements("drop", &[]),
+            "dropping the tpcc tables",
+        )?;
+        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_meta"))
+    }
+
+    fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
+        let sql = sql(engine);
+        let warehouses = read_warehouses(&sql, s)?;
+        check::run(&sql, s, warehouses)
+    }
+
+    fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
+        let sql = sql(engine);
+        let held = read_warehouses(&sql, s)?;
+        let mut warnings = Vec::new();
+        if self.warehouses != 0 && self.warehouses != held {
+            warnings.push(format!(
+                "--warehouses {} ignored: the database holds {held} warehouses",
+                self.warehouses
+            ));
+        }
+        self.warehouses = held;
+        // Clause 2.1.6.1: the run's C for C_LAST depends on the load's.
+        let load = meta_get(s, META_CONSTANTS).and_then(|t| Constants::decode(&t));
+        if load.is_none() {
+            warnings.push("the load's NURand constants are not recorded (the data was not loaded by dbduel): the run's are drawn without clause 2.1.6.1's delta rule".into());
+        }
+        let load = load.unwrap_or(Constants {
+            c_last: (clock_seed() % 256) as u32,
+            c_id: 0,
+            ol_i_id: 0,
+        });
+        self.run_constants = Constants::for_run(load, clock_seed());
+        if self.isolation == Isolation::Serializable {
+            run_all(
+                s,
+                &sql.statements("isolation_serializable", &[]),
+                "setting the isolation level",
+            )?;
+        }
+        let level = s
+            .query_text(sql.get("show_isolation"))
+            .map_err(|e| db_error(e, "reading the isolation level"))?;
+        self.isolation_in_effect = level
+            .first()
+            .map(|r| r[0].to_string().to_lowercase().replace('-', " "))
+            .unwrap_or_default();
+        if engine.embedded() {
+            warnings.push(format!(
+                "{} allows one writer at a time: New-Order, Payment and Delivery (92% of the mix) run one after another, whatever the clients",
+                engine.name()
+            ));
+        }
+        if self.clients > 0 && self.clients < self.warehouses {
+            warnings.push(format!(
+                "{} clients for {} warehouses: terminals are bound to warehouses (client i to warehouse i mod {} + 1), so warehouses {} to {} get no terminal of their own",
+                self.clients,
+                self.warehouses,
+                self.warehouses,
+                self.clients + 1,
+                self.warehouses
+            ));
+        }
+        if self.spec_timing && self.warehouses > 0 {
+            warnings.push(format!(
+                "--spec-timing: keying and think times cap each terminal at about 1.29 New-Orders per minute; the specification runs 10 terminals per warehouse ({} here)",
+                10 * self.warehouses
+            ));
+        }
+        Ok(warnings)
+    }
+
+    /// Serialization failures and deadlocks are part of TPC-C at serializable (PostgreSQL's
+    /// SSI aborts New-Order often when it shares a warehouse with Payment): retried, counted.
+    fn default_max_tries(&self) -> u32 {
+        100
+    }
+
+    fn transaction_types(&self) -> Vec<&'static str> {
+        TYPES.to_vec()
+    }
+
+    fn client(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        client_id: u32,
+        seed: u64,
+    ) -> DbResult<Box<dyn Client>> {
+        let sql = sql(engine);
+        if self.isolation == Isolation::Serializable {
+            for stmt in sql.statements("isolation_serializable", &[]) {
+                s.batch(&stmt)?;
+            }
+        }
+        let terminal = txn::Terminal::bind(client_id, self.warehouses);
+        txn::TpccClient::new(
+            &sql,
+            s,
+            terminal,
+            self.warehouses,
+            self.run_constants,
+            self.spec_timing,
+            seed,
+        )
+        .map(|c| Box::new(c) as Box<dyn Client>)
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        out.insert("warehouses".into(), self.warehouses.to_string());
+        out.insert(
+            "isolation".into(),
+            match self.isolation {
+                Isolation::Default => "default",
+                Isolation::Serializable => "serializable",
+            }
+            .into(),
+        );
+        out.insert(
+            "isolation_in_effect".into(),
+            self.isolation_in_effect.clone(),
+        );
+        out.insert(
+            "spec_timing".into(),
+            if self.spec_timing { "on" } else { "off" }.into(),
+        );
+        out.insert("mix".into(), "deck of 100: 45/43/4/4/4".into());
+        out
+    }
+
+    /// NOPM: New-Orders committed per minute of measured time, as HammerDB reports it (but
+    /// counted by dbduel, so the same on every engine); tpmC: New-Orders completed per minute,
+    /// the rolled back 1% included (clause 5.4.1 counts completed New-Order transactions).
+    fn metrics(&self, m: &Measurement) -> BTreeMap<String, f64> {
+        let minutes = (m.duration_s / 60.0).max(1e-9);
+        let mut out = BTreeMap::new();
+        if let Some(no) = m.transaction_types.iter().find(|t| t.name == TYPES[0]) {
+            out.insert(
+                "nopm".into(),
+                (no.transactions - no.rollbacks) as f64 / minutes,
+            );
+            out.insert("tpmC".into(), no.transactions as f64 / minutes);
+        }
+        out
+    }
+}

@@ -1,0 +1,157 @@
+//! TPC-C beyond the conformance suite (which loads one warehouse on every target, runs and
+//! checks): bad TPC-C options are refused, two warehouses load in parallel and run at
+//! serializable on PostgreSQL, and `check tpcc` fails once an order is deleted by hand.
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text};
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let refused: [(&str, &[&str], &str); 4] = [
+        (
+            "warehouses_zero",
+            &["run", "tpcc", "--warehouses", "0"],
+            "--warehouses must be at least 1",
+        ),
+        (
+            "unknown_isolation",
+            &["run", "tpcc", "--isolation", "snapshot"],
+            "--isolation 'snapshot': use default or serializable",
+        ),
+        (
+            "load_workers_zero",
+            &[
+                "prepare",
+                "tpcc",
+                "--dsn",
+                "sqlite:///nonexistent/x.db",
+                "--load-workers",
+                "0",
+            ],
+            "--load-workers must be at least 1",
+        ),
+        (
+            "spec_timing_with_rate",
+            &["run", "tpcc", "--spec-timing", "-R", "10"],
+            "drop --rate",
+        ),
+    ];
+    let mut out: Vec<Trial> = refused
+        .into_iter()
+        .map(|(name, args, needle)| {
+            Trial::test(format!("tpcc::refuses::{name}"), move || {
+                let out = dbduel(args);
+                expect_code(&out, 2, name)?;
+                let all = text(&out);
+                Ok(ensure(all.contains(needle), || {
+                    format!("message lacks '{needle}':\n{all}")
+                })?)
+            })
+        })
+        .collect();
+    let env = env.clone();
+    out.push(Trial::test(
+        "tpcc::postgres_two_warehouses_serializable_then_an_order_deleted",
+        move || Ok(two_warehouses_then_delete(&env)?),
+    ));
+    out
+}
+
+fn check(dsn: &str) -> std::process::Output {
+    dbduel(&["check", "tpcc", "--dsn", dsn])
+}
+
+fn two_warehouses_then_delete(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "tpcc_two");
+    let prepare = dbduel(&[
+        "prepare",
+        "tpcc",
+        "--warehouses",
+        "2",
+        "--load-workers",
+        "3",
+        "--dsn",
+        &dsn,
+    ]);
+    expect_code(&prepare, 0, "prepare --warehouses 2")?;
+    let json = env.path("tpcc-two.json");
+    let json_s = json.display().to_string();
+    let run = dbduel(&[
+        "run",
+        "tpcc",
+        "--dsn",
+        &dsn,
+        "-c",
+        "4",
+        "-T",
+        "2",
+        "-M",
+        "prepared",
+        "--isolation",
+        "serializable",
+        "--max-tries",
+        "1000",
+        "--json",
+        &json_s,
+    ]);
+    expect_code(&run, 0, "run --isolation serializable")?;
+    let summary = text(&run);
+    ensure(summary.contains("nopm") && summary.contains("tpmC"), || {
+        format!("the summary lacks NOPM and tpmC:\n{summary}")
+    })?;
+    let r = read_result(&json)?;
+    let w = &r["workload"];
+    ensure(
+        w["scale"] == 2 && w["settings"]["warehouses"] == "2",
+        || format!("workload: {w}"),
+    )?;
+    ensure(
+        w["settings"]["isolation_in_effect"] == "serializable",
+        || format!("isolation: {}", w["settings"]),
+    )?;
+    let new_orders = &r["transaction_types"][0];
+    ensure(new_orders["name"] == "new_order", || {
+        format!("types: {}", r["transaction_types"])
+    })?;
+    let (done, rolled) = (
+        new_orders["transactions"].as_f64().unwrap_or(0.0),
+        new_orders["rollbacks"].as_f64().unwrap_or(-1.0),
+    );
+    let minutes = r["duration_s"].as_f64().unwrap_or(0.0) / 60.0;
+    let nopm = w["metrics"]["nopm"].as_f64().unwrap_or(0.0);
+    ensure(
+        done > 0.0 && (nopm - (done - rolled) / minutes).abs() < 1e-6 * nopm.max(1.0),
+        || format!("nopm {nopm} from {done} new orders ({rolled} rolled back) in {minutes} min"),
+    )?;
+    expect_code(&check(&dsn), 0, "check after the run")?;
+
+    // Delete district 1's latest order with its lines and its NEW-ORDER row, as a bad
+    // transaction would have: D_NEXT_O_ID no longer matches (condition 2).
+    let mut s = session(&dsn);
+    let deleted = "DELETE FROM {t} WHERE {p}_w_id = 1 AND {p}_d_id = 1 AND {p}_o_id = (SELECT d_next_o_id - 1 FROM district WHERE d_w_id = 1 AND d_id = 1)";
+    for (table, prefix) in [("order_line", "ol"), ("new_order", "no")] {
+        s.batch(&deleted.replace("{t}", table).replace("{p}", prefix))
+            .map_err(|e| e.to_string())?;
+    }
+    s.batch("DELETE FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = (SELECT d_next_o_id - 1 FROM district WHERE d_w_id = 1 AND d_id = 1)")
+        .map_err(|e| e.to_string())?;
+    let out = check(&dsn);
+    expect_code(&out, 1, "check after deleting an order")?;
+    let all = text(&out);
+    ensure(
+        all.contains("FAILED") && all.contains("district 1/1"),
+        || format!("check does not name the district:\n{all}"),
+    )?;
+
+    // A NEW-ORDER row gone from the middle of district 2 breaks condition 3.
+    s.batch("DELETE FROM new_order WHERE no_w_id = 2 AND no_d_id = 2 AND no_o_id = 2500")
+        .map_err(|e| e.to_string())?;
+    let all = text(&check(&dsn));
+    ensure(
+        all.lines()
+            .any(|l| l.starts_with("FAILED") && l.contains("3:") && l.contains("district 2/2")),
+        || format!("condition 3 does not fail:\n{all}"),
+    )
+}
