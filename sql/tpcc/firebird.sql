@@ -1,5 +1,7 @@
--- TPC-C on Firebird 3: no DROP TABLE IF EXISTS (the catalogue is asked first), WITH LOCK for
--- FOR UPDATE, ROWS for LIMIT, RDB$DATABASE for FROM-less SELECTs, SET STATISTICS for ANALYZE,
+-- TPC-C on Firebird 3: no DROP TABLE IF EXISTS (the catalogue is asked first), no FOR UPDATE
+-- (Firebird's own is not a lock; its WITH LOCK reports conflicts in the middle of a fetch,
+-- which the wire client does not survive: the UPDATE that follows each of these reads meets
+-- the same conflict and is retried), ROWS for LIMIT, RDB$DATABASE for FROM-less SELECTs, SET STATISTICS for ANALYZE,
 -- no multi-row VALUES (an order's lines are one INSERT ... SELECT ... UNION ALL SELECT ...).
 -- SET TRANSACTION is taken by dbduel's Firebird session for its later transactions; Firebird's
 -- SERIALIZABLE is SNAPSHOT TABLE STABILITY. Each EXECUTE BLOCK stays on one line.
@@ -25,13 +27,13 @@ SET TRANSACTION ISOLATION LEVEL SERIALIZABLE
 SELECT RDB$GET_CONTEXT('SYSTEM', 'ISOLATION_LEVEL') FROM RDB$DATABASE
 
 -- name: no_stock
-SELECT s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE s_w_id = ? AND s_i_id = ? WITH LOCK
+SELECT s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE s_w_id = ? AND s_i_id = ?
 
 -- name: no_stocks
-SELECT s_i_id, s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE s_w_id = ? AND s_i_id IN ({ids}) WITH LOCK
+SELECT s_i_id, s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE s_w_id = ? AND s_i_id IN ({ids})
 
 -- name: p_customer
-SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? WITH LOCK
+SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?
 
 -- name: os_last_order
 SELECT o_id, o_entry_d, o_carrier_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC ROWS 1
@@ -47,3 +49,8 @@ SELECT CAST(? AS INTEGER), CAST(? AS SMALLINT), CAST(? AS INTEGER), CAST(? AS SM
 
 -- name: no_order_lines_joiner
 UNION ALL
+
+-- No RETURNING: a conflict met by UPDATE ... RETURNING comes back inside its output row, which
+-- the wire client cannot read; no_district reads the new number in the same transaction.
+-- name: no_district_bump
+UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?

@@ -536,6 +536,14 @@ fn missing_file(e: &FbError) -> bool {
     text.contains("I/O error") && text.contains("No such file")
 }
 
+/// Client errors after which the connection's protocol state is unknown.
+const DESYNC: &[&str] = &[
+    "Invalid Xsqlda",
+    "missing bytes",
+    "Fetch returned no columns",
+    "too many empty batches",
+];
+
 /// Firebird errors by message (the pure client reports the SQLCODE, not the GDS code).
 fn classify(e: &FbError, connecting: bool) -> DbError {
     match e {
@@ -580,6 +588,9 @@ fn classify(e: &FbError, connecting: bool) -> DbError {
         FbError::Other(msg) => {
             let class = if msg.contains("user name and password") {
                 ErrorClass::AuthFailed
+            } else if DESYNC.iter().any(|d| msg.contains(d)) {
+                // The client no longer knows where it is in the protocol: start afresh.
+                ErrorClass::ConnectionLost
             } else {
                 ErrorClass::Other("client".into())
             };
