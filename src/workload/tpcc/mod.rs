@@ -183,7 +183,7 @@ impl Workload for Tpcc {
             &sql.statements("drop", &vars),
             "dropping the tpcc tables",
         )?;
-        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_meta"))?;
+        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_facts"))?;
         run_all(
             s,
             &sql.statements("create", &vars),
@@ -218,7 +218,7 @@ impl Workload for Tpcc {
             "analyzing the tpcc tables",
         )?;
         meta_set(s, META_CONSTANTS, &constants.encode())
-            .map_err(|e| db_error(e, "writing dbduel_meta"))
+            .map_err(|e| db_error(e, "writing dbduel_facts"))
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
@@ -227,7 +227,7 @@ impl Workload for Tpcc {
             &sql(engine).statements("drop", &[]),
             "dropping the tpcc tables",
         )?;
-        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_meta"))
+        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_facts"))
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
