@@ -50,7 +50,7 @@ fn run_variant(env: &Env, target: Target, workload: &str, variant: &str) -> Resu
             "-b",
             variant,
             "--max-tries",
-            "100",
+            target.max_tries(),
             "--json",
             &json_s,
         ];

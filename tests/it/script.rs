@@ -284,7 +284,7 @@ fn tpcb_like(env: &Env, target: Target) -> Result<(), String> {
             "-M",
             protocol,
             "--max-tries",
-            "100",
+            target.max_tries(),
         ]);
         expect_code(&out, 0, &format!("run tpcb-like.sql -M {protocol}"))?;
         ensure(text(&out).contains("tpcb-like.sql"), || text(&out))?;
