@@ -348,10 +348,11 @@ impl FbSession {
         }
         let params: Vec<SqlType> = params.iter().map(to_fb).collect();
         let mut stmt = self.stmts[id.0].prepared.take();
-        let sql = self.stmts[id.0].sql.clone();
+        // The text is needed only for the first execution, which prepares it.
+        let sql = stmt.is_none().then(|| self.stmts[id.0].sql.clone());
         let result = self.in_tr(|cli, db, tr| {
-            if stmt.is_none() {
-                stmt = Some(cli.prepare_statement(db, tr, DIALECT, &sql)?);
+            if let Some(sql) = &sql {
+                stmt = Some(cli.prepare_statement(db, tr, DIALECT, sql)?);
             }
             let (kind, h) = stmt.as_mut().expect("prepared");
             Self::run_handle(cli, db, tr, *kind, h, params, keep)
