@@ -215,8 +215,13 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
                     .filter(|(on, _)| *on)
                     .map(|(_, f)| *f)
                     .collect();
+                let figures: Vec<String> = r
+                    .metrics
+                    .iter()
+                    .map(|(name, value)| format!("{name} {value:.0}"))
+                    .collect();
                 println!(
-                    "{:>5}  {:<16} {:<9} {:<8} {:<14} {:>7} {:>3} {:>10.1} {:>9.3} {:>9.3}  {}",
+                    "{:>5}  {:<16} {:<9} {:<8} {:<14} {:>7} {:>3} {:>10.1} {:>9.3} {:>9.3}  {}{}{}",
                     r.id,
                     r.plan,
                     r.engine,
@@ -227,7 +232,13 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
                     r.tps,
                     r.p95_ms,
                     r.p99_ms,
-                    flags.join(",")
+                    flags.join(","),
+                    if figures.is_empty() || flags.is_empty() {
+                        ""
+                    } else {
+                        "  "
+                    },
+                    figures.join(", ")
                 );
             }
         }
@@ -252,19 +263,28 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
     Ok(Outcome::Success)
 }
 
-/// Runs as CSV, one header line, fields quoted where they need it.
+/// Runs as CSV, one header line, fields quoted where they need it; the workloads' own figures
+/// (TPC-C: nopm, tpmC) get a column each, empty where a run has no such figure.
 fn csv(rows: &[crate::store::RunRow]) -> String {
+    let mut figures: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r.metrics.keys().map(String::as_str))
+        .collect();
+    figures.sort_unstable();
+    figures.dedup();
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
         let obj = serde_json::to_value(row).expect("row serializes");
         let map = obj.as_object().expect("object");
+        let fields = map.iter().filter(|(k, _)| *k != "metrics");
         if i == 0 {
-            out += &map.keys().cloned().collect::<Vec<_>>().join(",");
+            let mut header: Vec<&str> = fields.clone().map(|(k, _)| k.as_str()).collect();
+            header.extend(&figures);
+            out += &header.join(",");
             out.push('\n');
         }
-        let cells: Vec<String> = map
-            .values()
-            .map(|v| match v {
+        let mut cells: Vec<String> = fields
+            .map(|(_, v)| match v {
                 serde_json::Value::String(s) if s.contains([',', '"', '\n']) => {
                     format!("\"{}\"", s.replace('"', "\"\""))
                 }
@@ -272,6 +292,11 @@ fn csv(rows: &[crate::store::RunRow]) -> String {
                 other => other.to_string(),
             })
             .collect();
+        cells.extend(
+            figures
+                .iter()
+                .map(|f| row.metrics.get(*f).map(f64::to_string).unwrap_or_default()),
+        );
         out += &cells.join(",");
         out.push('\n');
     }

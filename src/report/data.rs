@@ -68,6 +68,32 @@ pub struct PointSummary {
     pub server_cpu_per_tx_us: Option<f64>,
     pub database_size_bytes: Option<u64>,
     pub warnings: Vec<String>,
+    /// The workload's own figures over the repeats (TPC-C: nopm, tpmC), by name.
+    pub metrics: BTreeMap<String, Figure>,
+    /// Each transaction type over the repeats, for workloads with more than one (TPC-C's five).
+    pub types: Vec<TypeFigures>,
+}
+
+/// A figure over a point's repeats.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Figure {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// One transaction type of a point, over its repeats: medians of the rates and latencies,
+/// sums of the counts.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TypeFigures {
+    pub name: String,
+    pub tps: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+    pub retries: u64,
+    pub rollbacks: u64,
 }
 
 impl PointSummary {

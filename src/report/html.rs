@@ -44,6 +44,7 @@ pub fn html(data: &ReportData) -> String {
     if !data.points.is_empty() {
         out += &resources_section(data);
         out += &comparison_section(data);
+        out += &types_section(data);
         out += &profile_comparison_section(data);
     }
     out += &settings_section(data);
@@ -97,7 +98,15 @@ fn header(data: &ReportData) -> String {
     );
     out += "<nav><a href=\"#throughput\">Throughput</a><a href=\"#latency\">Latency</a>\
             <a href=\"#timelines\">Timelines</a><a href=\"#resources\">Resources</a>\
-            <a href=\"#comparison\">All points</a><a href=\"#settings\">Settings</a></nav></div>";
+            <a href=\"#comparison\">All points</a>";
+    if data
+        .points
+        .iter()
+        .any(|p| !p.types.is_empty() || !p.metrics.is_empty())
+    {
+        out += "<a href=\"#types\">Per type</a>";
+    }
+    out += "<a href=\"#settings\">Settings</a></nav></div>";
     out += "<table class=\"facts\"><caption>Host</caption><tbody>";
     if data.host.is_empty() {
         out += "<tr><td class=\"muted\">no host facts recorded</td></tr>";
@@ -455,6 +464,22 @@ fn throughput_section(data: &ReportData, styles: &Styles) -> String {
             styles.legend(&names),
             key_html(repeats)
         );
+        if points.iter().any(|p| p.metrics.contains_key("nopm")) {
+            w!(
+                out,
+                "<figure class=\"wide nopm\"><figcaption>{} &middot; {} &middot; New-Orders per minute \
+                 (NOPM: committed New-Order transactions, as HammerDB counts them)</figcaption><div class=\"plot\">",
+                esc(&workload),
+                esc(&variant)
+            );
+            out += &curve_chart(&points, styles, &Metric::NOPM, (860.0, 380.0));
+            w!(
+                out,
+                "<div class=\"side\">{}{}</div></div></figure>\n",
+                styles.legend(&names),
+                key_html(repeats)
+            );
+        }
     }
     out += "</section>\n";
     out
@@ -530,6 +555,12 @@ impl Metric {
         axis: "transactions per second",
         value: |p| p.tps_median,
         range: Some(|p| (p.tps_min, p.tps_max)),
+    };
+    const NOPM: Metric = Metric {
+        name: "NOPM",
+        axis: "New-Orders per minute",
+        value: |p| p.metrics.get("nopm").map_or(0.0, |f| f.median),
+        range: Some(|p| p.metrics.get("nopm").map_or((0.0, 0.0), |f| (f.min, f.max))),
     };
     const P50: Metric = Metric {
         name: "p50",
@@ -696,6 +727,15 @@ fn point_tip(p: &PointSummary) -> String {
         sig3(p.p95_ms),
         sig3(p.p99_ms)
     );
+    for (name, f) in &p.metrics {
+        w!(
+            tip,
+            "\n{name} {} (min {}, max {})",
+            tps_text(f.median),
+            tps_text(f.min),
+            tps_text(f.max)
+        );
+    }
     if p.errors > 0 {
         w!(tip, "\n{} errors", p.errors);
     }
@@ -978,6 +1018,70 @@ fn comparison_section(data: &ReportData) -> String {
         let first = previous.is_some_and(|g| g != group);
         previous = Some(group);
         out += &comparison_row(p, data.is_fastest(p), first);
+    }
+    out += "</tbody></table></section>\n";
+    out
+}
+
+/// Per point with several transaction types (TPC-C's five): the workload's own figures, then
+/// each type's rate, latency percentiles, rollbacks, retries and errors.
+fn types_section(data: &ReportData) -> String {
+    let points: Vec<&PointSummary> = data
+        .comparison()
+        .into_iter()
+        .filter(|p| !p.types.is_empty() || !p.metrics.is_empty())
+        .collect();
+    if points.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<section id=\"types\"><h2>Per transaction type</h2><p class=\"note\">Medians over the \
+         repeats; rollbacks (TPC-C's 1% of New-Orders that roll back by design), retries and errors \
+         are summed over them.</p><table class=\"data\"><thead><tr><th>type</th>\
+         <th class=\"num\">tps</th><th class=\"num\">p50 ms</th><th class=\"num\">p95 ms</th>\
+         <th class=\"num\">p99 ms</th><th class=\"num\">rollbacks</th><th class=\"num\">retries</th>\
+         <th class=\"num\">errors</th></tr></thead><tbody>",
+    );
+    for p in points {
+        let figures: Vec<String> = p
+            .metrics
+            .iter()
+            .map(|(name, f)| {
+                format!(
+                    "{} {} <span class=\"muted\">[{}&ndash;{}]</span>",
+                    esc(name),
+                    tps_text(f.median),
+                    tps_text(f.min),
+                    tps_text(f.max)
+                )
+            })
+            .collect();
+        w!(
+            out,
+            "<tr class=\"group\"><th colspan=\"8\">{} &middot; {} {} &middot; {} clients{}{}</th></tr>",
+            series_label(&p.series(), p.unsafe_profile),
+            esc(&p.workload),
+            esc(&p.variant),
+            p.clients,
+            if figures.is_empty() { "" } else { " &middot; " },
+            figures.join(" &middot; ")
+        );
+        for t in &p.types {
+            w!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td></tr>",
+                esc(&t.name),
+                tps_text(t.tps),
+                sig3(t.p50_ms),
+                sig3(t.p95_ms),
+                sig3(t.p99_ms),
+                t.rollbacks,
+                t.retries,
+                if t.errors > 0 { " bad" } else { "" },
+                t.errors
+            );
+        }
     }
     out += "</tbody></table></section>\n";
     out

@@ -30,6 +30,7 @@ pub fn markdown(data: &ReportData) -> String {
         out += "No points were measured.\n\n";
     } else {
         out += &comparison(data);
+        out += &types(data);
         out += &profile_comparisons(data);
         out += "## Resources\n\n";
         out += &resources(&data.resources());
@@ -113,6 +114,63 @@ fn comparison(data: &ReportData) -> String {
         out += &comparison_row(p, data.is_fastest(p));
     }
     out += "\nBold: the fastest median of a durable (not unsafe) profile among the points of the same workload and clients.\n\n";
+    out
+}
+
+/// Per point with several transaction types (TPC-C's five): its own figures, then each type.
+fn types(data: &ReportData) -> String {
+    let points: Vec<&PointSummary> = data
+        .comparison()
+        .into_iter()
+        .filter(|p| !p.types.is_empty() || !p.metrics.is_empty())
+        .collect();
+    if points.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Per transaction type\n\nMedians over the repeats; rollbacks, retries and errors summed.\n\n",
+    );
+    for p in points {
+        w!(
+            out,
+            "**{}{} · {} {} · {} clients**",
+            cell(&p.series()),
+            if p.unsafe_profile { " (unsafe)" } else { "" },
+            cell(&p.workload),
+            cell(&p.variant),
+            p.clients
+        );
+        for (name, f) in &p.metrics {
+            w!(
+                out,
+                " · {} {} [{}–{}]",
+                cell(name),
+                tps_text(f.median),
+                tps_text(f.min),
+                tps_text(f.max)
+            );
+        }
+        out += "\n\n";
+        if p.types.is_empty() {
+            continue;
+        }
+        out += "| type | tps | p50 ms | p95 ms | p99 ms | rollbacks | retries | errors |\n|---|--:|--:|--:|--:|--:|--:|--:|\n";
+        for t in &p.types {
+            w!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                cell(&t.name),
+                tps_text(t.tps),
+                sig3(t.p50_ms),
+                sig3(t.p95_ms),
+                sig3(t.p99_ms),
+                t.rollbacks,
+                t.retries,
+                t.errors
+            );
+        }
+        out += "\n";
+    }
     out
 }
 

@@ -79,6 +79,8 @@ pub struct RunRow {
     pub errors: i64,
     pub client_bound: bool,
     pub server_version: String,
+    /// The workload's own figures (TPC-C: nopm, tpmC), by name.
+    pub metrics: std::collections::BTreeMap<String, f64>,
 }
 
 pub struct Store {

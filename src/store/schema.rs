@@ -6,7 +6,8 @@ use rusqlite::{Connection, Transaction, params};
 use super::{PointRecord, RunRow};
 
 /// Each entry migrates from the version before it; append, never edit.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE plans (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
@@ -70,7 +71,19 @@ CREATE TABLE resources (
     sample TEXT NOT NULL,
     PRIMARY KEY (run_id, t)
 );
-"#];
+"#,
+    r#"
+CREATE TABLE run_metrics (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+INSERT INTO run_metrics (run_id, name, value)
+    SELECT runs.id, m.key, m.value FROM runs, json_each(runs.result, '$.workload.metrics') AS m
+    WHERE m.type IN ('real', 'integer');
+"#,
+];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -126,6 +139,12 @@ pub fn insert_details(tx: &Transaction, id: i64, rec: &PointRecord) -> rusqlite:
     for (name, bytes) in &m.histograms {
         h.execute(params![id, name, bytes])?;
     }
+    let mut f = tx.prepare("INSERT INTO run_metrics (run_id, name, value) VALUES (?1, ?2, ?3)")?;
+    for (name, value) in &rec.result.workload.metrics {
+        if value.is_finite() {
+            f.execute(params![id, name, value])?;
+        }
+    }
     let mut s = tx.prepare("INSERT INTO resources (run_id, t, sample) VALUES (?1, ?2, ?3)")?;
     for (i, sample) in rec.resources.iter().enumerate() {
         let t = sample
@@ -166,9 +185,26 @@ pub fn list(conn: &Connection, plan: Option<&str>) -> rusqlite::Result<Vec<RunRo
             errors: r.get(17)?,
             client_bound: r.get(18)?,
             server_version: r.get(19)?,
+            metrics: Default::default(),
         })
     })?;
-    rows.collect()
+    let mut rows: Vec<RunRow> = rows.collect::<rusqlite::Result<_>>()?;
+    let mut figures =
+        conn.prepare("SELECT run_id, name, value FROM run_metrics ORDER BY run_id")?;
+    let figures = figures.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, f64>(2)?,
+        ))
+    })?;
+    for figure in figures {
+        let (id, name, value) = figure?;
+        if let Ok(i) = rows.binary_search_by_key(&id, |row| row.id) {
+            rows[i].metrics.insert(name, value);
+        }
+    }
+    Ok(rows)
 }
 
 pub fn resources(conn: &Connection, id: i64) -> rusqlite::Result<Vec<serde_json::Value>> {
@@ -196,4 +232,34 @@ pub fn settings(
 /// JSON text of anything serializable, for the JSON columns.
 fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("results serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store written before run_metrics existed gets its runs' figures on opening.
+    #[test]
+    fn migration_fills_figures_of_older_runs() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO plans VALUES (1, 'p', '', '');
+            INSERT INTO runs (id, plan_id, point_key, engine, profile, unsafe_profile, workload, variant, scale,
+                clients, repeat, cold, started_at, duration_s, tps, transactions, errors, retries, p50_ms, p95_ms,
+                p99_ms, max_ms, client_cpu_s, client_bound, interrupted, server_version, settings, host,
+                database_size_bytes, result)
+            VALUES (1, 1, 'k1', 'sqlite', 'default', 0, 'tpcc', 'standard', 1, 1, 1, 0, '', 1, 1, 1, 0, 0, 1, 1, 1,
+                1, 0, 0, 0, '', '{}', '{}', 0, '{"workload": {"metrics": {"nopm": 120.5, "tpmC": 121}}}'),
+                (2, 1, 'k2', 'sqlite', 'default', 0, 'tpcb', 'tpcb-like', 1, 1, 1, 0, '', 1, 1, 1, 0, 0, 1, 1, 1,
+                1, 0, 0, 0, '', '{}', '{}', 0, '{"workload": {"metrics": {}}}');"#,
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        let rows = list(&conn, None).unwrap();
+        assert_eq!(rows[0].metrics.get("nopm"), Some(&120.5));
+        assert_eq!(rows[0].metrics.get("tpmC"), Some(&121.0));
+        assert!(rows[1].metrics.is_empty());
+    }
 }

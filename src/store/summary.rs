@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use super::{RunRow, Store};
 use crate::Error;
 use crate::report::data::{
-    PointSummary, ProfileComparison, ProfileSettings, ReportData, Second, Timeline,
+    Figure, PointSummary, ProfileComparison, ProfileSettings, ReportData, Second, Timeline,
+    TypeFigures,
 };
 use crate::stats;
 
@@ -199,7 +200,85 @@ fn summarise(members: &[&RunFacts]) -> PointSummary {
             .filter_map(|m| m.result["engine"]["database_size_bytes"].as_u64())
             .max(),
         warnings,
+        metrics: figures(members),
+        types: types(members),
     }
+}
+
+/// The workload's own figures (result.workload.metrics) over the repeats that report them.
+fn figures(members: &[&RunFacts]) -> BTreeMap<String, Figure> {
+    let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for m in members {
+        for (name, value) in m.result["workload"]["metrics"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(v) = value.as_f64() {
+                values.entry(name.clone()).or_default().push(v);
+            }
+        }
+    }
+    values
+        .into_iter()
+        .map(|(name, v)| {
+            let s = stats::spread(&v);
+            let figure = Figure {
+                median: s.median,
+                min: s.min,
+                max: s.max,
+            };
+            (name, figure)
+        })
+        .collect()
+}
+
+/// Each transaction type over the repeats, when the workload has more than one.
+fn types(members: &[&RunFacts]) -> Vec<TypeFigures> {
+    let mut names: Vec<String> = Vec::new();
+    for m in members {
+        for t in m.result["transaction_types"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = t["name"].as_str().filter(|n| !names.iter().any(|x| x == n)) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let of_type: Vec<&serde_json::Value> = members
+                .iter()
+                .flat_map(|m| {
+                    m.result["transaction_types"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                })
+                .filter(|t| t["name"] == name.as_str())
+                .collect();
+            let median = |f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+                stats::spread(&of_type.iter().filter_map(|t| f(t)).collect::<Vec<_>>()).median
+            };
+            let sum = |field: &str| of_type.iter().filter_map(|t| t[field].as_u64()).sum();
+            TypeFigures {
+                tps: median(&|t| t["tps"].as_f64()),
+                p50_ms: median(&|t| t["latency_ms"]["p50"].as_f64()),
+                p95_ms: median(&|t| t["latency_ms"]["p95"].as_f64()),
+                p99_ms: median(&|t| t["latency_ms"]["p99"].as_f64()),
+                errors: sum("errors"),
+                retries: sum("retries"),
+                rollbacks: sum("rollbacks"),
+                name,
+            }
+        })
+        .collect()
 }
 
 fn peak(samples: &[serde_json::Value], field: &str) -> Option<u64> {

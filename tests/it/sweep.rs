@@ -14,6 +14,9 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("sweep::two_profiles_two_client_counts_every_engine", || {
             Ok(every_engine()?)
         }),
+        Trial::test("sweep::tpcc_figures_in_store_export_and_report", || {
+            Ok(tpcc_figures()?)
+        }),
         Trial::test("sweep::killed_sweep_resumes_only_what_is_missing", || {
             Ok(resume()?)
         }),
@@ -90,6 +93,76 @@ fn every_engine() -> Result<(), String> {
     ensure(text(&list).lines().count() == 13, || text(&list))?;
     let show = dbduel(&["results", "show", "1", "--results", &results]);
     crate::env::expect_code(&show, 0, "results show")
+}
+
+/// TPC-C's NOPM and tpmC reach the store (a column each in CSV), `results list`, and both
+/// reports, with the five transaction types.
+fn tpcc_figures() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = "name = \"nopm\"\nengines = [\"sqlite\"]\nworkload = \"tpcc\"\nscale = 1\nclients = [1, 2]\ntime = 2\n";
+    let plan = write(dir.path(), "nopm.toml", plan);
+    let results = dir.path().join("r.db").display().to_string();
+    let html = dir.path().join("r.html").display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results, "--report", &html]);
+    expect_code(&out, 0, "tpcc sweep")?;
+    let rows = exported(&results)?;
+    ensure(rows.len() == 2, || format!("{} runs stored", rows.len()))?;
+    for r in &rows {
+        let (nopm, tpmc) = (&r["metrics"]["nopm"], &r["metrics"]["tpmC"]);
+        ensure(
+            nopm.as_f64() > Some(0.0) && tpmc.as_f64() >= nopm.as_f64(),
+            || format!("run without NOPM <= tpmC: {r}"),
+        )?;
+    }
+    let csv = dbduel(&[
+        "results",
+        "export",
+        "--format",
+        "csv",
+        "--results",
+        &results,
+    ]);
+    expect_code(&csv, 0, "csv export")?;
+    let csv = String::from_utf8_lossy(&csv.stdout).to_string();
+    let header: Vec<&str> = csv.lines().next().unwrap_or_default().split(',').collect();
+    let at = header.iter().position(|h| *h == "nopm");
+    ensure(at.is_some() && header.contains(&"tpmC"), || {
+        format!("CSV header lacks nopm/tpmC: {header:?}")
+    })?;
+    for line in csv.lines().skip(1) {
+        let cell = line.split(',').nth(at.unwrap_or(0)).unwrap_or_default();
+        ensure(cell.parse::<f64>().is_ok_and(|v| v > 0.0), || {
+            format!("CSV row without NOPM: {line}")
+        })?;
+    }
+    let list = text(&dbduel(&["results", "list", "--results", &results]));
+    ensure(list.contains("nopm ") && list.contains("tpmC "), || {
+        list.clone()
+    })?;
+    let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
+    ensure(page.contains("New-Orders per minute"), || {
+        "the HTML report has no NOPM chart".into()
+    })?;
+    ensure(page.contains("<section id=\"types\">"), || {
+        "the HTML report has no per-type section".into()
+    })?;
+    let md = dbduel(&["report", "--format", "markdown", "--results", &results]);
+    expect_code(&md, 0, "markdown report")?;
+    let md = String::from_utf8_lossy(&md.stdout).to_string();
+    for t in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
+        ensure(md.contains(&format!("| {t} |")), || {
+            format!("markdown report lacks transaction type {t}:\n{md}")
+        })?;
+    }
+    ensure(md.contains("nopm "), || {
+        format!("markdown lacks NOPM:\n{md}")
+    })
 }
 
 fn resume() -> Result<(), String> {
