@@ -1,6 +1,7 @@
 //! TPC-C beyond the conformance suite (which loads one warehouse on every target, runs and
 //! checks): bad TPC-C options are refused, two warehouses load in parallel and run at
-//! serializable on PostgreSQL, and `check tpcc` fails once an order is deleted by hand.
+//! serializable on PostgreSQL, `check tpcc` fails once an order is deleted by hand, and
+//! `--spec-timing` paces terminals by the specification's keying and think times.
 
 use std::sync::Arc;
 
@@ -51,12 +52,63 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             })
         })
         .collect();
-    let env = env.clone();
+    let env2 = env.clone();
     out.push(Trial::test(
         "tpcc::postgres_two_warehouses_serializable_then_an_order_deleted",
-        move || Ok(two_warehouses_then_delete(&env)?),
+        move || Ok(two_warehouses_then_delete(&env2)?),
+    ));
+    let env = env.clone();
+    out.push(Trial::test(
+        "tpcc::spec_timing_paces_terminals",
+        move || Ok(spec_timing(&env)?),
     ));
     out
+}
+
+/// With keying and think times (clause 5.2.5.7) a terminal waits at least 2 s before each
+/// transaction, and 18 s before a New-Order: a 6-second run of 20 terminals completes a few
+/// transactions, no New-Order, and still ends on time.
+fn spec_timing(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "tpcc_timing");
+    let prepare = dbduel(&["prepare", "tpcc", "--warehouses", "1", "--dsn", &dsn]);
+    expect_code(&prepare, 0, "prepare --warehouses 1")?;
+    let json = env.path("tpcc-timing.json");
+    let json_s = json.display().to_string();
+    let started = std::time::Instant::now();
+    let run = dbduel(&[
+        "run",
+        "tpcc",
+        "--dsn",
+        &dsn,
+        "-c",
+        "10",
+        "-T",
+        "6",
+        "--spec-timing",
+        "--json",
+        &json_s,
+    ]);
+    let wall = started.elapsed().as_secs_f64();
+    expect_code(&run, 0, "run --spec-timing")?;
+    ensure(wall < 15.0, || {
+        format!("a 6-second run took {wall:.1} s: pauses do not end with the run")
+    })?;
+    let r = read_result(&json)?;
+    ensure(r["workload"]["settings"]["spec_timing"] == "on", || {
+        format!("settings: {}", r["workload"]["settings"])
+    })?;
+    let done = r["transactions"].as_u64().unwrap_or(u64::MAX);
+    ensure((1..=60).contains(&done), || {
+        format!("20 paced terminals completed {done} transactions in 6 s (expected 1 to 60)")
+    })?;
+    let new_orders = r["transaction_types"]
+        .as_array()
+        .and_then(|types| types.iter().find(|t| t["name"] == "new_order"))
+        .map_or(0, |t| t["transactions"].as_u64().unwrap_or(0));
+    ensure(new_orders == 0, || {
+        format!("{new_orders} New-Orders completed inside their 18 s keying time")
+    })?;
+    expect_code(&check(&dsn), 0, "check after the paced run")
 }
 
 fn check(dsn: &str) -> std::process::Output {
