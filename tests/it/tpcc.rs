@@ -81,7 +81,7 @@ fn spec_timing(env: &Env) -> Result<(), String> {
         "--dsn",
         &dsn,
         "-c",
-        "10",
+        "20",
         "-T",
         "6",
         "--spec-timing",
