@@ -24,6 +24,10 @@ const PS_MULTI_RESULTS: u32 = 0x4_0000;
 const PLUGIN_AUTH: u32 = 0x8_0000;
 const PLUGIN_AUTH_LENENC_DATA: u32 = 0x20_0000;
 const DEPRECATE_EOF: u32 = 0x100_0000;
+/// MariaDB's extended capability (bit 36 of the 64-bit flags, sent in the handshake's last
+/// four reserved bytes): a prepared statement's result columns are sent once, at prepare and
+/// when they change, instead of with every execution (MariaDB 10.6+).
+const MARIADB_CACHE_METADATA: u32 = 1 << 4;
 const WANTED: u32 = LONG_PASSWORD
     | LONG_FLAG
     | PROTOCOL_41
@@ -186,6 +190,9 @@ pub struct Wire {
     cols: Vec<Col>,
     seq: u8,
     caps: u32,
+    /// MARIADB_CACHE_METADATA was agreed: result columns of prepared statements, by id.
+    cache_metadata: bool,
+    stmt_cols: std::collections::HashMap<u32, Vec<Col>>,
     pub server_version: String,
 }
 
@@ -233,6 +240,8 @@ impl Wire {
             cols: Vec::new(),
             seq: 0,
             caps: 0,
+            cache_metadata: false,
+            stmt_cols: std::collections::HashMap::new(),
             server_version: String::new(),
         };
         wire.handshake(login, secure)?;
@@ -265,7 +274,12 @@ impl Wire {
             r.skip(3)?;
             server_caps |= (r.u16()? as u32) << 16;
             let scramble_len = r.u8()? as usize;
-            r.skip(10)?;
+            r.skip(6)?;
+            // MariaDB (which leaves out CLIENT_MYSQL, the LONG_PASSWORD bit) puts its extended
+            // capabilities in the last four reserved bytes.
+            let extended = r.u32()?;
+            self.cache_metadata =
+                server_caps & LONG_PASSWORD == 0 && extended & MARIADB_CACHE_METADATA != 0;
             if server_caps & SECURE_CONNECTION != 0 {
                 let n = scramble_len.saturating_sub(8).max(13).min(r.remaining());
                 let part = r.take(n)?;
@@ -294,7 +308,13 @@ impl Wire {
         b.extend_from_slice(&caps.to_le_bytes());
         b.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
         b.push(CHARSET);
-        b.extend_from_slice(&[0; 23]);
+        b.extend_from_slice(&[0; 19]);
+        if caps & LONG_PASSWORD == 0 && self.cache_metadata {
+            b.extend_from_slice(&MARIADB_CACHE_METADATA.to_le_bytes());
+        } else {
+            b.extend_from_slice(&[0; 4]);
+            self.cache_metadata = false;
+        }
         b.extend_from_slice(login.user.as_bytes());
         b.push(0);
         if caps & PLUGIN_AUTH_LENENC_DATA != 0 {
@@ -432,7 +452,7 @@ impl Wire {
         let sent = self.command(&payload);
         self.packet = payload;
         sent?;
-        self.results(false, keep)
+        self.results(None, keep)
     }
 
     /// COM_STMT_PREPARE.
@@ -450,16 +470,24 @@ impl Wire {
         let id = r.u32()?;
         let columns = r.u16()?;
         let params = r.u16()?;
-        // Parameter and column definitions follow, each list closed by EOF unless deprecated.
-        for n in [params, columns] {
+        // Parameter and column definitions follow, each list closed by EOF unless deprecated;
+        // the columns are kept when executions will not repeat them.
+        let mut cols = Vec::new();
+        for (n, keep) in [(params, false), (columns, true)] {
             if n > 0 {
                 for _ in 0..n {
                     self.read_packet()?;
+                    if keep && self.cache_metadata {
+                        cols.push(column(&self.packet)?);
+                    }
                 }
                 if self.caps & DEPRECATE_EOF == 0 {
                     self.read_packet()?;
                 }
             }
+        }
+        if self.cache_metadata {
+            self.stmt_cols.insert(id, cols);
         }
         Ok(Prepared { id, params })
     }
@@ -517,12 +545,18 @@ impl Wire {
         let sent = self.command(&b);
         self.packet = b;
         sent?;
-        self.results(true, keep)
+        self.results(Some(stmt.id), keep)
     }
 
     /// Read every result of a command. Rows are counted from the packet's first byte alone
     /// unless they are kept.
-    fn results(&mut self, binary: bool, mut keep: Option<&mut Vec<Vec<Value>>>) -> WireResult<u64> {
+    /// `stmt`: the prepared statement executed (binary rows), None for a text query.
+    fn results(
+        &mut self,
+        stmt: Option<u32>,
+        mut keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> WireResult<u64> {
+        let binary = stmt.is_some();
         let deprecate_eof = self.caps & DEPRECATE_EOF != 0;
         loop {
             self.read_packet()?;
@@ -535,12 +569,25 @@ impl Wire {
                     ));
                 }
                 _ => {
-                    let columns = Reader::new(&self.packet).lenenc()? as usize;
-                    self.cols.clear();
-                    for _ in 0..columns {
-                        self.read_packet()?;
-                        let col = column(&self.packet)?;
-                        self.cols.push(col);
+                    let mut r = Reader::new(&self.packet);
+                    let columns = r.lenenc()? as usize;
+                    // With cached metadata a flag byte says whether the columns follow.
+                    let cached = match stmt.and_then(|id| self.stmt_cols.get(&id)) {
+                        Some(cols) if r.remaining() > 0 && r.u8()? == 0 => Some(cols),
+                        _ => None,
+                    };
+                    if let Some(cols) = cached {
+                        self.cols.clone_from(cols);
+                    } else {
+                        self.cols.clear();
+                        for _ in 0..columns {
+                            self.read_packet()?;
+                            let col = column(&self.packet)?;
+                            self.cols.push(col);
+                        }
+                        if let Some(id) = stmt.filter(|_| self.cache_metadata) {
+                            self.stmt_cols.insert(id, self.cols.clone());
+                        }
                     }
                     if !deprecate_eof {
                         self.read_packet()?;
@@ -658,20 +705,28 @@ fn text_row(p: &[u8], cols: &[Col]) -> WireResult<Vec<Value>> {
             continue;
         }
         let n = r.lenenc()? as usize;
-        let text = String::from_utf8_lossy(r.take(n)?);
+        let bytes = r.take(n)?;
+        // Numbers are parsed where they lie; only text is copied out.
+        let text = std::str::from_utf8(bytes).ok();
         row.push(match col.kind {
             T_TINY | T_SHORT | T_LONG | T_LONGLONG | T_INT24 | T_YEAR => text
-                .parse::<i64>()
-                .map(Value::Int)
-                .unwrap_or_else(|_| Value::Text(text.into_owned())),
+                .and_then(|t| t.parse::<i64>().ok())
+                .map_or_else(|| Value::Text(owned_text(bytes)), Value::Int),
             T_FLOAT | T_DOUBLE => text
-                .parse::<f64>()
-                .map(Value::Float)
-                .unwrap_or_else(|_| Value::Text(text.into_owned())),
-            _ => Value::Text(text.into_owned()),
+                .and_then(|t| t.parse::<f64>().ok())
+                .map_or_else(|| Value::Text(owned_text(bytes)), Value::Float),
+            _ => Value::Text(owned_text(bytes)),
         });
     }
     Ok(row)
+}
+
+/// Text of a value: valid UTF-8 is copied as it is (the fast check), anything else lossily.
+fn owned_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
 fn binary_row(p: &[u8], cols: &[Col]) -> WireResult<Vec<Value>> {
@@ -723,7 +778,7 @@ fn binary_row(p: &[u8], cols: &[Col]) -> WireResult<Vec<Value>> {
             }
             _ => {
                 let n = r.lenenc()? as usize;
-                Value::Text(String::from_utf8_lossy(r.take(n)?).into_owned())
+                Value::Text(owned_text(r.take(n)?))
             }
         });
     }

@@ -7,7 +7,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::Message;
@@ -234,32 +234,78 @@ impl Conn {
         }
     }
 
-    /// Read the replies up to ReadyForQuery, collecting rows; the first error wins.
-    fn finish(&mut self, out: &mut Output) -> PgResult<()> {
+    /// Read the replies up to ReadyForQuery, collecting rows (the first error wins); rows are
+    /// decoded by the statement's `prepared` column types, or by the RowDescription a simple
+    /// query receives.
+    fn finish(&mut self, out: &mut Output, prepared: &[Oid]) -> PgResult<()> {
         let mut error = None;
         loop {
-            match self.recv()? {
-                Message::RowDescription(body) => {
-                    out.columns = body.fields().map(|f| Ok(f.type_oid())).collect()?;
-                }
-                Message::DataRow(body) => {
+            // The frequent replies (DataRow, CommandComplete, ReadyForQuery, BindComplete...)
+            // are read where they lie in the buffer; the others go through the parser.
+            let (kind, len) = self.next_message()?;
+            let body = &self.rbuf[5..5 + len];
+            match kind {
+                b'D' => {
                     out.count += 1;
                     if let Some(rows) = out.rows.as_deref_mut() {
-                        rows.push(decode_row(&body, &out.columns)?);
+                        let columns = if out.columns.is_empty() {
+                            prepared
+                        } else {
+                            &out.columns
+                        };
+                        rows.push(decode_row(body, columns)?);
                     }
                 }
-                Message::CommandComplete(body) => {
-                    let tag = body.tag()?;
-                    if let Some(n) = tag.rsplit(' ').next().and_then(|n| n.parse().ok()) {
+                b'C' => {
+                    let tag = body.split(|b| *b == 0).next().unwrap_or_default();
+                    let count = tag.rsplit(|b| *b == b' ').next().unwrap_or_default();
+                    if let Some(n) = std::str::from_utf8(count).ok().and_then(|n| n.parse().ok()) {
                         out.count = n;
                     }
                 }
-                Message::ErrorResponse(body) => {
-                    error.get_or_insert_with(|| db_error(&body));
+                b'Z' => {
+                    self.rbuf.advance(5 + len);
+                    return error.map_or(Ok(()), Err);
                 }
-                Message::ReadyForQuery(_) => return error.map_or(Ok(()), Err),
+                b'T' | b'E' => {
+                    match self.recv()? {
+                        Message::RowDescription(body) => {
+                            out.columns = body.fields().map(|f| Ok(f.type_oid())).collect()?;
+                        }
+                        Message::ErrorResponse(body) => {
+                            error.get_or_insert_with(|| db_error(&body));
+                        }
+                        _ => {}
+                    }
+                    continue;
+                }
                 _ => {}
             }
+            self.rbuf.advance(5 + len);
+        }
+    }
+
+    /// Wait until a whole message is in the read buffer; its type byte and body length.
+    fn next_message(&mut self) -> io::Result<(u8, usize)> {
+        loop {
+            if self.rbuf.len() >= 5 {
+                let len =
+                    u32::from_be_bytes([self.rbuf[1], self.rbuf[2], self.rbuf[3], self.rbuf[4]]);
+                let len = (len as usize).checked_sub(4).ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::InvalidData, "invalid message length")
+                })?;
+                if self.rbuf.len() >= 5 + len {
+                    return Ok((self.rbuf[0], len));
+                }
+            }
+            let n = self.stream.read(&mut self.chunk)?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
+            }
+            self.rbuf.extend_from_slice(&self.chunk[..n]);
         }
     }
 
@@ -267,7 +313,7 @@ impl Conn {
     pub fn query(&mut self, sql: &str, out: &mut Output) -> PgResult<()> {
         frontend::query(sql, &mut self.wbuf)?;
         self.flush()?;
-        self.finish(out)
+        self.finish(out, &[])
     }
 
     /// Prepare a named statement and learn its parameter and column types.
@@ -301,38 +347,46 @@ impl Conn {
     }
 
     /// Bind, execute and sync a prepared statement in one write; integers travel in binary.
+    /// The three messages are written here directly (protocol 3.0, "Message Formats"): one
+    /// reserve and a few copies instead of a buffer call per field.
     pub fn execute(&mut self, stmt: &Prepared, values: &[Value], out: &mut Output) -> PgResult<()> {
-        let formats = stmt
-            .params
-            .iter()
-            .map(|oid| i16::from(matches!(*oid, INT2 | INT4 | INT8)));
-        let bound = frontend::bind(
-            "",
-            &stmt.name,
-            formats,
-            stmt.params.iter().zip(values),
-            encode,
-            [0i16],
-            &mut self.wbuf,
-        );
-        if let Err(e) = bound {
-            self.wbuf.clear();
-            let message = match e {
-                frontend::BindError::Conversion(e) => e.to_string(),
-                frontend::BindError::Serialization(e) => e.to_string(),
-            };
-            return Err(PgError::Db {
-                code: "22003".into(),
-                message: format!("parameter does not fit its column: {message}"),
-            });
+        let w = &mut self.wbuf;
+        let start = w.len();
+        w.reserve(64 + stmt.name.len() + 4 * stmt.params.len());
+        w.extend_from_slice(&[b'B', 0, 0, 0, 0]); // length, filled in below
+        w.extend_from_slice(&[0]); // unnamed portal
+        w.extend_from_slice(stmt.name.as_bytes());
+        w.extend_from_slice(&[0]);
+        w.extend_from_slice(&(stmt.params.len() as i16).to_be_bytes());
+        for oid in &stmt.params {
+            w.extend_from_slice(&[0, u8::from(matches!(*oid, INT2 | INT4 | INT8))]);
         }
-        frontend::execute("", 0, &mut self.wbuf)?;
-        frontend::sync(&mut self.wbuf);
+        w.extend_from_slice(&(stmt.params.len() as i16).to_be_bytes());
+        for (oid, value) in stmt.params.iter().zip(values) {
+            let at = w.len();
+            w.extend_from_slice(&[0, 0, 0, 0]);
+            match encode((oid, value), w) {
+                Ok(IsNull::Yes) => w[at..at + 4].copy_from_slice(&(-1i32).to_be_bytes()),
+                Ok(IsNull::No) => {
+                    let n = (w.len() - at - 4) as i32;
+                    w[at..at + 4].copy_from_slice(&n.to_be_bytes());
+                }
+                Err(e) => {
+                    w.truncate(start);
+                    return Err(PgError::Db {
+                        code: "22003".into(),
+                        message: format!("parameter does not fit its column: {e}"),
+                    });
+                }
+            }
+        }
+        w.extend_from_slice(&[0, 1, 0, 0]); // one result format for every column: text
+        let len = (w.len() - start - 1) as i32;
+        w[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+        // Execute the unnamed portal, no row limit; then Sync.
+        w.extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4]);
         self.flush()?;
-        if out.rows.is_some() {
-            out.columns.clone_from(&stmt.columns);
-        }
-        self.finish(out)
+        self.finish(out, &stmt.columns)
     }
 
     /// COPY ... FROM STDIN: `fill` appends rows in COPY's text format to the buffer it is
@@ -349,7 +403,7 @@ impl Conn {
                 Message::CopyInResponse(_) => break,
                 Message::ErrorResponse(body) => {
                     let e = db_error(&body);
-                    self.finish(&mut Output::new(None))?;
+                    self.finish(&mut Output::new(None), &[])?;
                     return Err(e);
                 }
                 _ => {}
@@ -380,7 +434,7 @@ impl Conn {
         }
         self.flush()?;
         let mut out = Output::new(None);
-        let finished = self.finish(&mut out);
+        let finished = self.finish(&mut out, &[]);
         result.and(finished).map(|_| out.count)
     }
 }
@@ -398,47 +452,60 @@ fn encode(
 ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
     match (value, *oid) {
         (Value::Null, _) => return Ok(IsNull::Yes),
-        (Value::Int(v), INT2) => postgres_protocol::types::int2_to_sql(i16::try_from(*v)?, buf),
-        (Value::Int(v), INT4) => postgres_protocol::types::int4_to_sql(i32::try_from(*v)?, buf),
-        (Value::Int(v), INT8) => postgres_protocol::types::int8_to_sql(*v, buf),
+        (Value::Int(v), INT2) => buf.extend_from_slice(&i16::try_from(*v)?.to_be_bytes()),
+        (Value::Int(v), INT4) => buf.extend_from_slice(&i32::try_from(*v)?.to_be_bytes()),
+        (Value::Int(v), INT8) => buf.extend_from_slice(&v.to_be_bytes()),
         (Value::Text(s), INT2 | INT4 | INT8) => {
             let v: i64 = s.trim().parse()?;
             encode((oid, &Value::Int(v)), buf)?;
         }
         (Value::Text(s), _) => buf.extend_from_slice(s.as_bytes()),
         (v, INT2 | INT4 | INT8) => return Err(format!("{v} is not an integer").into()),
-        (v, _) => buf.extend_from_slice(v.to_string().as_bytes()),
+        (v, _) => std::fmt::Write::write_fmt(buf, format_args!("{v}"))?,
     }
     Ok(IsNull::No)
 }
 
-fn decode_row(
-    body: &postgres_protocol::message::backend::DataRowBody,
-    columns: &[Oid],
-) -> PgResult<Vec<Value>> {
-    let buf = body.buffer();
-    let mut ranges = body.ranges();
-    let mut row = Vec::new();
-    let mut i = 0;
-    while let Some(range) = ranges.next()? {
-        let value = match range {
-            None => Value::Null,
-            Some(r) => {
-                let text = String::from_utf8_lossy(&buf[r]).into_owned();
-                match columns.get(i).copied() {
-                    Some(INT2 | INT4 | INT8) => {
-                        text.parse().map(Value::Int).unwrap_or(Value::Text(text))
-                    }
-                    Some(FLOAT4 | FLOAT8) => {
-                        text.parse().map(Value::Float).unwrap_or(Value::Text(text))
-                    }
-                    Some(BOOL) => Value::Int(i64::from(text == "t")),
-                    _ => Value::Text(text),
-                }
+/// A DataRow's values (protocol 3.0: Int16 count, then per column Int32 length, -1 for NULL,
+/// and the bytes), typed by the statement's column types.
+fn decode_row(body: &[u8], columns: &[Oid]) -> PgResult<Vec<Value>> {
+    let bad = || PgError::Protocol("malformed DataRow".into());
+    let count = u16::from_be_bytes(body.get(..2).ok_or_else(bad)?.try_into().expect("2 bytes"));
+    let mut row = Vec::with_capacity(usize::from(count));
+    let mut at = 2;
+    for i in 0..usize::from(count) {
+        let len = i32::from_be_bytes(
+            body.get(at..at + 4)
+                .ok_or_else(bad)?
+                .try_into()
+                .expect("4 bytes"),
+        );
+        at += 4;
+        let value = if len < 0 {
+            Value::Null
+        } else {
+            let bytes = body.get(at..at + len as usize).ok_or_else(bad)?;
+            at += len as usize;
+            // Numbers are parsed where they lie; only text is copied out.
+            let text = std::str::from_utf8(bytes).ok();
+            let owned = || {
+                text.map_or_else(
+                    || String::from_utf8_lossy(bytes).into_owned(),
+                    str::to_owned,
+                )
+            };
+            match columns.get(i).copied() {
+                Some(INT2 | INT4 | INT8) => text
+                    .and_then(|t| t.parse().ok())
+                    .map_or_else(|| Value::Text(owned()), Value::Int),
+                Some(FLOAT4 | FLOAT8) => text
+                    .and_then(|t| t.parse().ok())
+                    .map_or_else(|| Value::Text(owned()), Value::Float),
+                Some(BOOL) => Value::Int(i64::from(bytes == b"t")),
+                _ => Value::Text(owned()),
             }
         };
         row.push(value);
-        i += 1;
     }
     Ok(row)
 }
