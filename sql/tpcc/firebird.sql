@@ -54,3 +54,7 @@ UNION ALL
 -- the wire client cannot read; no_district reads the new number in the same transaction.
 -- name: no_district_bump
 UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?
+
+-- Firebird cannot tell the type of a bare parameter in a CASE branch.
+-- name: no_stock_update_case
+WHEN CAST(? AS INTEGER) THEN CAST(? AS INTEGER)

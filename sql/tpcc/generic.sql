@@ -87,6 +87,15 @@ SELECT s_i_id, s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s
 -- name: no_stock_update
 UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_w_id = ? AND s_i_id = ?
 
+-- The home warehouse's stock rows of the order updated in one round trip (they are locked
+-- already by no_stocks); {quantity}, {ytd} and {count} repeat no_stock_update_case once per
+-- distinct item (item, value), {ids} is one ? per distinct item.
+-- name: no_stock_updates
+UPDATE stock SET s_quantity = CASE s_i_id {quantity} ELSE s_quantity END, s_ytd = s_ytd + CASE s_i_id {ytd} ELSE 0 END, s_order_cnt = s_order_cnt + CASE s_i_id {count} ELSE 0 END WHERE s_w_id = ? AND s_i_id IN ({ids})
+
+-- name: no_stock_update_case
+WHEN ? THEN ?
+
 -- The order's lines in one statement; {rows} repeats no_order_line_row once per line.
 -- name: no_order_lines
 INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES {rows}

@@ -397,4 +397,20 @@ mod tests {
         assert_eq!(steps[2].knobs["mysql"].len(), 2);
         assert!(steps[2].unsafe_profile && !steps[1].unsafe_profile);
     }
+
+    /// The example plans shipped in plans/ read and validate as they are.
+    #[test]
+    fn shipped_plans_are_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("plans");
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let plan = PlanFile::read(&path).map(|(p, _)| p);
+                assert!(plan.is_ok(), "{}: {}", path.display(), plan.unwrap_err());
+                read += 1;
+            }
+        }
+        assert!(read >= 5, "{read} plans in {}", dir.display());
+    }
 }

@@ -173,8 +173,10 @@ pub struct TpccClient {
     /// New-Order's item lookup and order-line insert, by the number of items and lines.
     items_by_count: Vec<StmtId>,
     lines_by_count: Vec<StmtId>,
-    /// New-Order's home-warehouse stock rows, by the number of distinct items.
+    /// New-Order's home-warehouse stock rows, read and updated, by the number of distinct
+    /// items.
     stocks_by_count: Vec<StmtId>,
+    stock_updates_by_count: Vec<StmtId>,
     deck: Vec<u8>,
     dealt: usize,
     kind: usize,
@@ -201,11 +203,19 @@ impl TpccClient {
             stmts.push(s.prepare(sql.get(name))?);
         }
         let (mut items_by_count, mut lines_by_count) = (vec![StmtId(0)], vec![StmtId(0)]);
-        let mut stocks_by_count = vec![StmtId(0)];
+        let (mut stocks_by_count, mut stock_updates_by_count) = (vec![StmtId(0)], vec![StmtId(0)]);
         for n in 1..=MAX_LINES {
             let ids = vec!["?"; n].join(", ");
             items_by_count.push(s.prepare(&sql.get("no_items").replace("{ids}", &ids))?);
             stocks_by_count.push(s.prepare(&sql.get("no_stocks").replace("{ids}", &ids))?);
+            let cases = vec![sql.get("no_stock_update_case").trim(); n].join(" ");
+            let updates = ["{quantity}", "{ytd}", "{count}"]
+                .iter()
+                .fold(sql.get("no_stock_updates").to_string(), |q, part| {
+                    q.replace(part, &cases)
+                })
+                .replace("{ids}", &ids);
+            stock_updates_by_count.push(s.prepare(&updates)?);
             let joiner = format!(" {} ", sql.get("no_order_lines_joiner").trim());
             let rows = vec![sql.get("no_order_line_row"); n].join(&joiner);
             lines_by_count.push(s.prepare(&sql.get("no_order_lines").replace("{rows}", &rows))?);
@@ -221,6 +231,7 @@ impl TpccClient {
             items_by_count,
             lines_by_count,
             stocks_by_count,
+            stock_updates_by_count,
             deck,
             dealt: 0,
             kind: 0,
@@ -427,9 +438,9 @@ impl TpccClient {
     }
 
     /// New-Order's stock updates and order lines (clause 2.4.2.2): the home warehouse's stock
-    /// rows read in one statement (a remote line's on its own), each line's stock updated,
-    /// then all the lines in one INSERT. Returns the lines' total amount and the statements
-    /// sent.
+    /// rows read in one statement and updated in one (a remote line's read and updated on its
+    /// own), then all the lines in one INSERT. Returns the lines' total amount and the
+    /// statements sent.
     fn order_lines(
         &self,
         s: &mut dyn Session,
@@ -452,6 +463,8 @@ impl TpccClient {
             .collect();
         home.dedup(); // sorted by (warehouse, item): equal home items are neighbours
         let mut sent = 0;
+        // Per distinct home item: (new S_QUANTITY, S_YTD increment, S_ORDER_CNT increment).
+        let mut home_updates = vec![(0i64, 0i64, 0i64); home.len()];
         // Stock rows as (S_QUANTITY, S_DATA, S_DIST_01..10), by (warehouse, item).
         let mut stocks: Vec<((i64, i64), Vec<Value>)> = Vec::new();
         if !home.is_empty() {
@@ -484,17 +497,27 @@ impl TpccClient {
             } else {
                 s_quantity - line.quantity + 91
             };
-            let remote = i64::from(line.supply_w != self.home.w_id);
-            s.exec(
-                self.st(Stmt::NoStockUpdate),
-                &[
-                    Value::Int(quantity),
-                    Value::Int(line.quantity),
-                    Value::Int(remote),
-                    supply.clone(),
-                    i_id.clone(),
-                ],
-            )?;
+            if line.supply_w == self.home.w_id {
+                // Summed per item for the one update below: the last quantity, the ordered
+                // quantities, the lines.
+                let home_at = home.iter().position(|&i| i == line.i_id).unwrap_or(0);
+                let (last, ytd, count) = &mut home_updates[home_at];
+                *last = quantity;
+                *ytd += line.quantity;
+                *count += 1;
+            } else {
+                s.exec(
+                    self.st(Stmt::NoStockUpdate),
+                    &[
+                        Value::Int(quantity),
+                        Value::Int(line.quantity),
+                        Value::Int(1),
+                        supply.clone(),
+                        i_id.clone(),
+                    ],
+                )?;
+                sent += 1;
+            }
             // An item ordered twice sees its own first update.
             stock[0] = Value::Int(quantity);
             let amount = cents(line.quantity as f64 * price(line.i_id));
@@ -515,8 +538,23 @@ impl TpccClient {
                 dist_info,
             ]);
         }
+        if !home.is_empty() {
+            let pairs = |f: &dyn Fn(&(i64, i64, i64)) -> i64| {
+                home.iter()
+                    .zip(&home_updates)
+                    .flat_map(|(&i, u)| [Value::Int(i), Value::Int(f(u))])
+                    .collect::<Vec<_>>()
+            };
+            let mut params = pairs(&|u| u.0);
+            params.extend(pairs(&|u| u.1));
+            params.extend(pairs(&|u| u.2));
+            params.push(w.clone());
+            params.extend(home.iter().map(|&i| Value::Int(i)));
+            s.exec(self.stock_updates_by_count[home.len()], &params)?;
+            sent += 1;
+        }
         s.exec(self.lines_by_count[lines.len()], &values)?;
-        Ok((total, sent + lines.len() as u32 + 1))
+        Ok((total, sent + 1))
     }
 
     /// Clause 2.5.2.2.
