@@ -284,6 +284,15 @@ impl ReportData {
         points
     }
 
+    /// The points with figures of their own or several transaction types (TPC-C), in the
+    /// order of the comparison table.
+    pub fn typed_points(&self) -> Vec<&PointSummary> {
+        self.comparison()
+            .into_iter()
+            .filter(|p| !p.types.is_empty() || !p.metrics.is_empty())
+            .collect()
+    }
+
     /// Whether the point has the best median tps of its workload variant and client count.
     /// Unsafe profiles only compete when no durable profile ran there: a number bought by
     /// turning durability off does not win against durable ones.

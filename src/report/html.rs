@@ -99,11 +99,7 @@ fn header(data: &ReportData) -> String {
     out += "<nav><a href=\"#throughput\">Throughput</a><a href=\"#latency\">Latency</a>\
             <a href=\"#timelines\">Timelines</a><a href=\"#resources\">Resources</a>\
             <a href=\"#comparison\">All points</a>";
-    if data
-        .points
-        .iter()
-        .any(|p| !p.types.is_empty() || !p.metrics.is_empty())
-    {
+    if !data.typed_points().is_empty() {
         out += "<a href=\"#types\">Per type</a>";
     }
     out += "<a href=\"#settings\">Settings</a></nav></div>";
@@ -1026,11 +1022,7 @@ fn comparison_section(data: &ReportData) -> String {
 /// Per point with several transaction types (TPC-C's five): the workload's own figures, then
 /// each type's rate, latency percentiles, rollbacks, retries and errors.
 fn types_section(data: &ReportData) -> String {
-    let points: Vec<&PointSummary> = data
-        .comparison()
-        .into_iter()
-        .filter(|p| !p.types.is_empty() || !p.metrics.is_empty())
-        .collect();
+    let points = data.typed_points();
     if points.is_empty() {
         return String::new();
     }

@@ -119,11 +119,7 @@ fn comparison(data: &ReportData) -> String {
 
 /// Per point with several transaction types (TPC-C's five): its own figures, then each type.
 fn types(data: &ReportData) -> String {
-    let points: Vec<&PointSummary> = data
-        .comparison()
-        .into_iter()
-        .filter(|p| !p.types.is_empty() || !p.metrics.is_empty())
-        .collect();
+    let points = data.typed_points();
     if points.is_empty() {
         return String::new();
     }
