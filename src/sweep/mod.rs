@@ -267,6 +267,7 @@ fn prepare(
 ) -> Result<(), Error> {
     let opts = WorkloadOptions {
         scale: plan.scale,
+        params: plan.params()?,
         ..WorkloadOptions::default()
     };
     crate::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
@@ -292,6 +293,7 @@ fn run_plan(
         workload: WorkloadOptions {
             variant: Some(point.variant.clone()),
             clients: point.clients,
+            params: plan.params()?,
             ..WorkloadOptions::default()
         },
         protocol: plan.protocol(),

@@ -65,6 +65,10 @@ pub struct PlanFile {
     pub bin_dir: BTreeMap<String, String>,
     /// MariaDB storage engine.
     pub table_engine: Option<String>,
+    /// The workload's own options, named as `dbduel run` takes them, without the dashes
+    /// (tpcc: `isolation = "serializable"`, `spec-timing = true`; sysbench: `tables = 8`).
+    #[serde(default)]
+    pub options: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -190,6 +194,29 @@ impl PlanFile {
         self.name.as_deref().unwrap_or("plan")
     }
 
+    /// `options` as the workload's parameters: `spec-timing = true` is the flag given, `false`
+    /// leaves it out, numbers and words are their text.
+    pub fn params(&self) -> Result<BTreeMap<String, String>, Error> {
+        let mut params = BTreeMap::new();
+        for (key, value) in &self.options {
+            let text = match value {
+                toml::Value::Boolean(false) => continue,
+                toml::Value::Boolean(true) => "on".to_string(),
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(n) => n.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                _ => {
+                    return Err(Error::Usage(format!(
+                        "plan {}: key `options.{key}`: give a number, a word or true",
+                        self.name()
+                    )));
+                }
+            };
+            params.insert(key.replace('-', "_"), text);
+        }
+        Ok(params)
+    }
+
     pub fn protocol(&self) -> Protocol {
         if self.protocol == "simple" {
             Protocol::Simple
@@ -227,6 +254,14 @@ impl PlanFile {
                 entry.name,
                 entry.variants.join(", ")
             ));
+        }
+        let options = crate::workload::WorkloadOptions {
+            scale: self.scale,
+            params: self.params()?,
+            ..Default::default()
+        };
+        if let Err(e) = (entry.new)(&options) {
+            return bad(format!("key `options`: {e}"));
         }
         if self.clients.is_empty() || self.clients.contains(&0) {
             return bad("key `clients`: give client counts of at least 1".into());
@@ -396,6 +431,26 @@ mod tests {
         assert!(steps[0].knobs.get("mysql").is_none_or(|k| k.is_empty()));
         assert_eq!(steps[2].knobs["mysql"].len(), 2);
         assert!(steps[2].unsafe_profile && !steps[1].unsafe_profile);
+    }
+
+    #[test]
+    fn options_reach_the_workload_or_are_refused() {
+        let plan = parse(
+            "workload = \"tpcc\"\n[options]\nisolation = \"serializable\"\nspec-timing = true\nload-workers = 2\n",
+        )
+        .unwrap();
+        let params = plan.params().unwrap();
+        assert_eq!(params["isolation"], "serializable");
+        assert_eq!(params["spec_timing"], "on");
+        assert_eq!(params["load_workers"], "2");
+        let e = parse("workload = \"tpcc\"\n[options]\nisolation = \"snapshot\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("key `options`") && e.contains("snapshot"), "{e}");
+        let e = parse("workload = \"tpcc\"\n[options]\ntables = 8\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--tables does not apply to tpcc"), "{e}");
     }
 
     /// The example plans shipped in plans/ read and validate as they are.

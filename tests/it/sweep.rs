@@ -96,10 +96,10 @@ fn every_engine() -> Result<(), String> {
 }
 
 /// TPC-C's NOPM and tpmC reach the store (a column each in CSV), `results list`, and both
-/// reports, with the five transaction types.
+/// reports, with the five transaction types; the plan's `[options]` reach the run.
 fn tpcc_figures() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let plan = "name = \"nopm\"\nengines = [\"sqlite\"]\nworkload = \"tpcc\"\nscale = 1\nclients = [1, 2]\ntime = 2\n";
+    let plan = "name = \"nopm\"\nengines = [\"sqlite\"]\nworkload = \"tpcc\"\nscale = 1\nclients = [1, 2]\ntime = 2\n[options]\nisolation = \"serializable\"\n";
     let plan = write(dir.path(), "nopm.toml", plan);
     let results = dir.path().join("r.db").display().to_string();
     let html = dir.path().join("r.html").display().to_string();
@@ -135,6 +135,18 @@ fn tpcc_figures() -> Result<(), String> {
             format!("CSV row without NOPM: {line}")
         })?;
     }
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    let shown: serde_json::Value =
+        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    ensure(
+        shown["workload"]["settings"]["isolation"] == "serializable",
+        || {
+            format!(
+                "the plan's [options] did not reach the run: {}",
+                shown["workload"]["settings"]
+            )
+        },
+    )?;
     let list = text(&dbduel(&["results", "list", "--results", &results]));
     ensure(list.contains("nopm ") && list.contains("tpmC "), || {
         list.clone()
