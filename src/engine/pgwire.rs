@@ -218,19 +218,25 @@ impl Conn {
         result
     }
 
+    /// Append what the socket has to the read buffer.
+    fn fill(&mut self) -> io::Result<()> {
+        let n = self.stream.read(&mut self.chunk)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            ));
+        }
+        self.rbuf.extend_from_slice(&self.chunk[..n]);
+        Ok(())
+    }
+
     fn recv(&mut self) -> io::Result<Message> {
         loop {
             if let Some(msg) = Message::parse(&mut self.rbuf)? {
                 return Ok(msg);
             }
-            let n = self.stream.read(&mut self.chunk)?;
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                ));
-            }
-            self.rbuf.extend_from_slice(&self.chunk[..n]);
+            self.fill()?;
         }
     }
 
@@ -298,14 +304,7 @@ impl Conn {
                     return Ok((self.rbuf[0], len));
                 }
             }
-            let n = self.stream.read(&mut self.chunk)?;
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                ));
-            }
-            self.rbuf.extend_from_slice(&self.chunk[..n]);
+            self.fill()?;
         }
     }
 
