@@ -48,6 +48,10 @@ pub struct TargetArgs {
     /// Database to use: postgres://user:pass@host:port/db, mysql://..., sqlite:///path/file.db
     #[arg(long, env = "DBDUEL_DSN")]
     pub dsn: Option<String>,
+    /// Read the password from the first line of FILE (kept out of `ps` and shell history);
+    /// PGPASSWORD, ~/.pgpass and MYSQL_PWD work too.
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<std::path::PathBuf>,
     /// MariaDB/MySQL storage engine for created tables: InnoDB (default), MyISAM, Aria.
     #[arg(long, value_name = "ENGINE")]
     pub table_engine: Option<String>,

@@ -85,6 +85,12 @@ impl Dsn {
         self.password.as_deref()
     }
 
+    /// The same DSN with a password from elsewhere (`--password-file`).
+    pub fn with_password(mut self, password: String) -> Dsn {
+        self.password = Some(password);
+        self
+    }
+
     pub fn param(&self, key: &str) -> Option<&str> {
         self.params
             .iter()

@@ -394,6 +394,7 @@ fn assemble(
             settings: info.settings,
             database_size_bytes: sizes.0,
             database_size_after_bytes: sizes.1,
+            transport: info.transport,
         },
         workload: report::WorkloadReport {
             name: workload.name().into(),

@@ -50,7 +50,7 @@ pub fn target(args: &TargetArgs, command: &str) -> Result<Target, Error> {
         ));
     };
     let workload = workload::find(name)?;
-    let dsn = args.dsn.as_deref().map(Dsn::parse).transpose()?;
+    let dsn = target_dsn(args)?;
     if dsn.is_none() && command != "run" {
         return usage(format!(
             "{command} needs --dsn (or DBDUEL_DSN): only `run` without --dsn uses a temporary SQLite database"
@@ -234,9 +234,35 @@ fn script_specs(args: &RunArgs) -> Result<Vec<String>, Error> {
     Ok(specs)
 }
 
+/// The DSN, with the password of `--password-file` when one is given.
+fn target_dsn(args: &TargetArgs) -> Result<Option<Dsn>, Error> {
+    let dsn = args.dsn.as_deref().map(Dsn::parse).transpose()?;
+    let Some(file) = &args.password_file else {
+        return Ok(dsn);
+    };
+    let Some(dsn) = dsn else {
+        return usage("--password-file goes with --dsn (or DBDUEL_DSN)");
+    };
+    if dsn.password().is_some() {
+        return usage(format!(
+            "--dsn {dsn} carries a password and --password-file gives another: give it once"
+        ));
+    }
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::Usage(format!("--password-file {}: {e}", file.display())))?;
+    let password = text.lines().next().unwrap_or_default().to_string();
+    if password.is_empty() {
+        return usage(format!(
+            "--password-file {}: the first line is empty",
+            file.display()
+        ));
+    }
+    Ok(Some(dsn.with_password(password)))
+}
+
 /// The target of a script run: any engine, on data the user prepared.
 fn script_target(args: &RunArgs) -> Result<Target, Error> {
-    let Some(dsn) = args.target.dsn.as_deref() else {
+    let Some(dsn) = target_dsn(&args.target)? else {
         return usage(
             "a script runs on a database you prepared: give --dsn (or DBDUEL_DSN), e.g. after `dbduel prepare tpcb --dsn ...`",
         );
@@ -254,7 +280,7 @@ fn script_target(args: &RunArgs) -> Result<Target, Error> {
     }
     Ok(Target {
         workload: &workload::script::ENTRY,
-        dsn: Some(Dsn::parse(dsn)?),
+        dsn: Some(dsn),
         engine: EngineOptions {
             table_engine: args.target.table_engine.clone(),
         },

@@ -10,6 +10,7 @@ use rsfbclient_core::{
 };
 use rsfbclient_rust::{RustFbClient, RustFbClientAttachmentConfig};
 
+use super::tls::Transport;
 use super::{
     Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
     Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard,
@@ -458,7 +459,8 @@ impl Session for FbSession {
         let rows = self.query_text(
             "SELECT rdb$get_context('SYSTEM', 'ENGINE_VERSION'), MON$PAGE_SIZE, MON$PAGE_BUFFERS, \
              MON$FORCED_WRITES, MON$SWEEP_INTERVAL, MON$ODS_MAJOR, MON$SQL_DIALECT, \
-             rdb$get_context('SYSTEM', 'ISOLATION_LEVEL') FROM MON$DATABASE",
+             rdb$get_context('SYSTEM', 'ISOLATION_LEVEL'), \
+             rdb$get_context('SYSTEM', 'WIRE_ENCRYPTED') FROM MON$DATABASE",
         )?;
         let row = rows.into_iter().next().unwrap_or_default();
         let get = |i: usize| row.get(i).map(Value::to_string).unwrap_or_default();
@@ -474,9 +476,19 @@ impl Session for FbSession {
         .into_iter()
         .map(|(k, i)| (k.to_string(), get(i)))
         .collect();
+        // Firebird's own wire encryption (ARC4, after an SRP login), as its WireCrypt allows.
+        let note = if get(8).eq_ignore_ascii_case("TRUE") {
+            "Firebird wire encryption (Arc4)"
+        } else {
+            "no wire encryption"
+        };
         Ok(ServerInfo {
             version: format!("Firebird {}", get(0)),
             settings,
+            transport: Transport {
+                note: Some(note.into()),
+                ..Transport::plain("tcp")
+            },
         })
     }
 

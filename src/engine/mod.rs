@@ -2,11 +2,13 @@
 //! and errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 
 mod firebird;
+mod login;
 mod mysql;
 mod mywire;
 mod pgwire;
 mod postgres;
 mod sqlite;
+pub mod tls;
 
 use std::fmt;
 
@@ -51,6 +53,10 @@ pub enum ErrorClass {
     Deadlock,
     LockTimeout,
     Busy,
+    /// Retryable: an UPDATE of a row that must exist matched none, so committing would apply
+    /// the transaction in part (seen on Firebird: a snapshot UPDATE that waited on a concurrent
+    /// one may match no row instead of raising an update conflict).
+    MissedRow,
     /// Fatal for the session: the client reconnects and the loss is counted.
     ConnectionLost,
     /// Connecting failed because the credentials were refused.
@@ -75,6 +81,7 @@ impl ErrorClass {
                 | ErrorClass::Deadlock
                 | ErrorClass::LockTimeout
                 | ErrorClass::Busy
+                | ErrorClass::MissedRow
         )
     }
 
@@ -85,6 +92,7 @@ impl ErrorClass {
             ErrorClass::Deadlock => "deadlock".into(),
             ErrorClass::LockTimeout => "lock_timeout".into(),
             ErrorClass::Busy => "busy".into(),
+            ErrorClass::MissedRow => "missed_row".into(),
             ErrorClass::ConnectionLost => "connection_lost".into(),
             ErrorClass::AuthFailed => "auth_failed".into(),
             ErrorClass::Unreachable => "unreachable".into(),
@@ -148,6 +156,8 @@ pub struct StmtId(pub usize);
 pub struct ServerInfo {
     pub version: String,
     pub settings: std::collections::BTreeMap<String, String>,
+    /// How this session reached the server: socket kind, TLS version and cipher.
+    pub transport: tls::Transport,
 }
 
 /// Cumulative server counters read by the observer each second (None where the engine cannot

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
+use super::login;
 use super::mywire::{Address, Login, Prepared, Wire};
+use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
     Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
     Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, render_literals,
@@ -58,7 +60,20 @@ struct MySql {
     user: String,
     protocol: Protocol,
     table_engine: &'static str,
+    tls: Tls,
+    connect_timeout: Duration,
 }
+
+/// DSN parameters (also written with underscores), and the environment variable the mysql
+/// client reads for one of them.
+const PARAMS: &[(&str, &str)] = &[
+    ("socket", "MYSQL_UNIX_PORT"),
+    ("ssl-mode", ""),
+    ("ssl-ca", ""),
+    ("ssl-cert", ""),
+    ("ssl-key", ""),
+    ("connect-timeout", ""),
+];
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
     let table_engine = match &opts.table_engine {
@@ -74,13 +89,26 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
                 ))
             })?,
     };
-    if let Some((k, _)) = dsn.params.iter().find(|(k, _)| k != "socket") {
+    let mut dsn = dsn.clone();
+    for (k, _) in dsn.params.iter_mut() {
+        *k = k.replace('_', "-");
+    }
+    let dsn = &dsn;
+    if let Some((k, _)) = dsn
+        .params
+        .iter()
+        .find(|(k, _)| !PARAMS.iter().any(|(p, _)| p == k))
+    {
+        let known: Vec<&str> = PARAMS.iter().map(|(p, _)| *p).collect();
         return Err(Error::Usage(format!(
-            "unknown parameter '{k}' in --dsn {dsn}: mysql accepts socket"
+            "unknown parameter '{k}' in --dsn {dsn}: mysql accepts {}",
+            known.join(", ")
         )));
     }
+    let get = |key: &str| login::param(dsn, key, PARAMS);
+    let usage = |e: String| Error::Usage(format!("--dsn {dsn}: {e}"));
     let user = dsn.user.clone().unwrap_or_else(|| "root".into());
-    let target = match dsn.param("socket") {
+    let target = match get("socket") {
         Some(path) => Address::Socket(path.to_string()),
         None => Address::Tcp(
             dsn.host.clone().unwrap_or_else(|| "localhost".into()),
@@ -90,12 +118,50 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
     Ok(Box::new(MySql {
         target,
         database: Some(dsn.database.clone()).filter(|d| !d.is_empty()),
-        password: dsn.password().map(str::to_string),
+        password: dsn
+            .password()
+            .map(str::to_string)
+            .or_else(|| std::env::var("MYSQL_PWD").ok()),
         address: dsn.address(3306),
         user,
         protocol,
         table_engine,
+        tls: Tls::new(&tls_options(&get)?).map_err(usage)?,
+        connect_timeout: login::connect_timeout(get("connect-timeout")).map_err(usage)?,
     }))
+}
+
+/// The mysql client's ssl-mode (PREFERRED by default; VERIFY_CA when only ssl-ca is given,
+/// as MySQL 8's client does) and its files.
+fn tls_options(get: &dyn Fn(&str) -> Option<String>) -> Result<TlsOptions, Error> {
+    let ca = get("ssl-ca");
+    let mode = match get("ssl-mode").map(|m| m.to_ascii_uppercase()).as_deref() {
+        None if ca.is_some() => Mode::VerifyCa,
+        None | Some("PREFERRED") => Mode::Prefer,
+        Some("DISABLED") => Mode::Disable,
+        Some("REQUIRED") => Mode::Require,
+        Some("VERIFY_CA") => Mode::VerifyCa,
+        Some("VERIFY_IDENTITY") => Mode::VerifyFull,
+        Some(other) => {
+            return Err(Error::Usage(format!(
+                "ssl-mode '{other}': use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY"
+            )));
+        }
+    };
+    let client = match (get("ssl-cert"), get("ssl-key")) {
+        (Some(c), Some(k)) => Some((c.into(), k.into())),
+        (None, None) => None,
+        _ => {
+            return Err(Error::Usage(
+                "ssl-cert and ssl-key go together: give both".into(),
+            ));
+        }
+    };
+    Ok(TlsOptions {
+        mode,
+        roots: ca.map(|f| Roots::File(f.into())),
+        client,
+    })
 }
 
 impl Engine for MySql {
@@ -113,8 +179,9 @@ impl Engine for MySql {
             user: &self.user,
             password: self.password.as_deref(),
             database: self.database.as_deref(),
+            tls: &self.tls,
         };
-        let conn = Wire::connect(&self.target, &login, Duration::from_secs(10)).map_err(|e| {
+        let conn = Wire::connect(&self.target, &login, self.connect_timeout).map_err(|e| {
             connect_error(e.classify(true), "MariaDB/MySQL", &self.address, &self.user)
         })?;
         Ok(Box::new(MySession {
@@ -334,7 +401,11 @@ impl Session for MySession {
             .into_iter()
             .map(|r| (r[0].to_string(), r[1].to_string()))
             .collect();
-        Ok(ServerInfo { version, settings })
+        Ok(ServerInfo {
+            version,
+            settings,
+            transport: self.conn.transport.clone(),
+        })
     }
 
     fn database_size(&mut self) -> DbResult<u64> {

@@ -1,5 +1,7 @@
-//! dbduel's own blocking MariaDB/MySQL protocol connection: handshake and authentication
-//! (mysql_native_password, caching_sha2_password with `mysql_common`'s scrambles and RSA),
+//! dbduel's own blocking MariaDB/MySQL protocol connection: TLS as the mysql client's
+//! ssl-mode says, handshake and authentication (mysql_native_password, caching_sha2_password
+//! with `mysql_common`'s scrambles and RSA, MariaDB's client_ed25519, mysql_clear_password
+//! over a secure channel only),
 //! COM_QUERY and the binary COM_STMT_* commands on one buffered socket, with result rows counted
 //! straight from the read buffer and decoded only when the caller keeps them.
 
@@ -9,13 +11,18 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+use super::tls::{Mode, Tls, TlsStream, Transport};
 use super::{DbError, ErrorClass, Value};
 
 // Capability flags (the protocol's CLIENT_* constants).
 const LONG_PASSWORD: u32 = 0x1;
+/// Affected rows of an UPDATE count the rows it matched (as PostgreSQL, SQLite and Firebird
+/// count them), not only those whose values changed.
+const FOUND_ROWS: u32 = 0x2;
 const LONG_FLAG: u32 = 0x4;
 const CONNECT_WITH_DB: u32 = 0x8;
 const PROTOCOL_41: u32 = 0x200;
+const SSL: u32 = 0x800;
 const TRANSACTIONS: u32 = 0x2000;
 const SECURE_CONNECTION: u32 = 0x8000;
 const MULTI_STATEMENTS: u32 = 0x1_0000;
@@ -29,6 +36,7 @@ const DEPRECATE_EOF: u32 = 0x100_0000;
 /// when they change, instead of with every execution (MariaDB 10.6+).
 const MARIADB_CACHE_METADATA: u32 = 1 << 4;
 const WANTED: u32 = LONG_PASSWORD
+    | FOUND_ROWS
     | LONG_FLAG
     | PROTOCOL_41
     | TRANSACTIONS
@@ -73,18 +81,33 @@ pub struct Login<'a> {
     pub user: &'a str,
     pub password: Option<&'a str>,
     pub database: Option<&'a str>,
+    /// TLS over TCP (a Unix socket is secure already and never uses it).
+    pub tls: &'a Tls,
 }
 
 enum Stream {
     Tcp(TcpStream),
+    Tls(Box<TlsStream>),
     #[cfg(unix)]
     Unix(UnixStream),
+}
+
+impl Stream {
+    fn set_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
+            Stream::Tls(s) => s.sock.set_read_timeout(t).and(s.sock.set_write_timeout(t)),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
+        }
+    }
 }
 
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
             #[cfg(unix)]
             Stream::Unix(s) => s.read(buf),
         }
@@ -95,6 +118,8 @@ impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.write(buf),
+            // Each write is a whole request: seal and send it now.
+            Stream::Tls(s) => s.write_all(buf).and_then(|_| s.flush()).map(|_| buf.len()),
             #[cfg(unix)]
             Stream::Unix(s) => s.write(buf),
         }
@@ -107,9 +132,14 @@ impl Write for Stream {
 /// A failure: the server's error (number, message) or a lost connection.
 #[derive(Debug)]
 pub enum WireError {
-    Server { code: u16, message: String },
+    Server {
+        code: u16,
+        message: String,
+    },
     Io(io::Error),
     Protocol(String),
+    /// TLS could not be set up as the DSN asks, or a login would need it.
+    Tls(String),
 }
 
 impl From<io::Error> for WireError {
@@ -124,6 +154,7 @@ impl std::fmt::Display for WireError {
             WireError::Server { code, message } => write!(f, "{message} (error {code})"),
             WireError::Io(e) => write!(f, "{e}"),
             WireError::Protocol(m) => write!(f, "protocol error: {m}"),
+            WireError::Tls(m) => write!(f, "{m}"),
         }
     }
 }
@@ -158,6 +189,14 @@ impl WireError {
                     ErrorClass::ConnectionLost
                 },
                 e.to_string(),
+            ),
+            WireError::Tls(m) => DbError::new(
+                if connecting {
+                    ErrorClass::Unreachable
+                } else {
+                    ErrorClass::ConnectionLost
+                },
+                m.clone(),
             ),
             WireError::Protocol(m) => DbError::new(
                 ErrorClass::Other("protocol".into()),
@@ -194,6 +233,7 @@ pub struct Wire {
     cache_metadata: bool,
     stmt_cols: std::collections::HashMap<u32, Vec<Col>>,
     pub server_version: String,
+    pub transport: Transport,
 }
 
 impl Drop for Wire {
@@ -232,7 +272,7 @@ impl Wire {
                 ));
             }
         };
-        let secure = matches!(address, Address::Socket(_));
+        stream.set_timeout(Some(timeout))?;
         let mut wire = Wire {
             reader: BufReader::with_capacity(64 * 1024, stream),
             out: Vec::with_capacity(1024),
@@ -243,12 +283,37 @@ impl Wire {
             cache_metadata: false,
             stmt_cols: std::collections::HashMap::new(),
             server_version: String::new(),
+            transport: Transport::plain(match address {
+                Address::Tcp(..) => "tcp",
+                Address::Socket(_) => "unix",
+            }),
         };
-        wire.handshake(login, secure)?;
+        let host = match address {
+            Address::Tcp(host, _) => Some(host.as_str()),
+            Address::Socket(_) => None,
+        };
+        wire.handshake(login, host)?;
+        wire.reader.get_ref().set_timeout(None)?;
         Ok(wire)
     }
 
-    fn handshake(&mut self, login: &Login<'_>, secure: bool) -> WireResult<()> {
+    /// Ask for TLS (an SSLRequest: the handshake response's first 32 bytes with CLIENT_SSL),
+    /// then run the TLS handshake on the same socket.
+    fn start_tls(&mut self, tls: &Tls, host: &str, prefix: &[u8]) -> WireResult<()> {
+        self.send(prefix)?;
+        let tcp = match self.reader.get_ref() {
+            Stream::Tcp(s) => s.try_clone()?,
+            _ => return Err(WireError::Protocol("TLS over a non-TCP socket".into())),
+        };
+        let stream = tls
+            .handshake(host, tcp)
+            .map_err(|e| WireError::Tls(e.to_string()))?;
+        self.transport = Transport::of(&stream);
+        *self.reader.get_mut() = Stream::Tls(Box::new(stream));
+        Ok(())
+    }
+
+    fn handshake(&mut self, login: &Login<'_>, host: Option<&str>) -> WireResult<()> {
         self.read_packet()?;
         let p = std::mem::take(&mut self.packet);
         if p.first() == Some(&0xFF) {
@@ -299,11 +364,24 @@ impl Wire {
         if caps & PROTOCOL_41 == 0 {
             return Err(WireError::Protocol("the server lacks protocol 4.1".into()));
         }
+        let use_tls = match host {
+            Some(_) if login.tls.mode != Mode::Disable => {
+                if server_caps & SSL == 0 && login.tls.mode.required() {
+                    return Err(WireError::Tls(
+                        "the server does not support TLS, but ssl-mode requires it (give the server a certificate, or lower ssl-mode)".into(),
+                    ));
+                }
+                server_caps & SSL != 0
+            }
+            _ => false,
+        };
+        if use_tls {
+            caps |= SSL;
+        }
         self.caps = caps;
         let password = login.password.unwrap_or("");
-        let auth = scramble(&plugin, &nonce, password)?;
 
-        // HandshakeResponse41.
+        // HandshakeResponse41; its first 32 bytes are the SSLRequest too.
         let mut b = Vec::with_capacity(128);
         b.extend_from_slice(&caps.to_le_bytes());
         b.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
@@ -315,6 +393,13 @@ impl Wire {
             b.extend_from_slice(&[0; 4]);
             self.cache_metadata = false;
         }
+        self.seq = 1;
+        if let (true, Some(host)) = (use_tls, host) {
+            self.start_tls(login.tls, host, &b)?;
+        }
+        // A Unix socket or TLS: a password may travel as it is.
+        let secure = host.is_none() || use_tls;
+        let auth = scramble(&plugin, &nonce, password, secure)?;
         b.extend_from_slice(login.user.as_bytes());
         b.push(0);
         if caps & PLUGIN_AUTH_LENENC_DATA != 0 {
@@ -331,7 +416,6 @@ impl Wire {
             b.extend_from_slice(plugin.as_bytes());
             b.push(0);
         }
-        self.seq = 1;
         self.send(&b)?;
         self.auth_loop(plugin, nonce, password, secure)
     }
@@ -349,14 +433,27 @@ impl Wire {
             let p = std::mem::take(&mut self.packet);
             match p.first() {
                 Some(0x00) => return Ok(()),
-                Some(0xFF) => return Err(server_error(&p)),
+                Some(0xFF) => {
+                    return Err(match server_error(&p) {
+                        WireError::Server { code, message } if code == 1045 || code == 1698 => {
+                            WireError::Server {
+                                code,
+                                message: format!(
+                                    "{message} (the server asked for {plugin}; over {})",
+                                    self.transport.describe()
+                                ),
+                            }
+                        }
+                        e => e,
+                    });
+                }
                 // AuthSwitchRequest: another plugin, a new nonce.
                 Some(0xFE) => {
                     let mut r = Reader::new(&p[1..]);
                     plugin = String::from_utf8_lossy(r.null_terminated()?).into_owned();
                     let data = r.rest();
                     nonce = data.strip_suffix(&[0]).unwrap_or(data).to_vec();
-                    let auth = scramble(&plugin, &nonce, password)?;
+                    let auth = scramble(&plugin, &nonce, password, secure)?;
                     self.send(&auth)?;
                 }
                 // AuthMoreData (caching_sha2_password): fast path done, or full auth needed.
@@ -634,23 +731,38 @@ impl Wire {
 }
 
 /// The auth response a plugin computes from the nonce.
-fn scramble(plugin: &str, nonce: &[u8], password: &str) -> WireResult<Vec<u8>> {
-    if password.is_empty() {
-        return Ok(Vec::new());
-    }
+fn scramble(plugin: &str, nonce: &[u8], password: &str, secure: bool) -> WireResult<Vec<u8>> {
     let pass = password.as_bytes();
     match plugin {
+        _ if password.is_empty() && plugin != "mysql_clear_password" => Ok(Vec::new()),
         "mysql_native_password" => Ok(mysql_common::scramble::scramble_native(nonce, pass)
             .map(|s| s.to_vec())
             .unwrap_or_default()),
         "caching_sha2_password" => Ok(mysql_common::scramble::scramble_sha256(nonce, pass)
             .map(|s| s.to_vec())
             .unwrap_or_default()),
+        "client_ed25519" => Ok(ed25519_sign(nonce, pass).to_vec()),
+        "mysql_clear_password" if secure => Ok([pass, &[0]].concat()),
+        "mysql_clear_password" => Err(WireError::Tls(
+            "the server asks for mysql_clear_password, which would send the password in the clear: connect over TLS (ssl-mode=REQUIRED or stronger) or a Unix socket".into(),
+        )),
         other => Err(WireError::Protocol(format!(
             "the server asks for the authentication plugin '{other}'; dbduel speaks \
-             mysql_native_password and caching_sha2_password: give the user one of them"
+             mysql_native_password, caching_sha2_password, client_ed25519 and \
+             mysql_clear_password (over TLS): give the user one of them"
         ))),
     }
+}
+
+/// MariaDB's client_ed25519: the nonce signed with Ed25519, the expanded secret key being the
+/// SHA-512 of the password (MariaDB's auth_ed25519 plugin).
+fn ed25519_sign(nonce: &[u8], password: &[u8]) -> [u8; 64] {
+    use ed25519_dalek::hazmat::{ExpandedSecretKey, raw_sign};
+    use sha2::Digest;
+    let hash: [u8; 64] = sha2::Sha512::digest(password).into();
+    let key = ExpandedSecretKey::from_bytes(&hash);
+    let public = ed25519_dalek::VerifyingKey::from(&key);
+    raw_sign::<sha2::Sha512>(&key, nonce, &public).to_bytes()
 }
 
 /// An ERR packet: 0xFF, code, '#' and SQLSTATE (protocol 4.1), message.

@@ -1,6 +1,7 @@
 //! A blocking PostgreSQL protocol connection: messages encoded and decoded by the
-//! `postgres-protocol` crate, sent over a plain TCP or Unix socket with one write per request
-//! and no runtime in between, so the client spends as little CPU per statement as libpq.
+//! `postgres-protocol` crate, sent over a TCP socket (plain or TLS, negotiated as libpq's
+//! sslmode says) or a Unix socket with one write per request and no runtime in between, so
+//! the client spends as little CPU per statement as libpq.
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -15,6 +16,7 @@ use postgres_protocol::message::frontend;
 use postgres_protocol::{IsNull, Oid};
 
 use super::Value;
+use super::tls::{self, Mode, Tls, TlsStream, Transport};
 
 pub const INT2: Oid = 21;
 pub const INT4: Oid = 23;
@@ -33,6 +35,8 @@ pub enum PgError {
         message: String,
     },
     Protocol(String),
+    /// TLS could not be set up as the DSN asks: the cause, in words.
+    Tls(String),
 }
 
 impl From<io::Error> for PgError {
@@ -45,6 +49,7 @@ pub type PgResult<T> = Result<T, PgError>;
 
 enum Stream {
     Tcp(TcpStream),
+    Tls(Box<TlsStream>),
     Unix(UnixStream),
 }
 
@@ -52,15 +57,39 @@ impl Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.write_all(buf),
+            Stream::Tls(s) => s.write_all(buf).and_then(|_| s.flush()),
             Stream::Unix(s) => s.write_all(buf),
         }
     }
+    fn set_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
+            Stream::Tls(s) => s.sock.set_read_timeout(t).and(s.sock.set_write_timeout(t)),
+            Stream::Unix(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
+        }
+    }
+    fn transport(&self) -> Transport {
+        match self {
+            Stream::Tcp(_) => Transport::plain("tcp"),
+            Stream::Tls(s) => Transport::of(s),
+            Stream::Unix(_) => Transport::plain("unix"),
+        }
+    }
+}
+
+/// libpq's `channel_binding`: whether SCRAM binds itself to the TLS channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelBinding {
+    Disable,
+    Prefer,
+    Require,
 }
 
 /// Where and as whom to connect.
@@ -71,7 +100,10 @@ pub struct ConnectParams<'a> {
     pub password: Option<&'a str>,
     pub database: &'a str,
     pub application_name: &'a str,
+    /// For connecting and logging in; a statement has no time limit of its own.
     pub timeout: Duration,
+    pub tls: &'a Tls,
+    pub channel_binding: ChannelBinding,
 }
 
 /// A statement prepared on the server: its name and the types of its parameters and columns.
@@ -104,30 +136,69 @@ pub struct Conn {
     wbuf: BytesMut,
     chunk: Box<[u8]>,
     pub server_version: String,
+    /// The backend's process id and secret, for a CancelRequest.
+    pub backend_key: Option<(i32, i32)>,
+    pub transport: Transport,
 }
 
 impl Conn {
+    /// Connect and log in. TLS as libpq's sslmode says: `allow` tries plain first and TLS
+    /// when the server refuses it; `prefer` asks for TLS and goes on in the clear when the
+    /// server has none (or its handshake fails); `require` and the verifying modes insist.
+    /// TLS is not used over a Unix socket (libpq neither).
     pub fn connect(p: &ConnectParams) -> PgResult<Conn> {
+        match p.tls.mode {
+            Mode::Allow => Self::connect_as(p, false).or_else(|e| match e {
+                PgError::Db { ref code, .. } if code == "28000" => Self::connect_as(p, true),
+                e => Err(e),
+            }),
+            Mode::Prefer => Self::connect_as(p, true).or_else(|e| match e {
+                PgError::Tls(_) => Self::connect_as(p, false),
+                e => Err(e),
+            }),
+            mode => Self::connect_as(p, mode != Mode::Disable),
+        }
+    }
+
+    fn connect_as(p: &ConnectParams, tls: bool) -> PgResult<Conn> {
         let stream = if p.host.starts_with('/') {
             let path = format!("{}/.s.PGSQL.{}", p.host, p.port);
             Stream::Unix(UnixStream::connect(path)?)
         } else {
-            let addr = (p.host, p.port).to_socket_addrs()?.next().ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("host {} has no address", p.host),
-                )
-            })?;
-            let tcp = TcpStream::connect_timeout(&addr, p.timeout)?;
+            // Every address of the host in turn, as libpq does (localhost may be ::1 first).
+            let mut last = io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("host {} has no address", p.host),
+            );
+            let mut found = None;
+            for addr in (p.host, p.port).to_socket_addrs()? {
+                match TcpStream::connect_timeout(&addr, p.timeout) {
+                    Ok(s) => {
+                        found = Some(s);
+                        break;
+                    }
+                    Err(e) => last = e,
+                }
+            }
+            let tcp = found.ok_or(last)?;
             tcp.set_nodelay(true)?;
-            Stream::Tcp(tcp)
+            tcp.set_read_timeout(Some(p.timeout))?;
+            tcp.set_write_timeout(Some(p.timeout))?;
+            if tls {
+                Self::start_tls(p, tcp)?
+            } else {
+                Stream::Tcp(tcp)
+            }
         };
+        stream.set_timeout(Some(p.timeout))?;
         let mut conn = Conn {
+            transport: stream.transport(),
             stream,
             rbuf: BytesMut::with_capacity(16 * 1024),
             wbuf: BytesMut::with_capacity(4096),
             chunk: vec![0; 16 * 1024].into_boxed_slice(),
             server_version: String::new(),
+            backend_key: None,
         };
         let params = [
             ("user", p.user),
@@ -138,47 +209,82 @@ impl Conn {
         frontend::startup_message(params.iter().copied(), &mut conn.wbuf)?;
         conn.flush()?;
         conn.authenticate(p)?;
+        conn.stream.set_timeout(None)?;
         Ok(conn)
     }
 
+    /// SSLRequest, then the TLS handshake if the server says 'S'.
+    fn start_tls(p: &ConnectParams, mut tcp: TcpStream) -> PgResult<Stream> {
+        let mut buf = BytesMut::new();
+        frontend::ssl_request(&mut buf);
+        tcp.write_all(&buf)?;
+        let mut answer = [0u8; 1];
+        tcp.read_exact(&mut answer)?;
+        match answer[0] {
+            b'S' => match p.tls.handshake(p.host, tcp) {
+                Ok(s) => Ok(Stream::Tls(Box::new(s))),
+                Err(e) => Err(PgError::Tls(e.to_string())),
+            },
+            _ if p.tls.mode.required() => Err(PgError::Tls(
+                "the server does not support SSL, but sslmode requires it (turn ssl on in postgresql.conf, or lower sslmode)".into(),
+            )),
+            b'N' => Ok(Stream::Tcp(tcp)),
+            other => Err(PgError::Protocol(format!(
+                "unexpected answer {other:#x} to the SSL request"
+            ))),
+        }
+    }
+
+    /// Log in with the method the server asks for; a failure names that method.
     fn authenticate(&mut self, p: &ConnectParams) -> PgResult<()> {
-        let need_password = || PgError::Db {
-            code: "28P01".into(),
-            message: "the server asks for a password: put it in the DSN".into(),
-        };
+        let mut method = "trust";
         let mut scram: Option<sasl::ScramSha256> = None;
+        let mut bound = false;
         loop {
-            match self.recv()? {
-                Message::AuthenticationOk
-                | Message::BackendKeyData(_)
-                | Message::NoticeResponse(_) => {}
+            let msg = self.recv()?;
+            let password = |method: &str| {
+                p.password.ok_or_else(|| PgError::Db {
+                    code: "28P01".into(),
+                    message: format!(
+                        "the server asks for a password ({method}): give it in the DSN, PGPASSWORD, ~/.pgpass or --password-file"
+                    ),
+                })
+            };
+            match msg {
+                Message::AuthenticationOk => {
+                    if p.channel_binding == ChannelBinding::Require && !bound {
+                        return Err(PgError::Tls(format!(
+                            "channel_binding=require, but the server logged in without channel binding ({method})"
+                        )));
+                    }
+                }
+                Message::BackendKeyData(body) => {
+                    self.backend_key = Some((body.process_id(), body.secret_key()));
+                }
+                Message::NoticeResponse(_) => {}
                 Message::AuthenticationCleartextPassword => {
-                    let pw = p.password.ok_or_else(need_password)?;
-                    frontend::password_message(pw.as_bytes(), &mut self.wbuf)?;
+                    method = "password";
+                    self.refuse_unbound(p, method)?;
+                    frontend::password_message(password(method)?.as_bytes(), &mut self.wbuf)?;
                     self.flush()?;
                 }
                 Message::AuthenticationMd5Password(body) => {
-                    let pw = p.password.ok_or_else(need_password)?;
+                    method = "md5";
+                    self.refuse_unbound(p, method)?;
+                    let pw = password(method)?;
                     let hash = md5_hash(p.user.as_bytes(), pw.as_bytes(), body.salt());
                     frontend::password_message(hash.as_bytes(), &mut self.wbuf)?;
                     self.flush()?;
                 }
                 Message::AuthenticationSasl(body) => {
-                    let pw = p.password.ok_or_else(need_password)?;
+                    method = "scram-sha-256";
+                    let pw = password(method)?;
                     let mechs: Vec<String> =
                         body.mechanisms().map(|m| Ok(m.to_string())).collect()?;
-                    if !mechs.iter().any(|m| m == sasl::SCRAM_SHA_256) {
-                        return Err(PgError::Protocol(format!(
-                            "unsupported authentication mechanisms {mechs:?}"
-                        )));
-                    }
-                    let s =
-                        sasl::ScramSha256::new(pw.as_bytes(), sasl::ChannelBinding::unsupported());
-                    frontend::sasl_initial_response(
-                        sasl::SCRAM_SHA_256,
-                        s.message(),
-                        &mut self.wbuf,
-                    )?;
+                    let (mech, binding) = self.channel_binding(p, &mechs)?;
+                    bound = mech == sasl::SCRAM_SHA_256_PLUS;
+                    let s = sasl::ScramSha256::new(pw.as_bytes(), binding);
+                    frontend::sasl_initial_response(mech, s.message(), &mut self.wbuf)?;
                     self.flush()?;
                     scram = Some(s);
                 }
@@ -201,7 +307,18 @@ impl Conn {
                         self.server_version = body.value()?.to_string();
                     }
                 }
-                Message::ErrorResponse(body) => return Err(db_error(&body)),
+                Message::ErrorResponse(body) => {
+                    return Err(match db_error(&body) {
+                        PgError::Db { code, message } if code.starts_with("28") => PgError::Db {
+                            message: format!(
+                                "{message} (the server asked for {method}; over {})",
+                                self.transport.describe()
+                            ),
+                            code,
+                        },
+                        e => e,
+                    });
+                }
                 Message::ReadyForQuery(_) => return Ok(()),
                 _ => {
                     return Err(PgError::Protocol(
@@ -209,6 +326,46 @@ impl Conn {
                     ));
                 }
             }
+        }
+    }
+
+    fn refuse_unbound(&self, p: &ConnectParams, method: &str) -> PgResult<()> {
+        if p.channel_binding == ChannelBinding::Require {
+            return Err(PgError::Tls(format!(
+                "channel_binding=require, but the server asks for {method}, which has no channel binding (use scram-sha-256 on the server, or lower channel_binding)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// SCRAM's mechanism and channel binding: SCRAM-SHA-256-PLUS with the certificate's hash
+    /// over TLS when the server offers it (libpq's channel_binding=prefer).
+    fn channel_binding(
+        &self,
+        p: &ConnectParams,
+        mechs: &[String],
+    ) -> PgResult<(&'static str, sasl::ChannelBinding)> {
+        let end_point = match &self.stream {
+            Stream::Tls(s) if p.channel_binding != ChannelBinding::Disable => {
+                tls::server_end_point(s)
+            }
+            _ => None,
+        };
+        let plus = mechs.iter().any(|m| m == sasl::SCRAM_SHA_256_PLUS);
+        let plain = mechs.iter().any(|m| m == sasl::SCRAM_SHA_256);
+        match end_point {
+            Some(hash) if plus => Ok((
+                sasl::SCRAM_SHA_256_PLUS,
+                sasl::ChannelBinding::tls_server_end_point(hash),
+            )),
+            _ if p.channel_binding == ChannelBinding::Require => Err(PgError::Tls(
+                "channel_binding=require, but the connection cannot bind SCRAM to TLS (it needs TLS and a server offering SCRAM-SHA-256-PLUS)".into(),
+            )),
+            Some(_) if plain => Ok((sasl::SCRAM_SHA_256, sasl::ChannelBinding::unrequested())),
+            _ if plain => Ok((sasl::SCRAM_SHA_256, sasl::ChannelBinding::unsupported())),
+            _ => Err(PgError::Protocol(format!(
+                "unsupported authentication mechanisms {mechs:?}"
+            ))),
         }
     }
 

@@ -4,7 +4,11 @@
 
 use std::time::Duration;
 
-use super::pgwire::{Conn, ConnectParams, Output, PgError, Prepared};
+use std::path::PathBuf;
+
+use super::login;
+use super::pgwire::{ChannelBinding, Conn, ConnectParams, Output, PgError, Prepared};
+use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
     Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
     Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard,
@@ -54,7 +58,27 @@ struct Postgres {
     database: String,
     application_name: String,
     protocol: Protocol,
+    tls: Tls,
+    channel_binding: ChannelBinding,
+    connect_timeout: Duration,
 }
+
+/// DSN parameters, each with the environment variable libpq reads when the DSN leaves it out.
+const PARAMS: &[(&str, &str)] = &[
+    ("host", "PGHOST"),
+    ("port", "PGPORT"),
+    ("user", "PGUSER"),
+    ("password", "PGPASSWORD"),
+    ("dbname", "PGDATABASE"),
+    ("application_name", "PGAPPNAME"),
+    ("sslmode", "PGSSLMODE"),
+    ("sslrootcert", "PGSSLROOTCERT"),
+    ("sslcert", "PGSSLCERT"),
+    ("sslkey", "PGSSLKEY"),
+    ("channel_binding", "PGCHANNELBINDING"),
+    ("connect_timeout", "PGCONNECT_TIMEOUT"),
+    ("passfile", "PGPASSFILE"),
+];
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
     if opts.table_engine.is_some() {
@@ -65,37 +89,125 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
     if let Some((k, _)) = dsn
         .params
         .iter()
-        .find(|(k, _)| k != "application_name" && k != "host")
+        .find(|(k, _)| !PARAMS.iter().any(|(p, _)| p == k))
     {
+        let known: Vec<&str> = PARAMS.iter().map(|(p, _)| *p).collect();
         return Err(Error::Usage(format!(
-            "unknown parameter '{k}' in --dsn {dsn}: postgres accepts application_name, host"
+            "unknown parameter '{k}' in --dsn {dsn}: postgres accepts {}",
+            known.join(", ")
         )));
     }
+    let get = |key: &str| login::param(dsn, key, PARAMS);
     let user = dsn
         .user
         .clone()
+        .or_else(|| get("user"))
         .or_else(|| std::env::var("USER").ok())
         .unwrap_or_else(|| "postgres".into());
+    let host = get("host")
+        .or(dsn.host.clone())
+        .unwrap_or_else(|| "localhost".into());
+    let port = match (dsn.port, get("port")) {
+        (Some(p), _) => p,
+        (None, Some(p)) => p.parse().map_err(|_| {
+            Error::Usage(format!("port '{p}' for --dsn {dsn} is not a port number"))
+        })?,
+        (None, None) => 5432,
+    };
+    let database = Some(dsn.database.clone())
+        .filter(|d| !d.is_empty())
+        .or_else(|| get("dbname"))
+        .unwrap_or_else(|| user.clone());
+    let password = dsn
+        .password()
+        .map(str::to_string)
+        .or_else(|| get("password"))
+        .or_else(|| {
+            let file = get("passfile")
+                .map(PathBuf::from)
+                .or_else(|| login::home(".pgpass"))?;
+            let socket_host = if host.starts_with('/') {
+                "localhost"
+            } else {
+                &host
+            };
+            login::pgpass(&file, socket_host, port, &database, &user)
+        });
+    let usage = |e: String| Error::Usage(format!("--dsn {dsn}: {e}"));
     Ok(Box::new(Postgres {
-        host: dsn
-            .param("host")
-            .or(dsn.host.as_deref())
-            .unwrap_or("localhost")
-            .to_string(),
-        port: dsn.port.unwrap_or(5432),
-        database: if dsn.database.is_empty() {
-            user.clone()
-        } else {
-            dsn.database.clone()
+        tls: Tls::new(&tls_options(&get)?).map_err(usage)?,
+        channel_binding: match get("channel_binding").as_deref().unwrap_or("prefer") {
+            "disable" => ChannelBinding::Disable,
+            "prefer" => ChannelBinding::Prefer,
+            "require" => ChannelBinding::Require,
+            other => {
+                return Err(usage(format!(
+                    "channel_binding '{other}': use disable, prefer or require"
+                )));
+            }
         },
+        connect_timeout: login::connect_timeout(get("connect_timeout")).map_err(usage)?,
+        host,
+        port,
+        database,
         user,
-        password: dsn.password().map(str::to_string),
-        application_name: dsn
-            .param("application_name")
-            .unwrap_or("dbduel")
-            .to_string(),
+        password,
+        application_name: get("application_name").unwrap_or_else(|| "dbduel".into()),
         protocol,
     }))
+}
+
+/// libpq's sslmode and its files: ~/.postgresql/root.crt, postgresql.crt and postgresql.key
+/// when the DSN names none; `require` with a CA file verifies the chain as verify-ca does
+/// (libpq's rule); `sslrootcert=system` takes the system's roots and needs verify-full.
+fn tls_options(get: &dyn Fn(&str) -> Option<String>) -> Result<TlsOptions, Error> {
+    let mode = match get("sslmode").as_deref().unwrap_or("prefer") {
+        "disable" => Mode::Disable,
+        "allow" => Mode::Allow,
+        "prefer" => Mode::Prefer,
+        "require" => Mode::Require,
+        "verify-ca" => Mode::VerifyCa,
+        "verify-full" => Mode::VerifyFull,
+        other => {
+            return Err(Error::Usage(format!(
+                "sslmode '{other}': use disable, allow, prefer, require, verify-ca or verify-full"
+            )));
+        }
+    };
+    let roots = match get("sslrootcert") {
+        Some(s) if s == "system" => {
+            if mode != Mode::VerifyFull && mode != Mode::Disable {
+                return Err(Error::Usage(format!(
+                    "sslmode '{}' is too weak for sslrootcert=system: use sslmode=verify-full",
+                    get("sslmode").unwrap_or_else(|| "prefer".into())
+                )));
+            }
+            Some(Roots::System)
+        }
+        Some(file) => Some(Roots::File(file.into())),
+        None => login::home(".postgresql/root.crt")
+            .filter(|p| p.exists())
+            .map(Roots::File),
+    };
+    let mode = match (mode, &roots) {
+        (Mode::Require, Some(Roots::File(_))) => Mode::VerifyCa,
+        _ => mode,
+    };
+    let client = match (get("sslcert"), get("sslkey")) {
+        (Some(c), Some(k)) => Some((c.into(), k.into())),
+        (Some(c), None) => Some((
+            PathBuf::from(&c),
+            login::home(".postgresql/postgresql.key").unwrap_or_default(),
+        )),
+        (None, _) => login::home(".postgresql/postgresql.crt")
+            .filter(|p| p.exists())
+            .zip(login::home(".postgresql/postgresql.key").filter(|p| p.exists())),
+    };
+    Ok(TlsOptions {
+        mode,
+        roots,
+        client,
+    })
 }
 
 impl Engine for Postgres {
@@ -116,7 +228,9 @@ impl Engine for Postgres {
             password: self.password.as_deref(),
             database: &self.database,
             application_name: &self.application_name,
-            timeout: Duration::from_secs(10),
+            timeout: self.connect_timeout,
+            tls: &self.tls,
+            channel_binding: self.channel_binding,
         };
         let address = format!("{}:{}", self.host, self.port);
         let conn = Conn::connect(&params)
@@ -286,6 +400,7 @@ impl Session for PgSession {
         Ok(ServerInfo {
             version: self.conn.server_version.clone(),
             settings,
+            transport: self.conn.transport.clone(),
         })
     }
 
@@ -402,6 +517,14 @@ fn classify(e: PgError, connecting: bool) -> DbError {
             e.to_string(),
         ),
         PgError::Protocol(p) => DbError::new(ErrorClass::Other("protocol".into()), p),
+        PgError::Tls(t) => DbError::new(
+            if connecting {
+                ErrorClass::Unreachable
+            } else {
+                ErrorClass::ConnectionLost
+            },
+            t,
+        ),
     }
 }
 

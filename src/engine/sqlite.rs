@@ -336,7 +336,11 @@ impl Session for LiteSession {
                 settings.insert(name.to_string(), v.to_string());
             }
         }
-        Ok(ServerInfo { version, settings })
+        Ok(ServerInfo {
+            version,
+            settings,
+            transport: super::tls::Transport::plain("embedded"),
+        })
     }
 
     fn database_size(&mut self) -> DbResult<u64> {

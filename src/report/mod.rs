@@ -29,6 +29,8 @@ pub struct EngineReport {
     pub settings: BTreeMap<String, String>,
     pub database_size_bytes: u64,
     pub database_size_after_bytes: u64,
+    /// How the clients reached the server: socket kind, TLS version and cipher suite.
+    pub transport: crate::engine::tls::Transport,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -146,12 +148,13 @@ pub fn summary(r: &RunResult) -> String {
         .unwrap_or_else(|| "closed loop".into());
     let _ = writeln!(
         out,
-        "{} clients, {limit} (measured {:.1} s, warm-up {} s), protocol {}, {pacing}\n",
+        "{} clients, {limit} (measured {:.1} s, warm-up {} s), protocol {}, {pacing}",
         r.options.clients,
         m.duration_s,
         r.options.warmup_s,
         r.options.protocol.name()
     );
+    let _ = writeln!(out, "connection: {}\n", r.engine.transport.describe());
     let errors: Vec<_> = m
         .errors_by_kind
         .iter()

@@ -446,6 +446,12 @@ fn service_account(name: &str) -> Option<(u32, u32)> {
     }
 }
 
+/// Give a path to the service account a server of this kind runs as (when dbduel runs as
+/// root): for files the server must own, such as its TLS key.
+pub fn give_to_account(kind: &ServerKind, path: &Path) -> Result<(), Error> {
+    chown(path, service_account(kind.account))
+}
+
 /// Give a path to the service account.
 fn chown(path: &Path, account: Option<(u32, u32)>) -> Result<(), Error> {
     if let Some((uid, gid)) = account {

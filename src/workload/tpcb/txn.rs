@@ -5,7 +5,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 use super::{ACCOUNTS, BRANCHES, TELLERS, Variant};
-use crate::engine::{DbResult, Session, StmtId, Value};
+use crate::engine::{DbError, DbResult, ErrorClass, Session, StmtId, Value};
 use crate::sql::SqlSet;
 use crate::workload::Client;
 
@@ -52,6 +52,20 @@ impl TpcbClient {
     }
 }
 
+/// Each UPDATE must change its one row: one that matched none would let the transaction
+/// commit in part, and the balances would no longer add up.
+fn one_row(updated: u64, table: &str) -> DbResult<()> {
+    if updated == 1 {
+        return Ok(());
+    }
+    Err(DbError::new(
+        ErrorClass::MissedRow,
+        format!(
+            "UPDATE {table} matched {updated} rows instead of 1; the transaction is rolled back"
+        ),
+    ))
+}
+
 impl Client for TpcbClient {
     fn next(&mut self) -> usize {
         // \set aid random(1, 100000 * :scale) ... \set delta random(-5000, 5000)
@@ -75,11 +89,20 @@ impl Client for TpcbClient {
             return Ok(1);
         }
         s.begin(true)?;
-        s.exec(upd_acc, &[delta.clone(), aid.clone()])?;
+        one_row(
+            s.exec(upd_acc, &[delta.clone(), aid.clone()])?,
+            "pgbench_accounts",
+        )?;
         s.exec(sel_acc, std::slice::from_ref(&aid))?;
         if self.variant == Variant::TpcbLike {
-            s.exec(upd_tel, &[delta.clone(), tid.clone()])?;
-            s.exec(upd_br, &[delta.clone(), bid.clone()])?;
+            one_row(
+                s.exec(upd_tel, &[delta.clone(), tid.clone()])?,
+                "pgbench_tellers",
+            )?;
+            one_row(
+                s.exec(upd_br, &[delta.clone(), bid.clone()])?,
+                "pgbench_branches",
+            )?;
         }
         s.exec(ins_hist, &[tid, bid, aid, delta])?;
         s.commit()?;
