@@ -11,6 +11,7 @@ mod observe;
 mod report;
 mod script;
 mod sweep;
+mod tls;
 mod tpcc;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ fn main() {
     trials.extend(sweep::trials());
     trials.extend(script::trials(&env));
     trials.extend(tpcc::trials(&env));
+    trials.extend(tls::trials());
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();
