@@ -590,14 +590,7 @@ fn classify(e: &FbError, connecting: bool) -> DbError {
                 format!("{} (SQLCODE {code})", msg.replace('\n', ": ")),
             )
         }
-        FbError::Io(io) => DbError::new(
-            if connecting {
-                ErrorClass::Unreachable
-            } else {
-                ErrorClass::ConnectionLost
-            },
-            io.to_string(),
-        ),
+        FbError::Io(io) => DbError::new(ErrorClass::link(connecting), io.to_string()),
         FbError::Other(msg) => {
             let class = if msg.contains("user name and password") {
                 ErrorClass::AuthFailed

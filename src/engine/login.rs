@@ -10,6 +10,22 @@ use crate::dsn::Dsn;
 /// Connect timeout when the DSN gives none (libpq waits forever; a benchmark should not).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// An I/O error of a connection attempt, said plainly when it is the connect timeout running
+/// out (a server that accepted the connection and never answered).
+pub fn explain_timeout(e: std::io::Error, timeout: Duration) -> std::io::Error {
+    use std::io::ErrorKind::{TimedOut, WouldBlock};
+    if !matches!(e.kind(), TimedOut | WouldBlock) {
+        return e;
+    }
+    std::io::Error::new(
+        TimedOut,
+        format!(
+            "no answer within {} s (connect_timeout): the server is stalled or this is not its port",
+            timeout.as_secs()
+        ),
+    )
+}
+
 /// A DSN parameter, or else the environment variable paired with it in `params`.
 pub fn param(dsn: &Dsn, key: &str, params: &[(&str, &str)]) -> Option<String> {
     dsn.param(key).map(str::to_string).or_else(|| {

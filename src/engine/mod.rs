@@ -74,6 +74,16 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// A broken link to the server: it could not be reached while connecting, or the
+    /// connection was lost afterwards.
+    pub fn link(connecting: bool) -> ErrorClass {
+        if connecting {
+            ErrorClass::Unreachable
+        } else {
+            ErrorClass::ConnectionLost
+        }
+    }
+
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::login;
-use super::mywire::{Address, Login, Prepared, Wire};
+use super::mywire::{Address, Login, Prepared, Wire, WireError};
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
     Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
@@ -181,9 +181,16 @@ impl Engine for MySql {
             database: self.database.as_deref(),
             tls: &self.tls,
         };
-        let conn = Wire::connect(&self.target, &login, self.connect_timeout).map_err(|e| {
-            connect_error(e.classify(true), "MariaDB/MySQL", &self.address, &self.user)
-        })?;
+        let conn = Wire::connect(&self.target, &login, self.connect_timeout)
+            .map_err(|e| match e {
+                WireError::Io(io) => {
+                    WireError::Io(login::explain_timeout(io, self.connect_timeout))
+                }
+                e => e,
+            })
+            .map_err(|e| {
+                connect_error(e.classify(true), "MariaDB/MySQL", &self.address, &self.user)
+            })?;
         Ok(Box::new(MySession {
             conn,
             protocol: self.protocol,

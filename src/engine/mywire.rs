@@ -182,22 +182,8 @@ impl WireError {
                 };
                 DbError::new(class, format!("{message} (error {code}){hint}"))
             }
-            WireError::Io(e) => DbError::new(
-                if connecting {
-                    ErrorClass::Unreachable
-                } else {
-                    ErrorClass::ConnectionLost
-                },
-                e.to_string(),
-            ),
-            WireError::Tls(m) => DbError::new(
-                if connecting {
-                    ErrorClass::Unreachable
-                } else {
-                    ErrorClass::ConnectionLost
-                },
-                m.clone(),
-            ),
+            WireError::Io(e) => DbError::new(ErrorClass::link(connecting), e.to_string()),
+            WireError::Tls(m) => DbError::new(ErrorClass::link(connecting), m.clone()),
             WireError::Protocol(m) => DbError::new(
                 ErrorClass::Other("protocol".into()),
                 format!("MariaDB/MySQL protocol error: {m}"),

@@ -234,6 +234,10 @@ impl Engine for Postgres {
         };
         let address = format!("{}:{}", self.host, self.port);
         let conn = Conn::connect(&params)
+            .map_err(|e| match e {
+                PgError::Io(io) => PgError::Io(login::explain_timeout(io, self.connect_timeout)),
+                e => e,
+            })
             .map_err(|e| connect_error(classify(e, true), "PostgreSQL", &address, &self.user))?;
         Ok(Box::new(PgSession {
             conn,
@@ -508,23 +512,9 @@ fn classify(e: PgError, connecting: bool) -> DbError {
             };
             DbError::new(class, format!("{message} (SQLSTATE {code}){hint}"))
         }
-        PgError::Io(e) => DbError::new(
-            if connecting {
-                ErrorClass::Unreachable
-            } else {
-                ErrorClass::ConnectionLost
-            },
-            e.to_string(),
-        ),
+        PgError::Io(e) => DbError::new(ErrorClass::link(connecting), e.to_string()),
         PgError::Protocol(p) => DbError::new(ErrorClass::Other("protocol".into()), p),
-        PgError::Tls(t) => DbError::new(
-            if connecting {
-                ErrorClass::Unreachable
-            } else {
-                ErrorClass::ConnectionLost
-            },
-            t,
-        ),
+        PgError::Tls(t) => DbError::new(ErrorClass::link(connecting), t),
     }
 }
 

@@ -35,8 +35,47 @@ fn v(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
+/// A listener that accepts connections and never answers: the connect timeout must end the
+/// command with exit 2 and one line, for each server engine.
+fn silent_server() -> Trial {
+    Trial::test("errors::silent_server_times_out", || {
+        for (scheme, param) in [
+            ("postgres", "connect_timeout"),
+            ("mysql", "connect-timeout"),
+        ] {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+            std::thread::spawn(move || {
+                // Hold every accepted socket open, silent, until the test binary ends.
+                let held: Vec<_> = listener.incoming().take(8).collect();
+                std::thread::sleep(std::time::Duration::from_secs(120));
+                drop(held);
+            });
+            let dsn = format!("{scheme}://u:secret@127.0.0.1:{port}/db?{param}=2");
+            let started = std::time::Instant::now();
+            let out = dbduel(&["check", "tpcb", "--dsn", &dsn]);
+            let took = started.elapsed();
+            expect_code(&out, 2, scheme)?;
+            let all = text(&out);
+            ensure(all.contains("no answer within 2 s"), || {
+                format!("{scheme}: message lacks the timeout:\n{all}")
+            })?;
+            ensure(took < std::time::Duration::from_secs(10), || {
+                format!("{scheme}: took {took:?} with a 2 s connect timeout")
+            })?;
+            ensure(
+                String::from_utf8_lossy(&out.stderr).trim().lines().count() == 1,
+                || format!("{scheme}: more than one line:\n{all}"),
+            )?;
+            ensure(!all.contains("secret"), || "password shown".into())?;
+        }
+        Ok(())
+    })
+}
+
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     vec![
+        silent_server(),
         refused(
             env,
             "unknown_workload",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dbduel::dsn::Dsn;
-use dbduel::server::{self, Server, ServerKind, ServerOptions};
+use dbduel::server::{self, Server, ServerKind};
 use libtest_mimic::Trial;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
@@ -81,15 +81,12 @@ fn pki(kind: &ServerKind) -> Pki {
 }
 
 fn start(kind: &'static ServerKind, settings: Vec<(String, String)>) -> Result<Server, String> {
-    Server::start(
-        kind,
-        &ServerOptions {
-            settings,
-            password: true,
-            ..ServerOptions::default()
-        },
-    )
-    .map_err(|e| format!("starting the TLS {} server: {e}", kind.product))
+    let settings: Vec<(&str, &str)> = settings
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    server::start_for_tests(kind, &settings)
+        .map_err(|e| format!("starting the TLS {} server: {e}", kind.product))
 }
 
 fn s(k: &str, v: impl AsRef<Path>) -> (String, String) {
