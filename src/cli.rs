@@ -273,6 +273,8 @@ pub enum ServerAction {
     Stop(ServerDirArgs),
     /// Say whether the managed server of a directory runs, and how to reach it.
     Status(ServerDirArgs),
+    /// Print the DSN of a directory's server, password included (for `--dsn "$(...)"`).
+    Dsn(ServerDirArgs),
 }
 
 #[derive(Debug, Args)]

@@ -46,7 +46,6 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
                 port: a.port,
                 bin_dir: a.bin_dir.clone(),
                 settings,
-                password: false,
                 keep_running: true,
             };
             let state = Server::start(kind, &opts)?.detach()?;
@@ -64,6 +63,15 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
                 }
             );
             println!("dsn: {}", state.dsn);
+            println!(
+                "password: in {} (only you can read it); `dbduel server dsn --data-dir {}` prints the whole DSN",
+                a.data_dir.join("password").display(),
+                a.data_dir.display()
+            );
+            Ok(Outcome::Success)
+        }
+        ServerAction::Dsn(a) => {
+            println!("{}", server::full_dsn(&a.data_dir)?);
             Ok(Outcome::Success)
         }
         ServerAction::Stop(a) => {

@@ -96,6 +96,10 @@ impl Layout {
     fn state(&self) -> PathBuf {
         self.dir.join("dbduel-server.json")
     }
+    /// The dbduel superuser's password, readable by the invoking user only (0600).
+    fn password(&self) -> PathBuf {
+        self.dir.join("password")
+    }
 }
 
 /// How to start a managed server.
@@ -107,8 +111,6 @@ pub struct ServerOptions {
     /// Where its binaries are, before PATH and the usual Debian locations.
     pub bin_dir: Option<PathBuf>,
     pub settings: Vec<(String, String)>,
-    /// Give the dbduel superuser a random password (otherwise loopback connections are trusted).
-    pub password: bool,
     /// Keep the server running when dbduel exits (`server start`); otherwise the kernel stops
     /// it if dbduel dies without stopping it.
     pub keep_running: bool,
@@ -154,16 +156,26 @@ impl Server {
         let (layout, temp) = prepare_dir(kind, opts.dir.as_deref())?;
         let account = service_account(kind.account);
         let fresh = !layout.data.exists();
-        let password = opts.password.then(random_password);
-        if fresh {
+        let password = if fresh {
+            let password = random_password();
             for p in [&layout.data, &layout.run] {
                 std::fs::create_dir_all(p)
                     .map_err(|e| Error::Io(format!("cannot create {}: {e}", p.display())))?;
+                private_dir(p)?;
                 chown(p, account)?;
             }
+            private_dir(&layout.dir)?;
             chown(&layout.dir, account)?;
-            (kind.init)(&layout, &init_bin, account, password.as_deref())?;
-        }
+            (kind.init)(&layout, &init_bin, account, Some(&password))?;
+            // After init, which may hand the whole directory to the service account.
+            write_private(&layout.password(), &password)?;
+            Some(password)
+        } else {
+            // A directory made before servers had passwords keeps its loopback trust.
+            std::fs::read_to_string(layout.password())
+                .ok()
+                .map(|p| p.trim().to_string())
+        };
 
         let mut server = Server {
             kind,
@@ -572,6 +584,47 @@ fn random_password() -> String {
         .collect()
 }
 
+/// Write a file only its owner may read.
+fn write_private(path: &Path, text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Close a directory to everyone but its owner (0700).
+fn private_dir(path: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| Error::Io(format!("cannot close {}: {e}", path.display())))
+}
+
+/// The DSN of a detached server with its password, for `server dsn` (which only the user who
+/// started it can read).
+pub fn full_dsn(dir: &Path) -> Result<String, Error> {
+    let state = read_state(dir)?;
+    let kind = kind_for(&state.engine).ok_or_else(|| {
+        Error::Io(format!(
+            "unknown engine '{}' in the state file",
+            state.engine
+        ))
+    })?;
+    let password = std::fs::read_to_string(Layout::new(dir).password())
+        .ok()
+        .map(|p| p.trim().to_string());
+    Ok(format!(
+        "{}{}",
+        (kind.dsn)(state.port, password.as_deref()),
+        kind.default_db
+    ))
+}
+
 /// A server for the test suite: temporary directory, password authentication.
 pub fn start_for_tests(
     kind: &'static ServerKind,
@@ -585,7 +638,6 @@ pub fn start_for_tests(
         kind,
         &ServerOptions {
             settings,
-            password: true,
             ..ServerOptions::default()
         },
     )

@@ -1,5 +1,6 @@
 //! A managed MariaDB server: mariadb-install-db, mariadbd on a loopback port with the given
-//! settings, and a `dbduel` superuser (with a password when asked, otherwise none).
+//! settings and files kept to its data directory, a `dbduel` superuser and root with the
+//! server's password, the socket in the closed run directory.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +20,7 @@ pub static MARIADB: ServerKind = ServerKind {
     command: server_command,
     dsn,
     stop_signal: libc::SIGTERM,
-    default_db: "",
+    default_db: "dbduel",
     setup,
     fresh_db: super::fresh_db_by_sql,
 };
@@ -66,6 +67,8 @@ fn server_command(
         "--pid-file={}",
         layout.run.join("mysqld.pid").display()
     ));
+    // LOAD DATA and SELECT ... INTO OUTFILE stay inside the data directory.
+    cmd.arg(format!("--secure-file-priv={}", layout.data.display()));
     for (k, v) in settings {
         cmd.arg(format!("--{k}={v}"));
     }
@@ -89,10 +92,21 @@ fn setup(layout: &Layout, password: Option<&str>) -> Result<(), Error> {
     let identified = password
         .map(|p| format!(" IDENTIFIED BY '{p}'"))
         .unwrap_or_default();
-    for sql in [
+    // mariadb-install-db leaves root without a password: it gets dbduel's.
+    let hosts = s
+        .query_text("SELECT Host FROM mysql.user WHERE User = 'root'")
+        .map_err(|e| Error::Database(e.message))?;
+    let mut statements: Vec<String> = hosts
+        .iter()
+        .filter(|_| password.is_some())
+        .map(|h| format!("ALTER USER 'root'@'{}'{identified}", h[0]))
+        .collect();
+    statements.extend([
+        "CREATE DATABASE IF NOT EXISTS dbduel".into(),
         format!("CREATE USER IF NOT EXISTS 'dbduel'@'%'{identified}"),
         "GRANT ALL PRIVILEGES ON *.* TO 'dbduel'@'%' WITH GRANT OPTION".into(),
-    ] {
+    ]);
+    for sql in statements {
         s.batch(&sql).map_err(|e| {
             Error::Database(format!("creating the dbduel user failed: {}", e.message))
         })?;

@@ -1,5 +1,6 @@
-//! A managed PostgreSQL server: initdb (password or loopback-trust authentication), postgres on
-//! a loopback port with the given settings, its Unix socket in the server's run directory.
+//! A managed PostgreSQL server: initdb (SCRAM passwords on loopback TCP, peer on the socket),
+//! postgres on a loopback port with the given settings, its Unix socket in the server's run
+//! directory (closed to other users).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,7 +54,7 @@ fn init(
         "-E",
         "UTF8",
         "--no-sync",
-        "--auth-local=trust",
+        "--auth-local=peer",
     ]);
     let pwfile = layout.run.join("pwfile");
     match password {

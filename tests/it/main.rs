@@ -7,6 +7,7 @@ mod conformance;
 mod custom;
 mod env;
 mod errors;
+mod managed;
 mod observe;
 mod report;
 mod script;
@@ -38,6 +39,7 @@ fn main() {
     trials.extend(script::trials(&env));
     trials.extend(tpcc::trials(&env));
     trials.extend(tls::trials());
+    trials.extend(managed::trials());
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();

@@ -236,7 +236,10 @@ fn tuned_visible(engine: &str) -> Result<(), String> {
         "60",
     ]);
     expect_code(&out, 0, "server start")?;
-    let result = check_tuned(engine, &text(&out));
+    ensure(text(&out).contains("password: in "), || text(&out))?;
+    let full = dbduel(&["server", "dsn", "--data-dir", &data]);
+    expect_code(&full, 0, "server dsn")?;
+    let result = check_tuned(engine, &format!("dsn: {}", text(&full)));
     let stop = dbduel(&["server", "stop", "--data-dir", &data]);
     result?;
     expect_code(&stop, 0, "server stop")?;
