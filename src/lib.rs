@@ -267,6 +267,8 @@ pub fn bench(
     let measured = measure(plan, &run, engine.clone(), workload.clone(), stop);
     let resources = observer.map(|o| o.stop()).unwrap_or_default();
     let measured = measured?;
+    // A server that stalled during the run must not hold the end of it either.
+    admin.set_timeout(Some(2 * runner::GRACE));
     let size_after = admin.database_size().unwrap_or(0);
     let interrupted = stop.load(Ordering::SeqCst);
     let sizes = (size_before, size_after);
@@ -319,7 +321,8 @@ fn measure(
             agg.add(ev);
         }
     };
-    while !running.finished() {
+    let mut running = running;
+    while !running.watch() {
         let now = Instant::now();
         let mut wake = now + Duration::from_millis(100);
         if cpu_start.is_none() {

@@ -1,13 +1,14 @@
 //! MariaDB and MySQL over dbduel's own protocol connection (`mywire.rs`): text or binary
 //! protocol, a selectable storage engine (InnoDB, MyISAM, Aria), multi-row INSERT loading.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::login;
 use super::mywire::{Address, Login, Prepared, Wire, WireError};
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
-    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
+    Cancel, Counters, SocketHandle, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
     Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, render_literals,
     split_placeholders,
 };
@@ -191,8 +192,18 @@ impl Engine for MySql {
             .map_err(|e| {
                 connect_error(e.classify(true), "MariaDB/MySQL", &self.address, &self.user)
             })?;
+        let door = Arc::new(SideDoor {
+            target: self.target.clone(),
+            user: self.user.clone(),
+            password: self.password.clone(),
+            tls: self.tls.clone(),
+            timeout: Duration::from_secs(2),
+            connection_id: conn.connection_id,
+            socket: conn.socket_handle(),
+        });
         Ok(Box::new(MySession {
             conn,
+            door,
             protocol: self.protocol,
             stmts: Vec::new(),
             sql: String::new(),
@@ -211,6 +222,8 @@ enum MyStmt {
 
 struct MySession {
     conn: Wire,
+    /// How another thread ends this session's statement.
+    door: Arc<SideDoor>,
     protocol: Protocol,
     stmts: Vec<MyStmt>,
     sql: String,
@@ -318,7 +331,48 @@ impl MySession {
     }
 }
 
+/// Ends a MariaDB/MySQL session's statement from another thread: KILL QUERY on a connection
+/// of its own, then, if need be, the socket shut down.
+struct SideDoor {
+    target: Address,
+    user: String,
+    password: Option<String>,
+    tls: Tls,
+    timeout: Duration,
+    connection_id: u32,
+    socket: Option<SocketHandle>,
+}
+
+impl Cancel for SideDoor {
+    fn cancel(&self) -> Result<(), String> {
+        let login = Login {
+            user: &self.user,
+            password: self.password.as_deref(),
+            database: None,
+            tls: &self.tls,
+        };
+        let mut side = Wire::connect(&self.target, &login, self.timeout).map_err(|e| e.to_string())?;
+        side.set_timeout(Some(self.timeout));
+        side.query(&format!("KILL QUERY {}", self.connection_id), None)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+    fn abandon(&self) {
+        if let Some(s) = &self.socket {
+            s.shutdown();
+        }
+    }
+}
+
 impl Session for MySession {
+    fn canceller(&self) -> Option<Arc<dyn Cancel>> {
+        Some(self.door.clone())
+    }
+
+    fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.conn.set_timeout(timeout);
+    }
+
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
         let stmt = match self.protocol {
             Protocol::Prepared => {

@@ -12,7 +12,7 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use super::tls::{Mode, Tls, TlsStream, Transport};
-use super::{DbError, ErrorClass, Value};
+use super::{DbError, ErrorClass, SocketHandle, Value};
 
 // Capability flags (the protocol's CLIENT_* constants).
 const LONG_PASSWORD: u32 = 0x1;
@@ -71,6 +71,7 @@ const T_YEAR: u8 = 13;
 const T_VAR_STRING: u8 = 253;
 
 /// Where the server listens.
+#[derive(Clone)]
 pub enum Address {
     Tcp(String, u16),
     Socket(String),
@@ -220,6 +221,8 @@ pub struct Wire {
     stmt_cols: std::collections::HashMap<u32, Vec<Col>>,
     pub server_version: String,
     pub transport: Transport,
+    /// The server's id of this connection, for KILL QUERY.
+    pub connection_id: u32,
 }
 
 impl Drop for Wire {
@@ -269,6 +272,7 @@ impl Wire {
             cache_metadata: false,
             stmt_cols: std::collections::HashMap::new(),
             server_version: String::new(),
+            connection_id: 0,
             transport: Transport::plain(match address {
                 Address::Tcp(..) => "tcp",
                 Address::Socket(_) => "unix",
@@ -281,6 +285,21 @@ impl Wire {
         wire.handshake(login, host)?;
         wire.reader.get_ref().set_timeout(None)?;
         Ok(wire)
+    }
+
+    /// A second handle on the socket, to shut it down from another thread.
+    pub fn socket_handle(&self) -> Option<SocketHandle> {
+        match self.reader.get_ref() {
+            Stream::Tcp(s) => s.try_clone().ok().map(SocketHandle::Tcp),
+            Stream::Tls(s) => s.sock.try_clone().ok().map(SocketHandle::Tcp),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.try_clone().ok().map(SocketHandle::Unix),
+        }
+    }
+
+    /// Bound later reads and writes (None: no bound).
+    pub fn set_timeout(&self, timeout: Option<Duration>) {
+        let _ = self.reader.get_ref().set_timeout(timeout);
     }
 
     /// Ask for TLS (an SSLRequest: the handshake response's first 32 bytes with CLIENT_SSL),
@@ -316,7 +335,7 @@ impl Wire {
             )));
         }
         self.server_version = String::from_utf8_lossy(r.null_terminated()?).into_owned();
-        r.skip(4)?;
+        self.connection_id = r.u32()?;
         let mut nonce = r.take(8)?.to_vec();
         r.skip(1)?;
         let mut server_caps = r.u16()? as u32;

@@ -15,7 +15,7 @@ use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 use postgres_protocol::{IsNull, Oid};
 
-use super::Value;
+use super::{SocketHandle, Value};
 use super::tls::{self, Mode, Tls, TlsStream, Transport};
 
 pub const INT2: Oid = 21;
@@ -74,6 +74,13 @@ impl Stream {
             Stream::Tls(s) => s.sock.set_read_timeout(t).and(s.sock.set_write_timeout(t)),
             Stream::Unix(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
         }
+    }
+    fn handle(&self) -> io::Result<SocketHandle> {
+        Ok(match self {
+            Stream::Tcp(s) => SocketHandle::Tcp(s.try_clone()?),
+            Stream::Tls(s) => SocketHandle::Tcp(s.sock.try_clone()?),
+            Stream::Unix(s) => SocketHandle::Unix(s.try_clone()?),
+        })
     }
     fn transport(&self) -> Transport {
         match self {
@@ -211,6 +218,35 @@ impl Conn {
         conn.authenticate(p)?;
         conn.stream.set_timeout(None)?;
         Ok(conn)
+    }
+
+    /// A second handle on the socket, to shut it down from another thread.
+    pub fn socket_handle(&self) -> Option<SocketHandle> {
+        self.stream.handle().ok()
+    }
+
+    /// Bound later reads and writes (None: no bound).
+    pub fn set_timeout(&self, timeout: Option<Duration>) {
+        let _ = self.stream.set_timeout(timeout);
+    }
+
+    /// Send a CancelRequest for the backend `key` on a connection of its own (as libpq's
+    /// PQcancel: plain, whatever the session used; the server checks the secret key).
+    pub fn cancel(host: &str, port: u16, key: (i32, i32), timeout: Duration) -> io::Result<()> {
+        let mut buf = BytesMut::new();
+        frontend::cancel_request(key.0, key.1, &mut buf);
+        if host.starts_with('/') {
+            let mut s = UnixStream::connect(format!("{host}/.s.PGSQL.{port}"))?;
+            s.set_write_timeout(Some(timeout))?;
+            return s.write_all(&buf);
+        }
+        let addr = (host, port)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
+        let mut s = TcpStream::connect_timeout(&addr, timeout)?;
+        s.set_write_timeout(Some(timeout))?;
+        s.write_all(&buf)
     }
 
     /// SSLRequest, then the TLS handshake if the server says 'S'.

@@ -5,12 +5,13 @@
 use std::time::Duration;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::login;
 use super::pgwire::{ChannelBinding, Conn, ConnectParams, Output, PgError, Prepared};
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
-    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
+    Cancel, Counters, SocketHandle, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
     Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard,
     render_literals, split_placeholders,
 };
@@ -241,6 +242,8 @@ impl Engine for Postgres {
             .map_err(|e| connect_error(classify(e, true), "PostgreSQL", &address, &self.user))?;
         Ok(Box::new(PgSession {
             conn,
+            host: self.host.clone(),
+            port: self.port,
             protocol: self.protocol,
             stmts: Vec::new(),
             sql: String::new(),
@@ -262,6 +265,9 @@ enum PgStmt {
 
 struct PgSession {
     conn: Conn,
+    /// Where the server is, for a CancelRequest.
+    host: String,
+    port: u16,
     protocol: Protocol,
     stmts: Vec<PgStmt>,
     sql: String,
@@ -320,7 +326,41 @@ impl PgSession {
     }
 }
 
+/// Ends a PostgreSQL session's statement from another thread: a CancelRequest with the
+/// backend's key, then, if need be, the socket shut down.
+struct PgCancel {
+    host: String,
+    port: u16,
+    key: Option<(i32, i32)>,
+    socket: Option<SocketHandle>,
+}
+
+impl Cancel for PgCancel {
+    fn cancel(&self) -> Result<(), String> {
+        let key = self.key.ok_or("the server sent no cancel key")?;
+        Conn::cancel(&self.host, self.port, key, Duration::from_secs(2)).map_err(|e| e.to_string())
+    }
+    fn abandon(&self) {
+        if let Some(s) = &self.socket {
+            s.shutdown();
+        }
+    }
+}
+
 impl Session for PgSession {
+    fn canceller(&self) -> Option<Arc<dyn Cancel>> {
+        Some(Arc::new(PgCancel {
+            host: self.host.clone(),
+            port: self.port,
+            key: self.conn.backend_key,
+            socket: self.conn.socket_handle(),
+        }))
+    }
+
+    fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.conn.set_timeout(timeout);
+    }
+
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
         let parts = split_placeholders(sql);
         let stmt = match self.protocol {

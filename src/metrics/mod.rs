@@ -91,6 +91,8 @@ pub struct Measurement {
     pub rollbacks: u64,
     pub reconnects: u64,
     pub lost_clients: Vec<String>,
+    /// Transactions in flight at the end of the run that were cancelled.
+    pub unfinished: u64,
     pub latency_ms: Latency,
     pub schedule_lag_ms: Option<Latency>,
     /// The latency of the run's first successful transaction (the earliest to start, warm-up
@@ -135,6 +137,7 @@ pub struct Aggregator {
     queries: u64,
     reconnects: u64,
     lost_clients: Vec<String>,
+    unfinished: u64,
     progress: ProgressAcc,
     /// (start, latency) of the earliest-starting successful transaction, in µs.
     first: Option<(u64, u64)>,
@@ -163,6 +166,7 @@ impl Aggregator {
             queries: 0,
             reconnects: 0,
             lost_clients: Vec::new(),
+            unfinished: 0,
             progress: ProgressAcc {
                 hist: histogram(2),
                 transactions: 0,
@@ -178,6 +182,7 @@ impl Aggregator {
             Event::Txn(s) => self.add_sample(&s),
             Event::Reconnected => self.reconnects += 1,
             Event::ClientLost(msg) => self.lost_clients.push(msg),
+            Event::Unfinished => self.unfinished += 1,
         }
     }
 
@@ -324,6 +329,7 @@ impl Aggregator {
             rollbacks: self.types.iter().map(|t| t.rollbacks).sum(),
             reconnects: self.reconnects,
             lost_clients: self.lost_clients,
+            unfinished: self.unfinished,
             latency_ms: Latency::of(&all),
             schedule_lag_ms: self.lag.as_ref().map(Latency::of),
             first_transaction_ms: self.first.map(|(_, us)| us as f64 / 1000.0),

@@ -197,6 +197,16 @@ pub fn summary(r: &RunResult) -> String {
             m.lost_clients.len()
         );
     }
+    for lost in &m.lost_clients {
+        let _ = writeln!(out, "  lost: {lost}");
+    }
+    if m.unfinished > 0 {
+        let _ = writeln!(
+            out,
+            "  {:<16}{:>12}  (in flight at the end, cancelled)",
+            "unfinished", m.unfinished
+        );
+    }
     let _ = writeln!(
         out,
         "  {:<16}{:>12.1} s  ({:.1}% of {} cores){}",

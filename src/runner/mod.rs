@@ -1,9 +1,11 @@
 //! Runs the clients: one connection and one OS thread each (blocking I/O, so a waiting client
 //! costs nothing), closed loop or paced by a Poisson schedule (open loop), retries of retryable
-//! errors, reconnection after a lost connection. Emits one `Event` per transaction on a channel
-//! and nothing else: measuring is the consumers' business.
+//! errors, reconnection after a lost connection, and the end of a timed run: a client still
+//! inside a transaction a grace after the end is cancelled through its engine, then given up.
+//! Emits one `Event` per transaction on a channel and nothing else: measuring is the
+//! consumers' business.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread::JoinHandle;
@@ -13,7 +15,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 use crate::Error;
-use crate::engine::{DbError, Engine, ErrorClass, Session};
+use crate::engine::{Cancel, DbError, Engine, ErrorClass, Session};
 use crate::workload::{Client, Workload};
 
 /// When the run ends.
@@ -61,6 +63,20 @@ pub enum Event {
     Reconnected,
     /// A client lost its connection and could not open a new one; it stopped.
     ClientLost(String),
+    /// A transaction in flight at the end of the run was cancelled: neither done nor failed.
+    Unfinished,
+}
+
+/// How long a transaction may go on past the end of a timed run before it is cancelled; a
+/// cancelled client gets twice as long to return before its connection is given up.
+pub const GRACE: Duration = Duration::from_secs(1);
+
+/// Where the end of a timed run stands.
+#[derive(Clone, Copy, PartialEq)]
+enum Ending {
+    Running,
+    Cancelled(Instant),
+    Abandoned(Instant),
 }
 
 /// A run in progress: the clients' threads and the instant they started together.
@@ -68,15 +84,83 @@ pub struct Running {
     pub start: Instant,
     handles: Vec<JoinHandle<()>>,
     live: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
+    ending: Ending,
 }
 
 impl Running {
     pub fn finished(&self) -> bool {
         self.live.load(Ordering::Acquire) == 0
     }
+
+    /// Called by the measuring loop: true once there is nothing more to wait for. Past the
+    /// end of a timed run, clients still inside a transaction are cancelled (after `GRACE`),
+    /// then their connections shut down and each named as stuck (after `2 * GRACE`); a
+    /// client that returns from none of that is left behind (after another `GRACE`).
+    pub fn watch(&mut self) -> bool {
+        if self.finished() {
+            return true;
+        }
+        let cfg = &self.shared.cfg;
+        let Limit::Time(t) = cfg.limit else {
+            return false;
+        };
+        let end = self.start + cfg.warmup + t;
+        let now = Instant::now();
+        match self.ending {
+            Ending::Running if now >= end + GRACE => {
+                self.shared.ending.store(true, Ordering::SeqCst);
+                for (_, door) in self.busy_clients() {
+                    let Some(door) = door else { continue };
+                    // Each on a thread of its own: a stalled server may not even answer this.
+                    std::thread::spawn(move || {
+                        let _ = door.cancel();
+                    });
+                }
+                self.ending = Ending::Cancelled(now);
+            }
+            Ending::Cancelled(at) if now >= at + 2 * GRACE => {
+                let mut stuck = Vec::new();
+                for (id, door) in self.busy_clients() {
+                    let what = match door {
+                        Some(door) => {
+                            door.abandon();
+                            "cancelled, no answer, its connection given up"
+                        }
+                        None => "its engine has no cancel: left behind",
+                    };
+                    let since = self.shared.busy[id].load(Ordering::Acquire).saturating_sub(1);
+                    let busy_s = (now - self.start).as_secs_f64() - since as f64 / 1e6;
+                    stuck.push(Event::ClientLost(format!(
+                        "client {id} was stuck in a transaction for {busy_s:.1} s at the end of the run: {what}"
+                    )));
+                }
+                let _ = self.shared.events.send(stuck);
+                self.ending = Ending::Abandoned(now);
+            }
+            Ending::Abandoned(at) if now >= at + GRACE => return true,
+            _ => {}
+        }
+        false
+    }
+
+    /// The clients inside a transaction now, with their cancel handles (if their engine has
+    /// one).
+    fn busy_clients(&self) -> Vec<(usize, Option<Arc<dyn Cancel>>)> {
+        let doors = self.shared.doors.lock().expect("doors lock");
+        (0..doors.len())
+            .filter(|&id| self.shared.busy[id].load(Ordering::Acquire) != 0)
+            .map(|id| (id, doors[id].clone()))
+            .collect()
+    }
+
+    /// Wait for the clients' threads; one left behind by `watch` is not waited for.
     pub fn join(self) {
+        let gave_up = matches!(self.ending, Ending::Abandoned(_)) && !self.finished();
         for h in self.handles {
-            let _ = h.join();
+            if !gave_up || h.is_finished() {
+                let _ = h.join();
+            }
         }
     }
 }
@@ -94,6 +178,12 @@ struct Shared {
     /// Passed when the start instant is fixed.
     go: Barrier,
     live: Arc<AtomicUsize>,
+    /// Per client: 0 when idle, else 1 + the microsecond (since the start) its transaction began.
+    busy: Vec<AtomicU64>,
+    /// Per client: how to cancel its statement, once connected.
+    doors: Mutex<Vec<Option<Arc<dyn Cancel>>>>,
+    /// The end of the run has come and clients are being cancelled: no retry, no new work.
+    ending: AtomicBool,
 }
 
 /// Connect every client, then release them all at once. A client that cannot connect fails
@@ -118,6 +208,9 @@ pub fn start(
         connected: Barrier::new(n + 1),
         go: Barrier::new(n + 1),
         live: live.clone(),
+        busy: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        doors: Mutex::new(vec![None; n]),
+        ending: AtomicBool::new(false),
     });
     let mut handles = Vec::with_capacity(n);
     for id in 0..shared.cfg.clients {
@@ -143,6 +236,8 @@ pub fn start(
         start,
         handles,
         live,
+        shared,
+        ending: Ending::Running,
     })
 }
 
@@ -160,6 +255,7 @@ fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
     let client = shared
         .workload
         .client(shared.engine.as_ref(), session.as_mut(), id, seed)?;
+    shared.doors.lock().expect("doors lock")[id as usize] = session.canceller();
     Ok(ClientState { session, client })
 }
 
@@ -250,8 +346,15 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
                 planned = began;
             }
         }
-        let (tries, outcome) = attempt(&mut state, cfg.max_tries, &shared.stop);
+        let busy = &shared.busy[id as usize];
+        busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
+        let (tries, outcome) = attempt(&mut state, cfg.max_tries, shared);
+        busy.store(0, Ordering::Release);
         let end = Instant::now();
+        if outcome.is_err() && shared.ending.load(Ordering::SeqCst) {
+            outbox.push(Event::Unfinished, end);
+            break;
+        }
         if let (Err(_), Some(why)) = (&outcome, state.client.aborted()) {
             outbox.push(
                 Event::ClientLost(format!("client {id} aborted: {why}")),
@@ -341,8 +444,9 @@ impl Drop for Outbox<'_> {
 fn attempt(
     state: &mut ClientState,
     max_tries: u32,
-    stop: &AtomicBool,
+    shared: &Shared,
 ) -> (u32, Result<u32, ErrorClass>) {
+    let halt = || shared.stop.load(Ordering::Relaxed) || shared.ending.load(Ordering::Relaxed);
     let mut tries = 0;
     loop {
         tries += 1;
@@ -352,7 +456,7 @@ fn attempt(
             Err(e) => {
                 let _ = state.session.rollback();
                 let again = state.client.retryable(&e.class) && tries < max_tries;
-                if !again || stop.load(Ordering::Relaxed) {
+                if !again || halt() {
                     return (tries, Err(e.class));
                 }
             }

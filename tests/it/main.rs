@@ -7,6 +7,7 @@ mod conformance;
 mod custom;
 mod env;
 mod errors;
+mod faults;
 mod managed;
 mod observe;
 mod report;
@@ -40,6 +41,7 @@ fn main() {
     trials.extend(tpcc::trials(&env));
     trials.extend(tls::trials());
     trials.extend(managed::trials());
+    trials.extend(faults::trials());
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();
