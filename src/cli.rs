@@ -52,6 +52,11 @@ pub struct TargetArgs {
     /// PGPASSWORD, ~/.pgpass and MYSQL_PWD work too.
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<std::path::PathBuf>,
+    /// The server's own limit on each statement, in seconds (PostgreSQL statement_timeout,
+    /// MariaDB max_statement_time, MySQL max_execution_time); a statement past it counts as a
+    /// statement_timeout error.
+    #[arg(long, value_name = "SECONDS")]
+    pub statement_timeout: Option<f64>,
     /// MariaDB/MySQL storage engine for created tables: InnoDB (default), MyISAM, Aria.
     #[arg(long, value_name = "ENGINE")]
     pub table_engine: Option<String>,

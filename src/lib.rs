@@ -220,7 +220,10 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
     }
     Ok(if interrupted {
         Outcome::Interrupted
-    } else if result.measurement.errors > 0 || !result.measurement.lost_clients.is_empty() {
+    } else if result.measurement.errors > 0
+        || !result.measurement.lost_clients.is_empty()
+        || result.measurement.transactions == 0
+    {
         Outcome::Failures
     } else {
         Outcome::Success
@@ -346,14 +349,26 @@ fn measure(
         agg.settle((now - running.start).as_secs().saturating_sub(10) as usize);
     }
     let cpu_end = metrics::cpu_time();
+    let ended = running.start.elapsed();
     running.join();
     take(&mut agg, &rx);
-    let measured_us = last_end_us.saturating_sub(plan.run.warmup.as_micros() as u64);
+    // The measured window: -T, or up to the last transaction's end when one that was in
+    // flight at the end finished later (less than -T only when Ctrl-C stopped the run: clients
+    // that had nothing to do, or were lost, do not shorten it); for a count of transactions
+    // per client, up to the last transaction's end.
+    let tail = Duration::from_micros(last_end_us).saturating_sub(plan.run.warmup);
+    let measured = match run.limit {
+        runner::Limit::Time(t) if stop.load(Ordering::SeqCst) => {
+            ended.saturating_sub(plan.run.warmup).min(t)
+        }
+        runner::Limit::Time(t) => t.max(tail),
+        runner::Limit::Transactions(_) => tail,
+    };
     let cpu = cpu_start
         .map(|s| cpu_end.saturating_sub(s))
         .unwrap_or_default();
     Ok(Measured {
-        measurement: agg.finish(Duration::from_micros(measured_us)),
+        measurement: agg.finish(measured),
         cpu,
         started,
     })
@@ -376,7 +391,11 @@ fn assemble(
     let secs = m.duration_s.max(1e-9);
     let cpu_s = measured.cpu.as_secs_f64();
     let share = cpu_s / (secs * host.cores as f64);
-    if m.transactions < 1000 {
+    if m.transactions == 0 {
+        warnings.push(
+            "no transaction completed in the measured window: nothing here is a measurement (see the errors above; with --spec-timing, run longer than the keying and think times)".into(),
+        );
+    } else if m.transactions < 1000 {
         warnings.push(format!(
             "only {} transactions were measured: percentiles above p99 need thousands; run longer (--time) or with more clients",
             m.transactions
@@ -421,12 +440,19 @@ fn assemble(
             progress_s: plan.progress.map(|p| p.as_secs()),
             seed: plan.run.seed,
             table_engine: plan.target.engine.table_engine.clone(),
+            statement_timeout_s: plan
+                .target
+                .engine
+                .statement_timeout
+                .map(|t| t.as_secs_f64()),
         },
         host,
         tps: m.transactions as f64 / secs,
         client_cpu_s: cpu_s,
         client_cpu_share: share,
-        client_bound: !engine.embedded() && share > report::CLIENT_BOUND_SHARE,
+        client_bound: !engine.embedded()
+            && m.transactions > 0
+            && share > report::CLIENT_BOUND_SHARE,
         client_peak_rss_bytes: metrics::peak_rss_bytes(),
         measurement: m,
         warnings: std::mem::take(warnings),

@@ -61,6 +61,7 @@ pub fn target(args: &TargetArgs, command: &str) -> Result<Target, Error> {
         dsn,
         engine: EngineOptions {
             table_engine: args.table_engine.clone(),
+            statement_timeout: statement_timeout(args)?,
         },
     })
 }
@@ -234,6 +235,17 @@ fn script_specs(args: &RunArgs) -> Result<Vec<String>, Error> {
     Ok(specs)
 }
 
+/// `--statement-timeout` as a duration: positive, and at most a day.
+fn statement_timeout(args: &TargetArgs) -> Result<Option<Duration>, Error> {
+    match args.statement_timeout {
+        None => Ok(None),
+        Some(s) if s > 0.0 && s <= 86_400.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => usage(format!(
+            "--statement-timeout {s}: give seconds above 0 and at most 86400"
+        )),
+    }
+}
+
 /// The DSN, with the password of `--password-file` when one is given.
 fn target_dsn(args: &TargetArgs) -> Result<Option<Dsn>, Error> {
     let dsn = args.dsn.as_deref().map(Dsn::parse).transpose()?;
@@ -283,6 +295,7 @@ fn script_target(args: &RunArgs) -> Result<Target, Error> {
         dsn: Some(dsn),
         engine: EngineOptions {
             table_engine: args.target.table_engine.clone(),
+            statement_timeout: statement_timeout(&args.target)?,
         },
     })
 }

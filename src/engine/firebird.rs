@@ -48,6 +48,9 @@ struct Firebird {
 }
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    opts.no_statement_timeout(
+        "Firebird 3 has no statement timeout (Firebird 4's is not used yet)",
+    )?;
     if opts.table_engine.is_some() {
         return Err(Error::Usage(
             "--table-engine applies to mysql:// only".into(),

@@ -54,6 +54,8 @@ pub enum ErrorClass {
     Deadlock,
     LockTimeout,
     Busy,
+    /// The server's statement timeout (`--statement-timeout`) cancelled the statement.
+    StatementTimeout,
     /// Retryable: an UPDATE of a row that must exist matched none, so committing would apply
     /// the transaction in part (seen on Firebird: a snapshot UPDATE that waited on a concurrent
     /// one may match no row instead of raising an update conflict).
@@ -104,6 +106,7 @@ impl ErrorClass {
             ErrorClass::LockTimeout => "lock_timeout".into(),
             ErrorClass::Busy => "busy".into(),
             ErrorClass::MissedRow => "missed_row".into(),
+            ErrorClass::StatementTimeout => "statement_timeout".into(),
             ErrorClass::ConnectionLost => "connection_lost".into(),
             ErrorClass::AuthFailed => "auth_failed".into(),
             ErrorClass::Unreachable => "unreachable".into(),
@@ -156,6 +159,18 @@ impl Protocol {
 pub struct EngineOptions {
     /// MariaDB/MySQL storage engine for created tables (InnoDB, MyISAM, Aria).
     pub table_engine: Option<String>,
+    /// The server's own limit on each statement (`--statement-timeout`).
+    pub statement_timeout: Option<std::time::Duration>,
+}
+
+impl EngineOptions {
+    /// Refuse `--statement-timeout` for an engine without a server-side limit.
+    pub fn no_statement_timeout(&self, why: &str) -> Result<(), crate::Error> {
+        match self.statement_timeout {
+            Some(_) => Err(crate::Error::Usage(format!("--statement-timeout: {why}"))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A prepared statement's handle inside one session.

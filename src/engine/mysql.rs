@@ -8,9 +8,9 @@ use super::login;
 use super::mywire::{Address, Login, Prepared, Wire, WireError};
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
-    Cancel, Counters, SocketHandle, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
-    Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, render_literals,
-    split_placeholders,
+    Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass,
+    LoadProgress, Protocol, RowSource, ServerInfo, Session, SocketHandle, StmtId, Value,
+    connect_error, render_literals, split_placeholders,
 };
 use crate::{Error, dsn::Dsn};
 
@@ -63,6 +63,7 @@ struct MySql {
     table_engine: &'static str,
     tls: Tls,
     connect_timeout: Duration,
+    statement_timeout: Option<Duration>,
 }
 
 /// DSN parameters (also written with underscores), and the environment variable the mysql
@@ -129,6 +130,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         table_engine,
         tls: Tls::new(&tls_options(&get)?).map_err(usage)?,
         connect_timeout: login::connect_timeout(get("connect-timeout")).map_err(usage)?,
+        statement_timeout: opts.statement_timeout,
     }))
 }
 
@@ -192,6 +194,16 @@ impl Engine for MySql {
             .map_err(|e| {
                 connect_error(e.classify(true), "MariaDB/MySQL", &self.address, &self.user)
             })?;
+        let mut conn = conn;
+        if let Some(t) = self.statement_timeout {
+            // MariaDB's limit covers every statement; MySQL's only SELECTs.
+            let set = if conn.server_version.contains("MariaDB") {
+                format!("SET SESSION max_statement_time = {}", t.as_secs_f64())
+            } else {
+                format!("SET SESSION max_execution_time = {}", t.as_millis().max(1))
+            };
+            conn.query(&set, None).map_err(|e| e.classify(true))?;
+        }
         let door = Arc::new(SideDoor {
             target: self.target.clone(),
             user: self.user.clone(),
@@ -351,7 +363,8 @@ impl Cancel for SideDoor {
             database: None,
             tls: &self.tls,
         };
-        let mut side = Wire::connect(&self.target, &login, self.timeout).map_err(|e| e.to_string())?;
+        let mut side =
+            Wire::connect(&self.target, &login, self.timeout).map_err(|e| e.to_string())?;
         side.set_timeout(Some(self.timeout));
         side.query(&format!("KILL QUERY {}", self.connection_id), None)
             .map(drop)

@@ -172,6 +172,7 @@ impl WireError {
                     1020 => ErrorClass::Serialization,
                     1045 | 1698 => ErrorClass::AuthFailed,
                     1146 => ErrorClass::UndefinedTable,
+                    1969 | 3024 => ErrorClass::StatementTimeout,
                     1062 => ErrorClass::UniqueViolation,
                     1927 | 2006 | 2013 => ErrorClass::ConnectionLost,
                     code => ErrorClass::Other(code.to_string()),

@@ -15,8 +15,8 @@ use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 use postgres_protocol::{IsNull, Oid};
 
-use super::{SocketHandle, Value};
 use super::tls::{self, Mode, Tls, TlsStream, Transport};
+use super::{SocketHandle, Value};
 
 pub const INT2: Oid = 21;
 pub const INT4: Oid = 23;

@@ -11,9 +11,9 @@ use super::login;
 use super::pgwire::{ChannelBinding, Conn, ConnectParams, Output, PgError, Prepared};
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
-    Cancel, Counters, SocketHandle, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
-    Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard,
-    render_literals, split_placeholders,
+    Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass,
+    LoadProgress, Protocol, RowSource, ServerInfo, Session, SocketHandle, StmtId, Value,
+    connect_error, quote_standard, render_literals, split_placeholders,
 };
 use crate::{Error, dsn::Dsn};
 
@@ -62,6 +62,7 @@ struct Postgres {
     tls: Tls,
     channel_binding: ChannelBinding,
     connect_timeout: Duration,
+    statement_timeout: Option<Duration>,
 }
 
 /// DSN parameters, each with the environment variable libpq reads when the DSN leaves it out.
@@ -148,6 +149,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
             }
         },
         connect_timeout: login::connect_timeout(get("connect_timeout")).map_err(usage)?,
+        statement_timeout: opts.statement_timeout,
         host,
         port,
         database,
@@ -234,12 +236,19 @@ impl Engine for Postgres {
             channel_binding: self.channel_binding,
         };
         let address = format!("{}:{}", self.host, self.port);
-        let conn = Conn::connect(&params)
+        let mut conn = Conn::connect(&params)
             .map_err(|e| match e {
                 PgError::Io(io) => PgError::Io(login::explain_timeout(io, self.connect_timeout)),
                 e => e,
             })
             .map_err(|e| connect_error(classify(e, true), "PostgreSQL", &address, &self.user))?;
+        if let Some(t) = self.statement_timeout {
+            conn.query(
+                &format!("SET statement_timeout = {}", t.as_millis().max(1)),
+                &mut Output::new(None),
+            )
+            .map_err(|e| classify(e, true))?;
+        }
         Ok(Box::new(PgSession {
             conn,
             host: self.host.clone(),
@@ -540,6 +549,7 @@ fn classify(e: PgError, connecting: bool) -> DbError {
                 "40P01" => ErrorClass::Deadlock,
                 "55P03" => ErrorClass::LockTimeout,
                 "28P01" | "28000" => ErrorClass::AuthFailed,
+                "57014" => ErrorClass::StatementTimeout,
                 "42P01" => ErrorClass::UndefinedTable,
                 "23505" => ErrorClass::UniqueViolation,
                 "57P01" | "57P02" | "57P03" => ErrorClass::ConnectionLost,

@@ -52,6 +52,7 @@ struct Sqlite {
 }
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    opts.no_statement_timeout("SQLite has no statement timeout of its own")?;
     if opts.table_engine.is_some() {
         return Err(Error::Usage(
             "--table-engine applies to mysql:// only".into(),

@@ -56,6 +56,7 @@ pub struct Options {
     pub progress_s: Option<u64>,
     pub seed: u64,
     pub table_engine: Option<String>,
+    pub statement_timeout_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -129,7 +129,9 @@ impl Running {
                         }
                         None => "its engine has no cancel: left behind",
                     };
-                    let since = self.shared.busy[id].load(Ordering::Acquire).saturating_sub(1);
+                    let since = self.shared.busy[id]
+                        .load(Ordering::Acquire)
+                        .saturating_sub(1);
                     let busy_s = (now - self.start).as_secs_f64() - since as f64 / 1e6;
                     stuck.push(Event::ClientLost(format!(
                         "client {id} was stuck in a transaction for {busy_s:.1} s at the end of the run: {what}"
@@ -225,7 +227,9 @@ pub fn start(
     shared.connected.wait();
     *shared.start.lock().expect("start lock") = Some(Instant::now());
     shared.go.wait();
-    if let Some(msg) = shared.failed.lock().expect("failed lock").clone() {
+    // The guard must be gone before joining: the clients read `failed` on their way out.
+    let failed = shared.failed.lock().expect("failed lock").clone();
+    if let Some(msg) = failed {
         for h in handles {
             let _ = h.join();
         }
@@ -268,9 +272,29 @@ impl Drop for Alive<'_> {
     }
 }
 
+/// A panic's message, as the panic hook shows it.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
 fn client_thread(shared: &Shared, id: u32) {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
     let _alive = Alive(&shared.live);
-    let state = connect(shared, id);
+    // A panic while connecting fails the run like a refused connection, and never leaves the
+    // other threads waiting at the barrier.
+    let state = catch_unwind(AssertUnwindSafe(|| connect(shared, id))).unwrap_or_else(|p| {
+        Err(DbError::new(
+            ErrorClass::Other("panic".into()),
+            format!(
+                "client {id} panicked while connecting: {}",
+                panic_message(&*p)
+            ),
+        ))
+    });
     if let Err(e) = &state {
         let mut failed = shared.failed.lock().expect("failed lock");
         failed.get_or_insert_with(|| e.message.clone());
@@ -281,7 +305,11 @@ fn client_thread(shared: &Shared, id: u32) {
     let any_failed = shared.failed.lock().expect("failed lock").is_some();
     let start = *shared.start.lock().expect("start lock");
     if let (Ok(state), false, Some(start)) = (state, any_failed, start) {
-        run_client(shared, id, state, start);
+        // A client that panics is lost, with its message, and the run exits 1.
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| run_client(shared, id, state, start))) {
+            let lost = format!("client {id} panicked: {}", panic_message(&*p));
+            let _ = shared.events.send(vec![Event::ClientLost(lost)]);
+        }
     }
 }
 
@@ -491,5 +519,111 @@ fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
             return true;
         }
         std::thread::sleep((when - now).min(Duration::from_millis(100)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The runner on a real SQLite file, with a workload whose client panics: the panic must
+    //! reach the events as a lost client with its message, and the other clients go on.
+    use super::*;
+    use crate::engine::{self, EngineOptions, Protocol};
+    use crate::workload::{CheckItem, Loader};
+
+    struct Panicky;
+    struct PanickyClient(u32, u32);
+
+    impl Client for PanickyClient {
+        fn next(&mut self) -> usize {
+            0
+        }
+        fn execute(&mut self, s: &mut dyn Session) -> crate::engine::DbResult<u32> {
+            self.1 += 1;
+            if self.0 == 1 && self.1 == 3 {
+                panic!("the third transaction of client 1");
+            }
+            s.batch("SELECT 1")?;
+            Ok(1)
+        }
+    }
+
+    impl Workload for Panicky {
+        fn name(&self) -> &'static str {
+            "panicky"
+        }
+        fn variant(&self) -> &'static str {
+            "panicky"
+        }
+        fn scale(&self) -> u32 {
+            1
+        }
+        fn prepare(&self, _: &dyn Engine, _: &mut dyn Session, _: &Loader) -> Result<(), Error> {
+            Ok(())
+        }
+        fn cleanup(&self, _: &dyn Engine, _: &mut dyn Session) -> Result<(), Error> {
+            Ok(())
+        }
+        fn check(&self, _: &dyn Engine, _: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
+            Ok(vec![])
+        }
+        fn attach(&mut self, _: &dyn Engine, _: &mut dyn Session) -> Result<Vec<String>, Error> {
+            Ok(vec![])
+        }
+        fn transaction_types(&self) -> Vec<&'static str> {
+            vec!["t"]
+        }
+        fn client(
+            &self,
+            _: &dyn Engine,
+            _: &mut dyn Session,
+            id: u32,
+            _: u64,
+        ) -> crate::engine::DbResult<Box<dyn Client>> {
+            Ok(Box::new(PanickyClient(id, 0)))
+        }
+    }
+
+    #[test]
+    fn a_panicking_client_is_lost_with_its_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let dsn = crate::dsn::Dsn::sqlite(&dir.path().join("p.db"));
+        let engine: Arc<dyn Engine> =
+            engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)
+                .unwrap()
+                .into();
+        // The file and its WAL mode made first, so that both clients connect without a race.
+        drop(engine.connect().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let cfg = RunConfig {
+            clients: 2,
+            limit: Limit::Transactions(10),
+            warmup: Duration::ZERO,
+            rate: None,
+            max_tries: 1,
+            seed: 1,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();
+        running.join();
+        let events: Vec<Event> = rx.try_iter().flatten().collect();
+        let lost: Vec<&String> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ClientLost(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lost.len(), 1, "{lost:?}");
+        assert!(
+            lost[0].contains("client 1 panicked: the third transaction"),
+            "{}",
+            lost[0]
+        );
+        let done = events.iter().filter(|e| matches!(e, Event::Txn(_))).count();
+        assert_eq!(
+            done,
+            10 + 2,
+            "client 0 ran its 10, client 1 two before the panic"
+        );
     }
 }

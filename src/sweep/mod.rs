@@ -276,6 +276,7 @@ fn prepare(
 fn engine_options(plan: &PlanFile) -> EngineOptions {
     EngineOptions {
         table_engine: plan.table_engine.clone(),
+        ..EngineOptions::default()
     }
 }
 

@@ -29,6 +29,8 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ),
         ("password_stays_out_of_results".into(), password_hidden),
         ("list_names_engines_and_workloads".into(), list),
+        ("nothing_measured_exits_1".into(), nothing_measured),
+        ("statement_timeout_is_the_servers".into(), statement_timeout),
         (
             "sysbench_tables_found_without_dbduel_factsdata".into(),
             sysbench_made,
@@ -135,6 +137,75 @@ fn open_loop(env: &Env) -> Result<(), String> {
     ensure(r["schedule_lag_ms"].is_object(), || {
         "no schedule lag in an open-loop result".into()
     })
+}
+
+/// A run in which no transaction completed measured nothing: exit 1, tps over the whole
+/// window (not over nothing), and no client-bound verdict on nothing.
+fn nothing_measured(env: &Env) -> Result<(), String> {
+    let dsn = prepared(env, Target::Sqlite, "nothing")?;
+    // One transaction per 1000 s on average: none is due within two seconds.
+    let r = run_json(
+        env,
+        "nothing",
+        &[
+            "run", "tpcb", "--dsn", &dsn, "-R", "0.001", "-T", "2", "--seed", "7",
+        ],
+        1,
+    )?;
+    ensure(r["transactions"] == 0, || format!("{}", r["transactions"]))?;
+    ensure(r["duration_s"].as_f64() == Some(2.0), || {
+        format!("measured window: {}", r["duration_s"])
+    })?;
+    ensure(r["client_bound"] == false, || {
+        "client-bound on nothing".into()
+    })?;
+    ensure(
+        r["warnings"].as_array().is_some_and(|w| {
+            w.iter()
+                .any(|w| w.as_str().is_some_and(|w| w.contains("no transaction")))
+        }),
+        || format!("warnings: {}", r["warnings"]),
+    )
+}
+
+/// `--statement-timeout` sets the server's own limit: a statement past it is cancelled by the
+/// server and counted as a statement_timeout error; SQLite, which has none, refuses it.
+fn statement_timeout(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "stmt_timeout");
+    let script = env.path("sleep.sql");
+    std::fs::write(&script, "SELECT pg_sleep(3);\n").map_err(|e| e.to_string())?;
+    let script = script.display().to_string();
+    let started = std::time::Instant::now();
+    let r = run_json(
+        env,
+        "stmt_timeout",
+        &[
+            "run",
+            &script,
+            "--dsn",
+            &dsn,
+            "-t",
+            "1",
+            "--statement-timeout",
+            "0.3",
+        ],
+        1,
+    )?;
+    ensure(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        || "the statement ran past its timeout".into(),
+    )?;
+    ensure(r["errors_by_kind"]["statement_timeout"] == 1, || {
+        format!("errors: {}", r["errors_by_kind"])
+    })?;
+    ensure(
+        r["options"]["statement_timeout_s"].as_f64() == Some(0.3),
+        || format!("options: {}", r["options"]),
+    )?;
+    let sqlite = env.fresh_db(Target::Sqlite, "stmt_timeout_sqlite");
+    let out = dbduel(&["run", "tpcb", "--dsn", &sqlite, "--statement-timeout", "1"]);
+    expect_code(&out, 2, "--statement-timeout on SQLite")?;
+    ensure(text(&out).contains("no statement timeout"), || text(&out))
 }
 
 fn transactions_limit(env: &Env) -> Result<(), String> {

@@ -30,7 +30,13 @@ fn signal_tree(pid: u32, sig: i32) {
         .flatten()
         .filter_map(|e| {
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let ppid: u32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+            let ppid: u32 = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
             (ppid == pid).then(|| e.file_name().to_str()?.parse().ok())?
         })
         .collect();
@@ -86,9 +92,10 @@ fn stalled(kind: &'static ServerKind) -> Result<(), String> {
         format!("the stuck clients are not named:\n{all}")
     })?;
     let r = read_result(&json)?;
-    ensure(r["lost_clients"].as_array().is_some_and(|l| l.len() == 2), || {
-        format!("lost clients: {}", r["lost_clients"])
-    })?;
+    ensure(
+        r["lost_clients"].as_array().is_some_and(|l| l.len() == 2),
+        || format!("lost clients: {}", r["lost_clients"]),
+    )?;
     ensure(r["unfinished"].as_u64().unwrap_or(0) >= 1, || {
         format!("unfinished: {}", r["unfinished"])
     })
