@@ -48,10 +48,17 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
                 settings,
                 keep_running: true,
             };
-            let state = Server::start(kind, &opts)?.detach()?;
+            let state = Server::start(kind, &opts)?.detach(&chosen.name)?;
+            // Firebird's version names the product already.
+            let product = if state.version.starts_with(kind.product) {
+                ""
+            } else {
+                kind.product
+            };
             println!(
-                "{} {} runs (pid {}) on 127.0.0.1:{}, profile {}{}",
-                kind.product,
+                "{}{}{} runs (pid {}) on 127.0.0.1:{}, profile {}{}",
+                product,
+                if product.is_empty() { "" } else { " " },
                 state.version,
                 state.pid,
                 state.port,
@@ -86,14 +93,21 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
         }
         ServerAction::Status(a) => {
             let state = server::read_state(&a.data_dir)?;
-            let running = server::alive(state.pid);
+            let running = state.running();
+            let profile = if state.profile.is_empty() {
+                String::new()
+            } else {
+                format!(", profile {}", state.profile)
+            };
             println!(
-                "{} {}: {} (pid {}, 127.0.0.1:{})",
+                "{} {}: {} ({}pid {}, 127.0.0.1:{}{profile}, data {})",
                 state.engine,
                 state.version,
                 if running { "running" } else { "stopped" },
+                if running { "" } else { "was " },
                 state.pid,
-                state.port
+                state.port,
+                report::human_bytes(server::data_size(&a.data_dir))
             );
             println!("dsn: {}", state.dsn);
             Ok(if running {

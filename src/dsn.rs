@@ -148,6 +148,33 @@ fn percent_decode(s: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Every DSN password in a text (a plan file) replaced by `***`: the part between the
+/// first `:` and the `@` of each `scheme://user:password@`.
+pub fn redact_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        // The authority ends at the path (or a quote, or a space); the user information
+        // ends at its last '@', as URL parsers read it.
+        let authority = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let at = tail[..authority].rfind('@');
+        match at.and_then(|e| tail[..e].find(':').map(|c| (c, e))) {
+            Some((colon, at)) => {
+                out.push_str(&tail[..=colon]);
+                out.push_str("***");
+                rest = &tail[at..];
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Remove a password from DSN text that could not be parsed.
 fn redact_raw(text: &str) -> String {
     match (text.find("://"), text.rfind('@')) {
@@ -170,6 +197,18 @@ mod tests {
         assert_eq!(d.password(), Some("s3cret"));
         assert_eq!(d.to_string(), "postgres://bob@127.0.0.1:5433/bench");
         assert!(!format!("{d:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn passwords_redacted_in_plan_text() {
+        let plan = "[dsn]\npostgres = \"postgres://bob:s3:cr@t@db:5432/b\"\nmysql = 'mysql://root@h/x'\n# see https://example.com/a\n";
+        let red = redact_text(plan);
+        assert!(!red.contains("s3:cr"), "{red}");
+        assert!(red.contains("postgres://bob:***@db:5432/b"), "{red}");
+        assert!(
+            red.contains("mysql://root@h/x") && red.contains("https://example.com/a"),
+            "{red}"
+        );
     }
 
     #[test]

@@ -175,6 +175,9 @@ pub fn prepare(
 
 /// Run a benchmark as planned: prepare a temporary SQLite database when no DSN is given.
 fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    if let Some(path) = &plan.json {
+        report::check_writable(path)?;
+    }
     let temp = match &plan.target.dsn {
         Some(_) => None,
         None => Some(

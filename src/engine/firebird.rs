@@ -10,6 +10,7 @@ use rsfbclient_core::{
 };
 use rsfbclient_rust::{RustFbClient, RustFbClientAttachmentConfig};
 
+use super::login;
 use super::tls::Transport;
 use super::{
     Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
@@ -45,6 +46,7 @@ struct Firebird {
     address: String,
     protocol: Protocol,
     isolation: TrIsolationLevel,
+    connect_timeout: std::time::Duration,
 }
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
@@ -56,11 +58,17 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
             "--table-engine applies to mysql:// only".into(),
         ));
     }
-    if let Some((k, _)) = dsn.params.iter().find(|(k, _)| k != "isolation") {
+    if let Some((k, _)) = dsn
+        .params
+        .iter()
+        .find(|(k, _)| k != "isolation" && k != "connect_timeout")
+    {
         return Err(Error::Usage(format!(
-            "unknown parameter '{k}' in --dsn {dsn}: firebird accepts isolation"
+            "unknown parameter '{k}' in --dsn {dsn}: firebird accepts isolation, connect_timeout"
         )));
     }
+    let connect_timeout = login::connect_timeout(dsn.param("connect_timeout").map(str::to_string))
+        .map_err(|e| Error::Usage(format!("--dsn {dsn}: {e}")))?;
     let isolation = match dsn.param("isolation").unwrap_or("snapshot") {
         "snapshot" | "concurrency" => TrIsolationLevel::Concurrency,
         "read_committed" => TrIsolationLevel::ReadCommited(TrRecordVersion::RecordVersion),
@@ -90,6 +98,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         address: dsn.address(3050),
         protocol,
         isolation,
+        connect_timeout,
     }))
 }
 
@@ -120,15 +129,30 @@ impl Engine for Firebird {
         };
         let fail =
             |e: FbError| connect_error(classify(&e, true), "Firebird", &self.address, &self.user);
-        let mut cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
-        let db = match cli.attach_database(&config, DIALECT, false) {
-            Err(e) if missing_file(&e) => {
-                cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
-                cli.create_database(&config, Some(PAGE_SIZE), DIALECT)
+        // The client has no timeout of its own: it attaches on a thread of its own, which a
+        // silent server leaves behind once the connect timeout has passed.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
+            let db = match cli.attach_database(&config, DIALECT, false) {
+                Err(e) if missing_file(&e) => {
+                    cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
+                    cli.create_database(&config, Some(PAGE_SIZE), DIALECT)
+                }
+                other => other,
+            };
+            let _ = tx.send(db.map(|db| (cli, db)));
+        });
+        let (cli, db) = match rx.recv_timeout(self.connect_timeout) {
+            Ok(attached) => attached.map_err(fail)?,
+            Err(_) => {
+                let e = login::explain_timeout(
+                    std::io::Error::from(std::io::ErrorKind::TimedOut),
+                    self.connect_timeout,
+                );
+                return Err(fail(FbError::Io(e)));
             }
-            other => other,
-        }
-        .map_err(fail)?;
+        };
         Ok(Box::new(FbSession {
             cli,
             db,

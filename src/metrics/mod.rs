@@ -93,6 +93,8 @@ pub struct Measurement {
     pub lost_clients: Vec<String>,
     /// Transactions in flight at the end of the run that were cancelled.
     pub unfinished: u64,
+    /// The first message of each kind of error, as the server (or dbduel) said it.
+    pub error_messages: BTreeMap<String, String>,
     pub latency_ms: Latency,
     pub schedule_lag_ms: Option<Latency>,
     /// The latency of the run's first successful transaction (the earliest to start, warm-up
@@ -138,6 +140,7 @@ pub struct Aggregator {
     reconnects: u64,
     lost_clients: Vec<String>,
     unfinished: u64,
+    error_messages: BTreeMap<String, String>,
     progress: ProgressAcc,
     /// (start, latency) of the earliest-starting successful transaction, in µs.
     first: Option<(u64, u64)>,
@@ -167,6 +170,7 @@ impl Aggregator {
             reconnects: 0,
             lost_clients: Vec::new(),
             unfinished: 0,
+            error_messages: BTreeMap::new(),
             progress: ProgressAcc {
                 hist: histogram(2),
                 transactions: 0,
@@ -183,6 +187,9 @@ impl Aggregator {
             Event::Reconnected => self.reconnects += 1,
             Event::ClientLost(msg) => self.lost_clients.push(msg),
             Event::Unfinished => self.unfinished += 1,
+            Event::ErrorMessage(kind, message) => {
+                self.error_messages.entry(kind).or_insert(message);
+            }
         }
     }
 
@@ -330,6 +337,7 @@ impl Aggregator {
             reconnects: self.reconnects,
             lost_clients: self.lost_clients,
             unfinished: self.unfinished,
+            error_messages: self.error_messages,
             latency_ms: Latency::of(&all),
             schedule_lag_ms: self.lag.as_ref().map(Latency::of),
             first_transaction_ms: self.first.map(|(_, us)| us as f64 / 1000.0),

@@ -80,11 +80,62 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// Write the result atomically (a temporary file beside it, then a rename), so that a
+    /// reader never sees half a result. When that fails, the result goes to a file in the
+    /// current directory whose name the error gives, so nothing measured is lost.
     pub fn write_json(&self, path: &Path) -> Result<(), Error> {
-        let text = serde_json::to_string_pretty(self).expect("results serialize");
-        std::fs::write(path, text + "\n")
-            .map_err(|e| Error::Io(format!("cannot write --json {}: {e}", path.display())))
+        let text = serde_json::to_string_pretty(self).expect("results serialize") + "\n";
+        let Err(e) = write_atomically(path, &text) else {
+            return Ok(());
+        };
+        let rescue = std::path::PathBuf::from(format!(
+            "dbduel-result-{}.json",
+            self.started_at.replace(':', "")
+        ));
+        match write_atomically(&rescue, &text) {
+            Ok(()) => Err(Error::Io(format!(
+                "cannot write --json {} ({e}); the result is in {} instead",
+                path.display(),
+                rescue.display()
+            ))),
+            Err(e2) => Err(Error::Io(format!(
+                "cannot write --json {} ({e}), nor {} ({e2}): the result is in the summary above only",
+                path.display(),
+                rescue.display()
+            ))),
+        }
     }
+}
+
+/// Check before a run that `--json FILE` can be written: a file is created beside it and
+/// removed again.
+pub fn check_writable(path: &Path) -> Result<(), Error> {
+    let probe = temp_beside(path);
+    std::fs::write(&probe, b"")
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|e| {
+            Error::Usage(format!(
+                "--json {}: cannot write there ({e}): give a file in a writable directory",
+                path.display()
+            ))
+        })
+}
+
+fn temp_beside(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "result".into());
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let temp = temp_beside(path);
+    std::fs::write(&temp, text)
+        .and_then(|_| std::fs::rename(&temp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&temp);
+        })
 }
 
 /// What a workload's own figure means, for the summary.
@@ -122,11 +173,15 @@ fn latency_cells(l: &Latency) -> String {
 pub fn summary(r: &RunResult) -> String {
     let m = &r.measurement;
     let mut out = String::new();
+    let variant = if r.workload.variant == r.workload.name {
+        String::new()
+    } else {
+        format!(" ({})", r.workload.variant)
+    };
     let _ = writeln!(
         out,
-        "\n{} ({}), scale {}, on {} {} at {}{}",
+        "\n{}{variant}, scale {}, on {} {} at {}{}",
         r.workload.name,
-        r.workload.variant,
         r.workload.scale,
         r.engine.name,
         r.engine.server_version,
@@ -149,8 +204,9 @@ pub fn summary(r: &RunResult) -> String {
         .unwrap_or_else(|| "closed loop".into());
     let _ = writeln!(
         out,
-        "{} clients, {limit} (measured {:.1} s, warm-up {} s), protocol {}, {pacing}",
+        "{} client{}, {limit} (measured {:.1} s, warm-up {} s), protocol {}, {pacing}",
         r.options.clients,
+        if r.options.clients == 1 { "" } else { "s" },
         m.duration_s,
         r.options.warmup_s,
         r.options.protocol.name()
@@ -178,6 +234,10 @@ pub fn summary(r: &RunResult) -> String {
         m.errors,
         errors.join(", ")
     );
+    for (kind, message) in &m.error_messages {
+        let short: String = message.chars().take(240).collect();
+        let _ = writeln!(out, "    {kind}: {short}");
+    }
     let _ = writeln!(out, "  {:<16}{:>12}", "retries", m.retries);
     if m.rollbacks > 0 {
         let _ = writeln!(

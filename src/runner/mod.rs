@@ -65,6 +65,8 @@ pub enum Event {
     ClientLost(String),
     /// A transaction in flight at the end of the run was cancelled: neither done nor failed.
     Unfinished,
+    /// The message of a client's first error of a kind (`ErrorClass::kind`).
+    ErrorMessage(String, String),
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -334,6 +336,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     let mut scheduled = start;
     let mut counted = 0u64;
     let mut outbox = Outbox::new(&shared.events, start);
+    let mut seen = std::collections::HashSet::new();
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             break;
@@ -390,7 +393,16 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             );
             break;
         }
-        let lost = matches!(outcome, Err(ErrorClass::ConnectionLost));
+        let lost = matches!(&outcome, Err(e) if e.class == ErrorClass::ConnectionLost);
+        let outcome = outcome.map_err(|e| {
+            // The first message of each kind, as the server said it, for the summary.
+            let kind = e.class.kind();
+            if !seen.contains(&kind) {
+                outbox.push(Event::ErrorMessage(kind.clone(), e.message), end);
+                seen.insert(kind);
+            }
+            e.class
+        });
         let sample = Sample {
             txn: txn as u16,
             end_us: micros(end - start),
@@ -473,19 +485,19 @@ fn attempt(
     state: &mut ClientState,
     max_tries: u32,
     shared: &Shared,
-) -> (u32, Result<u32, ErrorClass>) {
+) -> (u32, Result<u32, DbError>) {
     let halt = || shared.stop.load(Ordering::Relaxed) || shared.ending.load(Ordering::Relaxed);
     let mut tries = 0;
     loop {
         tries += 1;
         match state.client.execute(state.session.as_mut()) {
             Ok(queries) => return (tries, Ok(queries)),
-            Err(e) if e.class == ErrorClass::ConnectionLost => return (tries, Err(e.class)),
+            Err(e) if e.class == ErrorClass::ConnectionLost => return (tries, Err(e)),
             Err(e) => {
                 let _ = state.session.rollback();
                 let again = state.client.retryable(&e.class) && tries < max_tries;
                 if !again || halt() {
-                    return (tries, Err(e.class));
+                    return (tries, Err(e));
                 }
             }
         }

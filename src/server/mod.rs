@@ -124,6 +124,19 @@ pub struct State {
     pub port: u16,
     pub dsn: String,
     pub version: String,
+    /// The profile it was started with.
+    #[serde(default)]
+    pub profile: String,
+    /// `server stop` stopped it (its pid may belong to another process by now).
+    #[serde(default)]
+    pub stopped: bool,
+}
+
+impl State {
+    /// Whether the server runs: not stopped by `server stop`, and its process alive.
+    pub fn running(&self) -> bool {
+        !self.stopped && alive(self.pid)
+    }
 }
 
 /// A running server that dbduel started. Dropping it stops it.
@@ -271,7 +284,7 @@ impl Server {
     }
 
     /// Leave the server running after dbduel exits; its state file lets `server stop` find it.
-    pub fn detach(mut self) -> Result<State, Error> {
+    pub fn detach(mut self, profile: &str) -> Result<State, Error> {
         let child = self
             .child
             .take()
@@ -282,6 +295,8 @@ impl Server {
             port: self.port,
             dsn: self.dsn("").to_string(),
             version: self.version.clone(),
+            profile: profile.to_string(),
+            stopped: false,
         };
         let text = serde_json::to_string_pretty(&state).expect("state serializes");
         std::fs::write(self.layout.state(), text).map_err(|e| Error::Io(e.to_string()))?;
@@ -339,8 +354,8 @@ pub fn alive(pid: u32) -> bool {
 
 /// Stop a detached server and wait until it is gone.
 pub fn stop_detached(dir: &Path) -> Result<State, Error> {
-    let state = read_state(dir)?;
-    if alive(state.pid) {
+    let mut state = read_state(dir)?;
+    if state.running() {
         let sig = kind_for(&state.engine).map_or(libc::SIGTERM, |k| k.stop_signal);
         signal(state.pid, sig);
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -354,8 +369,28 @@ pub fn stop_detached(dir: &Path) -> Result<State, Error> {
             )));
         }
     }
-    let _ = std::fs::remove_file(Layout::new(dir).state());
+    // Kept, marked stopped: `server status` still knows what the directory holds.
+    state.stopped = true;
+    let text = serde_json::to_string_pretty(&state).expect("state serializes");
+    std::fs::write(Layout::new(dir).state(), text).map_err(|e| Error::Io(e.to_string()))?;
     Ok(state)
+}
+
+/// The size of a server's data directory, in bytes.
+pub fn data_size(dir: &Path) -> u64 {
+    fn walk(p: &Path) -> u64 {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| walk(&e.path()))
+                .sum(),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        }
+    }
+    walk(&Layout::new(dir).data)
 }
 
 fn signal(pid: u32, sig: i32) {
@@ -394,7 +429,7 @@ fn prepare_dir(
                     kind.engine
                 )));
             }
-            if alive(state.pid) {
+            if state.running() {
                 return Err(Error::Usage(format!(
                     "a server already runs from {} (pid {}): stop it first",
                     path.display(),

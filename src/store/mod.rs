@@ -111,11 +111,13 @@ impl Store {
 
     /// The plan with this name and text, created when new: the same plan resumes.
     pub fn plan(&self, name: &str, text: &str) -> Result<i64, Error> {
+        // The plan's text is kept as written, but for the passwords of its DSNs.
+        let text = crate::dsn::redact_text(text);
         let found: Option<i64> = self
             .conn
             .query_row(
                 "SELECT id FROM plans WHERE name = ?1 AND text = ?2",
-                params![name, text],
+                params![name, &text],
                 |r| r.get(0),
             )
             .optional()
@@ -126,7 +128,7 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO plans (name, text, created_at) VALUES (?1, ?2, ?3)",
-                params![name, text, now()],
+                params![name, &text, now()],
             )
             .map_err(|e| db(e, &self.path))?;
         Ok(self.conn.last_insert_rowid())

@@ -30,6 +30,8 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("password_stays_out_of_results".into(), password_hidden),
         ("list_names_engines_and_workloads".into(), list),
         ("nothing_measured_exits_1".into(), nothing_measured),
+        ("closed_pipe_ends_quietly".into(), closed_pipe),
+        ("json_checked_before_the_run".into(), json_unwritable),
         ("statement_timeout_is_the_servers".into(), statement_timeout),
         (
             "sysbench_tables_found_without_dbduel_factsdata".into(),
@@ -168,6 +170,36 @@ fn nothing_measured(env: &Env) -> Result<(), String> {
     )
 }
 
+/// `dbduel list | head -c 0`: the reader goes away before dbduel writes; it ends quietly
+/// (SIGPIPE, as Unix tools), never with a panic (exit 101).
+fn closed_pipe(_env: &Env) -> Result<(), String> {
+    // A pipe whose reading end is closed before dbduel starts: its first write fails.
+    let (reader, writer) = std::io::pipe().map_err(|e| e.to_string())?;
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .arg("list")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure(out.status.code() != Some(101) && stderr.is_empty(), || {
+        format!("exit {:?}, stderr: {stderr}", out.status)
+    })
+}
+
+/// `--json` in a place that cannot be written is refused before anything runs.
+fn json_unwritable(_env: &Env) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let out = dbduel(&["run", "tpcb", "-T", "30", "--json", "/proc/dbduel.json"]);
+    expect_code(&out, 2, "--json /proc/dbduel.json")?;
+    ensure(text(&out).contains("cannot write there"), || text(&out))?;
+    ensure(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        || "the run went ahead".into(),
+    )
+}
+
 /// `--statement-timeout` sets the server's own limit: a statement past it is cancelled by the
 /// server and counted as a statement_timeout error; SQLite, which has none, refuses it.
 fn statement_timeout(env: &Env) -> Result<(), String> {
@@ -198,6 +230,13 @@ fn statement_timeout(env: &Env) -> Result<(), String> {
     ensure(r["errors_by_kind"]["statement_timeout"] == 1, || {
         format!("errors: {}", r["errors_by_kind"])
     })?;
+    // The server's own words are kept with the count.
+    ensure(
+        r["error_messages"]["statement_timeout"]
+            .as_str()
+            .is_some_and(|m| m.contains("statement timeout") && m.contains("57014")),
+        || format!("messages: {}", r["error_messages"]),
+    )?;
     ensure(
         r["options"]["statement_timeout_s"].as_f64() == Some(0.3),
         || format!("options: {}", r["options"]),
@@ -387,7 +426,34 @@ fn password_hidden(env: &Env) -> Result<(), String> {
     ensure(
         !text(&out).contains(&password) && !saved.contains(&password),
         || "the password was printed or saved".into(),
+    )?;
+    // A plan naming the server in [dsn]: neither the store nor the report keeps the password.
+    let plan = env.path("secret-plan.toml");
+    std::fs::write(
+        &plan,
+        format!("engines = [\"postgres\"]\nclients = [1]\ntime = 1\n[dsn]\npostgres = \"{dsn}\"\n"),
     )
+    .map_err(|e| e.to_string())?;
+    let store = env.path("secret.db");
+    let report = env.path("secret.html");
+    let out = dbduel(&[
+        "sweep",
+        &plan.display().to_string(),
+        "--results",
+        &store.display().to_string(),
+        "--report",
+        &report.display().to_string(),
+    ]);
+    expect_code(&out, 0, "sweep")?;
+    for file in [&store, &report] {
+        let bytes = std::fs::read(file).map_err(|e| e.to_string())?;
+        ensure(!String::from_utf8_lossy(&bytes).contains(&password), || {
+            format!("{} keeps the password", file.display())
+        })?;
+    }
+    ensure(!text(&out).contains(&password), || {
+        "the sweep printed the password".into()
+    })
 }
 
 fn list(_: &Env) -> Result<(), String> {

@@ -42,6 +42,7 @@ fn silent_server() -> Trial {
         for (scheme, param) in [
             ("postgres", "connect_timeout"),
             ("mysql", "connect-timeout"),
+            ("firebird", "connect_timeout"),
         ] {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
             let port = listener.local_addr().map_err(|e| e.to_string())?.port();

@@ -41,7 +41,7 @@ fn main() {
     trials.extend(tpcc::trials(&env));
     trials.extend(tls::trials());
     trials.extend(managed::trials());
-    trials.extend(faults::trials());
+    trials.extend(faults::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();

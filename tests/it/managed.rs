@@ -42,7 +42,15 @@ fn safe(engine: &str, superuser: &str) -> Result<(), String> {
     let result = check(&data, superuser, &text(&out));
     let stop = dbduel(&["server", "stop", "--data-dir", &d]);
     result?;
-    expect_code(&stop, 0, "server stop")
+    expect_code(&stop, 0, "server stop")?;
+    // A stopped server is still known: its engine, profile and data size.
+    let status = dbduel(&["server", "status", "--data-dir", &d]);
+    ensure(
+        text(&status).contains(": stopped (was pid")
+            && text(&status).contains("profile default")
+            && text(&status).contains("data "),
+        || format!("status after stop: {}", text(&status)),
+    )
 }
 
 fn check(data: &Path, superuser: &str, started: &str) -> Result<(), String> {
