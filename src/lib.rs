@@ -404,6 +404,17 @@ fn assemble(
             m.transactions
         ));
     }
+    if let Some(open) = m.open_loop.filter(|o| !o.met()) {
+        let lag = m
+            .schedule_lag_ms
+            .as_ref()
+            .map(|l| format!(", schedule lag p99 {:.1} ms", l.p99))
+            .unwrap_or_default();
+        warnings.push(format!(
+            "rate not met: scheduled {}, started {}{lag}: the server (or the client) could not keep up with --rate",
+            open.due, open.started
+        ));
+    }
     if engine.embedded() {
         warnings.push("embedded engine: the client CPU includes the database's own work, so client-bound is not judged".into());
     }

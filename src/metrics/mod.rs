@@ -77,6 +77,21 @@ pub struct TypeSummary {
 }
 
 /// Everything measured in a run, after the warm-up.
+/// An open-loop run's schedule: transactions due within the run and those started. The rate
+/// was met when no more than 1% of them could not start before the end (a few transactions
+/// due in the last milliseconds may always miss it).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct OpenLoop {
+    pub due: u64,
+    pub started: u64,
+}
+
+impl OpenLoop {
+    pub fn met(&self) -> bool {
+        self.started * 100 >= self.due * 99
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Measurement {
     pub duration_s: f64,
@@ -95,6 +110,8 @@ pub struct Measurement {
     pub unfinished: u64,
     /// The first message of each kind of error, as the server (or dbduel) said it.
     pub error_messages: BTreeMap<String, String>,
+    /// Open loop: whether the rate was kept (None in the closed loop).
+    pub open_loop: Option<OpenLoop>,
     pub latency_ms: Latency,
     pub schedule_lag_ms: Option<Latency>,
     /// The latency of the run's first successful transaction (the earliest to start, warm-up
@@ -141,6 +158,7 @@ pub struct Aggregator {
     lost_clients: Vec<String>,
     unfinished: u64,
     error_messages: BTreeMap<String, String>,
+    schedule: Option<OpenLoop>,
     progress: ProgressAcc,
     /// (start, latency) of the earliest-starting successful transaction, in µs.
     first: Option<(u64, u64)>,
@@ -171,6 +189,7 @@ impl Aggregator {
             lost_clients: Vec::new(),
             unfinished: 0,
             error_messages: BTreeMap::new(),
+            schedule: None,
             progress: ProgressAcc {
                 hist: histogram(2),
                 transactions: 0,
@@ -187,6 +206,11 @@ impl Aggregator {
             Event::Reconnected => self.reconnects += 1,
             Event::ClientLost(msg) => self.lost_clients.push(msg),
             Event::Unfinished => self.unfinished += 1,
+            Event::Schedule(due, started) => {
+                let s = self.schedule.get_or_insert(OpenLoop::default());
+                s.due += due;
+                s.started += started;
+            }
             Event::ErrorMessage(kind, message) => {
                 self.error_messages.entry(kind).or_insert(message);
             }
@@ -338,6 +362,7 @@ impl Aggregator {
             lost_clients: self.lost_clients,
             unfinished: self.unfinished,
             error_messages: self.error_messages,
+            open_loop: self.schedule,
             latency_ms: Latency::of(&all),
             schedule_lag_ms: self.lag.as_ref().map(Latency::of),
             first_transaction_ms: self.first.map(|(_, us)| us as f64 / 1000.0),

@@ -67,6 +67,8 @@ pub enum Event {
     Unfinished,
     /// The message of a client's first error of a kind (`ErrorClass::kind`).
     ErrorMessage(String, String),
+    /// An open-loop client's end: transactions due within the run, and those it started.
+    Schedule(u64, u64),
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -326,14 +328,14 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         Limit::Time(t) => Some(warmup_end + t),
         Limit::Transactions(_) => None,
     };
-    let mut rng = SmallRng::seed_from_u64(
+    let rng = SmallRng::seed_from_u64(
         cfg.seed
             ^ u64::from(id)
                 .wrapping_add(1)
                 .wrapping_mul(0xD1B5_4A32_D192_ED03),
     );
     let per_client_rate = cfg.rate.map(|r| r / f64::from(cfg.clients));
-    let mut scheduled = start;
+    let mut schedule = per_client_rate.map(|rate| Schedule::new(rng, rate, start));
     let mut counted = 0u64;
     let mut outbox = Outbox::new(&shared.events, start);
     let mut seen = std::collections::HashSet::new();
@@ -341,17 +343,11 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if shared.stop.load(Ordering::Relaxed) {
             break;
         }
-        let planned = match per_client_rate {
-            Some(rate) => {
-                // Poisson arrivals: exponential gaps with mean 1/rate (as pgbench --rate).
-                let u: f64 = rng.random();
-                scheduled += Duration::from_secs_f64(-(1.0 - u).ln() / rate);
-                if deadline.is_some_and(|d| scheduled >= d) || !sleep_until(scheduled, &shared.stop)
-                {
-                    break;
-                }
-                scheduled
-            }
+        let planned = match schedule.as_mut() {
+            Some(s) => match s.next_start(deadline, &shared.stop) {
+                Some(at) => at,
+                None => break,
+            },
             None => Instant::now(),
         };
         if deadline.is_some_and(|d| planned >= d) {
@@ -433,6 +429,61 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
                 break;
             }
         }
+    }
+    if let Some(s) = schedule {
+        outbox.push(Event::Schedule(s.due, s.started), Instant::now());
+    }
+}
+
+/// An open-loop client's schedule: Poisson arrivals (exponential gaps with mean 1/rate, as
+/// pgbench --rate), counting what was due within the run and what could start.
+struct Schedule {
+    rng: SmallRng,
+    rate: f64,
+    next: Instant,
+    due: u64,
+    started: u64,
+}
+
+impl Schedule {
+    fn new(rng: SmallRng, rate: f64, start: Instant) -> Schedule {
+        Schedule {
+            rng,
+            rate,
+            next: start,
+            due: 0,
+            started: 0,
+        }
+    }
+
+    fn advance(&mut self) {
+        let u: f64 = self.rng.random();
+        self.next += Duration::from_secs_f64(-(1.0 - u).ln() / self.rate);
+    }
+
+    /// Wait for the next scheduled start and return it; None at the end of the run. Nothing
+    /// starts after the end: a client that fell behind counts the rest of its schedule as due
+    /// and not started (pgbench does not start them either).
+    fn next_start(&mut self, end: Option<Instant>, stop: &AtomicBool) -> Option<Instant> {
+        self.advance();
+        let inside = |s: &Self| end.is_none_or(|d| s.next < d);
+        if !inside(self) {
+            return None;
+        }
+        self.due += 1;
+        if end.is_some_and(|d| Instant::now() >= d) {
+            self.advance();
+            while inside(self) {
+                self.due += 1;
+                self.advance();
+            }
+            return None;
+        }
+        if !sleep_until(self.next, stop) {
+            return None;
+        }
+        self.started += 1;
+        Some(self.next)
     }
 }
 

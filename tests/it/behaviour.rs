@@ -138,7 +138,52 @@ fn open_loop(env: &Env) -> Result<(), String> {
     })?;
     ensure(r["schedule_lag_ms"].is_object(), || {
         "no schedule lag in an open-loop result".into()
-    })
+    })?;
+    let (due, started) = (
+        r["open_loop"]["due"].as_u64().unwrap_or(0),
+        r["open_loop"]["started"].as_u64().unwrap_or(0),
+    );
+    ensure(due > 0 && started <= due, || {
+        format!("open loop: {}", r["open_loop"])
+    })?;
+    // A rate no client can keep: flagged, and nothing started after the end of -T.
+    let sqlite = prepared(env, Target::Sqlite, "rate_unmet")?;
+    let r = run_json(
+        env,
+        "rate_unmet",
+        &["run", "tpcb", "--dsn", &sqlite, "-T", "2", "-R", "1000000"],
+        0,
+    )?;
+    let (due, started) = (
+        r["open_loop"]["due"].as_u64().unwrap_or(0),
+        r["open_loop"]["started"].as_u64().unwrap_or(0),
+    );
+    ensure(due > 1_000_000 && started < due / 2, || {
+        format!("open loop: {}", r["open_loop"])
+    })?;
+    // -T, stretched at most by the one transaction in flight at the end.
+    let window = r["duration_s"].as_f64().unwrap_or(0.0);
+    ensure((2.0..2.1).contains(&window), || format!("window {window}"))?;
+    // Past the end, at most the one transaction in flight at the end of -T finishes.
+    let late: u64 = r["windows"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .filter(|w| w["t"].as_u64() > Some(2))
+                .map(|w| w["transactions"].as_u64().unwrap_or(0))
+                .sum()
+        })
+        .unwrap_or(0);
+    ensure(late <= 1, || {
+        format!("{late} transactions ran past the end of -T")
+    })?;
+    ensure(
+        r["warnings"].as_array().is_some_and(|w| {
+            w.iter()
+                .any(|w| w.as_str().is_some_and(|w| w.starts_with("rate not met")))
+        }),
+        || format!("warnings: {}", r["warnings"]),
+    )
 }
 
 /// A run in which no transaction completed measured nothing: exit 1, tps over the whole

@@ -176,8 +176,9 @@ fn stalled(kind: &'static ServerKind) -> Result<(), String> {
     ensure(out.status.code() == Some(1), || {
         format!("expected exit 1, got {:?}:\n{all}", out.status.code())
     })?;
-    // -T 3, then one grace before the cancel, two before giving up, two for the last queries.
-    ensure(took < Duration::from_secs(3 + 5 + 4), || {
+    // -T 3, then one grace before the cancel, two before giving up, two for the last queries,
+    // and room for a loaded machine: far from the hang it was.
+    ensure(took < Duration::from_secs(3 + 5 + 7), || {
         format!("the run took {took:?} with -T 3:\n{all}")
     })?;
     ensure(all.contains("stuck in a transaction"), || {
