@@ -94,6 +94,25 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     if args.clients == 0 {
         return usage("--clients must be at least 1");
     }
+    let most = most_clients();
+    if u64::from(args.clients) > most {
+        return usage(format!(
+            "--clients {}: this machine allows at most {most} (each client is a thread and two open files: see ulimit -n and /proc/sys/kernel/threads-max)",
+            args.clients
+        ));
+    }
+    for (flag, secs) in [
+        ("--time", args.time),
+        ("--warmup", Some(args.warmup)),
+        ("--progress", args.progress),
+    ] {
+        if secs.is_some_and(|s| s > MAX_SECONDS) {
+            return usage(format!(
+                "{flag} {}: at most {MAX_SECONDS} seconds (a year)",
+                secs.unwrap_or_default()
+            ));
+        }
+    }
     if args.scale == Some(0) {
         return usage("--scale must be at least 1");
     }
@@ -244,6 +263,32 @@ fn statement_timeout(args: &TargetArgs) -> Result<Option<Duration>, Error> {
             "--statement-timeout {s}: give seconds above 0 and at most 86400"
         )),
     }
+}
+
+/// Longest --time, --warmup or --progress: a year.
+const MAX_SECONDS: u64 = 365 * 24 * 3600;
+
+/// The most clients this machine can run: each is a thread with two open files (its
+/// connection and a handle to shut it down), within the open-files hard limit and the
+/// system's thread limit, less some room for the rest.
+fn most_clients() -> u64 {
+    // SAFETY: reads this process's own limit.
+    let files = unsafe {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_max
+        } else {
+            1024
+        }
+    };
+    let threads = std::fs::read_to_string("/proc/sys/kernel/threads-max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(u64::MAX);
+    (files.saturating_sub(64) / 2).min(threads.saturating_sub(64))
 }
 
 /// The DSN, with the password of `--password-file` when one is given.

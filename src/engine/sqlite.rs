@@ -29,6 +29,33 @@ const PRAGMAS: &[(&str, Option<&str>)] = &[
     ("busy_timeout", Some("10000")),
 ];
 
+/// A DSN parameter's value, checked before it becomes a PRAGMA (which would take nonsense
+/// silently, or run what follows a semicolon).
+fn check_pragma(name: &str, value: &str) -> Result<(), String> {
+    let upper = value.to_ascii_uppercase();
+    let ok = match name {
+        "journal_mode" => {
+            ["DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF"].contains(&upper.as_str())
+        }
+        "synchronous" => {
+            ["OFF", "NORMAL", "FULL", "EXTRA", "0", "1", "2", "3"].contains(&upper.as_str())
+        }
+        "cache_size" => value.parse::<i64>().is_ok(),
+        "busy_timeout" => value.parse::<u32>().is_ok(),
+        _ => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    let expected = match name {
+        "journal_mode" => "DELETE, TRUNCATE, PERSIST, MEMORY, WAL or OFF",
+        "synchronous" => "OFF, NORMAL, FULL or EXTRA",
+        "cache_size" => "an integer (pages, or -KiB)",
+        _ => "milliseconds, a whole number",
+    };
+    Err(format!("{name}={value}: use {expected}"))
+}
+
 /// Settings reported with every result.
 const SETTINGS: &[&str] = &[
     "journal_mode",
@@ -66,6 +93,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
     let mut pragmas = Vec::new();
     for (name, default) in PRAGMAS {
         if let Some(v) = dsn.param(name).or(*default) {
+            check_pragma(name, v).map_err(|e| Error::Usage(format!("--dsn {dsn}: {e}")))?;
             pragmas.push((name.to_string(), v.to_string()));
         }
     }

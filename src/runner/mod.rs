@@ -75,6 +75,9 @@ pub enum Event {
 /// cancelled client gets twice as long to return before its connection is given up.
 pub const GRACE: Duration = Duration::from_secs(1);
 
+/// How long after the cancel a client whose engine has no cancel (Firebird) may take.
+const NO_CANCEL_WAIT: Duration = Duration::from_secs(12);
+
 /// Where the end of a timed run stands.
 #[derive(Clone, Copy, PartialEq)]
 enum Ending {
@@ -124,8 +127,14 @@ impl Running {
                 self.ending = Ending::Cancelled(now);
             }
             Ending::Cancelled(at) if now >= at + 2 * GRACE => {
+                let busy = self.busy_clients();
+                // Without a cancel, a client may only be waiting on a lock: Firebird's lock
+                // manager settles a deadlock after 10 s (its DeadlockTimeout), so wait that out.
+                if busy.iter().any(|(_, door)| door.is_none()) && now < at + NO_CANCEL_WAIT {
+                    return false;
+                }
                 let mut stuck = Vec::new();
-                for (id, door) in self.busy_clients() {
+                for (id, door) in busy {
                     let what = match door {
                         Some(door) => {
                             door.abandon();

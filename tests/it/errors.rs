@@ -79,6 +79,66 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         silent_server(),
         refused(
             env,
+            "absurd_clients",
+            |_| v(&["run", "tpcb", "-c", "4000000000"]),
+            "this machine allows at most",
+        ),
+        refused(
+            env,
+            "absurd_time",
+            |_| v(&["run", "tpcb", "-T", "18446744073709551615"]),
+            "at most 31536000 seconds",
+        ),
+        refused(
+            env,
+            "absurd_warmup",
+            |_| v(&["run", "tpcb", "--warmup", "99999999999"]),
+            "--warmup 99999999999: at most",
+        ),
+        refused(
+            env,
+            "sqlite_journal_mode_bogus",
+            |env| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    &format!("{}?journal_mode=bogus", env.fresh_db(Target::Sqlite, "jm")),
+                ])
+            },
+            "journal_mode=bogus: use DELETE",
+        ),
+        refused(
+            env,
+            "sqlite_synchronous_injection",
+            |env| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    &format!(
+                        "{}?synchronous=OFF;DROP",
+                        env.fresh_db(Target::Sqlite, "sync")
+                    ),
+                ])
+            },
+            "synchronous=OFF;DROP: use OFF",
+        ),
+        refused(
+            env,
+            "sqlite_cache_size_text",
+            |env| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    &format!("{}?cache_size=abc", env.fresh_db(Target::Sqlite, "cs")),
+                ])
+            },
+            "cache_size=abc: use an integer",
+        ),
+        refused(
+            env,
             "unknown_workload",
             |_| v(&["run", "tpcx"]),
             "unknown workload 'tpcx'",
