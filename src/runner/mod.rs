@@ -75,8 +75,10 @@ pub enum Event {
 /// cancelled client gets twice as long to return before its connection is given up.
 pub const GRACE: Duration = Duration::from_secs(1);
 
-/// How long after the cancel a client whose engine has no cancel (Firebird) may take.
-const NO_CANCEL_WAIT: Duration = Duration::from_secs(12);
+/// How long after the cancel a client whose engine has no cancel (Firebird) may take: it may
+/// be waiting on a lock, and Firebird settles deadlocks only after its DeadlockTimeout (10 s),
+/// later still on a loaded machine.
+const NO_CANCEL_WAIT: Duration = Duration::from_secs(60);
 
 /// Where the end of a timed run stands.
 #[derive(Clone, Copy, PartialEq)]
@@ -128,8 +130,7 @@ impl Running {
             }
             Ending::Cancelled(at) if now >= at + 2 * GRACE => {
                 let busy = self.busy_clients();
-                // Without a cancel, a client may only be waiting on a lock: Firebird's lock
-                // manager settles a deadlock after 10 s (its DeadlockTimeout), so wait that out.
+                // Without a cancel, a client may only be waiting on a lock: wait that out.
                 if busy.iter().any(|(_, door)| door.is_none()) && now < at + NO_CANCEL_WAIT {
                     return false;
                 }
