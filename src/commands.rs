@@ -212,57 +212,54 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
     let store = Store::open(&a.results)?;
     match &a.action {
         ResultsAction::List { plan } => {
-            println!(
-                "{:>5}  {:<16} {:<9} {:<8} {:<14} {:>7} {:>3} {:>10} {:>9} {:>9}  flags",
-                "id",
-                "plan",
-                "engine",
-                "profile",
-                "variant",
-                "clients",
-                "rep",
-                "tps",
-                "p95 ms",
-                "p99 ms"
+            let rows: Vec<Vec<String>> = store
+                .list(plan.as_deref())?
+                .iter()
+                .map(|r| {
+                    let flags = [
+                        (r.unsafe_profile, "unsafe"),
+                        (r.client_bound, "client-bound"),
+                        (r.cold, "cold"),
+                        (r.errors > 0, "errors"),
+                    ];
+                    let flags: Vec<&str> = flags
+                        .iter()
+                        .filter(|(on, _)| *on)
+                        .map(|(_, f)| *f)
+                        .collect();
+                    let figures: Vec<String> = r
+                        .metrics
+                        .iter()
+                        .map(|(name, value)| format!("{name} {value:.0}"))
+                        .collect();
+                    vec![
+                        r.id.to_string(),
+                        r.plan.clone(),
+                        r.engine.clone(),
+                        r.profile.clone(),
+                        r.workload.clone(),
+                        r.variant.clone(),
+                        r.clients.to_string(),
+                        r.repeat.to_string(),
+                        format!("{:.1}", r.tps),
+                        format!("{:.3}", r.p95_ms),
+                        format!("{:.3}", r.p99_ms),
+                        flags.join(","),
+                        figures.join(", "),
+                    ]
+                })
+                .collect();
+            print!(
+                "{}",
+                report::text_table(
+                    &[
+                        "id", "plan", "engine", "profile", "workload", "variant", "clients", "rep",
+                        "tps", "p95 ms", "p99 ms", "flags", "figures"
+                    ],
+                    &["id", "clients", "rep", "tps", "p95 ms", "p99 ms"],
+                    &rows
+                )
             );
-            for r in store.list(plan.as_deref())? {
-                let flags = [
-                    (r.unsafe_profile, "unsafe"),
-                    (r.client_bound, "client-bound"),
-                    (r.cold, "cold"),
-                    (r.errors > 0, "errors"),
-                ];
-                let flags: Vec<&str> = flags
-                    .iter()
-                    .filter(|(on, _)| *on)
-                    .map(|(_, f)| *f)
-                    .collect();
-                let figures: Vec<String> = r
-                    .metrics
-                    .iter()
-                    .map(|(name, value)| format!("{name} {value:.0}"))
-                    .collect();
-                println!(
-                    "{:>5}  {:<16} {:<9} {:<8} {:<14} {:>7} {:>3} {:>10.1} {:>9.3} {:>9.3}  {}{}{}",
-                    r.id,
-                    r.plan,
-                    r.engine,
-                    r.profile,
-                    r.variant,
-                    r.clients,
-                    r.repeat,
-                    r.tps,
-                    r.p95_ms,
-                    r.p99_ms,
-                    flags.join(","),
-                    if figures.is_empty() || flags.is_empty() {
-                        ""
-                    } else {
-                        "  "
-                    },
-                    figures.join(", ")
-                );
-            }
         }
         ResultsAction::Show { id } => println!(
             "{}",
@@ -285,7 +282,8 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
     Ok(Outcome::Success)
 }
 
-/// Runs as CSV, one header line, fields quoted where they need it; the workloads' own figures
+/// Runs as CSV, one header line, the key columns first (id, plan, engine, profile, workload,
+/// variant, clients, repeat), fields quoted where they need it; the workloads' own figures
 /// (TPC-C: nopm, tpmC) get a column each, empty where a run has no such figure.
 fn csv(rows: &[crate::store::RunRow]) -> String {
     let mut figures: Vec<&str> = rows
@@ -294,30 +292,64 @@ fn csv(rows: &[crate::store::RunRow]) -> String {
         .collect();
     figures.sort_unstable();
     figures.dedup();
-    let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        let obj = serde_json::to_value(row).expect("row serializes");
-        let map = obj.as_object().expect("object");
-        let fields = map.iter().filter(|(k, _)| *k != "metrics");
-        if i == 0 {
-            let mut header: Vec<&str> = fields.clone().map(|(k, _)| k.as_str()).collect();
-            header.extend(&figures);
-            out += &header.join(",");
-            out.push('\n');
+    let quote = |s: &str| {
+        if s.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
         }
-        let mut cells: Vec<String> = fields
-            .map(|(_, v)| match v {
-                serde_json::Value::String(s) if s.contains([',', '"', '\n']) => {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                }
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-            .collect();
+    };
+    let mut header = vec![
+        "id",
+        "plan",
+        "engine",
+        "profile",
+        "workload",
+        "variant",
+        "clients",
+        "repeat",
+        "scale",
+        "cold",
+        "unsafe_profile",
+        "started_at",
+        "duration_s",
+        "tps",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "errors",
+        "client_bound",
+        "server_version",
+    ];
+    header.extend(&figures);
+    let mut out = header.join(",") + "\n";
+    for r in rows {
+        let mut cells = vec![
+            r.id.to_string(),
+            quote(&r.plan),
+            quote(&r.engine),
+            quote(&r.profile),
+            quote(&r.workload),
+            quote(&r.variant),
+            r.clients.to_string(),
+            r.repeat.to_string(),
+            r.scale.to_string(),
+            r.cold.to_string(),
+            r.unsafe_profile.to_string(),
+            quote(&r.started_at),
+            r.duration_s.to_string(),
+            r.tps.to_string(),
+            r.p50_ms.to_string(),
+            r.p95_ms.to_string(),
+            r.p99_ms.to_string(),
+            r.errors.to_string(),
+            r.client_bound.to_string(),
+            quote(&r.server_version),
+        ];
         cells.extend(
             figures
                 .iter()
-                .map(|f| row.metrics.get(*f).map(f64::to_string).unwrap_or_default()),
+                .map(|f| r.metrics.get(*f).map(f64::to_string).unwrap_or_default()),
         );
         out += &cells.join(",");
         out.push('\n');

@@ -81,12 +81,14 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
             )?;
             let workload = (target.workload.new)(&workload::WorkloadOptions::default())?;
             let items = workload.check(engine.as_ref(), session.as_mut())?;
+            let width = items.iter().map(|i| i.name.chars().count()).max();
             for i in &items {
                 println!(
-                    "{} {:<22} {}",
+                    "{} {:<width$}  {}",
                     if i.ok { "ok    " } else { "FAILED" },
                     i.name,
-                    i.detail
+                    i.detail,
+                    width = width.unwrap_or(0)
                 );
             }
             Ok(if items.iter().all(|i| i.ok) {

@@ -14,6 +14,9 @@ pub struct ReportData {
     pub host: BTreeMap<String, String>,
     pub points: Vec<PointSummary>,
     pub timelines: Vec<Timeline>,
+    /// The plans whose runs the report covers, in order of first run. With more than one,
+    /// every point and timeline names its plan and points of different plans stay apart.
+    pub plans: Vec<String>,
     pub profiles: Vec<ProfileSettings>,
     /// Each profile against the first profile of its engine, point by point.
     pub comparisons: Vec<ProfileComparison>,
@@ -22,6 +25,8 @@ pub struct ReportData {
 /// A profile's repeats against the baseline profile's at the same point.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ProfileComparison {
+    /// The plan of both points; empty when the report covers one plan.
+    pub plan: String,
     pub engine: String,
     pub workload: String,
     pub variant: String,
@@ -37,6 +42,8 @@ pub struct ProfileComparison {
 /// One (engine, profile, workload, variant, clients) point, over its repeats.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PointSummary {
+    /// The plan the point was measured under; empty when the report covers one plan.
+    pub plan: String,
     pub engine: String,
     pub profile: String,
     /// The profile turns durability off (fsync, flush at commit): its numbers are labelled unsafe.
@@ -97,15 +104,36 @@ pub struct TypeFigures {
 }
 
 impl PointSummary {
-    /// The curve this point belongs to: one per engine and profile.
+    /// The curve this point belongs to: one per engine and profile (and plan, when the report
+    /// covers several).
     pub fn series(&self) -> String {
-        format!("{}/{}", self.engine, self.profile)
+        series(&self.engine, &self.profile, &self.plan)
+    }
+
+    /// The profile, followed by the plan when the report covers several.
+    pub fn profile_label(&self) -> String {
+        with_plan(&self.profile, &self.plan)
+    }
+}
+
+/// `engine/profile`, followed by ` · plan` when the report covers several plans.
+fn series(engine: &str, profile: &str, plan: &str) -> String {
+    with_plan(&format!("{engine}/{profile}"), plan)
+}
+
+pub fn with_plan(text: &str, plan: &str) -> String {
+    if plan.is_empty() {
+        text.to_string()
+    } else {
+        format!("{text} · {plan}")
     }
 }
 
 /// One run's seconds, with the server events seen in each.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timeline {
+    /// The run's plan; empty when the report covers one plan.
+    pub plan: String,
     pub engine: String,
     pub profile: String,
     pub workload: String,
@@ -158,7 +186,7 @@ impl PointSummary {
 
 impl Timeline {
     pub fn series(&self) -> String {
-        format!("{}/{}", self.engine, self.profile)
+        series(&self.engine, &self.profile, &self.plan)
     }
 }
 
@@ -223,6 +251,19 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 impl ReportData {
+    /// What a reader must know when the report covers several plans: their points are kept
+    /// apart, each labelled with its plan.
+    pub fn plans_note(&self) -> Option<String> {
+        (self.plans.len() > 1).then(|| {
+            format!(
+                "This report covers {} plans ({}): points of different plans are kept apart, \
+                 each labelled with its plan; give --plan NAME for one.",
+                self.plans.len(),
+                self.plans.join(", ")
+            )
+        })
+    }
+
     /// Every series (engine/profile), in order of first appearance in points, timelines, profiles.
     pub fn series(&self) -> Vec<String> {
         let points = self.points.iter().map(PointSummary::series);

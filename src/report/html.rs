@@ -96,6 +96,9 @@ fn header(data: &ReportData) -> String {
         data.points.len(),
         plural(data.points.len())
     );
+    if let Some(note) = data.plans_note() {
+        w!(out, "<p class=\"sub\">{}</p>", esc(&note));
+    }
     out += "<nav><a href=\"#throughput\">Throughput</a><a href=\"#latency\">Latency</a>\
             <a href=\"#timelines\">Timelines</a><a href=\"#resources\">Resources</a>\
             <a href=\"#comparison\">All points</a>";
@@ -1100,7 +1103,7 @@ fn profile_comparison_section(data: &ReportData) -> String {
             esc(&c.workload),
             esc(&c.variant),
             c.clients,
-            esc(&c.profile),
+            esc(&super::data::with_plan(&c.profile, &c.plan)),
             esc(&c.baseline),
             c.ratio,
             esc(&c.verdict)
@@ -1123,7 +1126,7 @@ fn comparison_row(p: &PointSummary, fastest: bool, new_group: bool) -> String {
          <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td>{}</td></tr>",
         if new_group { " class=\"group\"" } else { "" },
         esc(&p.engine),
-        esc(&p.profile),
+        esc(&p.profile_label()),
         esc(&p.workload),
         esc(&p.variant),
         p.clients,

@@ -25,6 +25,9 @@ pub fn markdown(data: &ReportData) -> String {
         w!(out, "Generated {}.\n\n", cell(&data.generated_at));
     }
     out += &host(data);
+    if let Some(note) = data.plans_note() {
+        w!(out, "{}\n\n", cell(&note));
+    }
     out += "## All points\n\n";
     if data.points.is_empty() {
         out += "No points were measured.\n\n";
@@ -84,7 +87,7 @@ fn profile_comparisons(data: &ReportData) -> String {
             cell(&c.workload),
             cell(&c.variant),
             c.clients,
-            cell(&c.profile),
+            cell(&super::data::with_plan(&c.profile, &c.plan)),
             cell(&c.baseline),
             c.ratio,
             cell(&c.verdict)
@@ -187,7 +190,7 @@ fn comparison_row(p: &PointSummary, fastest: bool) -> String {
     format!(
         "| {} | {} | {} | {} | {} | {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} | {} |\n",
         cell(&p.engine),
-        cell(&p.profile),
+        cell(&p.profile_label()),
         cell(&p.workload),
         cell(&p.variant),
         p.clients,

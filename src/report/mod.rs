@@ -162,6 +162,43 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
+/// A plain-text table whose columns are as wide as their widest cell (header included); a
+/// column named in `right` is right-aligned (numbers), the others left-aligned. The last
+/// column is not padded.
+pub fn text_table(header: &[&str], right: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut out = String::new();
+        let cells: Vec<&str> = cells.collect();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                out += "  ";
+            }
+            let pad = w.saturating_sub(cell.chars().count());
+            if right.contains(&header[i]) {
+                out += &" ".repeat(pad);
+                out += cell;
+            } else if i + 1 < cells.len() {
+                out += cell;
+                out += &" ".repeat(pad);
+            } else {
+                out += cell;
+            }
+        }
+        out.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&mut header.iter().copied());
+    for row in rows {
+        out += &line(&mut row.iter().map(String::as_str));
+    }
+    out
+}
+
 fn latency_cells(l: &Latency) -> String {
     format!(
         "{:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",

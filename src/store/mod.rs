@@ -157,9 +157,36 @@ impl Store {
         Ok(id)
     }
 
-    /// Every stored run, oldest first (optionally of one plan).
+    /// Every stored run, oldest first (optionally of one plan, which must exist).
     pub fn list(&self, plan: Option<&str>) -> Result<Vec<RunRow>, Error> {
+        if let Some(name) = plan {
+            let names = self.plan_names()?;
+            if !names.iter().any(|n| n == name) {
+                return Err(Error::Usage(format!(
+                    "no plan named '{name}' in {}; {}",
+                    self.path.display(),
+                    if names.is_empty() {
+                        "it holds no plan yet".to_string()
+                    } else {
+                        format!("its plans: {}", names.join(", "))
+                    }
+                )));
+            }
+        }
         schema::list(&self.conn, plan).map_err(|e| db(e, &self.path))
+    }
+
+    /// The names of the stored plans, oldest first.
+    pub fn plan_names(&self) -> Result<Vec<String>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM plans GROUP BY name ORDER BY min(id)")
+            .map_err(|e| db(e, &self.path))?;
+        let names = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
+            .map_err(|e| db(e, &self.path))?;
+        Ok(names)
     }
 
     /// The full result of one run, as `run --json` would have written it.

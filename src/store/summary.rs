@@ -29,12 +29,22 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
             resources,
         });
     }
+    // Points are grouped within a plan: two plans that share an engine, profile, workload
+    // and client count measured different things (durations, settings, data), so their runs
+    // are not repeats of one point.
+    let mut plans: Vec<String> = Vec::new();
+    for run in &runs {
+        if !plans.contains(&run.row.plan) {
+            plans.push(run.row.plan.clone());
+        }
+    }
+    let several = plans.len() > 1;
     let mut groups: Vec<(String, Vec<&RunFacts>)> = Vec::new();
     for run in &runs {
         let r = &run.row;
         let key = format!(
-            "{}|{}|{}|{}|{}|{}",
-            r.engine, r.profile, r.workload, r.variant, r.clients, r.cold
+            "{}|{}|{}|{}|{}|{}|{}",
+            r.plan, r.engine, r.profile, r.workload, r.variant, r.clients, r.cold
         );
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, members)) => members.push(run),
@@ -54,10 +64,11 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
         host,
         points: groups
             .iter()
-            .map(|(_, members)| summarise(members))
+            .map(|(_, members)| summarise(members, several))
             .collect(),
-        timelines: runs.iter().map(timeline).collect(),
-        comparisons: comparisons(&groups),
+        timelines: runs.iter().map(|r| timeline(r, several)).collect(),
+        plans,
+        comparisons: comparisons(&groups, several),
         profiles: store
             .settings(plan)?
             .into_iter()
@@ -71,8 +82,9 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
     })
 }
 
-/// Every profile against the first profile measured on its engine, at the same point.
-fn comparisons(groups: &[(String, Vec<&RunFacts>)]) -> Vec<ProfileComparison> {
+/// Every profile against the first profile measured on its engine in the same plan, at the
+/// same point.
+fn comparisons(groups: &[(String, Vec<&RunFacts>)], several: bool) -> Vec<ProfileComparison> {
     let mut out = Vec::new();
     let tps = |members: &[&RunFacts]| members.iter().map(|m| m.row.tps).collect::<Vec<f64>>();
     for (_, members) in groups {
@@ -80,13 +92,14 @@ fn comparisons(groups: &[(String, Vec<&RunFacts>)]) -> Vec<ProfileComparison> {
         let baseline_profile = groups
             .iter()
             .map(|(_, m)| &m[0].row)
-            .find(|b| b.engine == r.engine)
+            .find(|b| b.plan == r.plan && b.engine == r.engine)
             .map(|b| b.profile.clone());
         let Some(baseline_profile) = baseline_profile.filter(|b| *b != r.profile) else {
             continue;
         };
         let same_point = |b: &RunRow| {
-            b.engine == r.engine
+            b.plan == r.plan
+                && b.engine == r.engine
                 && b.profile == baseline_profile
                 && b.workload == r.workload
                 && b.variant == r.variant
@@ -104,6 +117,11 @@ fn comparisons(groups: &[(String, Vec<&RunFacts>)]) -> Vec<ProfileComparison> {
             stats::Verdict::Unknown => "noise unknown",
         };
         out.push(ProfileComparison {
+            plan: if several {
+                r.plan.clone()
+            } else {
+                String::new()
+            },
             engine: r.engine.clone(),
             workload: r.workload.clone(),
             variant: r.variant.clone(),
@@ -150,7 +168,8 @@ fn seconds_tps(result: &serde_json::Value) -> Vec<f64> {
         .collect()
 }
 
-fn summarise(members: &[&RunFacts]) -> PointSummary {
+/// A point over its repeats; `several` plans in the report: the point is labelled with its plan.
+fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
     let first = &members[0].row;
     let tps: Vec<f64> = members.iter().map(|m| m.row.tps).collect();
     let s = stats::spread(&tps);
@@ -165,6 +184,11 @@ fn summarise(members: &[&RunFacts]) -> PointSummary {
         .collect();
     warnings.dedup();
     PointSummary {
+        plan: if several {
+            first.plan.clone()
+        } else {
+            String::new()
+        },
         engine: first.engine.clone(),
         profile: first.profile.clone(),
         unsafe_profile: first.unsafe_profile,
@@ -303,7 +327,7 @@ fn cpu_per_tx(members: &[&RunFacts]) -> Option<f64> {
     (txns > 0.0 && cpu > 0.0).then(|| cpu / txns * 1e6)
 }
 
-fn timeline(run: &RunFacts) -> Timeline {
+fn timeline(run: &RunFacts, several: bool) -> Timeline {
     let events: BTreeMap<u64, &serde_json::Value> = run
         .resources
         .iter()
@@ -332,6 +356,11 @@ fn timeline(run: &RunFacts) -> Timeline {
         .collect();
     let r = &run.row;
     Timeline {
+        plan: if several {
+            r.plan.clone()
+        } else {
+            String::new()
+        },
         engine: r.engine.clone(),
         profile: r.profile.clone(),
         workload: r.workload.clone(),

@@ -150,6 +150,7 @@ fn fixture() -> ReportData {
         timelines: timelines(),
         profiles: profiles(),
         comparisons: vec![],
+        plans: vec!["engines".into()],
     }
 }
 
@@ -260,6 +261,7 @@ fn timelines() -> Vec<Timeline> {
     ];
     plan.iter()
         .map(|&(engine, profile, checkpoints, vacuums, tps)| Timeline {
+            plan: String::new(),
             engine: engine.into(),
             profile: profile.into(),
             workload: "tpcb".into(),

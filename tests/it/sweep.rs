@@ -32,6 +32,7 @@ pub fn trials() -> Vec<Trial> {
             || Ok(bad_server()?),
         ),
         Trial::test("sweep::rejected_knob_is_an_error", || Ok(rejected_knob()?)),
+        Trial::test("sweep::report_keeps_plans_apart", || Ok(plans_apart()?)),
     ]
 }
 
@@ -371,5 +372,64 @@ fn rejected_knob() -> Result<(), String> {
     ensure(
         all.contains("shared_buffers") && all.contains("lots"),
         || all.clone(),
+    )
+}
+
+/// Two plans that share a point (engine, profile, workload, clients) in one store: a report
+/// over both keeps their points apart, each labelled with its plan, and says so; an unknown
+/// plan is refused by `report` and `results`; CSV puts the key columns first.
+fn plans_apart() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let results = dir.path().join("r.db").display().to_string();
+    for name in ["alpha", "beta"] {
+        let plan = format!("name = \"{name}\"\nengines = [\"sqlite\"]\nclients = [1]\ntime = 1\n");
+        let plan = write(dir.path(), &format!("{name}.toml"), &plan);
+        let out = dbduel(&["sweep", &plan, "--results", &results]);
+        expect_code(&out, 0, name)?;
+    }
+    let out = dbduel(&["report", "--format", "markdown", "--results", &results]);
+    expect_code(&out, 0, "report over two plans")?;
+    let md = text(&out);
+    ensure(md.contains("covers 2 plans (alpha, beta)"), || {
+        format!("no note about the two plans:\n{md}")
+    })?;
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| sqlite | default · "))
+        .collect();
+    ensure(
+        rows.len() == 2 && rows[0].contains("· alpha") && rows[1].contains("· beta"),
+        || format!("the two plans' points are not two labelled rows:\n{md}"),
+    )?;
+    ensure(!md.contains("unstable"), || {
+        format!("points of two plans were taken for repeats:\n{md}")
+    })?;
+    for args in [
+        &["report", "--plan", "nosuch", "--format", "markdown"][..],
+        &["results", "list", "--plan", "nosuch"][..],
+        &["results", "export", "--format", "csv", "--plan", "nosuch"][..],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--results", &results]);
+        let out = dbduel(&args);
+        expect_code(&out, 2, &args.join(" "))?;
+        ensure(text(&out).contains("no plan named 'nosuch'"), || text(&out))?;
+    }
+    let out = dbduel(&["results", "list", "--plan", "beta", "--results", &results]);
+    expect_code(&out, 0, "results list --plan beta")?;
+    ensure(text(&out).lines().count() == 2, || text(&out))?;
+    let csv = dbduel(&[
+        "results",
+        "export",
+        "--format",
+        "csv",
+        "--results",
+        &results,
+    ]);
+    expect_code(&csv, 0, "csv export")?;
+    let csv = text(&csv);
+    ensure(
+        csv.starts_with("id,plan,engine,profile,workload,variant,clients,repeat,"),
+        || format!("CSV key columns are not first:\n{csv}"),
     )
 }
