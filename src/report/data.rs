@@ -545,6 +545,7 @@ pub(crate) fn sample() -> ReportData {
         })
         .collect();
     let timelines = vec![Timeline {
+        plan: String::new(),
         engine: "postgres".into(),
         profile: "tuned".into(),
         workload: "tpcb".into(),
@@ -589,7 +590,9 @@ pub(crate) fn sample() -> ReportData {
         points,
         timelines,
         profiles,
+        plans: vec!["sample".into()],
         comparisons: vec![ProfileComparison {
+            plan: String::new(),
             engine: "postgres".into(),
             workload: "tpcb".into(),
             variant: "tpcb-like".into(),
