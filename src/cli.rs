@@ -333,6 +333,10 @@ pub struct DuelArgs {
     /// Client counts.
     #[arg(short = 'c', long, value_delimiter = ',', default_value = "1,2,4,8")]
     pub clients: Vec<u32>,
+    /// Engines to compare, comma-separated (sqlite, postgres, mysql, firebird) [default: every
+    /// engine installed here].
+    #[arg(long, value_delimiter = ',', value_name = "ENGINES")]
+    pub engines: Option<Vec<String>>,
     /// Repeats of every point.
     #[arg(long, default_value_t = 1)]
     pub repeats: u32,

@@ -122,19 +122,44 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
 pub fn sweep_cmd(a: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     let (plan, text) = PlanFile::read(&a.plan)?;
     let outcome = sweep::run(&plan, &text, &a.results, stop)?;
-    finish(&a.results, Some(plan.name()), a.report.as_deref())?;
+    finish(&a.results, plan.name(), a.report.as_deref())?;
     Ok(outcome)
 }
 
-/// Every engine installed here, each default and tuned, at the given client counts.
+/// Every engine installed here (or those `--engines` names), each default and tuned, at the
+/// given client counts.
 pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
-    let mut engines = vec!["sqlite".to_string()];
-    engines.extend(
+    let mut installed = vec!["sqlite".to_string()];
+    installed.extend(
         server::KINDS
             .iter()
             .filter(|k| server::installed(k))
             .map(|k| k.engine.to_string()),
     );
+    let engines = match &a.engines {
+        None => installed,
+        Some(asked) => {
+            let mut engines: Vec<String> = Vec::new();
+            for e in asked {
+                let e = e.trim().to_lowercase();
+                let e = if e == "mariadb" {
+                    "mysql".to_string()
+                } else {
+                    e
+                };
+                if !installed.contains(&e) {
+                    return Err(Error::Usage(format!(
+                        "--engines {e}: not an engine installed here; installed: {}",
+                        installed.join(", ")
+                    )));
+                }
+                if !engines.contains(&e) {
+                    engines.push(e);
+                }
+            }
+            engines
+        }
+    };
     let clients: Vec<String> = a.clients.iter().map(u32::to_string).collect();
     let text = format!(
         "name = \"duel-{}\"\nworkload = \"{}\"\nengines = [{}]\nprofiles = [\"default\", \"tuned\"]\nclients = [{}]\ntime = {}\nrepeats = {}\nscale = {}\n",
@@ -161,20 +186,25 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     );
     let (plan, text) = PlanFile::read(&path)?;
     let outcome = sweep::run(&plan, &text, &a.results, stop)?;
-    finish(&a.results, Some(plan.name()), Some(&a.report))?;
+    finish(&a.results, plan.name(), Some(&a.report))?;
     Ok(outcome)
 }
 
-/// After a sweep: the comparison table on the terminal and, when asked, the HTML report.
-fn finish(results: &Path, plan: Option<&str>, html: Option<&Path>) -> Result<(), Error> {
+/// After a sweep: the comparison table on the terminal, where the rest is, and, when asked,
+/// the HTML report.
+fn finish(results: &Path, plan: &str, html: Option<&Path>) -> Result<(), Error> {
     let store = Store::open(results)?;
-    let data = summary::report_data(&store, plan)?;
-    println!("{}", report::markdown::markdown(&data));
+    let data = summary::report_data(&store, Some(plan))?;
+    print!("{}", report::markdown::points_table(&data));
     if let Some(path) = html {
         std::fs::write(path, report::html::html(&data))
             .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
         eprintln!("report written to {}", path.display());
     }
+    eprintln!(
+        "every table (per transaction type, resources, settings): dbduel report --results {} --plan {plan} --format markdown",
+        results.display()
+    );
     Ok(())
 }
 

@@ -417,6 +417,17 @@ fn assemble(
             open.due, open.started
         ));
     }
+    let failed_conflicts = m.errors_by_kind.get("serialization").copied();
+    if let Some(n) = failed_conflicts.filter(|n| *n > 0) {
+        let tries = match plan.run.max_tries {
+            0 => workload.default_max_tries(),
+            n => n,
+        };
+        warnings.push(format!(
+            "{n} transactions lost a conflict on each of their {tries} tries (isolation {}): they count as errors, not in tps; a hot row (tpcb at scale 1) under snapshot isolation makes every waiting transaction fail, so raise --max-tries or the scale",
+            info.isolation
+        ));
+    }
     if engine.embedded() {
         warnings.push("embedded engine: the client CPU includes the database's own work, so client-bound is not judged".into());
     }
@@ -433,6 +444,7 @@ fn assemble(
             database_size_bytes: sizes.0,
             database_size_after_bytes: sizes.1,
             transport: info.transport,
+            isolation: info.isolation,
         },
         workload: report::WorkloadReport {
             name: workload.name().into(),

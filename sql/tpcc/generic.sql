@@ -48,9 +48,6 @@ ANALYZE;
 -- name: isolation_serializable
 SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE;
 
--- name: show_isolation
-SELECT current_setting('transaction_isolation')
-
 -- New-Order (clause 2.4.2.2).
 -- name: no_warehouse
 SELECT w_tax FROM warehouse WHERE w_id = ?

@@ -24,9 +24,6 @@ ANALYZE TABLE warehouse, district, customer, history, new_order, orders, order_l
 -- name: isolation_serializable
 SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE;
 
--- name: show_isolation
-SELECT @@tx_isolation
-
 -- name: no_district_bump
 UPDATE district SET d_next_o_id = LAST_INSERT_ID(d_next_o_id + 1) WHERE d_w_id = ? AND d_id = ?
 

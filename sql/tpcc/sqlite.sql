@@ -20,9 +20,6 @@ CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id);
 -- name: isolation_serializable
 -- SQLite's transactions are serializable already.
 
--- name: show_isolation
-SELECT 'serializable'
-
 -- name: no_stock
 SELECT s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE s_w_id = ? AND s_i_id = ?
 

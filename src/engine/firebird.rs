@@ -30,6 +30,13 @@ pub const ENTRY: EngineEntry = EngineEntry {
 /// Page size dbduel asks for when it creates a database (Firebird 3's largest); results show
 /// the page size in effect.
 const PAGE_SIZE: u32 = 16_384;
+
+/// `PAGE_SIZE` as the Rust client must be given it: rsfbclient-rust 0.29 writes the
+/// isc_dpb_page_size value big-endian where the server reads DPB integers little-endian, so
+/// 16384 would arrive as 4194304, an invalid size the server replaces with its default (8 KiB).
+/// The byte-swapped value arrives as 16384; every result records the page size in effect
+/// (`page_size`), and a test checks that it is 16384.
+const PAGE_SIZE_FOR_CLIENT: u32 = PAGE_SIZE.swap_bytes();
 /// Largest EXECUTE BLOCK text when loading (Firebird 3 takes statements up to 64 KiB).
 const BLOCK_BYTES: usize = 60_000;
 /// Most INSERTs in one EXECUTE BLOCK (each is a context; Firebird allows 256 per statement).
@@ -69,6 +76,10 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
     }
     let connect_timeout = login::connect_timeout(dsn.param("connect_timeout").map(str::to_string))
         .map_err(|e| Error::Usage(format!("--dsn {dsn}: {e}")))?;
+    // Snapshot by default, Firebird's own default. Under it a transaction that waited on a row
+    // a concurrent one updated and committed always fails (update conflict), so on a hot row
+    // (tpcb's branches) the loser of each race retries into the next one; read committed does
+    // not help on Firebird 3, whose waiting statements fail or see erased records as well.
     let isolation = match dsn.param("isolation").unwrap_or("snapshot") {
         "snapshot" | "concurrency" => TrIsolationLevel::Concurrency,
         "read_committed" => TrIsolationLevel::ReadCommited(TrRecordVersion::RecordVersion),
@@ -137,7 +148,7 @@ impl Engine for Firebird {
             let db = match cli.attach_database(&config, DIALECT, false) {
                 Err(e) if missing_file(&e) => {
                     cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
-                    cli.create_database(&config, Some(PAGE_SIZE), DIALECT)
+                    cli.create_database(&config, Some(PAGE_SIZE_FOR_CLIENT), DIALECT)
                 }
                 other => other,
             };
@@ -516,6 +527,7 @@ impl Session for FbSession {
                 note: Some(note.into()),
                 ..Transport::plain("tcp")
             },
+            isolation: super::isolation_words(&get(7)),
         })
     }
 

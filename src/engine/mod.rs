@@ -184,6 +184,16 @@ pub struct ServerInfo {
     pub settings: std::collections::BTreeMap<String, String>,
     /// How this session reached the server: socket kind, TLS version and cipher.
     pub transport: tls::Transport,
+    /// The isolation level this session's transactions run at, in lower-case words ("read
+    /// committed", "repeatable read", "snapshot", "serializable"): the session's own level,
+    /// which may differ from the server's default among the settings.
+    pub isolation: String,
+}
+
+/// An isolation level as the server names it (REPEATABLE-READ, READ COMMITTED), in the
+/// lower-case words results use.
+pub fn isolation_words(level: &str) -> String {
+    level.trim().to_lowercase().replace(['-', '_'], " ")
 }
 
 /// Cumulative server counters read by the observer each second (None where the engine cannot

@@ -475,10 +475,19 @@ impl Session for MySession {
             .into_iter()
             .map(|r| (r[0].to_string(), r[1].to_string()))
             .collect();
+        // The session's level: MariaDB before 11.1 names it tx_isolation, MySQL 8 only
+        // transaction_isolation.
+        let isolation = self
+            .query_text("SELECT @@SESSION.tx_isolation")
+            .or_else(|_| self.query_text("SELECT @@SESSION.transaction_isolation"))?;
         Ok(ServerInfo {
             version,
             settings,
             transport: self.conn.transport.clone(),
+            isolation: isolation
+                .first()
+                .map(|r| super::isolation_words(&r[0].to_string()))
+                .unwrap_or_default(),
         })
     }
 

@@ -450,10 +450,15 @@ impl Session for PgSession {
             .into_iter()
             .map(|r| (r[0].to_string(), r[1].to_string()))
             .collect();
+        let isolation = self.query_text("SHOW transaction_isolation")?;
         Ok(ServerInfo {
             version: self.conn.server_version.clone(),
             settings,
             transport: self.conn.transport.clone(),
+            isolation: isolation
+                .first()
+                .map(|r| super::isolation_words(&r[0].to_string()))
+                .unwrap_or_default(),
         })
     }
 

@@ -369,6 +369,8 @@ impl Session for LiteSession {
             version,
             settings,
             transport: super::tls::Transport::plain("embedded"),
+            // One writer at a time: SQLite's transactions are serializable.
+            isolation: "serializable".into(),
         })
     }
 

@@ -69,18 +69,17 @@ struct Sampler {
 }
 
 impl Sampler {
-    /// Sample at each whole second since `start` until told to stop. A second whose tick came
-    /// while the previous sample was still being read (a stalled counter query) is skipped.
+    /// Sample at the start (t = 0), at each whole second since `start`, and when told to stop
+    /// (t = the second under way, however short): a point shorter than a second still has its
+    /// server memory. A second whose tick came while the previous sample was still being read
+    /// (a stalled counter query) is skipped.
     fn run(mut self, start: Instant, stop: &Receiver<()>) -> Vec<ResourceSample> {
-        let mut samples = Vec::new();
+        let mut samples = vec![self.sample(0)];
         let mut t = next_second(start);
         loop {
             let due = start + Duration::from_secs(u64::from(t));
             let wait = due.saturating_duration_since(Instant::now());
             let stopping = !matches!(stop.recv_timeout(wait), Err(RecvTimeoutError::Timeout));
-            if stopping && Instant::now() < due {
-                return samples;
-            }
             samples.push(self.sample(t));
             if stopping {
                 return samples;
@@ -397,10 +396,11 @@ mod tests {
         let child = spawn("while :; do :; done");
         let samples = observe(Some(child.0.id()), None, 2.5);
         let t: Vec<u32> = samples.iter().map(|s| s.t).collect();
-        assert_eq!(t, [1, 2], "{samples:?}");
-        assert!(samples[0].server_cpu_s > 0.2, "{samples:?}");
+        // At the start, at each whole second, and at the stop (t = 3, half a second).
+        assert_eq!(t, [0, 1, 2, 3], "{samples:?}");
+        assert!(samples[1].server_cpu_s > 0.2, "{samples:?}");
         assert!(
-            samples[1].server_cpu_s > samples[0].server_cpu_s + 0.2,
+            samples[2].server_cpu_s > samples[1].server_cpu_s + 0.2,
             "{samples:?}"
         );
         assert!(
@@ -421,15 +421,27 @@ mod tests {
             spawn("sh -c 'while :; do :; done' & p=$!; sleep 1.4; kill $p; wait $p; sleep 30");
         let samples = observe(Some(child.0.id()), None, 3.5);
         let cpu: Vec<f64> = samples.iter().map(|s| s.server_cpu_s).collect();
-        assert_eq!(samples.len(), 3, "{samples:?}");
-        assert!(cpu[0] > 0.2, "the child's CPU is counted: {cpu:?}");
+        assert_eq!(samples.len(), 5, "{samples:?}");
+        assert!(cpu[1] > 0.2, "the child's CPU is counted: {cpu:?}");
         assert!(
             cpu.windows(2).all(|w| w[1] >= w[0]),
             "went backwards: {cpu:?}"
         );
         assert!(
-            cpu[2] < cpu[1] + 0.05,
+            cpu[3] < cpu[2] + 0.05,
             "nothing runs after the child is gone: {cpu:?}"
+        );
+    }
+
+    #[test]
+    fn a_point_shorter_than_a_second_is_sampled_at_start_and_end() {
+        let child = spawn("sleep 30");
+        let samples = observe(Some(child.0.id()), None, 0.3);
+        let t: Vec<u32> = samples.iter().map(|s| s.t).collect();
+        assert_eq!(t, [0, 1], "{samples:?}");
+        assert!(
+            samples.iter().all(|s| s.server_rss_bytes > Some(0)),
+            "{samples:?}"
         );
     }
 
@@ -446,8 +458,8 @@ mod tests {
         let mut session = engine.connect().unwrap();
         session.batch("CREATE TABLE t (x INTEGER)").unwrap();
         let samples = observe(None, Some(session), 1.2);
-        assert_eq!(samples.len(), 1, "{samples:?}");
-        let s = &samples[0];
+        assert_eq!(samples.len(), 3, "{samples:?}");
+        let s = &samples[1];
         assert!(s.database_size_bytes > Some(0), "{s:?}");
         assert!(s.server_cpu_s == 0.0 && s.server_rss_bytes.is_none() && s.read_bytes.is_none());
     }

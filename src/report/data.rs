@@ -48,6 +48,9 @@ pub struct PointSummary {
     pub profile: String,
     /// The profile turns durability off (fsync, flush at commit): its numbers are labelled unsafe.
     pub unsafe_profile: bool,
+    /// The isolation level the point's transactions ran at (engine.isolation of its runs;
+    /// joined with "/" if repeats differ), empty for results stored before it was recorded.
+    pub isolation: String,
     pub workload: String,
     pub variant: String,
     pub clients: u32,

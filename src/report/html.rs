@@ -762,8 +762,9 @@ fn timelines_section(data: &ReportData, styles: &Styles) -> String {
         out += "<p class=\"empty\">No per-second timelines were recorded.</p></section>\n";
         return out;
     }
-    out += "<p class=\"note\">Transactions per second, second by second. Charts in a row share \
-            their y scale.</p>";
+    out += "<p class=\"note\">Transactions per second, second by second, each chart on its \
+            own y scale (compare levels in the throughput chart above); the last, partial second of \
+            a run is left out.</p>";
     w!(
         out,
         "<ul class=\"key\"><li><span class=\"swatch warm\"></span>warm-up (not measured)</li>\
@@ -785,10 +786,6 @@ fn timelines_section(data: &ReportData, styles: &Styles) -> String {
             .filter(|t| t.workload == workload && t.clients == clients)
             .collect();
         row.sort_by_key(|t| (series.iter().position(|s| *s == t.series()), t.repeat));
-        let top = row
-            .iter()
-            .flat_map(|t| t.seconds.iter().map(|s| s.tps))
-            .fold(0.0, f64::max);
         w!(
             out,
             "<h3>{} &middot; {} client{}</h3><div class=\"grid-timelines\">",
@@ -797,6 +794,9 @@ fn timelines_section(data: &ReportData, styles: &Styles) -> String {
             plural(clients as usize)
         );
         for t in row {
+            // Each chart has its own scale: next to an engine at 17k tps, one at 1k on a shared
+            // axis is a flat line whose swings cannot be seen.
+            let top = t.seconds.iter().map(|s| s.tps).fold(0.0, f64::max);
             out += &timeline_figure(t, styles, top);
         }
         out += "</div>";
@@ -1005,7 +1005,8 @@ fn comparison_section(data: &ReportData) -> String {
     let mut out = String::from(
         "<section id=\"comparison\"><h2>All points</h2><p class=\"note\">Grouped by workload \
          and clients; the fastest median of a durable profile in each group is in bold. Hover a flag for details.</p>\
-         <table class=\"data\"><thead><tr><th>engine</th><th>profile</th><th>workload</th>\
+         <table class=\"data\"><thead><tr><th>engine</th><th>profile</th>\
+         <th title=\"the isolation level the transactions ran at\">isolation</th><th>workload</th>\
          <th>variant</th><th class=\"num\">clients</th><th class=\"num\">tps median [min&ndash;max]</th>\
          <th class=\"num\">CV</th><th class=\"num\">p95 ms</th><th class=\"num\">p99 ms</th>\
          <th class=\"num\" title=\"the first transaction's latency: the cold-cache time after a cold start\">first ms</th>\
@@ -1121,12 +1122,13 @@ fn comparison_row(p: &PointSummary, fastest: bool, new_group: bool) -> String {
         tps
     };
     format!(
-        "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
+        "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
          <td class=\"num\">{tps} <span class=\"muted\">[{}&ndash;{}]</span></td><td class=\"num\">{:.1}%</td>\
          <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td>{}</td></tr>",
         if new_group { " class=\"group\"" } else { "" },
         esc(&p.engine),
         esc(&p.profile_label()),
+        esc(&p.isolation),
         esc(&p.workload),
         esc(&p.variant),
         p.clients,

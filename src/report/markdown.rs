@@ -108,15 +108,52 @@ fn host(data: &ReportData) -> String {
     out + "\n"
 }
 
+/// The note on the plans, then the table of every point: what `sweep` and `duel` print.
+pub fn points_table(data: &ReportData) -> String {
+    let mut out = String::new();
+    if let Some(note) = data.plans_note() {
+        w!(out, "{}\n\n", cell(&note));
+    }
+    if data.points.is_empty() {
+        out += "No points were measured.\n";
+    } else {
+        out += &comparison(data);
+    }
+    out
+}
+
 fn comparison(data: &ReportData) -> String {
     let mut out = String::from(
-        "| engine | profile | workload | variant | clients | tps median [min–max] | CV | p95 ms | p99 ms | first ms | errors | flags |\n\
-         |---|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n",
+        "| engine | profile | isolation | workload | variant | clients | tps median [min–max] | CV | p95 ms | p99 ms | first ms | errors | flags |\n\
+         |---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n",
     );
+    // Warnings are long: the table names them by number, and they follow it.
+    let mut notes: Vec<String> = Vec::new();
     for p in data.comparison() {
-        out += &comparison_row(p, data.is_fastest(p));
+        let mut numbers = Vec::new();
+        for w in &p.warnings {
+            let text = format!(
+                "{}, {} {}, {} client{}: {}",
+                p.series(),
+                p.workload,
+                p.variant,
+                p.clients,
+                if p.clients == 1 { "" } else { "s" },
+                w
+            );
+            notes.push(text);
+            numbers.push(notes.len().to_string());
+        }
+        out += &comparison_row(p, data.is_fastest(p), &numbers);
     }
     out += "\nBold: the fastest median of a durable (not unsafe) profile among the points of the same workload and clients.\n\n";
+    if !notes.is_empty() {
+        out += "Warnings:\n\n";
+        for (i, n) in notes.iter().enumerate() {
+            w!(out, "{}. {}\n", i + 1, cell(n));
+        }
+        out += "\n";
+    }
     out
 }
 
@@ -173,7 +210,8 @@ fn types(data: &ReportData) -> String {
     out
 }
 
-fn comparison_row(p: &PointSummary, fastest: bool) -> String {
+/// One point's row; `notes`: the numbers of its warnings, listed under the table.
+fn comparison_row(p: &PointSummary, fastest: bool, notes: &[String]) -> String {
     let tps = tps_text(p.tps_median);
     let tps = if fastest { format!("**{tps}**") } else { tps };
     let mut flags: Vec<String> = p
@@ -184,13 +222,14 @@ fn comparison_row(p: &PointSummary, fastest: bool) -> String {
             f => f.to_string(),
         })
         .collect();
-    if !p.warnings.is_empty() {
-        flags.push(format!("warnings: {}", cell(&p.warnings.join("; "))));
+    if !notes.is_empty() {
+        flags.push(format!("warnings {}", notes.join(", ")));
     }
     format!(
-        "| {} | {} | {} | {} | {} | {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} | {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} | {} |\n",
         cell(&p.engine),
         cell(&p.profile_label()),
+        cell(&p.isolation),
         cell(&p.workload),
         cell(&p.variant),
         p.clients,
@@ -299,8 +338,8 @@ mod tests {
         let md = markdown(&data);
         for p in &data.points {
             let row = format!(
-                "| {} | {} | tpcb | tpcb-like | {} |",
-                p.engine, p.profile, p.clients
+                "| {} | {} | {} | tpcb | tpcb-like | {} |",
+                p.engine, p.profile, p.isolation, p.clients
             );
             assert_eq!(md.matches(&row).count(), 1, "{row}");
         }

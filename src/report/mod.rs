@@ -31,6 +31,9 @@ pub struct EngineReport {
     pub database_size_after_bytes: u64,
     /// How the clients reached the server: socket kind, TLS version and cipher suite.
     pub transport: crate::engine::tls::Transport,
+    /// The isolation level the measured transactions ran at (the workload's, when it sets one:
+    /// TPC-C's --isolation serializable), in lower-case words.
+    pub isolation: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -248,7 +251,12 @@ pub fn summary(r: &RunResult) -> String {
         r.options.warmup_s,
         r.options.protocol.name()
     );
-    let _ = writeln!(out, "connection: {}\n", r.engine.transport.describe());
+    let _ = writeln!(out, "connection: {}", r.engine.transport.describe());
+    let _ = writeln!(
+        out,
+        "isolation: {} (the level the clients' transactions ran at)\n",
+        r.engine.isolation
+    );
     let errors: Vec<_> = m
         .errors_by_kind
         .iter()

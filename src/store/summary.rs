@@ -192,6 +192,14 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         engine: first.engine.clone(),
         profile: first.profile.clone(),
         unsafe_profile: first.unsafe_profile,
+        isolation: {
+            let mut levels: Vec<&str> = members
+                .iter()
+                .filter_map(|m| m.result["engine"]["isolation"].as_str())
+                .collect();
+            levels.dedup();
+            levels.join("/")
+        },
         workload: first.workload.clone(),
         variant: first.variant.clone(),
         clients: first.clients,
@@ -337,8 +345,14 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
         .as_array()
         .cloned()
         .unwrap_or_default();
+    // Window t covers the second before t. The run's last window is partial (the run ends
+    // between two ticks): drawn as a second, its few transactions look like a plunge to 0 tps,
+    // so a window less than 95% inside the run is left out of the timeline.
+    let total = run.result["duration_s"].as_f64().unwrap_or(0.0)
+        + run.result["options"]["warmup_s"].as_f64().unwrap_or(0.0);
     let seconds = windows
         .iter()
+        .filter(|w| w["t"].as_f64().is_some_and(|t| t - total <= 0.05))
         .map(|w| {
             let t = w["t"].as_u64().unwrap_or(0);
             let sample = events.get(&t);

@@ -29,6 +29,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ),
         ("password_stays_out_of_results".into(), password_hidden),
         ("list_names_engines_and_workloads".into(), list),
+        (
+            "isolation_and_firebird_page_size_recorded".into(),
+            isolation_recorded,
+        ),
         ("nothing_measured_exits_1".into(), nothing_measured),
         ("closed_pipe_ends_quietly".into(), closed_pipe),
         ("json_checked_before_the_run".into(), json_unwritable),
@@ -79,6 +83,59 @@ fn run_json(env: &Env, name: &str, args: &[&str], code: i32) -> Result<serde_jso
     all.extend(["--json".into(), json.display().to_string()]);
     expect_code(&dbduel(&all), code, name)?;
     read_result(&json)
+}
+
+/// Every result names the isolation level its transactions ran at (the session's, not the
+/// server's default among the settings), the summary prints it, and a Firebird database that
+/// dbduel creates has 16 KiB pages, recorded with the result.
+fn isolation_recorded(env: &Env) -> Result<(), String> {
+    let cases = [
+        (Target::Sqlite, "", "serializable"),
+        (Target::Postgres, "", "read committed"),
+        (Target::MariaDb("InnoDB"), "", "repeatable read"),
+        (Target::Firebird, "", "snapshot"),
+        (
+            Target::Firebird,
+            "?isolation=read_committed",
+            "read committed",
+        ),
+    ];
+    for (i, (target, param, level)) in cases.into_iter().enumerate() {
+        let dsn = prepared(env, target, "isolation")? + param;
+        let mut args = vec!["run", "tpcb", "--dsn", &dsn, "-t", "20"];
+        let flags = target.flags();
+        args.extend(flags.iter().map(String::as_str));
+        let json = env.path(&format!("isolation-{i}.json"));
+        let json_s = json.display().to_string();
+        args.extend(["--json", &json_s]);
+        let out = dbduel(&args);
+        expect_code(&out, 0, &target.label())?;
+        ensure(
+            text(&out).contains(&format!("isolation: {level} (")),
+            || {
+                format!(
+                    "{}: the summary does not say '{level}':\n{}",
+                    target.label(),
+                    text(&out)
+                )
+            },
+        )?;
+        let r = read_result(&json)?;
+        ensure(r["engine"]["isolation"] == level, || {
+            format!(
+                "{}{param}: engine.isolation {}",
+                target.label(),
+                r["engine"]["isolation"]
+            )
+        })?;
+        if let Target::Firebird = target {
+            let page = &r["engine"]["settings"]["page_size"];
+            ensure(page == "16384", || {
+                format!("Firebird page size {page}, not 16384")
+            })?;
+        }
+    }
+    Ok(())
 }
 
 fn default_run(env: &Env) -> Result<(), String> {

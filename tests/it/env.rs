@@ -53,9 +53,9 @@ impl Target {
         }
     }
 
-    /// Tries per transaction for runs on one hot row (tpcb at scale 1, 4 clients): under
-    /// Firebird's snapshot isolation a transaction that waited for a committed update always
-    /// conflicts, so whoever retries may lose many times in a row before it wins.
+    /// Tries per transaction for runs on one hot row (tpcb at scale 1, 4 clients): on Firebird
+    /// 3 a transaction that waited for a committed update conflicts (always under snapshot,
+    /// often under read committed), so whoever retries may lose many times in a row.
     pub fn max_tries(self) -> &'static str {
         match self {
             Target::Firebird => "100000",

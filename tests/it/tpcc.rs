@@ -159,10 +159,9 @@ fn two_warehouses_then_delete(env: &Env) -> Result<(), String> {
         w["scale"] == 2 && w["settings"]["warehouses"] == "2",
         || format!("workload: {w}"),
     )?;
-    ensure(
-        w["settings"]["isolation_in_effect"] == "serializable",
-        || format!("isolation: {}", w["settings"]),
-    )?;
+    ensure(r["engine"]["isolation"] == "serializable", || {
+        format!("isolation: {}", r["engine"])
+    })?;
     let new_orders = &r["transaction_types"][0];
     ensure(new_orders["name"] == "new_order", || {
         format!("types: {}", r["transaction_types"])

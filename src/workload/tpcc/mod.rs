@@ -66,9 +66,8 @@ pub struct Tpcc {
     load_workers: Option<u32>,
     /// Clients of the run (terminals), 0 outside a run.
     clients: u32,
-    /// Set by `attach`: the run's NURand constants and the isolation the engine reports.
+    /// Set by `attach`: the run's NURand constants.
     run_constants: Constants,
-    isolation_in_effect: String,
 }
 
 fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
@@ -114,7 +113,6 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
             c_id: 0,
             ol_i_id: 0,
         },
-        isolation_in_effect: String::new(),
     }))
 }
 
@@ -258,6 +256,8 @@ impl Workload for Tpcc {
             ol_i_id: 0,
         });
         self.run_constants = Constants::for_run(load, clock_seed());
+        // The run's own session takes the clients' level too: the level in effect that every
+        // result records (engine.isolation) is read from it.
         if self.isolation == Isolation::Serializable {
             run_all(
                 s,
@@ -265,13 +265,6 @@ impl Workload for Tpcc {
                 "setting the isolation level",
             )?;
         }
-        let level = s
-            .query_text(sql.get("show_isolation"))
-            .map_err(|e| db_error(e, "reading the isolation level"))?;
-        self.isolation_in_effect = level
-            .first()
-            .map(|r| r[0].to_string().to_lowercase().replace('-', " "))
-            .unwrap_or_default();
         if engine.embedded() {
             warnings.push(format!(
                 "{} allows one writer at a time: New-Order, Payment and Delivery (92% of the mix) run one after another, whatever the clients",
@@ -343,10 +336,6 @@ impl Workload for Tpcc {
                 Isolation::Serializable => "serializable",
             }
             .into(),
-        );
-        out.insert(
-            "isolation_in_effect".into(),
-            self.isolation_in_effect.clone(),
         );
         out.insert(
             "spec_timing".into(),
