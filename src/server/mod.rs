@@ -363,10 +363,23 @@ pub fn stop_detached(dir: &Path) -> Result<State, Error> {
             std::thread::sleep(Duration::from_millis(100));
         }
         if alive(state.pid) {
-            return Err(Error::Io(format!(
-                "the server (pid {}) did not stop within 60 s",
+            // A throwaway server that ignores its stop signal (a Firebird server busy shutting
+            // attachments down on a loaded machine was seen to) is killed, and the user told.
+            eprintln!(
+                "dbduel: the server (pid {}) did not stop within 60 s of its stop signal: killing it",
                 state.pid
-            )));
+            );
+            signal(state.pid, libc::SIGKILL);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while alive(state.pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if alive(state.pid) {
+                return Err(Error::Io(format!(
+                    "the server (pid {}) survived SIGKILL: stop it by hand",
+                    state.pid
+                )));
+            }
         }
     }
     // Kept, marked stopped: `server status` still knows what the directory holds.
