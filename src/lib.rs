@@ -223,14 +223,18 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
     }
     Ok(if interrupted {
         Outcome::Interrupted
-    } else if result.measurement.errors > 0
-        || !result.measurement.lost_clients.is_empty()
-        || result.measurement.transactions == 0
-    {
+    } else if failed(&result) {
         Outcome::Failures
     } else {
         Outcome::Success
     })
+}
+
+/// Whether a measured point failed in part: failed transactions, lost clients, or nothing
+/// measured. `run` and `sweep` then exit 1.
+pub fn failed(result: &report::RunResult) -> bool {
+    let m = &result.measurement;
+    m.errors > 0 || !m.lost_clients.is_empty() || m.transactions == 0
 }
 
 /// What to observe of the server during a point: nothing (a plain `run`), or its counters

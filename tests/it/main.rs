@@ -12,6 +12,7 @@ mod managed;
 mod observe;
 mod report;
 mod script;
+mod store;
 mod sweep;
 mod tls;
 mod tpcc;
@@ -37,6 +38,7 @@ fn main() {
     trials.extend(observe::trials(&env));
     trials.extend(report::trials());
     trials.extend(sweep::trials());
+    trials.extend(store::trials());
     trials.extend(script::trials(&env));
     trials.extend(tpcc::trials(&env));
     trials.extend(tls::trials());
