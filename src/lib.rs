@@ -80,6 +80,7 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
                 &target.engine,
             )?;
             let workload = (target.workload.new)(&workload::WorkloadOptions::default())?;
+            workload::refuse_unfinished(workload.as_ref(), session.as_mut())?;
             let items = workload.check(engine.as_ref(), session.as_mut())?;
             for i in &items {
                 println!(
@@ -103,6 +104,7 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
             )?;
             let workload = (target.workload.new)(&workload::WorkloadOptions::default())?;
             workload.cleanup(engine.as_ref(), session.as_mut())?;
+            workload::prepare_forget(workload.as_ref(), session.as_mut())?;
             eprintln!("dropped the {} tables", target.workload.name);
             Ok(Outcome::Success)
         }
@@ -159,7 +161,12 @@ pub fn prepare(
     let workload = (entry.new)(opts)?;
     let started = Instant::now();
     let scale = workload.scale();
-    workload.prepare(engine.as_ref(), session.as_mut(), &Loader { stop, quiet })?;
+    workload::prepare_recorded(
+        workload.as_ref(),
+        engine.as_ref(),
+        session.as_mut(),
+        &Loader { stop, quiet },
+    )?;
     let size = session.database_size().unwrap_or(0);
     if !quiet {
         eprintln!(
@@ -256,6 +263,7 @@ pub fn bench(
     let engine: Arc<dyn Engine> = engine::open(dsn, &plan.target.engine, plan.protocol)?.into();
     let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
     let mut workload = (plan.target.workload.new)(&plan.workload)?;
+    workload::refuse_unfinished(workload.as_ref(), admin.as_mut())?;
     let mut warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
     let info = admin
         .server_info()

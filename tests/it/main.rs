@@ -10,6 +10,7 @@ mod errors;
 mod faults;
 mod managed;
 mod observe;
+mod prepare;
 mod report;
 mod script;
 mod store;
@@ -44,6 +45,7 @@ fn main() {
     trials.extend(tls::trials());
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));
+    trials.extend(prepare::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();
