@@ -80,6 +80,7 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
                 &target.engine,
             )?;
             let workload = (target.workload.new)(&workload::WorkloadOptions::default())?;
+            workload::refuse_unfinished(workload.as_ref(), session.as_mut())?;
             let items = workload.check(engine.as_ref(), session.as_mut())?;
             let width = items.iter().map(|i| i.name.chars().count()).max();
             for i in &items {
@@ -105,6 +106,7 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
             )?;
             let workload = (target.workload.new)(&workload::WorkloadOptions::default())?;
             workload.cleanup(engine.as_ref(), session.as_mut())?;
+            workload::prepare_forget(workload.as_ref(), session.as_mut())?;
             eprintln!("dropped the {} tables", target.workload.name);
             Ok(Outcome::Success)
         }
@@ -161,7 +163,12 @@ pub fn prepare(
     let workload = (entry.new)(opts)?;
     let started = Instant::now();
     let scale = workload.scale();
-    workload.prepare(engine.as_ref(), session.as_mut(), &Loader { stop, quiet })?;
+    workload::prepare_recorded(
+        workload.as_ref(),
+        engine.as_ref(),
+        session.as_mut(),
+        &Loader { stop, quiet },
+    )?;
     let size = session.database_size().unwrap_or(0);
     if !quiet {
         eprintln!(
@@ -225,14 +232,18 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
     }
     Ok(if interrupted {
         Outcome::Interrupted
-    } else if result.measurement.errors > 0
-        || !result.measurement.lost_clients.is_empty()
-        || result.measurement.transactions == 0
-    {
+    } else if failed(&result) {
         Outcome::Failures
     } else {
         Outcome::Success
     })
+}
+
+/// Whether a measured point failed in part: failed transactions, lost clients, or nothing
+/// measured. `run` and `sweep` then exit 1.
+pub fn failed(result: &report::RunResult) -> bool {
+    let m = &result.measurement;
+    m.errors > 0 || !m.lost_clients.is_empty() || m.transactions == 0
 }
 
 /// What to observe of the server during a point: nothing (a plain `run`), or its counters
@@ -254,6 +265,7 @@ pub fn bench(
     let engine: Arc<dyn Engine> = engine::open(dsn, &plan.target.engine, plan.protocol)?.into();
     let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
     let mut workload = (plan.target.workload.new)(&plan.workload)?;
+    workload::refuse_unfinished(workload.as_ref(), admin.as_mut())?;
     let mut warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
     let info = admin
         .server_info()

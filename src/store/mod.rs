@@ -8,7 +8,7 @@ pub mod summary;
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 
 use crate::Error;
 use crate::report::RunResult;
@@ -86,52 +86,90 @@ pub struct RunRow {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The plan this process is sweeping (its row in `sweeps`), released on drop.
+    claimed: Option<i64>,
 }
 
+/// A store error in one line, with what to do about the usual ones.
 fn db(e: rusqlite::Error, path: &Path) -> Error {
-    Error::Io(format!("results store {}: {e}", path.display()))
+    const READ_ONLY: &str = ": the store is read-only; make it writable or give another --results";
+    let hint = match e.sqlite_error_code() {
+        Some(ErrorCode::ReadOnly) => READ_ONLY,
+        Some(ErrorCode::DiskFull) => ": free some space or give another --results",
+        // WAL needs its -shm and -wal files next to the store: a read-only store or directory
+        // shows as a file that cannot be opened.
+        Some(ErrorCode::CannotOpen) if path.exists() && !writable(path) => READ_ONLY,
+        Some(ErrorCode::CannotOpen) => {
+            ": give a --results path in a directory that exists and is writable"
+        }
+        _ => "",
+    };
+    let message = e.to_string().replace('\n', " ");
+    Error::Io(format!("results store {}: {message}{hint}", path.display()))
+}
+
+/// Whether this process may write the store and create files next to it (a read-only file
+/// system or an immutable file says no even to root).
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    [path, dir].iter().all(|p| {
+        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: a valid NUL-terminated path; access only reads it.
+        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    })
 }
 
 impl Store {
     /// Open (creating and migrating as needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Store, Error> {
-        let conn = Connection::open(path).map_err(|e| db(e, path))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
+        let mut conn = Connection::open(path).map_err(|e| db(e, path))?;
+        // Another sweep's commit, or its migrations, hold the write lock for a moment.
+        conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(|e| db(e, path))?;
-        schema::migrate(&conn).map_err(|e| db(e, path))?;
+        schema::migrate(&mut conn).map_err(|e| db(e, path))?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            claimed: None,
         })
+    }
+
+    /// Claim a plan for this process's sweep: the plan (created when new) and its claim are
+    /// written in one write transaction, so two sweeps of the same plan at once cannot both
+    /// measure its points; the second is refused with the first one's process id. A claim left
+    /// by a process that is gone (killed, or its machine restarted) is taken over.
+    pub fn claim(&mut self, name: &str, text: &str) -> Result<i64, Error> {
+        let path = self.path.clone();
+        let me = Holder::this_process();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| db(e, &path))?;
+        let plan_id = plan_id(&tx, name, text).map_err(|e| db(e, &path))?;
+        let held = schema::sweep_holder(&tx, plan_id).map_err(|e| db(e, &path))?;
+        if let Some(other) = held.filter(|h| h.alive() && *h != me) {
+            return Err(Error::Usage(format!(
+                "plan '{name}' is being swept by dbduel process {} on {} since {} (results store {}): wait for it to end, or stop it and run this sweep again to resume",
+                other.pid,
+                other.host,
+                other.started_at,
+                path.display()
+            )));
+        }
+        schema::claim_sweep(&tx, plan_id, &me).map_err(|e| db(e, &path))?;
+        tx.commit().map_err(|e| db(e, &path))?;
+        self.claimed = Some(plan_id);
+        Ok(plan_id)
     }
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// The plan with this name and text, created when new: the same plan resumes.
-    pub fn plan(&self, name: &str, text: &str) -> Result<i64, Error> {
-        // The plan's text is kept as written, but for the passwords of its DSNs.
-        let text = crate::dsn::redact_text(text);
-        let found: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT id FROM plans WHERE name = ?1 AND text = ?2",
-                params![name, &text],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| db(e, &self.path))?;
-        if let Some(id) = found {
-            return Ok(id);
-        }
-        self.conn
-            .execute(
-                "INSERT INTO plans (name, text, created_at) VALUES (?1, ?2, ?3)",
-                params![name, &text, now()],
-            )
-            .map_err(|e| db(e, &self.path))?;
-        Ok(self.conn.last_insert_rowid())
     }
 
     /// Keys of the points of a plan that are already measured.
@@ -219,6 +257,148 @@ impl Store {
     }
 }
 
+impl Drop for Store {
+    /// Release this process's claim on its plan (a killed process leaves it to be taken over).
+    fn drop(&mut self) {
+        if let Some(plan_id) = self.claimed.take() {
+            let _ = schema::release_sweep(&self.conn, plan_id, std::process::id());
+        }
+    }
+}
+
+/// The plan with this name and text, created when new: the same plan resumes.
+fn plan_id(conn: &Connection, name: &str, text: &str) -> rusqlite::Result<i64> {
+    // The plan's text is kept as written, but for the passwords of its DSNs.
+    let text = crate::dsn::redact_text(text);
+    let found: Option<i64> = conn
+        .query_row(
+            "SELECT id FROM plans WHERE name = ?1 AND text = ?2",
+            params![name, &text],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    conn.execute(
+        "INSERT INTO plans (name, text, created_at) VALUES (?1, ?2, ?3)",
+        params![name, &text, now()],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// The process sweeping a plan: its id, its machine, and its start time (which tells a
+/// reused process id apart).
+#[derive(Debug, Clone)]
+pub struct Holder {
+    pub pid: u32,
+    pub host: String,
+    pub process_start: String,
+    pub started_at: String,
+}
+
+impl Holder {
+    fn this_process() -> Holder {
+        let pid = std::process::id();
+        Holder {
+            pid,
+            host: hostname(),
+            process_start: process_start(pid).unwrap_or_default(),
+            started_at: now(),
+        }
+    }
+
+    /// Whether the holder still runs. On another machine that cannot be known: it counts as
+    /// running.
+    fn alive(&self) -> bool {
+        if self.host != hostname() {
+            return true;
+        }
+        process_start(self.pid).is_some_and(|start| start == self.process_start)
+    }
+}
+
+impl PartialEq for Holder {
+    fn eq(&self, other: &Holder) -> bool {
+        self.pid == other.pid
+            && self.host == other.host
+            && self.process_start == other.process_start
+    }
+}
+
+/// The start time of a process (field 22 of /proc/PID/stat, in clock ticks since boot); None
+/// when no such process runs.
+fn process_start(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19).map(str::to_string)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
 pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Processes opening a new store at once: the migrations run once, every opener gets a
+    /// current store (SQLite's locks work the same between connections of one process).
+    #[test]
+    fn a_new_store_opened_by_many_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&path).map(drop).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for opener in openers {
+            opener.join().unwrap().unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let version: i64 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, schema::MIGRATIONS.len() as i64);
+    }
+
+    /// A plan claimed by a running process (pid 1 here) is refused with that process's id; a
+    /// claim whose process is gone is taken over; the claim is released on drop.
+    #[test]
+    fn a_claimed_plan_is_refused_and_a_stale_claim_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = Store::open(&path).unwrap();
+        let id = store.claim("p", "text").unwrap();
+        let other = |start: String| Holder {
+            pid: 1,
+            host: hostname(),
+            process_start: start,
+            started_at: now(),
+        };
+        let running = other(process_start(1).unwrap());
+        schema::claim_sweep(&store.conn, id, &running).unwrap();
+        let mut second = Store::open(&path).unwrap();
+        let refused = second.claim("p", "text").unwrap_err().to_string();
+        assert!(refused.contains("dbduel process 1 "), "{refused}");
+        // The same pid, started at another time: a reused id, the claim is stale.
+        schema::claim_sweep(&store.conn, id, &other("1".into())).unwrap();
+        assert_eq!(second.claim("p", "text").unwrap(), id);
+        drop(second);
+        assert!(schema::sweep_holder(&store.conn, id).unwrap().is_none());
+    }
 }

@@ -1,12 +1,12 @@
 //! The store's tables, their migrations (by PRAGMA user_version), and the SQL that reads and
 //! writes them.
 
-use rusqlite::{Connection, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use super::{PointRecord, RunRow};
+use super::{Holder, PointRecord, RunRow};
 
 /// Each entry migrates from the version before it; append, never edit.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE plans (
     id INTEGER PRIMARY KEY,
@@ -83,18 +83,71 @@ INSERT INTO run_metrics (run_id, name, value)
     SELECT runs.id, m.key, m.value FROM runs, json_each(runs.result, '$.workload.metrics') AS m
     WHERE m.type IN ('real', 'integer');
 "#,
+    r#"
+CREATE TABLE sweeps (
+    plan_id INTEGER PRIMARY KEY REFERENCES plans(id),
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    process_start TEXT NOT NULL,
+    started_at TEXT NOT NULL
+);
+"#,
 ];
 
-pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", i as i64 + 1)?;
-        tx.commit()?;
+/// Bring the store to the newest schema. A store that is current is only read (so a
+/// read-only store still gives reports); otherwise the migrations run in one write transaction
+/// taken at its start (BEGIN IMMEDIATE), so that several processes opening a new store at once
+/// apply them once: the others wait, then find the store current.
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let version =
+        |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
+    if version(conn)? >= MIGRATIONS.len() as i64 {
+        return Ok(());
     }
-    Ok(())
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let from = version(&tx)?;
+    for sql in MIGRATIONS.iter().skip(from as usize) {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    tx.commit()
+}
+
+/// Who sweeps a plan now, if anyone has claimed it.
+pub fn sweep_holder(conn: &Connection, plan_id: i64) -> rusqlite::Result<Option<Holder>> {
+    conn.query_row(
+        "SELECT pid, host, process_start, started_at FROM sweeps WHERE plan_id = ?1",
+        [plan_id],
+        |r| {
+            Ok(Holder {
+                pid: r.get(0)?,
+                host: r.get(1)?,
+                process_start: r.get(2)?,
+                started_at: r.get(3)?,
+            })
+        },
+    )
+    .optional()
+}
+
+pub fn claim_sweep(conn: &Connection, plan_id: i64, me: &Holder) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO sweeps (plan_id, pid, host, process_start, started_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![plan_id, me.pid, me.host, me.process_start, me.started_at],
+    )
+    .map(drop)
+}
+
+pub fn release_sweep(conn: &Connection, plan_id: i64, pid: u32) -> rusqlite::Result<()> {
+    conn.execute(
+        "DELETE FROM sweeps WHERE plan_id = ?1 AND pid = ?2",
+        params![plan_id, pid],
+    )
+    .map(drop)
 }
 
 pub fn insert_run(tx: &Transaction, rec: &PointRecord) -> rusqlite::Result<i64> {
@@ -241,7 +294,7 @@ mod tests {
     /// A store written before run_metrics existed gets its runs' figures on opening.
     #[test]
     fn migration_fills_figures_of_older_runs() {
-        let conn = Connection::open_in_memory().unwrap();
+        let mut conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(MIGRATIONS[0]).unwrap();
         conn.pragma_update(None, "user_version", 1).unwrap();
         conn.execute_batch(
@@ -256,7 +309,7 @@ mod tests {
                 1, 0, 0, 0, '', '{}', '{}', 0, '{"workload": {"metrics": {}}}');"#,
         )
         .unwrap();
-        migrate(&conn).unwrap();
+        migrate(&mut conn).unwrap();
         let rows = list(&conn, None).unwrap();
         assert_eq!(rows[0].metrics.get("nopm"), Some(&120.5));
         assert_eq!(rows[0].metrics.get("tpmC"), Some(&121.0));

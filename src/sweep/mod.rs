@@ -144,7 +144,7 @@ pub fn run(
     stop: &Arc<AtomicBool>,
 ) -> Result<Outcome, Error> {
     let mut store = Store::open(results)?;
-    let plan_id = store.plan(plan.name(), text)?;
+    let plan_id = store.claim(plan.name(), text)?;
     let done = store.done(plan_id)?;
     let entry = workload::find(&plan.workload)?;
     // A workload file's own name, not the registry's `custom`.
@@ -162,6 +162,7 @@ pub fn run(
         .map_err(|e| Error::Io(e.to_string()))?;
     let profiles = plan.profiles(&facts);
     let (mut measured, mut skipped) = (0, 0);
+    let mut failures = Vec::new();
     for engine in &plan.engines {
         let mut target = Target::new(engine, plan, temp.path())?;
         for profile in &profiles {
@@ -223,9 +224,12 @@ pub fn run(
                     result: &result,
                     resources: &resources,
                 };
-                let id = store.save(&rec)?;
+                let id = store.save(&rec).map_err(|e| unsaved(e, point, &result))?;
                 measured += 1;
                 eprintln!("{}", point_line(id, point, &result));
+                if crate::failed(&result) {
+                    failures.push(id);
+                }
             }
         }
     }
@@ -233,7 +237,35 @@ pub fn run(
         "{measured} points measured, {skipped} already in {} skipped",
         store.path().display()
     );
-    Ok(Outcome::Success)
+    if failures.is_empty() {
+        return Ok(Outcome::Success);
+    }
+    let ids: Vec<String> = failures.iter().map(i64::to_string).collect();
+    eprintln!(
+        "{} points had failed transactions, lost clients or no transaction (runs {}: see `dbduel results show ID`)",
+        failures.len(),
+        ids.join(", ")
+    );
+    Ok(Outcome::Failures)
+}
+
+/// The store refused a point (disk full, made read-only): keep the measurement in a file of
+/// the current directory, named in the error, so that nothing measured is lost.
+fn unsaved(e: Error, p: &PointKey, result: &crate::report::RunResult) -> Error {
+    let name = format!(
+        "dbduel-unsaved-{}-{}-c{}-r{}-{}.json",
+        p.engine,
+        p.profile,
+        p.clients,
+        p.repeat,
+        std::process::id()
+    )
+    .replace(['/', ' '], "_");
+    let json = serde_json::to_string_pretty(result).expect("results serialize");
+    match std::fs::write(&name, json) {
+        Ok(()) => Error::Io(format!("{e} (the point in flight is kept in ./{name})")),
+        Err(w) => Error::Io(format!("{e} (the point in flight is lost: ./{name}: {w})")),
+    }
 }
 
 fn points(plan: &PlanFile, workload: &str, engine: &str, profile: &str) -> Vec<PointKey> {
@@ -313,8 +345,10 @@ fn run_plan(
         },
         progress: None,
         json: None,
-        time_s: Some(plan.time),
-        transactions: None,
+        // What the point was asked to do, as `run -T`/`-t` records it: a time or a count of
+        // transactions per client, never both.
+        time_s: plan.transactions.is_none().then_some(plan.time),
+        transactions: plan.transactions,
     })
 }
 
@@ -325,6 +359,12 @@ fn point_line(id: i64, p: &PointKey, r: &crate::report::RunResult) -> String {
     }
     if r.measurement.errors > 0 {
         flags.push("errors");
+    }
+    if !r.measurement.lost_clients.is_empty() {
+        flags.push("lost clients");
+    }
+    if r.measurement.transactions == 0 {
+        flags.push("no transaction");
     }
     format!(
         "  run {id}: {}/{} {} c={} r={}: {:.1} tps, p95 {:.2} ms{}",

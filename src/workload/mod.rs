@@ -127,6 +127,12 @@ pub trait Workload: Send + Sync {
     fn metrics(&self, _m: &crate::metrics::Measurement) -> BTreeMap<String, f64> {
         BTreeMap::new()
     }
+    /// The data `prepare` makes, shared by every workload that runs on it (sysbench's scripts
+    /// and probes share the sbtest tables): the name its completion is recorded under in
+    /// dbduel_facts. None: the workload prepares nothing and runs on whatever data is there.
+    fn dataset(&self) -> Option<String> {
+        Some(self.name().to_string())
+    }
 }
 
 /// One client's side of a workload.
@@ -296,9 +302,77 @@ pub fn meta_clear(session: &mut dyn Session, prefix: &str) -> DbResult<()> {
         Err(e) if e.class == ErrorClass::UndefinedTable => return Ok(()),
         other => other?,
     }
+    drop_facts_if_empty(session)
+}
+
+fn drop_facts_if_empty(session: &mut dyn Session) -> DbResult<()> {
     let left = session.query_text("SELECT count(*) FROM dbduel_facts")?;
     if left.first().and_then(|r| r[0].as_i64()) == Some(0) {
         session.batch("DROP TABLE dbduel_facts")?;
     }
     Ok(())
+}
+
+/// The fact that says how `prepare` of a dataset went: "running" is written before its first
+/// table is dropped, "done" after its last step, so an interrupted prepare (Ctrl-C, a lost
+/// connection, a killed process) leaves "running" behind.
+fn prepare_fact(dataset: &str) -> String {
+    format!("prepare.{dataset}")
+}
+
+const PREPARE_RUNNING: &str = "running";
+const PREPARE_DONE: &str = "done";
+
+/// Run a workload's `prepare` between the two records of its dataset's completion.
+pub fn prepare_recorded(
+    workload: &dyn Workload,
+    engine: &dyn Engine,
+    session: &mut dyn Session,
+    loader: &Loader,
+) -> Result<(), Error> {
+    let Some(dataset) = workload.dataset() else {
+        return workload.prepare(engine, session, loader);
+    };
+    let fact = prepare_fact(&dataset);
+    meta_set(session, &fact, PREPARE_RUNNING).map_err(|e| db_error(e, "writing dbduel_facts"))?;
+    workload.prepare(engine, session, loader)?;
+    meta_set(session, &fact, PREPARE_DONE).map_err(|e| db_error(e, "writing dbduel_facts"))
+}
+
+/// Refuse to run or check on data whose `prepare` did not finish. Data without the record
+/// (prepared by pgbench or sysbench themselves, or by an older dbduel) is taken as it is. A
+/// workload without a dataset of its own (a script) is refused when any dataset is unfinished.
+pub fn refuse_unfinished(workload: &dyn Workload, session: &mut dyn Session) -> Result<(), Error> {
+    let Ok(rows) = session.query_text(&format!(
+        "SELECT name, fact FROM dbduel_facts WHERE name LIKE '{}%'",
+        prepare_fact("")
+    )) else {
+        return Ok(());
+    };
+    let wanted = workload.dataset().map(|d| prepare_fact(&d));
+    for row in rows {
+        let (name, fact) = (row[0].to_string(), row[1].to_string());
+        let ours = wanted.as_ref().is_none_or(|w| *w == name);
+        if ours && fact != PREPARE_DONE {
+            let dataset = name.trim_start_matches(&prepare_fact(""));
+            return Err(Error::Usage(format!(
+                "prepare did not finish: run it again (the {dataset} data in this database is incomplete; `dbduel prepare` it with the same --dsn)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Forget a dataset's completion record (on cleanup); the table goes when nothing is left.
+pub fn prepare_forget(workload: &dyn Workload, session: &mut dyn Session) -> Result<(), Error> {
+    let Some(dataset) = workload.dataset() else {
+        return Ok(());
+    };
+    let fact = prepare_fact(&dataset);
+    let forgot = session.batch(&format!("DELETE FROM dbduel_facts WHERE name = '{fact}'"));
+    match forgot {
+        Err(e) if e.class == ErrorClass::UndefinedTable => return Ok(()),
+        other => other.map_err(|e| db_error(e, "clearing dbduel_facts"))?,
+    }
+    drop_facts_if_empty(session).map_err(|e| db_error(e, "clearing dbduel_facts"))
 }

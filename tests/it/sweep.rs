@@ -33,7 +33,75 @@ pub fn trials() -> Vec<Trial> {
         ),
         Trial::test("sweep::rejected_knob_is_an_error", || Ok(rejected_knob()?)),
         Trial::test("sweep::report_keeps_plans_apart", || Ok(plans_apart()?)),
+        Trial::test("sweep::failed_transactions_exit_1", || {
+            Ok(failed_transactions()?)
+        }),
+        Trial::test("sweep::transactions_plan_stores_its_count_and_time", || {
+            Ok(transactions_plan()?)
+        }),
     ]
+}
+
+/// A point whose transactions fail (every insert meets the primary key) is stored, flagged,
+/// and the sweep exits 1.
+fn failed_transactions() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let workload = write(
+        dir.path(),
+        "dup.toml",
+        "name = \"dup\"\n[[table]]\nname = \"t\"\nrows = 10\nprimary_key = [\"id\"]\ncolumns = [{ name = \"id\", type = \"int\", gen = { kind = \"sequence\" } }]\n[[query]]\nname = \"dup\"\nsql = \"INSERT INTO t (id) VALUES (1)\"\n",
+    );
+    let plan =
+        format!("engines = [\"sqlite\"]\nworkload = \"{workload}\"\nclients = [1]\ntime = 1\n");
+    let plan = write(dir.path(), "dup-plan.toml", &plan);
+    let results = dir.path().join("r.db").display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results]);
+    expect_code(&out, 1, "sweep with failed transactions")?;
+    let all = text(&out);
+    ensure(
+        all.contains("[errors") && all.contains("1 points had failed transactions"),
+        || all.clone(),
+    )?;
+    let rows = exported(&results)?;
+    ensure(
+        rows.len() == 1 && rows[0]["errors"].as_i64() > Some(0),
+        || format!("stored: {rows:?}"),
+    )
+}
+
+/// `transactions = N`: the stored result says N per client and no time, and its measured
+/// time is the run's own (not the plan's default 10 s).
+fn transactions_plan() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = write(
+        dir.path(),
+        "count.toml",
+        "engines = [\"sqlite\"]\nclients = [2]\ntransactions = 50\n",
+    );
+    let results = dir.path().join("r.db").display().to_string();
+    let started = Instant::now();
+    let out = dbduel(&["sweep", &plan, "--results", &results]);
+    let took = started.elapsed().as_secs_f64();
+    expect_code(&out, 0, "sweep of a count of transactions")?;
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    expect_code(&show, 0, "results show")?;
+    let r: serde_json::Value = serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let o = &r["options"];
+    ensure(
+        o["transactions_per_client"] == 50 && o["time_s"].is_null(),
+        || format!("stored options: {o}"),
+    )?;
+    ensure(r["transactions"] == 100, || {
+        format!("{} transactions stored", r["transactions"])
+    })?;
+    let secs = r["duration_s"].as_f64().unwrap_or(-1.0);
+    ensure(secs > 0.0 && secs < took, || {
+        format!("measured time {secs} s for a sweep that took {took:.2} s")
+    })?;
+    let rows = exported(&results)?;
+    ensure(rows[0]["duration_s"].as_f64() == Some(secs), || {
+        format!("stored duration {} against {secs}", rows[0]["duration_s"])
+    })
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

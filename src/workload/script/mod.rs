@@ -244,6 +244,10 @@ impl Workload for ScriptWorkload {
     fn prepare(&self, _: &dyn Engine, _: &mut dyn Session, _: &Loader) -> Result<(), Error> {
         Err(nothing_to_do("prepare"))
     }
+    /// A script runs on whatever data is there: none of its own.
+    fn dataset(&self) -> Option<String> {
+        None
+    }
     fn cleanup(&self, _: &dyn Engine, _: &mut dyn Session) -> Result<(), Error> {
         Err(nothing_to_do("clean up"))
     }

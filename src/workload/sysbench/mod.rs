@@ -372,6 +372,10 @@ impl Workload for Sysbench {
     fn scale(&self) -> u32 {
         (self.opts.table_size / 10_000).max(1) as u32
     }
+    /// Every script and probe runs on the same sbtest tables.
+    fn dataset(&self) -> Option<String> {
+        Some("sysbench".into())
+    }
 
     fn prepare(
         &self,
