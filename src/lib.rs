@@ -172,9 +172,9 @@ pub fn prepare(
     let size = session.database_size().unwrap_or(0);
     if !quiet {
         eprintln!(
-            "prepared {} at scale {} in {:.2} s; database size {}",
+            "prepared {}{} in {:.2} s; database size {}",
             workload.name(),
-            scale,
+            scale.map(|s| format!(" at scale {s}")).unwrap_or_default(),
             started.elapsed().as_secs_f64(),
             report::human_bytes(size)
         );
@@ -479,7 +479,11 @@ fn assemble(
             },
             progress_s: plan.progress.map(|p| p.as_secs()),
             seed: plan.run.seed,
-            table_engine: plan.target.engine.table_engine.clone(),
+            // What the data is stored in, read from the server; the flag where it cannot tell.
+            table_engine: info
+                .table_engine
+                .clone()
+                .or_else(|| plan.target.engine.table_engine.clone()),
             statement_timeout_s: plan
                 .target
                 .engine

@@ -528,6 +528,7 @@ impl Session for FbSession {
                 ..Transport::plain("tcp")
             },
             isolation: super::isolation_words(&get(7)),
+            table_engine: None,
         })
     }
 

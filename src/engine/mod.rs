@@ -188,6 +188,9 @@ pub struct ServerInfo {
     /// committed", "repeatable read", "snapshot", "serializable"): the session's own level,
     /// which may differ from the server's default among the settings.
     pub isolation: String,
+    /// The storage engines of the database's tables as the server reports them (MariaDB/MySQL:
+    /// "InnoDB", or "Aria, InnoDB" when they are mixed); None where the engine has one.
+    pub table_engine: Option<String>,
 }
 
 /// An isolation level as the server names it (REPEATABLE-READ, READ COMMITTED), in the

@@ -258,6 +258,17 @@ fn quote_mysql(s: &str, out: &mut String) {
 }
 
 impl MySession {
+    /// The storage engines of the current database's tables (dbduel's own facts table left
+    /// out), as the data holds them: a run on tables made Aria says Aria, whatever the flags.
+    fn table_engines(&mut self) -> DbResult<Option<String>> {
+        let rows = self.query_text(
+            "SELECT DISTINCT ENGINE FROM information_schema.tables WHERE table_schema = DATABASE() \
+             AND table_type = 'BASE TABLE' AND table_name <> 'dbduel_facts' ORDER BY ENGINE",
+        )?;
+        let engines: Vec<String> = rows.iter().map(|r| r[0].to_string()).collect();
+        Ok((!engines.is_empty()).then(|| engines.join(", ")))
+    }
+
     /// Load rows through the bulk path; `replace` empties the table first.
     fn load_rows(
         &mut self,
@@ -488,6 +499,7 @@ impl Session for MySession {
                 .first()
                 .map(|r| super::isolation_words(&r[0].to_string()))
                 .unwrap_or_default(),
+            table_engine: self.table_engines()?,
         })
     }
 

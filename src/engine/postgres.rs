@@ -459,6 +459,7 @@ impl Session for PgSession {
                 .first()
                 .map(|r| super::isolation_words(&r[0].to_string()))
                 .unwrap_or_default(),
+            table_engine: None,
         })
     }
 

@@ -371,6 +371,7 @@ impl Session for LiteSession {
             transport: super::tls::Transport::plain("embedded"),
             // One writer at a time: SQLite's transactions are serializable.
             isolation: "serializable".into(),
+            table_engine: None,
         })
     }
 

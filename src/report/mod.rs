@@ -40,7 +40,8 @@ pub struct EngineReport {
 pub struct WorkloadReport {
     pub name: String,
     pub variant: String,
-    pub scale: u32,
+    /// None for a workload whose size is told by its options (sysbench: tables, table_size).
+    pub scale: Option<u32>,
     /// The workload's own options in effect (TPC-C: warehouses, isolation...).
     pub settings: BTreeMap<String, String>,
     /// The workload's own figures (TPC-C: nopm, tpmC).
@@ -220,9 +221,23 @@ pub fn summary(r: &RunResult) -> String {
     };
     let _ = writeln!(
         out,
-        "\n{}{variant}, scale {}, on {} {} at {}{}",
+        "\n{}{variant}{}, on {} {} at {}{}",
         r.workload.name,
-        r.workload.scale,
+        match (r.workload.scale, r.workload.settings.get("table_size")) {
+            (Some(s), _) => format!(", scale {s}"),
+            (None, Some(rows)) => {
+                let tables = r
+                    .workload
+                    .settings
+                    .get("tables")
+                    .map_or("1", String::as_str);
+                format!(
+                    ", {tables} table{} of {rows} rows",
+                    if tables == "1" { "" } else { "s" }
+                )
+            }
+            (None, None) => String::new(),
+        },
         r.engine.name,
         r.engine.server_version,
         r.engine.dsn,
@@ -393,7 +408,7 @@ pub fn summary(r: &RunResult) -> String {
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    let _ = writeln!(out, "\n  settings: {}", settings.join(" "));
+    let _ = writeln!(out, "\n  server settings: {}", settings.join(" "));
     if r.client_bound {
         let _ = writeln!(
             out,

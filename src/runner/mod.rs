@@ -627,8 +627,8 @@ mod tests {
         fn variant(&self) -> &'static str {
             "panicky"
         }
-        fn scale(&self) -> u32 {
-            1
+        fn scale(&self) -> Option<u32> {
+            None
         }
         fn prepare(&self, _: &dyn Engine, _: &mut dyn Session, _: &Loader) -> Result<(), Error> {
             Ok(())

@@ -81,8 +81,9 @@ pub trait Workload: Send + Sync {
     fn name(&self) -> &'static str;
     /// The variant that runs, as shown in results.
     fn variant(&self) -> &'static str;
-    /// The scale in effect (after `attach`, as read from the database).
-    fn scale(&self) -> u32;
+    /// The scale in effect (after `attach`, as read from the database); None for a workload
+    /// whose size is told by its own options (sysbench: tables and table_size, in `settings`).
+    fn scale(&self) -> Option<u32>;
     /// Create the tables, load the data, add keys, analyze.
     fn prepare(
         &self,

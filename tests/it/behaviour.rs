@@ -33,6 +33,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "isolation_and_firebird_page_size_recorded".into(),
             isolation_recorded,
         ),
+        (
+            "sysbench_options_and_table_engine_recorded".into(),
+            sysbench_recorded,
+        ),
         ("nothing_measured_exits_1".into(), nothing_measured),
         ("closed_pipe_ends_quietly".into(), closed_pipe),
         ("json_checked_before_the_run".into(), json_unwritable),
@@ -136,6 +140,65 @@ fn isolation_recorded(env: &Env) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A sysbench run records every option in effect and the storage engine its tables are in
+/// (read from the data: prepared as Aria, run without --table-engine), and shows no "scale",
+/// which means nothing to sysbench.
+fn sysbench_recorded(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::MariaDb("Aria"), "sysbench_recorded");
+    let prepare = dbduel(&[
+        "prepare",
+        "oltp_read_only",
+        "--dsn",
+        &dsn,
+        "--tables",
+        "2",
+        "--table-size",
+        "500",
+        "--table-engine",
+        "Aria",
+    ]);
+    expect_code(&prepare, 0, "prepare")?;
+    ensure(!text(&prepare).contains("scale"), || text(&prepare))?;
+    let json = env.path("sysbench-recorded.json");
+    let json_s = json.display().to_string();
+    let args = [
+        "run",
+        "oltp_read_only",
+        "--dsn",
+        &dsn,
+        "-t",
+        "20",
+        "--rand-type",
+        "uniform",
+        "--json",
+        &json_s,
+    ];
+    let out = dbduel(&args);
+    expect_code(&out, 0, "run")?;
+    let summary = text(&out);
+    ensure(
+        summary.contains("oltp_read_only, 2 tables of 500 rows, on mysql")
+            && !summary.contains("scale"),
+        || format!("the summary's header:\n{summary}"),
+    )?;
+    let r = read_result(&json)?;
+    let s = &r["workload"]["settings"];
+    ensure(
+        s["tables"] == "2"
+            && s["table_size"] == "500"
+            && s["rand_type"] == "uniform"
+            && s["point_selects"] == "10"
+            && s["range_size"] == "100",
+        || format!("workload settings: {s}"),
+    )?;
+    ensure(r["workload"]["scale"].is_null(), || {
+        format!("scale: {}", r["workload"]["scale"])
+    })?;
+    ensure(r["options"]["table_engine"] == "Aria", || {
+        format!("table_engine: {}", r["options"]["table_engine"])
+    })
 }
 
 fn default_run(env: &Env) -> Result<(), String> {

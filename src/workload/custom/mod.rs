@@ -144,8 +144,8 @@ impl Workload for Custom {
     fn variant(&self) -> &'static str {
         ENTRY.variants[0]
     }
-    fn scale(&self) -> u32 {
-        self.scale
+    fn scale(&self) -> Option<u32> {
+        Some(self.scale)
     }
 
     fn prepare(

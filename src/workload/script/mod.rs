@@ -238,8 +238,8 @@ impl Workload for ScriptWorkload {
     fn variant(&self) -> &'static str {
         self.variant
     }
-    fn scale(&self) -> u32 {
-        self.scale
+    fn scale(&self) -> Option<u32> {
+        Some(self.scale)
     }
     fn prepare(&self, _: &dyn Engine, _: &mut dyn Session, _: &Loader) -> Result<(), Error> {
         Err(nothing_to_do("prepare"))

@@ -5,6 +5,8 @@
 pub(crate) mod rand;
 mod txn;
 
+use std::collections::BTreeMap;
+
 use crate::Error;
 use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
 use crate::sql::SqlSet;
@@ -369,8 +371,44 @@ impl Workload for Sysbench {
     fn variant(&self) -> &'static str {
         self.script.name()
     }
-    fn scale(&self) -> u32 {
-        (self.opts.table_size / 10_000).max(1) as u32
+    /// sysbench's size is its tables and rows, recorded with the other options in `settings`.
+    fn scale(&self) -> Option<u32> {
+        None
+    }
+
+    /// Every option in effect, as sysbench names them; tables and table_size as the database
+    /// holds them (after `attach`).
+    fn settings(&self) -> BTreeMap<String, String> {
+        let o = &self.opts;
+        let mut out: BTreeMap<String, String> = [
+            ("tables", o.tables.to_string()),
+            ("table_size", o.table_size.to_string()),
+            ("rand_type", o.dist.name()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let script: &[(&str, String)] = match self.script {
+            Script::Probe(_) => &[],
+            _ => &[
+                ("range_size", o.range_size.to_string()),
+                ("point_selects", o.point_selects.to_string()),
+                ("simple_ranges", o.simple_ranges.to_string()),
+                ("sum_ranges", o.sum_ranges.to_string()),
+                ("order_ranges", o.order_ranges.to_string()),
+                ("distinct_ranges", o.distinct_ranges.to_string()),
+                ("index_updates", o.index_updates.to_string()),
+                ("non_index_updates", o.non_index_updates.to_string()),
+                ("delete_inserts", o.delete_inserts.to_string()),
+                ("range_selects", o.range_selects.to_string()),
+                ("skip_trx", o.skip_trx.to_string()),
+                ("random_points", o.random_points.to_string()),
+                ("number_of_ranges", o.number_of_ranges.to_string()),
+                ("delta", o.delta.to_string()),
+            ],
+        };
+        out.extend(script.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        out
     }
     /// Every script and probe runs on the same sbtest tables.
     fn dataset(&self) -> Option<String> {

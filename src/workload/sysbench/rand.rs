@@ -41,6 +41,20 @@ impl Dist {
             _ => return None,
         })
     }
+
+    /// The `--rand-type` name, with its parameters where they are not the default's.
+    pub fn name(&self) -> String {
+        match *self {
+            Dist::Uniform => "uniform".into(),
+            Dist::Gaussian => "gaussian".into(),
+            Dist::Special { pct, res } if pct == 1.0 && res == 75.0 => "special".into(),
+            Dist::Special { pct, res } => format!("special (pct {pct}, res {res})"),
+            Dist::Pareto { h: 0.2 } => "pareto".into(),
+            Dist::Pareto { h } => format!("pareto (h {h})"),
+            Dist::Zipfian { exp: 0.8 } => "zipfian".into(),
+            Dist::Zipfian { exp } => format!("zipfian (exp {exp})"),
+        }
+    }
 }
 
 /// Summed uniforms in gaussian and special (`--rand-spec-iter`).

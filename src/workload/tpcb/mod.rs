@@ -123,8 +123,8 @@ impl Workload for Tpcb {
     fn variant(&self) -> &'static str {
         self.variant.name()
     }
-    fn scale(&self) -> u32 {
-        self.scale
+    fn scale(&self) -> Option<u32> {
+        Some(self.scale)
     }
 
     fn prepare(

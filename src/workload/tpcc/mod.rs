@@ -163,8 +163,8 @@ impl Workload for Tpcc {
     fn variant(&self) -> &'static str {
         "tpcc"
     }
-    fn scale(&self) -> u32 {
-        self.warehouses
+    fn scale(&self) -> Option<u32> {
+        Some(self.warehouses)
     }
 
     fn prepare(
