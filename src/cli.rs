@@ -43,9 +43,11 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct TargetArgs {
-    /// Workload name (see `dbduel list`); for `run`, also a pgbench-format script (FILE.sql).
+    /// Workload name (see `dbduel list`), or a workload file (FILE.toml); `run` also takes a
+    /// pgbench-format script (FILE.sql).
     pub workload: Option<String>,
-    /// Database to use: postgres://user:pass@host:port/db, mysql://..., sqlite:///path/file.db
+    /// Database to use: postgres://user:pass@host:port/db, mysql://..., firebird://user:pass@host:port/path.fdb,
+    /// sqlite:///path/file.db
     #[arg(long, env = "DBDUEL_DSN")]
     pub dsn: Option<String>,
     /// Read the password from the first line of FILE (kept out of `ps` and shell history);
@@ -62,7 +64,8 @@ pub struct TargetArgs {
     pub table_engine: Option<String>,
 }
 
-/// sysbench's workload options (its names; `_` works as well as `-`).
+/// sysbench's data options (its names; `_` works as well as `-`): what `prepare` loads and
+/// what `run` prepares on a temporary SQLite database.
 #[derive(Debug, Args, Default)]
 #[command(next_help_heading = "sysbench options")]
 pub struct SysbenchArgs {
@@ -72,24 +75,44 @@ pub struct SysbenchArgs {
     /// Rows per table [10000].
     #[arg(long, alias = "table_size")]
     pub table_size: Option<u64>,
+    /// on|off: the k index after loading [on].
+    #[arg(long, alias = "create_secondary")]
+    pub create_secondary: Option<String>,
+    /// uniform, gaussian, special, pareto, zipfian [special, as sysbench 1.0]: the rows drawn
+    /// by `run`, and the k values `prepare` loads.
+    #[arg(long, alias = "rand_type")]
+    pub rand_type: Option<String>,
+}
+
+/// sysbench's per-transaction options, for `run` (its names; `_` works as well as `-`).
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "sysbench options")]
+pub struct SysbenchRunArgs {
     /// Rows per range select [100].
     #[arg(long, alias = "range_size")]
     pub range_size: Option<u64>,
     /// Point selects per transaction [10].
     #[arg(long, alias = "point_selects")]
     pub point_selects: Option<u32>,
+    /// Simple range selects (BETWEEN) per transaction [1].
     #[arg(long, alias = "simple_ranges")]
     pub simple_ranges: Option<u32>,
+    /// SUM() range selects per transaction [1].
     #[arg(long, alias = "sum_ranges")]
     pub sum_ranges: Option<u32>,
+    /// ORDER BY range selects per transaction [1].
     #[arg(long, alias = "order_ranges")]
     pub order_ranges: Option<u32>,
+    /// DISTINCT range selects per transaction [1].
     #[arg(long, alias = "distinct_ranges")]
     pub distinct_ranges: Option<u32>,
+    /// UPDATEs of the indexed column k per transaction [1].
     #[arg(long, alias = "index_updates")]
     pub index_updates: Option<u32>,
+    /// UPDATEs of the non-indexed column c per transaction [1].
     #[arg(long, alias = "non_index_updates")]
     pub non_index_updates: Option<u32>,
+    /// DELETE + INSERT pairs per transaction [1].
     #[arg(long, alias = "delete_inserts")]
     pub delete_inserts: Option<u32>,
     /// on|off: the four range selects [on].
@@ -98,12 +121,6 @@ pub struct SysbenchArgs {
     /// on|off: no BEGIN/COMMIT [off].
     #[arg(long, alias = "skip_trx")]
     pub skip_trx: Option<String>,
-    /// on|off: the k index after loading [on].
-    #[arg(long, alias = "create_secondary")]
-    pub create_secondary: Option<String>,
-    /// uniform, gaussian, special, pareto, zipfian [special, as sysbench 1.0].
-    #[arg(long, alias = "rand_type")]
-    pub rand_type: Option<String>,
     /// select_random_points: values per IN list [10].
     #[arg(long, alias = "random_points")]
     pub random_points: Option<u32>,
@@ -115,52 +132,70 @@ pub struct SysbenchArgs {
     pub delta: Option<u32>,
 }
 
-impl SysbenchArgs {
-    /// The options given, by their sysbench names.
-    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
-        let text = |v: Option<String>| v;
-        [
-            ("tables", self.tables.map(|v| v.to_string())),
-            ("table_size", self.table_size.map(|v| v.to_string())),
-            ("range_size", self.range_size.map(|v| v.to_string())),
-            ("point_selects", self.point_selects.map(|v| v.to_string())),
-            ("simple_ranges", self.simple_ranges.map(|v| v.to_string())),
-            ("sum_ranges", self.sum_ranges.map(|v| v.to_string())),
-            ("order_ranges", self.order_ranges.map(|v| v.to_string())),
-            (
-                "distinct_ranges",
-                self.distinct_ranges.map(|v| v.to_string()),
-            ),
-            ("index_updates", self.index_updates.map(|v| v.to_string())),
-            (
-                "non_index_updates",
-                self.non_index_updates.map(|v| v.to_string()),
-            ),
-            ("delete_inserts", self.delete_inserts.map(|v| v.to_string())),
-            ("range_selects", text(self.range_selects.clone())),
-            ("skip_trx", text(self.skip_trx.clone())),
-            ("create_secondary", text(self.create_secondary.clone())),
-            ("rand_type", text(self.rand_type.clone())),
-            ("random_points", self.random_points.map(|v| v.to_string())),
-            (
-                "number_of_ranges",
-                self.number_of_ranges.map(|v| v.to_string()),
-            ),
-            ("delta", self.delta.map(|v| v.to_string())),
-        ]
+/// The options given, by their names, without the ones not given.
+fn given<const N: usize>(
+    options: [(&str, Option<String>); N],
+) -> std::collections::BTreeMap<String, String> {
+    options
         .into_iter()
         .filter_map(|(k, v)| Some((k.to_string(), v?)))
         .collect()
+}
+
+fn text<T: ToString>(v: &Option<T>) -> Option<String> {
+    v.as_ref().map(T::to_string)
+}
+
+impl SysbenchArgs {
+    /// The options given, by their sysbench names.
+    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
+        given([
+            ("tables", text(&self.tables)),
+            ("table_size", text(&self.table_size)),
+            ("create_secondary", text(&self.create_secondary)),
+            ("rand_type", text(&self.rand_type)),
+        ])
     }
 }
 
-/// TPC-C's options.
+impl SysbenchRunArgs {
+    /// The options given, by their sysbench names.
+    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
+        given([
+            ("range_size", text(&self.range_size)),
+            ("point_selects", text(&self.point_selects)),
+            ("simple_ranges", text(&self.simple_ranges)),
+            ("sum_ranges", text(&self.sum_ranges)),
+            ("order_ranges", text(&self.order_ranges)),
+            ("distinct_ranges", text(&self.distinct_ranges)),
+            ("index_updates", text(&self.index_updates)),
+            ("non_index_updates", text(&self.non_index_updates)),
+            ("delete_inserts", text(&self.delete_inserts)),
+            ("range_selects", text(&self.range_selects)),
+            ("skip_trx", text(&self.skip_trx)),
+            ("random_points", text(&self.random_points)),
+            ("number_of_ranges", text(&self.number_of_ranges)),
+            ("delta", text(&self.delta)),
+        ])
+    }
+}
+
+/// TPC-C's data options: what `prepare` loads and `run` prepares on a temporary SQLite database.
 #[derive(Debug, Args, Default)]
 #[command(next_help_heading = "TPC-C options")]
 pub struct TpccArgs {
     /// Warehouses, TPC-C's scale [1; with `run --dsn`, read from the database].
     #[arg(short = 'w', long)]
     pub warehouses: Option<u32>,
+    /// Sessions loading warehouses in parallel [servers: 4; SQLite: 1].
+    #[arg(long, value_name = "N")]
+    pub load_workers: Option<u32>,
+}
+
+/// TPC-C's options for `run`.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "TPC-C options")]
+pub struct TpccRunArgs {
     /// Transaction isolation: default (the engine's own) or serializable.
     #[arg(long, value_name = "LEVEL")]
     pub isolation: Option<String>,
@@ -168,50 +203,51 @@ pub struct TpccArgs {
     /// minute per warehouse with 10 terminals per warehouse).
     #[arg(long)]
     pub spec_timing: bool,
-    /// Sessions loading warehouses in parallel [servers: 4; SQLite: 1].
-    #[arg(long, value_name = "N")]
-    pub load_workers: Option<u32>,
 }
 
 impl TpccArgs {
     /// The options given, by name.
     pub fn params(&self) -> std::collections::BTreeMap<String, String> {
-        [
-            ("warehouses", self.warehouses.map(|v| v.to_string())),
+        given([
+            ("warehouses", text(&self.warehouses)),
+            ("load_workers", text(&self.load_workers)),
+        ])
+    }
+}
+
+impl TpccRunArgs {
+    /// The options given, by name.
+    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
+        given([
             ("isolation", self.isolation.clone()),
             ("spec_timing", self.spec_timing.then(|| "on".to_string())),
-            ("load_workers", self.load_workers.map(|v| v.to_string())),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| Some((k.to_string(), v?)))
-        .collect()
+        ])
     }
 }
 
 #[derive(Debug, Args)]
+/// The flattened groups come after the command's own options: a group's help heading holds
+/// for every option declared after it.
 pub struct PrepareArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    #[command(flatten)]
-    pub sysbench: SysbenchArgs,
-    #[command(flatten)]
-    pub tpcc: TpccArgs,
     /// Scale factor (tpcb: 1 = 1 branch, 10 tellers, 100,000 accounts).
     #[arg(short = 's', long, default_value_t = 1)]
     pub scale: u32,
     /// Fill factor of the tables, in percent (PostgreSQL; as pgbench -F).
     #[arg(short = 'F', long, value_name = "PERCENT")]
     pub fillfactor: Option<u32>,
-}
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub target: TargetArgs,
     #[command(flatten)]
     pub sysbench: SysbenchArgs,
     #[command(flatten)]
     pub tpcc: TpccArgs,
+}
+
+#[derive(Debug, Args)]
+/// The flattened groups come after the command's own options (see PrepareArgs).
+pub struct RunArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// Number of concurrent clients (one connection each).
     #[arg(short = 'c', long, default_value_t = 1)]
     pub clients: u32,
@@ -262,6 +298,14 @@ pub struct RunArgs {
     /// Define a script variable (as pgbench -D NAME=VALUE).
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
     pub defines: Vec<String>,
+    #[command(flatten)]
+    pub sysbench: SysbenchArgs,
+    #[command(flatten)]
+    pub sysbench_run: SysbenchRunArgs,
+    #[command(flatten)]
+    pub tpcc: TpccArgs,
+    #[command(flatten)]
+    pub tpcc_run: TpccRunArgs,
 }
 
 #[derive(Debug, Args)]
@@ -284,7 +328,7 @@ pub enum ServerAction {
 
 #[derive(Debug, Args)]
 pub struct ServerStartArgs {
-    /// Engine: postgres or mysql (MariaDB).
+    /// Engine: postgres, mysql (MariaDB) or firebird.
     pub engine: String,
     /// The server's directory (its data, log and socket); new or empty, or a stopped dbduel server's.
     #[arg(long, value_name = "DIR")]

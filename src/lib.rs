@@ -122,12 +122,21 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
 /// The text of `dbduel list`.
 pub fn list() -> String {
     let mut out = String::from("engines (chosen by the DSN's scheme):\n");
+    let schemes = |e: &engine::EngineEntry| {
+        e.schemes
+            .iter()
+            .map(|s| format!("{s}://"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let width = engine::ENGINES.iter().map(|e| schemes(e).len()).max();
     for e in engine::ENGINES {
         out += &format!(
-            "  {:<10} {:<22} {}\n",
+            "  {:<10} {:<width$}  {}\n",
             e.name,
-            e.schemes.join(", ") + "://",
-            e.about
+            schemes(e),
+            e.about,
+            width = width.unwrap_or(0)
         );
     }
     out += "\nworkloads:\n";
@@ -137,6 +146,11 @@ pub fn list() -> String {
             out += &format!("  {:<22} variants: {}\n", "", w.variants.join(", "));
         }
     }
+    out += "\nfiles in place of a workload name:\n\
+             \x20 FILE.toml              a declarative workload (tables, generators, transactions; see\n\
+             \x20                        workloads/seed002-thetable.toml): prepare, run, check, cleanup\n\
+             \x20 FILE.sql               a pgbench-format script, run on data you prepared: run FILE.sql,\n\
+             \x20                        or run -f FILE[@WEIGHT] (repeatable)\n";
     out
 }
 

@@ -79,6 +79,7 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
             variant: None,
             params: params(&args.sysbench, &args.tpcc)?,
             clients: 0,
+            run_s: None,
             scripts: None,
         },
     ))
@@ -137,7 +138,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     if args.max_tries == Some(0) {
         return usage("--max-tries must be at least 1 (1 means no retry)");
     }
-    if args.tpcc.spec_timing && args.rate.is_some() {
+    if args.tpcc_run.spec_timing && args.rate.is_some() {
         return usage(
             "--spec-timing paces each terminal by its keying and think times: drop --rate",
         );
@@ -173,8 +174,17 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             scale: args.scale.unwrap_or(0),
             fillfactor: None,
             variant,
-            params: params(&args.sysbench, &args.tpcc)?,
+            params: {
+                let mut all = params(&args.sysbench, &args.tpcc)?;
+                all.extend(args.sysbench_run.params());
+                all.extend(args.tpcc_run.params());
+                all
+            },
             clients: args.clients,
+            run_s: match limit {
+                Limit::Time(t) => Some(t.as_secs() + args.warmup),
+                Limit::Transactions(_) => None,
+            },
             scripts,
         },
         protocol: args.protocol,
@@ -329,7 +339,9 @@ fn script_target(args: &RunArgs) -> Result<Target, Error> {
             "--builtin, -S and -N choose tpcb's scripts: leave them out when running a script file",
         );
     }
-    if let Some(k) = args.sysbench.params().keys().next() {
+    let mut sysbench = args.sysbench.params();
+    sysbench.extend(args.sysbench_run.params());
+    if let Some(k) = sysbench.keys().next() {
         return usage(format!(
             "--{} applies to the sysbench workloads, not to scripts",
             k.replace('_', "-")

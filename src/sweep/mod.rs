@@ -327,6 +327,10 @@ fn run_plan(
             variant: Some(point.variant.clone()),
             clients: point.clients,
             params: plan.params()?,
+            run_s: plan
+                .transactions
+                .is_none()
+                .then_some(plan.time + plan.warmup),
             ..WorkloadOptions::default()
         },
         protocol: plan.protocol(),

@@ -25,6 +25,8 @@ pub struct WorkloadOptions {
     pub params: std::collections::BTreeMap<String, String>,
     /// Clients of the run (0 outside a run).
     pub clients: u32,
+    /// Seconds the run lasts, warm-up included (None: a count of transactions, or no run).
+    pub run_s: Option<u64>,
     /// The parsed pgbench-format scripts of `dbduel run FILE.sql` (the `script` workload).
     pub scripts: Option<std::sync::Arc<script::Program>>,
 }

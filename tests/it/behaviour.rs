@@ -38,6 +38,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             sysbench_recorded,
         ),
         ("nothing_measured_exits_1".into(), nothing_measured),
+        (
+            "spec_timing_shorter_than_keying_warns".into(),
+            spec_timing_short,
+        ),
         ("closed_pipe_ends_quietly".into(), closed_pipe),
         ("json_checked_before_the_run".into(), json_unwritable),
         ("statement_timeout_is_the_servers".into(), statement_timeout),
@@ -332,6 +336,40 @@ fn nothing_measured(env: &Env) -> Result<(), String> {
                 .any(|w| w.as_str().is_some_and(|w| w.contains("no transaction")))
         }),
         || format!("warnings: {}", r["warnings"]),
+    )
+}
+
+/// TPC-C with its keying and think times for 3 s: no New-Order can complete (18 s of keying
+/// first); the run says so before anything else, counts its terminals right, and exits 1.
+fn spec_timing_short(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "spec_short");
+    expect_code(
+        &dbduel(&["prepare", "tpcc", "--dsn", &dsn, "-w", "1"]),
+        0,
+        "prepare",
+    )?;
+    let r = run_json(
+        env,
+        "spec_short",
+        &[
+            "run",
+            "tpcc",
+            "--dsn",
+            &dsn,
+            "--spec-timing",
+            "-c",
+            "2",
+            "-T",
+            "3",
+        ],
+        1,
+    )?;
+    let warnings = r["warnings"].to_string();
+    ensure(
+        warnings.contains("with a 3 s run: every New-Order waits 18 s of keying time")
+            && warnings.contains("10 for 1 warehouse, where this run has 2 clients")
+            && r["client_bound"] == false,
+        || format!("warnings: {warnings}"),
     )
 }
 

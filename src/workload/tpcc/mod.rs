@@ -20,6 +20,7 @@ use super::{
     meta_get, meta_set, run_all,
 };
 use rand::Constants;
+use txn::KEYING_NEW_ORDER_S;
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "tpcc",
@@ -66,6 +67,8 @@ pub struct Tpcc {
     load_workers: Option<u32>,
     /// Clients of the run (terminals), 0 outside a run.
     clients: u32,
+    /// Seconds the run lasts, warm-up included, when it is timed.
+    run_s: Option<u64>,
     /// Set by `attach`: the run's NURand constants.
     run_constants: Constants,
 }
@@ -108,6 +111,7 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         spec_timing: o.params.contains_key("spec_timing"),
         load_workers: number("load_workers")?,
         clients: o.clients,
+        run_s: o.run_s,
         run_constants: Constants {
             c_last: 0,
             c_id: 0,
@@ -283,8 +287,22 @@ impl Workload for Tpcc {
         }
         if self.spec_timing && self.warehouses > 0 {
             warnings.push(format!(
-                "--spec-timing: keying and think times cap each terminal at about 1.29 New-Orders per minute; the specification runs 10 terminals per warehouse ({} here)",
-                10 * self.warehouses
+                "--spec-timing: keying and think times cap each terminal at about 1.29 New-Orders per minute; the specification runs 10 terminals per warehouse, {} for {} warehouse{}, where this run has {} client{}",
+                10 * self.warehouses,
+                self.warehouses,
+                if self.warehouses == 1 { "" } else { "s" },
+                self.clients,
+                if self.clients == 1 { "" } else { "s" }
+            ));
+        }
+        // Clause 5.2.5.7: a New-Order is keyed for 18 s before it runs.
+        let keying = KEYING_NEW_ORDER_S;
+        if let Some(run_s) = self
+            .run_s
+            .filter(|s| self.spec_timing && (*s as f64) < keying)
+        {
+            warnings.push(format!(
+                "--spec-timing with a {run_s} s run: every New-Order waits {keying:.0} s of keying time first, so none may complete; run for minutes (-T 300)"
             ));
         }
         Ok(warnings)

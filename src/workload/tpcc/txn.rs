@@ -114,6 +114,9 @@ fn deck(rng: &mut SmallRng) -> Vec<u8> {
 
 /// Keying time and mean think time per type, seconds (clause 5.2.5.7).
 const KEYING_S: [f64; 5] = [18.0, 3.0, 2.0, 2.0, 2.0];
+
+/// New-Order's keying time, seconds.
+pub const KEYING_NEW_ORDER_S: f64 = KEYING_S[0];
 const THINK_MEAN_S: [f64; 5] = [12.0, 12.0, 10.0, 5.0, 5.0];
 
 /// A think time: negative exponential with the type's mean, cut at 10 times the mean
