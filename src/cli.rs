@@ -20,7 +20,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a workload and print (and optionally save) its result.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Create the workload's tables and load its data.
     Prepare(PrepareArgs),
     /// Verify the workload's consistency invariants on a database.
