@@ -11,6 +11,7 @@ mod faults;
 mod managed;
 mod observe;
 mod prepare;
+mod readme;
 mod report;
 mod script;
 mod store;
@@ -38,6 +39,7 @@ fn main() {
     trials.extend(behaviour::trials(&env));
     trials.extend(observe::trials(&env));
     trials.extend(report::trials());
+    trials.extend(readme::trials(&env));
     trials.extend(sweep::trials());
     trials.extend(store::trials());
     trials.extend(script::trials(&env));
