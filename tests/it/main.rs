@@ -8,6 +8,7 @@ mod custom;
 mod env;
 mod errors;
 mod faults;
+mod latency;
 mod managed;
 mod observe;
 mod report;
@@ -42,6 +43,7 @@ fn main() {
     trials.extend(tls::trials());
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));
+    trials.extend(latency::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();
