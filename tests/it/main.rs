@@ -3,6 +3,7 @@
 //! and against real SQLite files, and stops the servers at the end.
 
 mod behaviour;
+mod client_cpu;
 mod conformance;
 mod custom;
 mod env;
@@ -44,6 +45,7 @@ fn main() {
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));
     trials.extend(latency::trials(&env));
+    trials.extend(client_cpu::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();
