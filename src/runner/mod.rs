@@ -393,6 +393,8 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
                 planned = began;
             }
         }
+        // Again here: an open-loop or pausing client may have slept past the warm-up's end.
+        window.open_at(warmup_end);
         let busy = &shared.busy[id as usize];
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, shared);
