@@ -87,8 +87,9 @@ fn check_floor(r: &serde_json::Value, floor: f64) -> Result<(), String> {
 /// Runs `attempt` until its median is at most `ceiling`, three times at most. The floor is
 /// checked on every run: nothing can be faster than the delay, so one figure below it is a
 /// fault in dbduel's accounting. The ceiling is machine noise as much as dbduel (two shared
-/// cores; pgbench's own mean on this machine ranges 5.3-5.8 ms for pg_sleep(0.005)), so one
-/// run out of three within it is enough; an overhead dbduel adds to every transaction still
+/// cores; pgbench's own mean for pg_sleep(0.005) at two clients was 5.8 ms here in one run
+/// under load), so one run out of three within it is enough; an overhead dbduel adds to every
+/// transaction still
 /// fails all three.
 fn floor_and_ceiling(
     floor: f64,
