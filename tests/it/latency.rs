@@ -89,8 +89,7 @@ fn check_floor(r: &serde_json::Value, floor: f64) -> Result<(), String> {
 /// fault in dbduel's accounting. The ceiling is machine noise as much as dbduel (two shared
 /// cores; pgbench's own mean for pg_sleep(0.005) at two clients was 5.8 ms here in one run
 /// under load), so one run out of three within it is enough; an overhead dbduel adds to every
-/// transaction still
-/// fails all three.
+/// transaction still fails all three.
 fn floor_and_ceiling(
     floor: f64,
     ceiling: f64,
