@@ -320,11 +320,47 @@ pub fn bench(
     Ok((result, resources))
 }
 
-/// What the measuring loop hands over: the measurement and the client's CPU time.
+/// What the measuring loop hands over: the measurement and the process's CPU time with the
+/// wall time it was read over.
 struct Measured {
     measurement: metrics::Measurement,
     cpu: Duration,
+    cpu_wall: Duration,
     started: std::time::SystemTime,
+}
+
+/// The process's CPU clock read at the start of the measured window (the end of the warm-up)
+/// and at its end (the end of -T, or when the clients are done), each with its instant: CPU
+/// time and wall time always cover the same stretch, so the share of the machine is one.
+#[derive(Default)]
+struct ProcessCpu {
+    start: Option<(Instant, Duration)>,
+    end: Option<(Instant, Duration)>,
+}
+
+impl ProcessCpu {
+    fn read() -> (Instant, Duration) {
+        (Instant::now(), metrics::cpu_time())
+    }
+
+    /// Called by the measuring loop: read at the window's start and at its end, once each.
+    fn tick(&mut self, now: Instant, from: Instant, to: Option<Instant>) {
+        if self.start.is_none() && now >= from {
+            self.start = Some(Self::read());
+        }
+        if self.start.is_some() && self.end.is_none() && to.is_some_and(|t| now >= t) {
+            self.end = Some(Self::read());
+        }
+    }
+
+    /// The CPU time and the wall time between the two reads (the end read now if not yet).
+    fn finish(self) -> (Duration, Duration) {
+        let Some((t0, c0)) = self.start else {
+            return (Duration::ZERO, Duration::ZERO);
+        };
+        let (t1, c1) = self.end.unwrap_or_else(Self::read);
+        (c1.saturating_sub(c0), t1.saturating_duration_since(t0))
+    }
 }
 
 /// Start the clients, collect their events, print progress, stop at the end.
@@ -344,7 +380,12 @@ fn measure(
     let running = runner::start(engine, workload, run.clone(), stop.clone(), tx)?;
     let started = std::time::SystemTime::now();
     let warmup_end = running.start + plan.run.warmup;
-    let mut cpu_start = (plan.run.warmup.is_zero()).then(metrics::cpu_time);
+    let window_end = match run.limit {
+        runner::Limit::Time(t) => Some(warmup_end + t),
+        runner::Limit::Transactions(_) => None,
+    };
+    let mut cpu = ProcessCpu::default();
+    cpu.tick(Instant::now(), warmup_end, window_end);
     let mut next_progress = plan.progress.map(|p| (running.start + p, p));
     let mut last_end_us = 0u64;
     let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<Vec<runner::Event>>| {
@@ -359,8 +400,10 @@ fn measure(
     while !running.watch() {
         let now = Instant::now();
         let mut wake = now + Duration::from_millis(100);
-        if cpu_start.is_none() {
-            wake = wake.min(warmup_end);
+        for at in [Some(warmup_end), window_end].into_iter().flatten() {
+            if at > now {
+                wake = wake.min(at);
+            }
         }
         if let Some((at, _)) = next_progress {
             wake = wake.min(at);
@@ -368,9 +411,7 @@ fn measure(
         std::thread::sleep(wake.saturating_duration_since(now));
         take(&mut agg, &rx);
         let now = Instant::now();
-        if cpu_start.is_none() && now >= warmup_end {
-            cpu_start = Some(metrics::cpu_time());
-        }
+        cpu.tick(now, warmup_end, window_end);
         if let Some((at, every)) = next_progress.filter(|(at, _)| now >= *at) {
             let line = agg.progress_line((at - running.start).as_secs_f64(), every.as_secs_f64());
             let warming = at <= warmup_end && !plan.run.warmup.is_zero();
@@ -379,7 +420,7 @@ fn measure(
         }
         agg.settle((now - running.start).as_secs().saturating_sub(10) as usize);
     }
-    let cpu_end = metrics::cpu_time();
+    let (cpu, cpu_wall) = cpu.finish();
     let ended = running.start.elapsed();
     running.join();
     take(&mut agg, &rx);
@@ -395,12 +436,10 @@ fn measure(
         runner::Limit::Time(t) => t.max(tail),
         runner::Limit::Transactions(_) => tail,
     };
-    let cpu = cpu_start
-        .map(|s| cpu_end.saturating_sub(s))
-        .unwrap_or_default();
     Ok(Measured {
         measurement: agg.finish(measured),
         cpu,
+        cpu_wall,
         started,
     })
 }
@@ -421,7 +460,14 @@ fn assemble(
     let m = measured.measurement;
     let secs = m.duration_s.max(1e-9);
     let cpu_s = measured.cpu.as_secs_f64();
-    let share = cpu_s / (secs * host.cores as f64);
+    // Over the wall time the CPU time was read over, not the measured window: a window of a
+    // few milliseconds (-t 10) against CPU read up to the clients' end gave shares over 100%.
+    let wall = measured.cpu_wall.as_secs_f64();
+    let share = if wall > 0.0 {
+        cpu_s / (wall * host.cores as f64)
+    } else {
+        0.0
+    };
     if m.transactions == 0 {
         warnings.push(
             "no transaction completed in the measured window: nothing here is a measurement (see the errors above; with --spec-timing, run longer than the keying and think times)".into(),
@@ -510,7 +556,7 @@ fn assemble(
         client_cpu_share: share,
         client_bound: !engine.embedded()
             && m.transactions > 0
-            && share > report::CLIENT_BOUND_SHARE,
+            && metrics::client_bound(&m.client_threads, share).is_some(),
         client_peak_rss_bytes: metrics::peak_rss_bytes(),
         measurement: m,
         warnings: std::mem::take(warnings),

@@ -1,6 +1,7 @@
 //! Measurement: turns the runner's events into HDR histograms per transaction type,
-//! per-second windows, errors by kind, retries and schedule lag; reads the client's own CPU
-//! time and the host's facts.
+//! per-second windows, errors by kind, retries and schedule lag, the client threads' own CPU
+//! time; reads the process's CPU time and the host's facts; judges whether a run was
+//! client-bound.
 
 pub mod observe;
 
@@ -92,6 +93,51 @@ impl OpenLoop {
     }
 }
 
+/// The client threads' own CPU time (their thread CPU clocks) over their part of the measured
+/// window: from the end of the warm-up, connecting excluded, to each client's last transaction.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ClientThreads {
+    /// Client threads that reported (a client that ended during the warm-up has nothing).
+    pub threads: u32,
+    pub cpu_s: f64,
+    /// Time they were ready to run but waited for a core (None where the kernel keeps no
+    /// scheduler statistics).
+    pub run_queue_s: Option<f64>,
+    /// Their CPU time and run-queue wait over their wall time in the window, all threads
+    /// together: the share of its time a client was not waiting for the database (0 to 1).
+    pub busy: f64,
+    /// The same for the busiest thread alone.
+    pub busiest: f64,
+}
+
+/// Client threads busy (running or waiting for a core) more than this share of their time
+/// spent more of each transaction on the client's side than waiting for the database.
+pub const CLIENT_BOUND_BUSY: f64 = 0.5;
+
+/// A process that used more than this share of the machine's CPU left the server on the same
+/// machine less than it took itself.
+pub const CLIENT_BOUND_SHARE: f64 = 0.5;
+
+/// Why a run measured the client rather than the database, in a sentence; None when it did
+/// not. `share` is the process's CPU time over (wall time x cores).
+pub fn client_bound(threads: &ClientThreads, share: f64) -> Option<String> {
+    if threads.threads > 0 && threads.busy > CLIENT_BOUND_BUSY {
+        return Some(format!(
+            "dbduel's client threads were busy {:.0}% of the measured window (the busiest {:.0}%; over {:.0}%): they spent more time running, or waiting for a core, than waiting for the database",
+            threads.busy * 100.0,
+            threads.busiest * 100.0,
+            CLIENT_BOUND_BUSY * 100.0
+        ));
+    }
+    (share > CLIENT_BOUND_SHARE).then(|| {
+        format!(
+            "dbduel used {:.0}% of the machine's CPU (over {:.0}%): a server on this machine had less than the client took",
+            share * 100.0,
+            CLIENT_BOUND_SHARE * 100.0
+        )
+    })
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Measurement {
     pub duration_s: f64,
@@ -112,6 +158,7 @@ pub struct Measurement {
     pub error_messages: BTreeMap<String, String>,
     /// Open loop: whether the rate was kept (None in the closed loop).
     pub open_loop: Option<OpenLoop>,
+    pub client_threads: ClientThreads,
     pub latency_ms: Latency,
     pub schedule_lag_ms: Option<Latency>,
     /// The latency of the run's first successful transaction (the earliest to start, warm-up
@@ -159,6 +206,8 @@ pub struct Aggregator {
     unfinished: u64,
     error_messages: BTreeMap<String, String>,
     schedule: Option<OpenLoop>,
+    /// Each client thread's CPU, run-queue wait and wall time in the measured window.
+    thread_cpu: Vec<(Duration, Option<Duration>, Duration)>,
     progress: ProgressAcc,
     /// (start, latency) of the earliest-starting successful transaction, in µs.
     first: Option<(u64, u64)>,
@@ -190,6 +239,7 @@ impl Aggregator {
             unfinished: 0,
             error_messages: BTreeMap::new(),
             schedule: None,
+            thread_cpu: Vec::new(),
             progress: ProgressAcc {
                 hist: histogram(2),
                 transactions: 0,
@@ -206,6 +256,7 @@ impl Aggregator {
             Event::Reconnected => self.reconnects += 1,
             Event::ClientLost(msg) => self.lost_clients.push(msg),
             Event::Unfinished => self.unfinished += 1,
+            Event::ClientCpu { cpu, wait, wall } => self.thread_cpu.push((cpu, wait, wall)),
             Event::Schedule(due, started) => {
                 let s = self.schedule.get_or_insert(OpenLoop::default());
                 s.due += due;
@@ -363,6 +414,7 @@ impl Aggregator {
             unfinished: self.unfinished,
             error_messages: self.error_messages,
             open_loop: self.schedule,
+            client_threads: client_threads(&self.thread_cpu),
             latency_ms: Latency::of(&all),
             schedule_lag_ms: self.lag.as_ref().map(Latency::of),
             first_transaction_ms: self.first.map(|(_, us)| us as f64 / 1000.0),
@@ -375,6 +427,40 @@ impl Aggregator {
                 .collect(),
             windows: self.windows.into_iter().map(|w| w.window).collect(),
         }
+    }
+}
+
+/// The client threads' figures from each one's CPU, run-queue wait and wall time. A thread
+/// with no wall time (it stopped as its window opened) adds its CPU time and nothing else. A
+/// thread's clocks are read inside its wall time; should their rates differ, busy time beyond
+/// the wall time is cut off (a thread is on one core, or waiting for one, at a time).
+fn client_threads(each: &[(Duration, Option<Duration>, Duration)]) -> ClientThreads {
+    let busy_of = |&(cpu, wait, wall): &(Duration, Option<Duration>, Duration)| {
+        (cpu + wait.unwrap_or_default()).min(wall)
+    };
+    let ratio = |busy: Duration, wall: Duration| {
+        if wall.is_zero() {
+            0.0
+        } else {
+            busy.as_secs_f64() / wall.as_secs_f64()
+        }
+    };
+    let busy: Duration = each.iter().map(busy_of).sum();
+    let wall: Duration = each.iter().map(|t| t.2).sum();
+    let waits: Option<Vec<Duration>> = each.iter().map(|t| t.1).collect();
+    ClientThreads {
+        threads: each.len() as u32,
+        cpu_s: each
+            .iter()
+            .map(|t| t.0.min(t.2))
+            .sum::<Duration>()
+            .as_secs_f64(),
+        run_queue_s: waits.map(|w| w.iter().sum::<Duration>().as_secs_f64()),
+        busy: ratio(busy, wall),
+        busiest: each
+            .iter()
+            .map(|t| ratio(busy_of(t), t.2))
+            .fold(0.0, f64::max),
     }
 }
 
@@ -487,5 +573,56 @@ mod tests {
         assert_eq!(m.windows[1].errors, 1);
         assert!((m.latency_ms.max - 6.0).abs() < 0.01, "{:?}", m.latency_ms);
         assert!((m.transaction_types[0].tps - 1.0).abs() < 1e-9);
+    }
+
+    fn s(secs: f64) -> Duration {
+        Duration::from_secs_f64(secs)
+    }
+
+    #[test]
+    fn client_threads_busy_together_and_busiest() {
+        let t = client_threads(&[
+            (s(0.9), Some(s(0.05)), s(1.0)),
+            (s(0.1), Some(s(0.0)), s(1.0)),
+        ]);
+        assert_eq!(t.threads, 2);
+        assert!((t.cpu_s - 1.0).abs() < 1e-9, "{t:?}");
+        assert!((t.run_queue_s.unwrap() - 0.05).abs() < 1e-9, "{t:?}");
+        assert!((t.busy - 0.525).abs() < 1e-9, "{t:?}");
+        assert!((t.busiest - 0.95).abs() < 1e-9, "{t:?}");
+    }
+
+    #[test]
+    fn client_threads_never_over_their_wall_time() {
+        // Clocks whose rates differ a little, a thread with no wall time, one without
+        // scheduler statistics: nothing over 100%, and no run-queue figure made up.
+        let t = client_threads(&[
+            (s(1.001), Some(s(0.01)), s(1.0)),
+            (s(0.002), Some(s(0.0)), Duration::ZERO),
+            (s(0.1), None, s(1.0)),
+        ]);
+        assert!(t.busy <= 1.0 && t.busiest <= 1.0, "{t:?}");
+        assert!((t.busiest - 1.0).abs() < 1e-9, "{t:?}");
+        assert_eq!(t.run_queue_s, None);
+        assert_eq!(client_threads(&[]).busy, 0.0);
+    }
+
+    #[test]
+    fn client_bound_by_threads_or_by_the_machine() {
+        let busy = |b: f64| ClientThreads {
+            threads: 1,
+            cpu_s: b,
+            run_queue_s: Some(0.0),
+            busy: b,
+            busiest: b,
+        };
+        let why = client_bound(&busy(0.9), 0.1).expect("busy threads");
+        assert!(why.contains("busy 90%"), "{why}");
+        let why = client_bound(&busy(0.1), 0.6).expect("most of the machine");
+        assert!(why.contains("60% of the machine"), "{why}");
+        assert_eq!(client_bound(&busy(0.5), 0.5), None);
+        // One saturated thread on eight cores: 12.5% of the machine, and client-bound.
+        assert!(client_bound(&busy(0.99), 0.125).is_some());
+        assert_eq!(client_bound(&ClientThreads::default(), 0.2), None);
     }
 }

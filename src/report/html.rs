@@ -1148,7 +1148,7 @@ fn flags_html(p: &PointSummary) -> String {
     let mut out = String::new();
     for flag in p.flags() {
         let why = match flag {
-            "client-bound" => "dbduel used more than a quarter of the machine's CPU: this number measures the client".to_string(),
+            "client-bound" => "dbduel's client threads were busy more than half of the time, or dbduel used more than half of the machine's CPU: this number measures the client".to_string(),
             "unstable" => p.unstable.join("; "),
             "unsafe" => "the profile turns durability off".to_string(),
             _ => "caches dropped before each run".to_string(),

@@ -15,9 +15,6 @@ use crate::Error;
 use crate::engine::Protocol;
 use crate::metrics::{Host, Latency, Measurement};
 
-/// Share of the machine's CPU above which a run measures the client rather than the database.
-pub const CLIENT_BOUND_SHARE: f64 = 0.25;
-
 #[derive(Debug, Clone, Serialize)]
 pub struct EngineReport {
     pub name: String,
@@ -76,8 +73,11 @@ pub struct RunResult {
     #[serde(flatten)]
     pub measurement: Measurement,
     pub client_cpu_s: f64,
-    /// Client CPU time over (measured wall time x cores).
+    /// The process's CPU time over (wall time x cores), both read at the start and the end of
+    /// the measured window.
     pub client_cpu_share: f64,
+    /// Judged by `metrics::client_bound` (client threads busy, or the process's share of the
+    /// machine); never for an embedded engine.
     pub client_bound: bool,
     pub client_peak_rss_bytes: u64,
     pub warnings: Vec<String>,
@@ -341,6 +341,19 @@ pub fn summary(r: &RunResult) -> String {
             ""
         }
     );
+    let threads = &m.client_threads;
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>12.1} s  ({}busy {:.1}% of their time, the busiest {:.1}%)",
+        "client threads",
+        threads.cpu_s,
+        threads
+            .run_queue_s
+            .map(|w| format!("+ {w:.1} s waiting for a core; "))
+            .unwrap_or_default(),
+        threads.busy * 100.0,
+        threads.busiest * 100.0
+    );
     let _ = writeln!(
         out,
         "  {:<16}{:>12}",
@@ -409,12 +422,11 @@ pub fn summary(r: &RunResult) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let _ = writeln!(out, "\n  server settings: {}", settings.join(" "));
-    if r.client_bound {
+    let why = crate::metrics::client_bound(&m.client_threads, r.client_cpu_share);
+    if let (true, Some(why)) = (r.client_bound, why) {
         let _ = writeln!(
             out,
-            "\n  CLIENT-BOUND: dbduel used {:.0}% of the machine's CPU (over {:.0}%): this number measures the client, not the database",
-            r.client_cpu_share * 100.0,
-            CLIENT_BOUND_SHARE * 100.0
+            "\n  CLIENT-BOUND: {why}: this number measures the client, not the database"
         );
     }
     for w in &r.warnings {

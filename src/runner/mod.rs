@@ -69,6 +69,14 @@ pub enum Event {
     ErrorMessage(String, String),
     /// An open-loop client's end: transactions due within the run, and those it started.
     Schedule(u64, u64),
+    /// A client's end: the CPU time its thread used in the measured window (from the end of
+    /// the warm-up, connecting excluded, to its last transaction), the time it spent ready to
+    /// run but waiting for a core (where the kernel tells), and the wall time of that stretch.
+    ClientCpu {
+        cpu: Duration,
+        wait: Option<Duration>,
+        wall: Duration,
+    },
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -349,7 +357,9 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     let mut counted = 0u64;
     let mut outbox = Outbox::new(&shared.events, start);
     let mut seen = std::collections::HashSet::new();
+    let mut window = ThreadWindow::new();
     loop {
+        window.open_at(warmup_end);
         if shared.stop.load(Ordering::Relaxed) {
             break;
         }
@@ -383,6 +393,8 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
                 planned = began;
             }
         }
+        // Again here: an open-loop or pausing client may have slept past the warm-up's end.
+        window.open_at(warmup_end);
         let busy = &shared.busy[id as usize];
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, shared);
@@ -442,6 +454,74 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     }
     if let Some(s) = schedule {
         outbox.push(Event::Schedule(s.due, s.started), Instant::now());
+    }
+    if let Some(cpu) = window.close() {
+        outbox.push(cpu, Instant::now());
+    }
+}
+
+/// CPU time (user + system) the calling thread has used so far.
+fn thread_cpu_time() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes into the struct we pass.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
+    ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+/// Time the calling thread has spent ready to run but waiting for a core, from the kernel's
+/// scheduler statistics (the second figure of /proc/thread-self/schedstat, in ns); None where
+/// the kernel does not keep them.
+fn thread_run_queue_wait() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+/// A client thread's own clocks over its part of the measured window: opened at the first
+/// look at or after the end of the warm-up (at once without one; connecting is over by then),
+/// closed when the client stops. The wall clock is read outside the thread's clocks at both
+/// ends, so that they are judged against a wall time that holds them.
+struct ThreadWindow {
+    /// Wall, CPU and run-queue wait at the opening.
+    opened: Option<(Instant, Duration, Option<Duration>)>,
+    tried: bool,
+}
+
+impl ThreadWindow {
+    fn new() -> ThreadWindow {
+        ThreadWindow {
+            opened: None,
+            tried: false,
+        }
+    }
+
+    fn open_at(&mut self, warmup_end: Instant) {
+        if self.opened.is_none() && !self.tried {
+            let now = Instant::now();
+            if now >= warmup_end {
+                self.tried = true;
+                // A thread whose clock cannot be read reports nothing rather than zero.
+                self.opened = thread_cpu_time().map(|cpu| (now, cpu, thread_run_queue_wait()));
+            }
+        }
+    }
+
+    /// The event to send; None when the window never opened (the client stopped during the
+    /// warm-up).
+    fn close(self) -> Option<Event> {
+        let (wall0, cpu0, wait0) = self.opened?;
+        let wait = thread_run_queue_wait()
+            .zip(wait0)
+            .map(|(w1, w0)| w1.saturating_sub(w0));
+        let cpu = thread_cpu_time()?.saturating_sub(cpu0);
+        Some(Event::ClientCpu {
+            cpu,
+            wait,
+            wall: wall0.elapsed(),
+        })
     }
 }
 
@@ -692,6 +772,16 @@ mod tests {
             "{}",
             lost[0]
         );
+        // Client 0 reports its thread's clocks, within its wall time; client 1 ended in a panic.
+        let cpu: Vec<(Duration, Duration)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ClientCpu { cpu, wall, .. } => Some((*cpu, *wall)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(cpu.len(), 1, "{cpu:?}");
+        assert!(cpu[0].0 > Duration::ZERO && cpu[0].0 <= cpu[0].1, "{cpu:?}");
         let done = events.iter().filter(|e| matches!(e, Event::Txn(_))).count();
         assert_eq!(
             done,

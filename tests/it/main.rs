@@ -3,11 +3,13 @@
 //! and against real SQLite files, and stops the servers at the end.
 
 mod behaviour;
+mod client_cpu;
 mod conformance;
 mod custom;
 mod env;
 mod errors;
 mod faults;
+mod latency;
 mod managed;
 mod observe;
 mod prepare;
@@ -48,6 +50,8 @@ fn main() {
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));
     trials.extend(prepare::trials(&env));
+    trials.extend(latency::trials(&env));
+    trials.extend(client_cpu::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();

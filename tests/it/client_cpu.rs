@@ -1,0 +1,158 @@
+//! The client-bound verdict on runs whose nature is known: a script that computes far more
+//! than it queries (flagged), one that sleeps on the server (not flagged), and runs of ten
+//! transactions per client (no figure over 100%, nothing judged absurd).
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, text};
+
+type Test = fn(&Env) -> Result<(), String>;
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let tests: [(&str, Test); 4] = [
+        ("computing_client_is_flagged::postgres", computing),
+        ("waiting_client_is_not_flagged::postgres", waiting),
+        ("ten_transactions_judged_sanely::postgres", few_postgres),
+        ("ten_transactions_judged_sanely::sqlite", few_sqlite),
+    ];
+    tests
+        .into_iter()
+        .map(|(name, f)| {
+            let env = env.clone();
+            Trial::test(format!("client_cpu::{name}"), move || Ok(f(&env)?))
+        })
+        .collect()
+}
+
+/// Run a script; returns the result and the summary printed.
+fn run(
+    env: &Env,
+    name: &str,
+    dsn: &str,
+    script: &str,
+    args: &[&str],
+) -> Result<(serde_json::Value, String), String> {
+    let file = env.path(&format!("{name}.sql"));
+    std::fs::write(&file, script).map_err(|e| e.to_string())?;
+    let json = env.path(&format!("{name}.json"));
+    let (f, j) = (file.display().to_string(), json.display().to_string());
+    let mut all = vec!["run", "-f", &f, "--dsn", dsn, "--json", &j];
+    all.extend(args);
+    let out = dbduel(&all);
+    expect_code(&out, 0, name)?;
+    Ok((read_result(&json)?, text(&out)))
+}
+
+/// Every client-CPU figure between 0 and 100%, a figure for every client thread, and the
+/// verdict matching the rule the figures give.
+fn sane(r: &serde_json::Value, clients: u64) -> Result<(), String> {
+    let t = &r["client_threads"];
+    ensure(t["threads"] == clients, || format!("client_threads {t}"))?;
+    for (what, v) in [
+        ("busy", &t["busy"]),
+        ("busiest", &t["busiest"]),
+        ("client_cpu_share", &r["client_cpu_share"]),
+    ] {
+        let v = v.as_f64().unwrap_or(f64::NAN);
+        ensure((0.0..=1.0).contains(&v), || {
+            format!("{what} = {v}: {t}, share {}", r["client_cpu_share"])
+        })?;
+    }
+    ensure(t["busy"].as_f64() <= t["busiest"].as_f64(), || {
+        format!("busy over the busiest: {t}")
+    })?;
+    if r["engine"]["embedded"] == true {
+        return ensure(r["client_bound"] == false, || {
+            "an embedded engine judged client-bound".into()
+        });
+    }
+    let rule = t["busy"].as_f64() > Some(0.5) || r["client_cpu_share"].as_f64() > Some(0.5);
+    ensure(r["client_bound"] == rule, || {
+        format!(
+            "client_bound {} but client_threads {t}, share {}",
+            r["client_bound"], r["client_cpu_share"]
+        )
+    })
+}
+
+/// Two thousand `\set` of a hash, then `SELECT 1`: the client thread computes for
+/// milliseconds and waits for the server for a fraction of one. Client-bound by the threads'
+/// own clocks, whatever share of the machine one thread is.
+fn computing(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "computing");
+    let mut script = String::from("\\set x 1\n");
+    for i in 0..2000 {
+        script.push_str(&format!("\\set x hash(:x + {i})\n"));
+    }
+    script.push_str("SELECT 1;\n");
+    let (r, out) = run(env, "computing", &dsn, &script, &["-c", "1", "-T", "2"])?;
+    sane(&r, 1)?;
+    let t = &r["client_threads"];
+    ensure(t["busy"].as_f64() > Some(0.75), || {
+        format!("a computing client busy only: {t}")
+    })?;
+    ensure(r["client_bound"] == true, || {
+        format!("not flagged: {t}, share {}", r["client_cpu_share"])
+    })?;
+    ensure(
+        out.contains("CLIENT-BOUND: dbduel's client threads were busy"),
+        || format!("summary:\n{out}"),
+    )
+}
+
+/// `SELECT pg_sleep(0.005)` at two clients: each thread waits 5 ms per transaction and works
+/// for tens of microseconds. Not client-bound.
+fn waiting(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "waiting");
+    let (r, out) = run(
+        env,
+        "waiting",
+        &dsn,
+        "SELECT pg_sleep(0.005);\n",
+        &["-c", "2", "-T", "2"],
+    )?;
+    sane(&r, 2)?;
+    let t = &r["client_threads"];
+    ensure(t["busy"].as_f64() < Some(0.3), || {
+        format!("a sleeping client busy: {t}")
+    })?;
+    ensure(
+        r["client_bound"] == false && !out.contains("CLIENT-BOUND"),
+        || format!("flagged: {t}, share {}\n{out}", r["client_cpu_share"]),
+    )
+}
+
+/// Ten transactions per client, eight clients: a window of a few milliseconds, in which the
+/// process's CPU (read up to the clients' end) once came to 233% of the machine.
+fn few_postgres(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "few");
+    let (r, _) = run(
+        env,
+        "few-pg",
+        &dsn,
+        "SELECT pg_sleep(0.001);\n",
+        &["-c", "8", "-t", "10"],
+    )?;
+    ensure(r["transactions"] == 80, || format!("{}", r["transactions"]))?;
+    sane(&r, 8)?;
+    ensure(r["client_bound"] == false, || {
+        format!(
+            "flagged: {}, share {}",
+            r["client_threads"], r["client_cpu_share"]
+        )
+    })
+}
+
+/// The same on SQLite, where closing eight connections at the end does real work: figures
+/// within 100%, and no verdict (the engine runs inside dbduel).
+fn few_sqlite(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "few");
+    let script = "CREATE TABLE IF NOT EXISTS few (a int);\nINSERT INTO few VALUES (1);\n";
+    let (r, _) = run(env, "few-sqlite", &dsn, script, &["-c", "8", "-t", "10"])?;
+    ensure(r["transactions"] == 80, || {
+        format!("{} {}", r["transactions"], r["error_messages"])
+    })?;
+    sane(&r, 8)
+}
