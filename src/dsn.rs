@@ -100,11 +100,20 @@ impl Dsn {
 
     /// `host:port` for messages.
     pub fn address(&self, default_port: u16) -> String {
-        format!(
-            "{}:{}",
+        host_port(
             self.host.as_deref().unwrap_or("localhost"),
-            self.port.unwrap_or(default_port)
+            self.port.unwrap_or(default_port),
         )
+    }
+}
+
+/// A host and port as messages show them: `[::1]:5432` for an IPv6 address, `host:port`
+/// otherwise.
+pub fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
     }
 }
 
@@ -116,7 +125,11 @@ impl fmt::Display for Dsn {
             if let Some(user) = &self.user {
                 write!(f, "{user}@")?;
             }
-            write!(f, "{host}")?;
+            if host.contains(':') {
+                write!(f, "[{host}]")?;
+            } else {
+                write!(f, "{host}")?;
+            }
             if let Some(port) = self.port {
                 write!(f, ":{port}")?;
             }
@@ -190,6 +203,14 @@ fn redact_raw(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv6_hosts_keep_their_brackets() {
+        let d = Dsn::parse("postgres://bob@[::1]:5433/bench").unwrap();
+        assert_eq!(d.address(5432), "[::1]:5433");
+        assert_eq!(d.to_string(), "postgres://bob@[::1]:5433/bench");
+        assert_eq!(host_port("db.example.com", 3306), "db.example.com:3306");
+    }
 
     #[test]
     fn password_never_displayed() {

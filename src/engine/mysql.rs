@@ -124,7 +124,10 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
             .password()
             .map(str::to_string)
             .or_else(|| std::env::var("MYSQL_PWD").ok()),
-        address: dsn.address(3306),
+        address: match get("socket") {
+            Some(path) => format!("socket {path}"),
+            None => dsn.address(3306),
+        },
         user,
         protocol,
         table_engine,

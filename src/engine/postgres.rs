@@ -235,7 +235,12 @@ impl Engine for Postgres {
             tls: &self.tls,
             channel_binding: self.channel_binding,
         };
-        let address = format!("{}:{}", self.host, self.port);
+        // A host starting with / is a socket directory, as libpq takes it.
+        let address = if self.host.starts_with('/') {
+            format!("socket {}/.s.PGSQL.{}", self.host, self.port)
+        } else {
+            crate::dsn::host_port(&self.host, self.port)
+        };
         let mut conn = Conn::connect(&params)
             .map_err(|e| match e {
                 PgError::Io(io) => PgError::Io(login::explain_timeout(io, self.connect_timeout)),

@@ -219,20 +219,41 @@ fn default_run(env: &Env) -> Result<(), String> {
 
 fn ctrl_c(env: &Env) -> Result<(), String> {
     let json = env.path("interrupted.json");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
-        .args(["run", "tpcb", "-T", "60", "-c", "2", "--json"])
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .args(["run", "tpcb", "-T", "60", "-c", "2", "-P", "1", "--json"])
         .arg(&json)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| e.to_string())?;
-    std::thread::sleep(Duration::from_secs(4));
+    // Ctrl-C once the run measures (its first progress line), however long the temporary
+    // database took to prepare on a loaded machine.
+    let stderr = child.stderr.take().expect("stderr");
+    let (measuring, seen) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("tps") {
+                let _ = measuring.send(());
+            }
+            all += &line;
+            all.push('\n');
+        }
+        all
+    });
+    let measured = seen.recv_timeout(Duration::from_secs(120)).is_ok();
     // SAFETY: signals the child we just started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    expect_code(&out, 130, "interrupted run")?;
-    ensure(text(&out).contains("INTERRUPTED"), || {
-        format!("summary not marked:\n{}", text(&out))
+    let stderr = reader.join().unwrap_or_default();
+    ensure(measured, || format!("no progress line within 120 s:\n{stderr}"))?;
+    let summary = format!("{}{stderr}", String::from_utf8_lossy(&out.stdout));
+    ensure(out.status.code() == Some(130), || {
+        format!("interrupted run exited {:?}:\n{summary}", out.status.code())
+    })?;
+    ensure(summary.contains("INTERRUPTED"), || {
+        format!("summary not marked:\n{summary}")
     })?;
     let r = read_result(&json)?;
     ensure(r["interrupted"] == true, || {

@@ -260,6 +260,39 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             },
             "cannot reach Firebird",
         ),
+        // Messages name where dbduel tried: an IPv6 address in brackets, a socket by its path.
+        refused(
+            env,
+            "unreachable_ipv6_shown_in_brackets",
+            |_| v(&["run", "tpcb", "--dsn", "postgres://u:pw@[::1]:1/x"]),
+            "PostgreSQL at [::1]:1",
+        ),
+        refused(
+            env,
+            "unreachable_postgres_socket_named",
+            |_| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    "postgres://u:pw@localhost:5999/x?host=/nonexistent",
+                ])
+            },
+            "socket /nonexistent/.s.PGSQL.5999",
+        ),
+        refused(
+            env,
+            "unreachable_mariadb_socket_named",
+            |_| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    "mysql://u:pw@localhost/x?socket=/nonexistent/mysqld.sock",
+                ])
+            },
+            "socket /nonexistent/mysqld.sock",
+        ),
         refused(
             env,
             "firebird_bad_isolation",
