@@ -30,7 +30,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     // PostgreSQL stays down longer than the ten tries with growing pauses (about 5.5 s) that
     // clients once gave a lost server before giving up: they must wait until the end of -T.
     for (name, kind, down_ms) in [
-        ("postgres", &server::POSTGRES, 6500),
+        ("postgres", &server::POSTGRES, 6000),
         ("mysql", &server::MARIADB, 1500),
         ("firebird", &server::FIREBIRD, 1500),
     ] {
@@ -260,7 +260,7 @@ fn kill_server(srv: &mut server::Server) -> Result<(), String> {
     Ok(())
 }
 
-/// `run tpcb -c 4 -T 12` with the server killed 3 s in and started again `down` later, on the
+/// `run tpcb -c 4 -T 12` with the server killed 2.5 s in and started again `down` later, on the
 /// same port and data: the run ends on time, every client reconnects, every connection lost
 /// is a counted error, the outage stays inside the window (tps over all of it), the exit code
 /// says transactions failed, and `check` finds no half-applied transaction after recovery.
@@ -287,7 +287,7 @@ fn killed_mid_run(kind: &'static ServerKind, down: Duration) -> Result<(), Strin
         .stderr(file)
         .spawn()
         .map_err(|e| e.to_string())?;
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_millis(2500));
     kill_server(&mut srv)?;
     std::thread::sleep(down);
     let restarted = srv.restart(&[]).map_err(|e| format!("restart: {e}"));
