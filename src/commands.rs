@@ -251,6 +251,7 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
                         (r.client_bound, "client-bound"),
                         (r.cold, "cold"),
                         (r.errors > 0, "errors"),
+                        (r.server_restarts > 0, "server restarted"),
                     ];
                     let flags: Vec<&str> = flags
                         .iter()
@@ -350,6 +351,8 @@ fn csv(rows: &[crate::store::RunRow]) -> String {
         "errors",
         "client_bound",
         "server_version",
+        "reconnects",
+        "server_restarts",
     ];
     header.extend(&figures);
     let mut out = header.join(",") + "\n";
@@ -375,6 +378,8 @@ fn csv(rows: &[crate::store::RunRow]) -> String {
             r.errors.to_string(),
             r.client_bound.to_string(),
             quote(&r.server_version),
+            r.reconnects.to_string(),
+            r.server_restarts.to_string(),
         ];
         cells.extend(
             figures

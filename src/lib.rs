@@ -253,11 +253,15 @@ fn run_benchmark(plan: &plan::RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome
     })
 }
 
-/// Whether a measured point failed in part: failed transactions, lost clients, or nothing
-/// measured. `run` and `sweep` then exit 1.
+/// Whether a measured point failed in part: failed transactions, lost clients, nothing
+/// measured, or (in a sweep) a managed server that had to be restarted during it. `run` and
+/// `sweep` then exit 1.
 pub fn failed(result: &report::RunResult) -> bool {
     let m = &result.measurement;
-    m.errors > 0 || !m.lost_clients.is_empty() || m.transactions == 0
+    m.errors > 0
+        || !m.lost_clients.is_empty()
+        || m.transactions == 0
+        || !result.server_restarts.is_empty()
 }
 
 /// What to observe of the server during a point: nothing (a plain `run`), or its counters
@@ -559,6 +563,7 @@ fn assemble(
             && metrics::client_bound(&m.client_threads, share).is_some(),
         client_peak_rss_bytes: metrics::peak_rss_bytes(),
         measurement: m,
+        server_restarts: Vec::new(),
         warnings: std::mem::take(warnings),
     }
 }

@@ -151,6 +151,9 @@ pub struct Measurement {
     /// Successful transactions that ended in a rollback the workload asked for.
     pub rollbacks: u64,
     pub reconnects: u64,
+    /// The clients' time without a connection (lost, until reconnected or the end), summed
+    /// over clients: time the measured window holds and no transaction could use.
+    pub disconnected_s: f64,
     pub lost_clients: Vec<String>,
     /// Transactions in flight at the end of the run that were cancelled.
     pub unfinished: u64,
@@ -202,6 +205,7 @@ pub struct Aggregator {
     retries: u64,
     queries: u64,
     reconnects: u64,
+    offline: Duration,
     lost_clients: Vec<String>,
     unfinished: u64,
     error_messages: BTreeMap<String, String>,
@@ -235,6 +239,7 @@ impl Aggregator {
             retries: 0,
             queries: 0,
             reconnects: 0,
+            offline: Duration::ZERO,
             lost_clients: Vec::new(),
             unfinished: 0,
             error_messages: BTreeMap::new(),
@@ -254,6 +259,7 @@ impl Aggregator {
         match event {
             Event::Txn(s) => self.add_sample(&s),
             Event::Reconnected => self.reconnects += 1,
+            Event::Offline(d) => self.offline += d,
             Event::ClientLost(msg) => self.lost_clients.push(msg),
             Event::Unfinished => self.unfinished += 1,
             Event::ClientCpu { cpu, wait, wall } => self.thread_cpu.push((cpu, wait, wall)),
@@ -410,6 +416,7 @@ impl Aggregator {
             retries: self.retries,
             rollbacks: self.types.iter().map(|t| t.rollbacks).sum(),
             reconnects: self.reconnects,
+            disconnected_s: self.offline.as_secs_f64(),
             lost_clients: self.lost_clients,
             unfinished: self.unfinished,
             error_messages: self.error_messages,

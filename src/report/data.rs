@@ -69,6 +69,8 @@ pub struct PointSummary {
     pub first_ms: Option<f64>,
     pub errors: u64,
     pub client_bound: bool,
+    /// A sweep's managed server exited during one of its runs and was started again.
+    pub server_restarted: bool,
     /// Why the point is unstable (empty when it is not): repeats spread, throughput collapses.
     pub unstable: Vec<String>,
     pub cold: bool,
@@ -168,9 +170,13 @@ pub struct ProfileSettings {
 }
 
 impl PointSummary {
-    /// The point's flags as short words, in a fixed order: client-bound, unstable, unsafe, cold.
+    /// The point's flags as short words, in a fixed order: server restarted, client-bound,
+    /// unstable, unsafe, cold.
     pub fn flags(&self) -> Vec<&'static str> {
         let mut flags = Vec::new();
+        if self.server_restarted {
+            flags.push("server restarted");
+        }
         if self.client_bound {
             flags.push("client-bound");
         }

@@ -1151,11 +1151,13 @@ fn flags_html(p: &PointSummary) -> String {
             "client-bound" => "dbduel's client threads were busy more than half of the time, or dbduel used more than half of the machine's CPU: this number measures the client".to_string(),
             "unstable" => p.unstable.join("; "),
             "unsafe" => "the profile turns durability off".to_string(),
+            "server restarted" => "the managed server exited during the run and was started again: the figures hold the crash, its lost transactions and the reconnections".to_string(),
             _ => "caches dropped before each run".to_string(),
         };
         w!(
             out,
-            "<span class=\"badge {flag}\" title=\"{}\">{flag}</span>",
+            "<span class=\"badge {}\" title=\"{}\">{flag}</span>",
+            flag.replace(' ', "-"),
             esc(&why)
         );
     }

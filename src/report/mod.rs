@@ -80,6 +80,10 @@ pub struct RunResult {
     /// machine); never for an embedded engine.
     pub client_bound: bool,
     pub client_peak_rss_bytes: u64,
+    /// Sweeps only: the managed server exited during the point and was started again, one
+    /// line each. A point with any is marked failed; `run` never fills it (it does not manage
+    /// the server: its reconnections and lost transactions tell).
+    pub server_restarts: Vec<String>,
     pub warnings: Vec<String>,
 }
 
@@ -312,10 +316,11 @@ pub fn summary(r: &RunResult) -> String {
     if m.reconnects > 0 || !m.lost_clients.is_empty() {
         let _ = writeln!(
             out,
-            "  {:<16}{:>12}  ({} clients lost)",
+            "  {:<16}{:>12}  ({} clients lost; {:.1} s without a connection, all clients together)",
             "reconnects",
             m.reconnects,
-            m.lost_clients.len()
+            m.lost_clients.len(),
+            m.disconnected_s
         );
     }
     for lost in &m.lost_clients {
@@ -428,6 +433,9 @@ pub fn summary(r: &RunResult) -> String {
             out,
             "\n  CLIENT-BOUND: {why}: this number measures the client, not the database"
         );
+    }
+    for restart in &r.server_restarts {
+        let _ = writeln!(out, "  server restarted: {restart}");
     }
     for w in &r.warnings {
         let _ = writeln!(out, "  warning: {w}");

@@ -61,6 +61,9 @@ pub enum Event {
     Txn(Sample),
     /// A client lost its connection and opened a new one.
     Reconnected,
+    /// The time a client spent without a connection, from the failed transaction that lost it
+    /// to its new connection (or to its end, when it never got one back).
+    Offline(Duration),
     /// A client lost its connection and could not open a new one; it stopped.
     ClientLost(String),
     /// A transaction in flight at the end of the run was cancelled: neither done nor failed.
@@ -433,13 +436,15 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         };
         outbox.push(Event::Txn(sample), end);
         if lost {
-            match reconnect(shared, id, deadline) {
-                Some(fresh) => {
+            let reconnected = reconnect(shared, id, deadline);
+            outbox.push(Event::Offline(end.elapsed()), Instant::now());
+            match reconnected {
+                Ok(fresh) => {
                     state = fresh;
                     outbox.push(Event::Reconnected, Instant::now());
                 }
-                None => {
-                    let lost = format!("client {id} could not reconnect");
+                Err(why) => {
+                    let lost = format!("client {id} could not reconnect: {why}");
                     outbox.push(Event::ClientLost(lost), Instant::now());
                     break;
                 }
@@ -645,20 +650,42 @@ fn attempt(
     }
 }
 
-/// Reconnect with growing pauses until it works, the run ends, or ten tries fail.
-fn reconnect(shared: &Shared, id: u32, deadline: Option<Instant>) -> Option<ClientState> {
+/// How long a client of a run without an end in time (`-t`) keeps trying to reconnect.
+pub const RECONNECT_FOR: Duration = Duration::from_secs(60);
+
+/// Reconnect with growing pauses (50 ms, doubling up to 1 s) until it works. A server that
+/// restarts (a crash, a failover) is waited for as long as the run lasts: a timed run keeps
+/// trying until its end, the time without a connection counted as lost (`Event::Offline`);
+/// a run of `-t` transactions keeps trying for `RECONNECT_FOR`. Ctrl-C and the end of the run
+/// stop it. The error says how long it tried and the last refusal.
+fn reconnect(shared: &Shared, id: u32, deadline: Option<Instant>) -> Result<ClientState, String> {
+    let began = Instant::now();
+    let until = deadline.unwrap_or(began + RECONNECT_FOR);
     let mut pause = Duration::from_millis(50);
-    for _ in 0..10 {
-        if shared.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
-            return None;
+    let mut last = String::from("the run ended before a try");
+    loop {
+        let halted = shared.stop.load(Ordering::Relaxed) || shared.ending.load(Ordering::Relaxed);
+        if halted || Instant::now() >= until {
+            let when = if deadline.is_some() {
+                "until the end of the run"
+            } else {
+                "for the longest outage a run of -t waits out"
+            };
+            return Err(format!(
+                "tried for {:.1} s ({when}); last error: {last}",
+                began.elapsed().as_secs_f64()
+            ));
         }
-        if let Ok(state) = connect(shared, id) {
-            return Some(state);
+        match connect(shared, id) {
+            Ok(state) => return Ok(state),
+            Err(e) => last = e.message,
         }
-        std::thread::sleep(pause);
+        let left = until.saturating_duration_since(Instant::now());
+        if !sleep_until(Instant::now() + pause.min(left), &shared.stop) {
+            continue;
+        }
         pause = (pause * 2).min(Duration::from_secs(1));
     }
-    None
 }
 
 /// Sleep until `when`, waking to notice a stop request; false when stopped.

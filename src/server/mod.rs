@@ -238,7 +238,8 @@ impl Server {
         ready
     }
 
-    /// Stop and start again with other settings (the data stays).
+    /// Stop and start again with other settings (the data stays); after the server exited
+    /// on its own (killed, crashed), start it again on the same port and data.
     pub fn restart(&mut self, settings: &[(String, String)]) -> Result<(), Error> {
         self.stop();
         self.settings = settings.to_vec();
@@ -304,9 +305,19 @@ impl Server {
         Ok(state)
     }
 
+    /// How the server's main process ended, if it has (killed, crashed, shut down from
+    /// outside); None while it runs. It is reaped then: `restart` starts it again.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.as_mut()?.try_wait().ok().flatten()
+    }
+
     /// Shut the server down and wait for it (its kind's fast, clean shutdown signal).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            // A process already reaped may have given its pid to another: no signal then.
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
             signal(child.id(), self.kind.stop_signal);
             let deadline = Instant::now() + Duration::from_secs(60);
             while Instant::now() < deadline {

@@ -79,6 +79,11 @@ pub struct RunRow {
     pub errors: i64,
     pub client_bound: bool,
     pub server_version: String,
+    /// Lost connections that clients opened again (from the stored result).
+    pub reconnects: i64,
+    /// Times a sweep's managed server exited during the point and was started again (from
+    /// the stored result): such a point is marked failed.
+    pub server_restarts: i64,
     /// The workload's own figures (TPC-C: nopm, tpmC), by name.
     pub metrics: std::collections::BTreeMap<String, f64>,
 }

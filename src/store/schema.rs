@@ -212,7 +212,9 @@ pub fn insert_details(tx: &Transaction, id: i64, rec: &PointRecord) -> rusqlite:
 pub fn list(conn: &Connection, plan: Option<&str>) -> rusqlite::Result<Vec<RunRow>> {
     let mut stmt = conn.prepare(
         "SELECT runs.id, plans.name, engine, profile, unsafe_profile, workload, variant, scale, clients, repeat, cold,
-                started_at, duration_s, tps, p50_ms, p95_ms, p99_ms, errors, client_bound, server_version
+                started_at, duration_s, tps, p50_ms, p95_ms, p99_ms, errors, client_bound, server_version,
+                coalesce(json_extract(result, '$.reconnects'), 0),
+                coalesce(json_array_length(result, '$.server_restarts'), 0)
          FROM runs JOIN plans ON plans.id = runs.plan_id
          WHERE ?1 IS NULL OR plans.name = ?1 ORDER BY runs.id",
     )?;
@@ -238,6 +240,8 @@ pub fn list(conn: &Connection, plan: Option<&str>) -> rusqlite::Result<Vec<RunRo
             errors: r.get(17)?,
             client_bound: r.get(18)?,
             server_version: r.get(19)?,
+            reconnects: r.get(20)?,
+            server_restarts: r.get(21)?,
             metrics: Default::default(),
         })
     })?;

@@ -220,6 +220,7 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         },
         errors: members.iter().map(|m| m.row.errors.max(0) as u64).sum(),
         client_bound: members.iter().any(|m| m.row.client_bound),
+        server_restarted: members.iter().any(|m| m.row.server_restarts > 0),
         unstable: stats::unstable_reasons(&tps, &seconds),
         cold: first.cold,
         server_rss_bytes: members

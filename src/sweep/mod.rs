@@ -7,6 +7,7 @@ pub mod plan;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::dsn::Dsn;
 use crate::engine::EngineOptions;
@@ -112,6 +113,20 @@ impl Target {
         }
     }
 
+    /// A managed server found gone between points (killed, crashed) is started again, with a
+    /// line saying so; an error when it cannot be.
+    fn revive(&mut self, knobs: &[(String, String)]) -> Result<(), Error> {
+        if let Target::Managed {
+            server: Some(s), ..
+        } = self
+            && let Some(status) = s.exited()
+        {
+            eprintln!("  the server exited ({status}) between points: starting it again");
+            s.restart(knobs)?;
+        }
+        Ok(())
+    }
+
     /// Cold start: restart the server (same knobs) and drop the OS page cache where permitted.
     fn cold(&mut self, knobs: &[(String, String)]) -> Result<bool, Error> {
         if let Target::Managed {
@@ -202,13 +217,9 @@ pub fn run(
                 if plan.data == "reload" && measured + skipped > 0 {
                     prepare(plan, entry, &target.dsn(), stop)?;
                 }
+                target.revive(&knobs)?;
                 let run_plan = run_plan(plan, entry, point)?;
-                let (result, resources) = crate::bench(
-                    &run_plan,
-                    &target.dsn(),
-                    stop,
-                    crate::Observe::Server { pid: target.pid() },
-                )?;
+                let (result, resources, gone) = measure(&mut target, &knobs, &run_plan, stop)?;
                 if result.interrupted {
                     return Ok(Outcome::Interrupted);
                 }
@@ -230,6 +241,10 @@ pub fn run(
                 if crate::failed(&result) {
                     failures.push(id);
                 }
+                // Stored first: the point that saw the server die is kept, marked.
+                if let Some(e) = gone {
+                    return Err(e);
+                }
             }
         }
     }
@@ -242,11 +257,80 @@ pub fn run(
     }
     let ids: Vec<String> = failures.iter().map(i64::to_string).collect();
     eprintln!(
-        "{} points had failed transactions, lost clients or no transaction (runs {}: see `dbduel results show ID`)",
+        "{} points had failed transactions, lost clients, no transaction or a server restart (runs {}: see `dbduel results show ID`)",
         failures.len(),
         ids.join(", ")
     );
     Ok(Outcome::Failures)
+}
+
+/// What `measure` gives back: the result, the server's samples, and the error of a managed
+/// server that exited during the point and could not be started again (the sweep stores the
+/// point, then stops with it).
+type Measured = (
+    crate::report::RunResult,
+    Vec<crate::metrics::observe::ResourceSample>,
+    Option<Error>,
+);
+
+/// Measure one point. A managed server is watched meanwhile, from this thread (a server's
+/// parent-death signal follows the thread that started it, so only a thread that lasts may
+/// start one): when it exits (killed, crashed), it is started again at once on the same port
+/// and data, as a service manager would, and the run goes on: its clients reconnect, and
+/// their lost transactions and time without a connection are counted. The point records each
+/// restart in `server_restarts`, which marks it failed.
+fn measure(
+    target: &mut Target,
+    knobs: &[(String, String)],
+    run_plan: &crate::plan::RunPlan,
+    stop: &Arc<AtomicBool>,
+) -> Result<Measured, Error> {
+    let dsn = target.dsn();
+    let observe = crate::Observe::Server { pid: target.pid() };
+    let mut server = match target {
+        Target::Managed {
+            server: Some(s), ..
+        } => Some(s),
+        _ => None,
+    };
+    let began = Instant::now();
+    let mut restarts = Vec::new();
+    let mut gone = None;
+    let measured = std::thread::scope(|scope| {
+        let bench = scope.spawn(|| crate::bench(run_plan, &dsn, stop, observe));
+        while !bench.is_finished() {
+            std::thread::sleep(Duration::from_millis(50));
+            let Some(s) = server.as_deref_mut().filter(|_| gone.is_none()) else {
+                continue;
+            };
+            let Some(status) = s.exited() else {
+                continue;
+            };
+            let at = began.elapsed().as_secs_f64();
+            let restarting = Instant::now();
+            let line = match s.restart(knobs) {
+                Ok(()) => format!(
+                    "the server exited {at:.1} s into the point ({status}) and was started again on the same port and data in {:.1} s; its clients reconnected, and the transactions it cut off count as errors",
+                    restarting.elapsed().as_secs_f64()
+                ),
+                Err(e) => {
+                    let line = format!(
+                        "the server exited {at:.1} s into the point ({status}) and could not be started again: {e}"
+                    );
+                    gone = Some(e);
+                    line
+                }
+            };
+            eprintln!("  {line}");
+            restarts.push(line);
+        }
+        bench
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    let (mut result, resources) = measured?;
+    result.server_restarts = restarts;
+    Ok((result, resources, gone))
 }
 
 /// The store refused a point (disk full, made read-only): keep the measurement in a file of
@@ -369,6 +453,9 @@ fn point_line(id: i64, p: &PointKey, r: &crate::report::RunResult) -> String {
     }
     if r.measurement.transactions == 0 {
         flags.push("no transaction");
+    }
+    if !r.server_restarts.is_empty() {
+        flags.push("server restarted");
     }
     format!(
         "  run {id}: {}/{} {} c={} r={}: {:.1} tps, p95 {:.2} ms{}",

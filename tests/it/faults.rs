@@ -1,8 +1,12 @@
 //! Faults a run meets. A server that stops answering in the middle of a run (SIGSTOP) must
 //! not hold the run past its end: the run ends a few seconds after `-T`, names the stuck
-//! clients, counts their transactions as unfinished, and exits 1. And a transaction is applied
-//! whole or not at all on every engine, under conflicts (tpcb at scale 1: one branch row for
-//! eight clients) and with connections killed by the server in the middle of transactions.
+//! clients, counts their transactions as unfinished, and exits 1. A server killed (SIGKILL) and
+//! started again in the middle of a run, or of a sweep's point, costs the run its lost
+//! transactions and the time without a connection, all counted, and nothing else: the clients
+//! wait it out and go on, the sweep marks the point and measures the next ones, and `check`
+//! holds after crash recovery. And a transaction is applied whole or not at all on every
+//! engine, under conflicts (tpcb at scale 1: one branch row for eight clients) and with
+//! connections killed by the server in the middle of transactions.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -12,7 +16,7 @@ use std::sync::Arc;
 use dbduel::server::{self, ServerKind};
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out: Vec<Trial> = [("postgres", &server::POSTGRES), ("mysql", &server::MARIADB)]
@@ -23,6 +27,22 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             })
         })
         .collect();
+    // PostgreSQL stays down longer than the ten tries with growing pauses (about 5.5 s) that
+    // clients once gave a lost server before giving up: they must wait until the end of -T.
+    for (name, kind, down_ms) in [
+        ("postgres", &server::POSTGRES, 6000),
+        ("mysql", &server::MARIADB, 1500),
+        ("firebird", &server::FIREBIRD, 1500),
+    ] {
+        out.push(Trial::test(
+            format!("faults::{name}::server_killed_mid_run"),
+            move || Ok(killed_mid_run(kind, Duration::from_millis(down_ms))?),
+        ));
+    }
+    out.push(Trial::test(
+        "faults::postgres::server_killed_mid_sweep",
+        || Ok(killed_mid_sweep()?),
+    ));
     for target in [
         Target::Sqlite,
         Target::Postgres,
@@ -192,4 +212,295 @@ fn stalled(kind: &'static ServerKind) -> Result<(), String> {
     ensure(r["unfinished"].as_u64().unwrap_or(0) >= 1, || {
         format!("unfinished: {}", r["unfinished"])
     })
+}
+
+/// A database on a test's own server, for tpcb: its DSN.
+fn own_db(srv: &server::Server) -> Result<String, String> {
+    if srv.kind.engine == "mysql" {
+        crate::env::session(&srv.dsn_text(""))
+            .batch("CREATE DATABASE IF NOT EXISTS dbduel")
+            .map_err(|e| e.to_string())?;
+        return Ok(srv.dsn_text("dbduel"));
+    }
+    // PostgreSQL's default database; Firebird's `dbduel` alias, created by the first connection.
+    Ok(srv.dsn_text(""))
+}
+
+/// Wait for a child process with a bound; kill it and fail when it overstays (a hang).
+fn wait_bounded(
+    child: &mut std::process::Child,
+    bound: Duration,
+    what: &str,
+) -> Result<std::process::ExitStatus, String> {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{what} still running after {bound:?}: it hung"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// SIGKILL the server's processes and reap its main one.
+fn kill_server(srv: &mut server::Server) -> Result<(), String> {
+    let pid = srv.pid().ok_or("no server pid")?;
+    signal_tree(pid, libc::SIGKILL);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv.exited().is_none() {
+        if Instant::now() >= deadline {
+            return Err(format!("the server (pid {pid}) survived SIGKILL for 10 s"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// `run tpcb -c 4 -T 12` with the server killed 2.5 s in and started again `down` later, on the
+/// same port and data: the run ends on time, every client reconnects, every connection lost
+/// is a counted error, the outage stays inside the window (tps over all of it), the exit code
+/// says transactions failed, and `check` finds no half-applied transaction after recovery.
+fn killed_mid_run(kind: &'static ServerKind, down: Duration) -> Result<(), String> {
+    let mut srv = server::start_for_tests(kind, &[]).map_err(|e| e.to_string())?;
+    let dsn = own_db(&srv)?;
+    expect_code(&dbduel(&["prepare", "tpcb", "--dsn", &dsn]), 0, "prepare")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let json = dir.path().join("r.json");
+    let log = dir.path().join("run.log");
+    let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+    // Firebird 3 makes a waiting transaction conflict on the hot branch row: retry those.
+    let tries = if kind.engine == "firebird" {
+        "100000"
+    } else {
+        "100"
+    };
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .args(["run", "tpcb", "--dsn", &dsn, "-c", "4", "-T", "12"])
+        .args(["--max-tries", tries, "--json"])
+        .arg(&json)
+        .stdout(file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(file)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_millis(2500));
+    kill_server(&mut srv)?;
+    std::thread::sleep(down);
+    let restarted = srv.restart(&[]).map_err(|e| format!("restart: {e}"));
+    // -T 12, one grace, and room for a loaded machine: a run that hangs fails here.
+    let status = wait_bounded(&mut child, Duration::from_secs(12 + 20), "the run");
+    let all = std::fs::read_to_string(&log).unwrap_or_default();
+    restarted?;
+    let status = status.map_err(|e| format!("{e}\n{all}"))?;
+    let took = started.elapsed();
+    ensure(!all.contains("panicked"), || {
+        format!("dbduel panicked:\n{all}")
+    })?;
+    ensure(status.code() == Some(1), || {
+        format!("a run with lost transactions must exit 1, got {status}:\n{all}")
+    })?;
+    let r = read_result(&json)?;
+    let lost = r["errors_by_kind"]["connection_lost"].as_u64().unwrap_or(0);
+    let reconnects = r["reconnects"].as_u64().unwrap_or(0);
+    ensure(lost >= 4, || {
+        format!("4 clients lost their connection, {lost} counted:\n{all}")
+    })?;
+    ensure(
+        reconnects == lost && r["lost_clients"].as_array().is_some_and(Vec::is_empty),
+        || {
+            format!(
+                "every lost connection must be reconnected: {lost} lost, {reconnects} reconnects, lost clients {}:\n{all}",
+                r["lost_clients"]
+            )
+        },
+    )?;
+    ensure(r["errors"].as_u64() >= Some(lost), || {
+        format!("errors {} < lost connections {lost}", r["errors"])
+    })?;
+    // Each client was without a connection at least while the server was down.
+    let offline = r["disconnected_s"].as_f64().unwrap_or(0.0);
+    ensure(offline >= 4.0 * down.as_secs_f64() * 0.9, || {
+        format!("disconnected_s {offline} for 4 clients and a server down {down:?}:\n{all}")
+    })?;
+    let (n, secs, tps) = (
+        r["transactions"].as_f64().unwrap_or(0.0),
+        r["duration_s"].as_f64().unwrap_or(0.0),
+        r["tps"].as_f64().unwrap_or(0.0),
+    );
+    ensure(
+        (12.0..12.0 + 3.0).contains(&secs) && n > 0.0 && (tps - n / secs).abs() < 1e-6 * tps,
+        || format!("tps {tps} is not {n} transactions over the whole window of {secs} s"),
+    )?;
+    let windows = r["windows"].as_array().cloned().unwrap_or_default();
+    let count = |w: &serde_json::Value| w["transactions"].as_u64().unwrap_or(0);
+    ensure(windows.iter().any(|w| count(w) == 0), || {
+        format!("no empty second for the outage: {windows:?}")
+    })?;
+    ensure(windows.iter().rev().take(2).any(|w| count(w) > 0), || {
+        format!("the run did not go on after the restart: {windows:?}\n{all}")
+    })?;
+    ensure(took < Duration::from_secs(12 + 20), || {
+        format!("the run took {took:?}")
+    })?;
+    let check = dbduel(&["check", "tpcb", "--dsn", &dsn]);
+    expect_code(&check, 0, "check after crash recovery")
+}
+
+/// A sweep of two points on a managed PostgreSQL whose server is killed during the first: the
+/// sweep starts it again and the run goes on; the first point is stored marked (a restart, its
+/// errors and reconnections), the second measured clean on the restarted server, the sweep
+/// exits 1, and `check` holds on the data it left.
+fn killed_mid_sweep() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let servers = dir.path().join("servers");
+    let plan = dir.path().join("crash.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "engines = [\"postgres\"]\nclients = [2, 3]\ntime = 10\ndata_dir = \"{}\"\n",
+            servers.display()
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let results = dir.path().join("r.db");
+    let log = dir.path().join("sweep.log");
+    let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--results")
+        .arg(&results)
+        .stdout(file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(file)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let killed = kill_during_first_point(&servers.join("postgres"));
+    let status = wait_bounded(&mut child, Duration::from_secs(120), "the sweep");
+    let all = std::fs::read_to_string(&log).unwrap_or_default();
+    killed.map_err(|e| format!("{e}\n{all}"))?;
+    let status = status.map_err(|e| format!("{e}\n{all}"))?;
+    ensure(status.code() == Some(1), || {
+        format!("a sweep with a killed server must exit 1, got {status}:\n{all}")
+    })?;
+    ensure(
+        all.contains("was started again") && all.contains("[errors, server restarted]"),
+        || format!("the restart is not said:\n{all}"),
+    )?;
+    let results = results.display().to_string();
+    let out = dbduel(&[
+        "results",
+        "export",
+        "--format",
+        "json",
+        "--results",
+        &results,
+    ]);
+    expect_code(&out, 0, "results export")?;
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    ensure(rows.len() == 2, || {
+        format!("{} points stored:\n{all}", rows.len())
+    })?;
+    let (hit, next) = (&rows[0], &rows[1]);
+    ensure(
+        hit["clients"] == 2
+            && hit["server_restarts"] == 1
+            && hit["errors"].as_i64() >= Some(2)
+            && hit["reconnects"].as_i64() >= Some(2)
+            && hit["tps"].as_f64() > Some(0.0),
+        || format!("the point the kill hit is not stored marked: {hit}\n{all}"),
+    )?;
+    ensure(
+        next["clients"] == 3
+            && next["server_restarts"] == 0
+            && next["errors"] == 0
+            && next["tps"].as_f64() > Some(0.0),
+        || format!("the next point is not a clean one: {next}\n{all}"),
+    )?;
+    let md = dbduel(&["report", "--format", "markdown", "--results", &results]);
+    ensure(
+        text(&md)
+            .lines()
+            .any(|l| l.contains("| 2 |") && l.contains("server restarted")),
+        || format!("the report does not flag the point:\n{}", text(&md)),
+    )?;
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    let shown: serde_json::Value =
+        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    ensure(
+        shown["server_restarts"][0]
+            .as_str()
+            .is_some_and(|l| l.contains("SIGKILL")),
+        || format!("stored restart: {}", shown["server_restarts"]),
+    )?;
+    check_left_data(&servers.join("postgres"))
+}
+
+/// Wait for the sweep's first point to be under way (tpcb's history has rows), then kill its
+/// server 1.5 s later (crash recovery and the restart take seconds: the clients must be back
+/// well before the point's end).
+fn kill_during_first_point(dir: &std::path::Path) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if Instant::now() >= deadline {
+            return Err("the sweep's first point did not start within 60 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let Ok(pidfile) = std::fs::read_to_string(dir.join("data/postmaster.pid")) else {
+            continue;
+        };
+        let Ok(password) = std::fs::read_to_string(dir.join("password")) else {
+            continue;
+        };
+        let lines: Vec<&str> = pidfile.lines().collect();
+        let (Some(pid), Some(port)) = (lines.first(), lines.get(3)) else {
+            continue;
+        };
+        let dsn = format!(
+            "postgres://dbduel:{}@127.0.0.1:{port}/dbduel",
+            password.trim()
+        );
+        let Ok(dsn) = dbduel::dsn::Dsn::parse(&dsn) else {
+            continue;
+        };
+        let engine = dbduel::engine::open(
+            &dsn,
+            &dbduel::engine::EngineOptions::default(),
+            dbduel::engine::Protocol::Simple,
+        )
+        .map_err(|e| e.to_string())?;
+        let Ok(mut s) = engine.connect() else {
+            continue;
+        };
+        let rows = s.query_text("SELECT count(*) FROM pgbench_history");
+        if rows.is_ok_and(|r| r[0][0].as_i64() > Some(0)) {
+            std::thread::sleep(Duration::from_millis(1500));
+            signal_tree(
+                pid.trim().parse().map_err(|_| "postmaster.pid")?,
+                libc::SIGKILL,
+            );
+            return Ok(());
+        }
+    }
+}
+
+/// Start a server on the data a sweep left, and run `check` there.
+fn check_left_data(dir: &std::path::Path) -> Result<(), String> {
+    let d = dir.display().to_string();
+    expect_code(
+        &dbduel(&["server", "start", "postgres", "--data-dir", &d]),
+        0,
+        "server start on the sweep's data",
+    )?;
+    let full = dbduel(&["server", "dsn", "--data-dir", &d]);
+    let dsn = String::from_utf8_lossy(&full.stdout).trim().to_string();
+    let dsn = format!("{}/dbduel", dsn.trim_end_matches("/postgres"));
+    let check = dbduel(&["check", "tpcb", "--dsn", &dsn]);
+    let stop = dbduel(&["server", "stop", "--data-dir", &d]);
+    expect_code(&check, 0, "check on the data the sweep left")?;
+    expect_code(&stop, 0, "server stop")
 }
