@@ -2,7 +2,9 @@
 //! \sleep, :variables, \gset, \aset, \; compounds, nested \if/\elif/\else, BEGIN/END and
 //! ROLLBACK, :scale, :client_id, -D) and a second one by weight, on every engine target in
 //! both protocols, with what they stored checked row by row; pgbench's tpcb-like script
-//! keeping tpcb's invariants; and bad scripts refused at their file, line and column.
+//! keeping tpcb's invariants; bad scripts refused at their file, line and column; run-time
+//! failures as pgbench meets them (a script ending inside its transaction, a parameter its
+//! type cannot take), each with the script's file and line in the message shown.
 //! (pgbench 15 run by hand on EVERYTHING and SECOND with -M simple -s 3 -D base=100 stores the
 //! same fixed values this test expects.)
 
@@ -102,6 +104,16 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "script::unencodable_parameter_meets_the_server::postgres",
         move || Ok(unencodable_parameter(&env4)?),
     ));
+    for target in [Target::MariaDb("InnoDB"), Target::Firebird] {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!(
+                "script::unencodable_parameter_meets_the_server::{}",
+                target.label()
+            ),
+            move || Ok(text_into_smallint(&env, target)?),
+        ));
+    }
     out
 }
 
@@ -607,4 +619,51 @@ fn unencodable_parameter(env: &Env) -> Result<(), String> {
         })?;
     }
     Ok(())
+}
+
+/// Text a smallint column cannot take, bound to a prepared INSERT on MariaDB and Firebird:
+/// the value travels as the text it is and the server's own error is what is counted.
+fn text_into_smallint(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "text_smallint");
+    let ddl = format!("CREATE TABLE enc_out (v smallint){}", table_suffix(target));
+    session(&dsn)
+        .batch(&ddl)
+        .map_err(|e| format!("{ddl}: {e}"))?;
+    let path = env.path(&format!("{}-enc.sql", target.label()));
+    std::fs::write(&path, "INSERT INTO enc_out (v) VALUES (:x);\n").map_err(|e| e.to_string())?;
+    let json = env.path(&format!("{}-enc.json", target.label()));
+    let out = dbduel(&[
+        "run",
+        &path.display().to_string(),
+        "--dsn",
+        &dsn,
+        "-t",
+        "3",
+        "-M",
+        "prepared",
+        "-D",
+        "x=1a",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    expect_code(&out, 1, "'1a' into a smallint")?;
+    let r = read_result(&json)?;
+    let (kind, words) = match target {
+        Target::Firebird => (
+            "other_-303",
+            "conversion error from string '1a' (SQLCODE -303)",
+        ),
+        _ => (
+            "other_1265",
+            "Data truncated for column 'v' at row 1 (error 1265)",
+        ),
+    };
+    ensure(r["errors_by_kind"][kind] == 3 && r["errors"] == 3, || {
+        format!("errors {}", r["errors_by_kind"])
+    })?;
+    let shown = r["error_messages"][kind].as_str().unwrap_or("");
+    let file = format!("{}-enc.sql:1: ", target.label());
+    ensure(shown.starts_with(&file) && shown.ends_with(words), || {
+        format!("wanted '{file}...{words}', got {}", r["error_messages"])
+    })
 }
