@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use fallible_iterator::FallibleIterator;
+use postgres_protocol::Oid;
 use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
-use postgres_protocol::{IsNull, Oid};
 
 use super::tls::{self, Mode, Tls, TlsStream, Transport};
 use super::{SocketHandle, Value};
@@ -550,25 +550,19 @@ impl Conn {
         w.extend_from_slice(stmt.name.as_bytes());
         w.extend_from_slice(&[0]);
         w.extend_from_slice(&(stmt.params.len() as i16).to_be_bytes());
-        for oid in &stmt.params {
-            w.extend_from_slice(&[0, u8::from(matches!(*oid, INT2 | INT4 | INT8))]);
-        }
+        // Each parameter's format code (0 text, 1 binary), set as its value is encoded.
+        let formats = w.len();
+        w.resize(formats + 2 * stmt.params.len(), 0);
         w.extend_from_slice(&(stmt.params.len() as i16).to_be_bytes());
-        for (oid, value) in stmt.params.iter().zip(values) {
+        for (i, (oid, value)) in stmt.params.iter().zip(values).enumerate() {
             let at = w.len();
             w.extend_from_slice(&[0, 0, 0, 0]);
             match encode((oid, value), w) {
-                Ok(IsNull::Yes) => w[at..at + 4].copy_from_slice(&(-1i32).to_be_bytes()),
-                Ok(IsNull::No) => {
+                Encoded::Null => w[at..at + 4].copy_from_slice(&(-1i32).to_be_bytes()),
+                encoded => {
+                    w[formats + 2 * i + 1] = u8::from(encoded == Encoded::Binary);
                     let n = (w.len() - at - 4) as i32;
                     w[at..at + 4].copy_from_slice(&n.to_be_bytes());
-                }
-                Err(e) => {
-                    w.truncate(start);
-                    return Err(PgError::Db {
-                        code: "22003".into(),
-                        message: format!("parameter does not fit its column: {e}"),
-                    });
                 }
             }
         }
@@ -638,24 +632,42 @@ impl Drop for Conn {
     }
 }
 
-fn encode(
-    (oid, value): (&Oid, &Value),
-    buf: &mut BytesMut,
-) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-    match (value, *oid) {
-        (Value::Null, _) => return Ok(IsNull::Yes),
-        (Value::Int(v), INT2) => buf.extend_from_slice(&i16::try_from(*v)?.to_be_bytes()),
-        (Value::Int(v), INT4) => buf.extend_from_slice(&i32::try_from(*v)?.to_be_bytes()),
-        (Value::Int(v), INT8) => buf.extend_from_slice(&v.to_be_bytes()),
-        (Value::Text(s), INT2 | INT4 | INT8) => {
-            let v: i64 = s.trim().parse()?;
-            encode((oid, &Value::Int(v)), buf)?;
+/// How a parameter went into the Bind message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoded {
+    Null,
+    Binary,
+    Text,
+}
+
+/// One parameter's value: an integer that fits the parameter's integer type travels in
+/// binary; everything else goes as text, as pgbench sends every parameter, so that a value
+/// the type cannot take ("1a", 100000 for a smallint) meets the server's own input function
+/// and its error (22P02, 22003) is the one reported.
+fn encode((oid, value): (&Oid, &Value), buf: &mut BytesMut) -> Encoded {
+    let int = match (value, *oid) {
+        (Value::Null, _) => return Encoded::Null,
+        (Value::Int(v), INT2 | INT4 | INT8) => Some(*v),
+        (Value::Text(s), INT2 | INT4 | INT8) => s.trim().parse().ok(),
+        _ => None,
+    };
+    match (int, *oid) {
+        (Some(v), INT2) if i16::try_from(v).is_ok() => {
+            buf.extend_from_slice(&(v as i16).to_be_bytes())
         }
-        (Value::Text(s), _) => buf.extend_from_slice(s.as_bytes()),
-        (v, INT2 | INT4 | INT8) => return Err(format!("{v} is not an integer").into()),
-        (v, _) => std::fmt::Write::write_fmt(buf, format_args!("{v}"))?,
+        (Some(v), INT4) if i32::try_from(v).is_ok() => {
+            buf.extend_from_slice(&(v as i32).to_be_bytes())
+        }
+        (Some(v), INT8) => buf.extend_from_slice(&v.to_be_bytes()),
+        _ => {
+            match value {
+                Value::Text(s) => buf.extend_from_slice(s.as_bytes()),
+                v => buf.extend_from_slice(v.to_string().as_bytes()),
+            }
+            return Encoded::Text;
+        }
     }
-    Ok(IsNull::No)
+    Encoded::Binary
 }
 
 /// A DataRow's values (protocol 3.0: Int16 count, then per column Int32 length, -1 for NULL,

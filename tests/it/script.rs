@@ -2,7 +2,9 @@
 //! \sleep, :variables, \gset, \aset, \; compounds, nested \if/\elif/\else, BEGIN/END and
 //! ROLLBACK, :scale, :client_id, -D) and a second one by weight, on every engine target in
 //! both protocols, with what they stored checked row by row; pgbench's tpcb-like script
-//! keeping tpcb's invariants; and bad scripts refused at their file, line and column.
+//! keeping tpcb's invariants; bad scripts refused at their file, line and column; run-time
+//! failures as pgbench meets them (a script ending inside its transaction, a parameter its
+//! type cannot take), each with the script's file and line in the message shown.
 //! (pgbench 15 run by hand on EVERYTHING and SECOND with -M simple -s 3 -D base=100 stores the
 //! same fixed values this test expects.)
 
@@ -85,6 +87,33 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "script::runtime_error_aborts_the_client",
         move || Ok(runtime_error(&env3)?),
     ));
+    for target in [
+        Target::Sqlite,
+        Target::Postgres,
+        Target::MariaDb("InnoDB"),
+        Target::Firebird,
+    ] {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!("script::open_transaction_at_the_end::{}", target.label()),
+            move || Ok(open_transaction(&env, target)?),
+        ));
+    }
+    let env4 = env.clone();
+    out.push(Trial::test(
+        "script::unencodable_parameter_meets_the_server::postgres",
+        move || Ok(unencodable_parameter(&env4)?),
+    ));
+    for target in [Target::MariaDb("InnoDB"), Target::Firebird] {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!(
+                "script::unencodable_parameter_meets_the_server::{}",
+                target.label()
+            ),
+            move || Ok(text_into_smallint(&env, target)?),
+        ));
+    }
     out
 }
 
@@ -341,6 +370,17 @@ fn bad_scripts(env: &Env) -> Result<(), String> {
             "SELECT 1 + 1 \\gset\n",
             "gset.sql:1:1: column 1 of the \\gset query has no name",
         ),
+        (
+            "double",
+            "SELECT 1;\n\\set d 2 * 1.0E309\n",
+            "double.sql:2:12: double constant overflow: 1.0E309",
+        ),
+        (
+            // A \gset without a prefix defines its select list's names, not every name.
+            "gset_names",
+            "SELECT 1 AS c \\gset\nSELECT :c, :e;\n",
+            "gset_names.sql:2:12: undefined variable \"e\"",
+        ),
     ];
     for (name, src, want) in cases {
         let path = env.path(&format!("{name}.sql"));
@@ -405,5 +445,225 @@ fn runtime_error(env: &Env) -> Result<(), String> {
         msg.contains("client 1 aborted: unset.sql:4: undefined variable \"a\"")
             && msg.contains("2 clients lost"),
         || msg.clone(),
+    )?;
+    // The same in SQL sent as a prepared statement, and a database error: the file and
+    // line come first in the message kept for the summary and the JSON.
+    let path = env.path("unset_sql.sql");
+    std::fs::write(
+        &path,
+        "\\if false\n\\set a 1\n\\endif\nSELECT 1;\nSELECT :a;\n",
     )
+    .map_err(|e| e.to_string())?;
+    let out = dbduel(&[
+        "run",
+        &path.display().to_string(),
+        "--dsn",
+        &dsn,
+        "-t",
+        "1",
+        "-M",
+        "prepared",
+    ]);
+    expect_code(&out, 1, "undefined variable in SQL at run time")?;
+    let msg = text(&out);
+    ensure(
+        msg.contains("client 0 aborted: unset_sql.sql:5: undefined variable \"a\" in SQL"),
+        || msg.clone(),
+    )?;
+    let path = env.path("missing.sql");
+    std::fs::write(&path, "SELECT 1;\n\n  SELECT * FROM no_such_table;\n")
+        .map_err(|e| e.to_string())?;
+    let json = env.path("missing.json");
+    let out = dbduel(&[
+        "run",
+        &path.display().to_string(),
+        "--dsn",
+        &dsn,
+        "-t",
+        "2",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    expect_code(&out, 1, "a missing table")?;
+    let r = read_result(&json)?;
+    let shown = r["error_messages"]["undefined_table"]
+        .as_str()
+        .unwrap_or("");
+    ensure(
+        shown.starts_with("missing.sql:3: ") && shown.contains("no_such_table"),
+        || format!("messages: {}", r["error_messages"]),
+    )?;
+    ensure(text(&out).contains("missing.sql:3: "), || text(&out))
+}
+
+/// A script that ends inside a transaction aborts its client, as pgbench does and in its
+/// words: the client is counted as lost with the message, the run exits 1, and the
+/// transaction left open is rolled back, not committed.
+fn open_transaction(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "open_txn");
+    let mut s = session(&dsn);
+    let ddl = format!("CREATE TABLE open_out (v int){}", table_suffix(target));
+    s.batch(&ddl).map_err(|e| format!("{ddl}: {e}"))?;
+    let path = env.path(&format!("{}-open.sql", target.label()));
+    // The first transaction commits; the second, begun under \else, never does.
+    std::fs::write(
+        &path,
+        "\\set n random(1, 1)\nBEGIN;\nINSERT INTO open_out (v) VALUES (:n);\nCOMMIT;\n\
+         \\if :n = 1\nBEGIN;\n\\endif\nINSERT INTO open_out (v) VALUES (2);\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let script = path.display().to_string();
+    for protocol in ["simple", "prepared"] {
+        let json = env.path(&format!("{}-open-{protocol}.json", target.label()));
+        let out = dbduel(&[
+            "run",
+            &script,
+            "--dsn",
+            &dsn,
+            "-t",
+            "3",
+            "-c",
+            "2",
+            "-M",
+            protocol,
+            "--json",
+            &json.display().to_string(),
+        ]);
+        expect_code(&out, 1, &format!("an open transaction, -M {protocol}"))?;
+        let words = format!(
+            "{}-open.sql: end of script reached without completing the last transaction \
+             (BEGIN at line 6)",
+            target.label()
+        );
+        ensure(
+            text(&out).contains(&format!("client 1 aborted: {words}")),
+            || text(&out),
+        )?;
+        let r = read_result(&json)?;
+        let lost: Vec<&str> = r["lost_clients"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str())
+            .collect();
+        ensure(
+            lost.len() == 2 && lost.iter().all(|l| l.ends_with(&words)),
+            || format!("lost clients: {}", r["lost_clients"]),
+        )?;
+        ensure(r["transactions"] == 0, || {
+            format!("{} transactions counted as done", r["transactions"])
+        })?;
+    }
+    // Each client's first transaction committed its row; what followed the open BEGIN did not.
+    let rows = s
+        .query_text("SELECT v FROM open_out ORDER BY v")
+        .map_err(|e| e.to_string())?;
+    let values: Vec<Option<i64>> = rows.iter().map(|r| r[0].as_i64()).collect();
+    ensure(values == [Some(1); 4], || format!("rows left: {values:?}"))
+}
+
+/// A value a prepared parameter's type cannot take goes to PostgreSQL as text, as pgbench
+/// sends it, so the server's own error is counted and shown: never one dbduel made up.
+fn unencodable_parameter(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "unencodable");
+    let cases = [
+        (
+            "-D",
+            "x=1a",
+            "SELECT CAST(:x AS smallint);\n",
+            "other_22P02",
+            "invalid input syntax for type smallint: \"1a\" (SQLSTATE 22P02)",
+        ),
+        (
+            "-D",
+            "unused=0",
+            "\\set x 100000\nSELECT 1;\nSELECT CAST(:x AS smallint);\n",
+            "other_22003",
+            "value \"100000\" is out of range for type smallint (SQLSTATE 22003)",
+        ),
+        (
+            "-D",
+            "x=2.5",
+            "SELECT CAST(:x AS integer);\n",
+            "other_22P02",
+            "invalid input syntax for type integer: \"2.5\" (SQLSTATE 22P02)",
+        ),
+    ];
+    for (i, (flag, define, src, kind, words)) in cases.iter().enumerate() {
+        let path = env.path(&format!("enc{i}.sql"));
+        std::fs::write(&path, src).map_err(|e| e.to_string())?;
+        let json = env.path(&format!("enc{i}.json"));
+        let out = dbduel(&[
+            "run",
+            &path.display().to_string(),
+            "--dsn",
+            &dsn,
+            "-t",
+            "3",
+            "-M",
+            "prepared",
+            flag,
+            define,
+            "--json",
+            &json.display().to_string(),
+        ]);
+        expect_code(&out, 1, &format!("{src:?} into a prepared parameter"))?;
+        let r = read_result(&json)?;
+        ensure(r["errors_by_kind"][kind] == 3 && r["errors"] == 3, || {
+            format!("{src:?}: errors {}", r["errors_by_kind"])
+        })?;
+        let line = src.lines().count();
+        let want = format!("enc{i}.sql:{line}: {words}");
+        ensure(r["error_messages"][kind] == want.as_str(), || {
+            format!("{src:?}: wanted '{want}', got {}", r["error_messages"])
+        })?;
+    }
+    Ok(())
+}
+
+/// Text a smallint column cannot take, bound to a prepared INSERT on MariaDB and Firebird:
+/// the value travels as the text it is and the server's own error is what is counted.
+fn text_into_smallint(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "text_smallint");
+    let ddl = format!("CREATE TABLE enc_out (v smallint){}", table_suffix(target));
+    session(&dsn)
+        .batch(&ddl)
+        .map_err(|e| format!("{ddl}: {e}"))?;
+    let path = env.path(&format!("{}-enc.sql", target.label()));
+    std::fs::write(&path, "INSERT INTO enc_out (v) VALUES (:x);\n").map_err(|e| e.to_string())?;
+    let json = env.path(&format!("{}-enc.json", target.label()));
+    let out = dbduel(&[
+        "run",
+        &path.display().to_string(),
+        "--dsn",
+        &dsn,
+        "-t",
+        "3",
+        "-M",
+        "prepared",
+        "-D",
+        "x=1a",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    expect_code(&out, 1, "'1a' into a smallint")?;
+    let r = read_result(&json)?;
+    let (kind, words) = match target {
+        Target::Firebird => (
+            "other_-303",
+            "conversion error from string '1a' (SQLCODE -303)",
+        ),
+        _ => (
+            "other_1265",
+            "Data truncated for column 'v' at row 1 (error 1265)",
+        ),
+    };
+    ensure(r["errors_by_kind"][kind] == 3 && r["errors"] == 3, || {
+        format!("errors {}", r["errors_by_kind"])
+    })?;
+    let shown = r["error_messages"][kind].as_str().unwrap_or("");
+    let file = format!("{}-enc.sql:1: ", target.label());
+    ensure(shown.starts_with(&file) && shown.ends_with(words), || {
+        format!("wanted '{file}...{words}', got {}", r["error_messages"])
+    })
 }

@@ -43,6 +43,8 @@ pub struct ScriptClient {
     sql: String,
     params: Vec<Value>,
     aborted: Option<String>,
+    /// The line of the BEGIN whose transaction the running script has open.
+    open: Option<usize>,
 }
 
 impl ScriptClient {
@@ -83,6 +85,7 @@ impl ScriptClient {
             sql: String::new(),
             params: Vec::new(),
             aborted: None,
+            open: None,
             program,
             id,
         }
@@ -109,6 +112,9 @@ impl ScriptClient {
         let script = &program.scripts[self.current];
         let mut queries = 0;
         let mut pc = 0;
+        // The line of the BEGIN whose transaction is open (none at a script's start: the
+        // previous run of a script ended outside one, or its client ended).
+        self.open = None;
         while let Some(cmd) = script.commands.get(pc) {
             let at = |e: String| Fail::Abort(format!("{}:{}: {e}", script.name, cmd.line));
             pc += 1;
@@ -128,6 +134,13 @@ impl ScriptClient {
                     queries += self.sql(s, script, pc - 1, statements, store.as_ref())?;
                 }
             }
+        }
+        // pgbench aborts a client whose script ends inside a transaction, in these words.
+        if let Some(line) = self.open {
+            return Err(Fail::Abort(format!(
+                "{}: end of script reached without completing the last transaction (BEGIN at line {line})",
+                script.name
+            )));
         }
         Ok(queries)
     }
@@ -174,11 +187,34 @@ impl ScriptClient {
         let last = statements.len() - 1;
         for (i, st) in statements.iter().enumerate() {
             let wanted = store.filter(|st| st.all || i == last);
+            // A database error names the file and line it came from; its class, which the
+            // engine gave it, and the server's words stay as they are.
+            let at = |mut e: DbError| {
+                e.message = format!("{}:{}: {}", script.name, st.line, e.message);
+                Fail::Db(e)
+            };
             let rows = match st.control {
-                Some(Control::Begin) => s.begin(script.writes).map(|_| Vec::new())?,
-                Some(Control::Commit) => s.commit().map(|_| Vec::new())?,
-                Some(Control::Rollback) => s.rollback().map(|_| Vec::new())?,
-                None => self.send(s, (self.current, command, i), st, wanted.is_some())?,
+                Some(Control::Begin) => {
+                    s.begin(script.writes).map_err(at)?;
+                    self.open = Some(st.line);
+                    Vec::new()
+                }
+                Some(Control::Commit) => {
+                    self.open = None;
+                    s.commit().map_err(at)?;
+                    Vec::new()
+                }
+                Some(Control::Rollback) => {
+                    self.open = None;
+                    s.rollback().map_err(at)?;
+                    Vec::new()
+                }
+                None => self
+                    .send(s, (self.current, command, i), st, wanted.is_some())
+                    .map_err(|f| match f {
+                        Fail::Db(e) => at(e),
+                        Fail::Abort(m) => Fail::Abort(format!("{}:{}: {m}", script.name, st.line)),
+                    })?,
             };
             if let Some(store) = wanted {
                 self.store(st, store, rows)
@@ -227,10 +263,7 @@ impl ScriptClient {
                 let name = &self.program.names.list[*slot];
                 let value = match &self.vars[*slot] {
                     Val::Undefined => {
-                        return Err(Fail::Abort(format!(
-                            "undefined variable \"{name}\" in SQL (line {})",
-                            st.line
-                        )));
+                        return Err(Fail::Abort(format!("undefined variable \"{name}\" in SQL")));
                     }
                     v => parameter(v),
                 };

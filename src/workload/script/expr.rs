@@ -66,8 +66,10 @@ impl Val {
                 .map_err(|_| format!("value \"{s}\" is out of range for type bigint"))
         } else {
             s.parse()
+                .ok()
+                .filter(|&d| !out_of_range(s, d))
                 .map(Val::Double)
-                .map_err(|_| format!("malformed variable \"{name}\" value: \"{s}\""))
+                .ok_or_else(|| format!("malformed variable \"{name}\" value: \"{s}\""))
         }
     }
 }
@@ -363,10 +365,11 @@ fn lex_number(s: &str) -> Result<(Tok, usize), String> {
     }
     let text = &s[..len];
     if double {
-        return text
-            .parse()
-            .map(|d| (Tok::Double(d), len))
-            .map_err(|_| format!("invalid number \"{text}\""));
+        return match text.parse::<f64>() {
+            Ok(d) if out_of_range(text, d) => Err(format!("double constant overflow: {text}")),
+            Ok(d) => Ok((Tok::Double(d), len)),
+            Err(_) => Err(format!("invalid number \"{text}\"")),
+        };
     }
     if text == "9223372036854775808" {
         return Ok((Tok::MaxPlusOne, len));
@@ -374,6 +377,17 @@ fn lex_number(s: &str) -> Result<(Tok, usize), String> {
     text.parse()
         .map(|i| (Tok::Int(i), len))
         .map_err(|_| format!("bigint constant overflow: {text}"))
+}
+
+/// Whether a double constant lies outside what a double holds: pgbench reads it with
+/// `strtod` and refuses it when that reports a range error, which it does for an overflow
+/// (1.0E309) and for an underflow to a subnormal or to zero (1e-310, 1e-400), not for 0.0.
+/// Spelled infinities ("inf") are in range, as `strtod` reads them.
+fn out_of_range(text: &str, d: f64) -> bool {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or(text);
+    let nonzero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    let digits = text.bytes().any(|b| b.is_ascii_digit());
+    digits && (d.is_infinite() || d.is_subnormal() || (d == 0.0 && nonzero))
 }
 
 // ---------------------------------------------------------------- parser

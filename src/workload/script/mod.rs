@@ -160,8 +160,11 @@ fn writes(commands: &[Command]) -> bool {
     })
 }
 
-/// Refuse a variable that nothing can define: no \set, no -D, no built-in, no \gset/\aset
-/// whose prefix it carries.
+/// Refuse a variable that nothing can define: no \set, no -D, no built-in, and no \gset or
+/// \aset whose select list names it. pgbench itself checks nothing before the run; dbduel
+/// can, because every column a \gset or \aset stores is named in the script (a column
+/// without a name it can read, `SELECT *` among them, is refused when the script is parsed),
+/// so a \gset without a prefix defines its select list's names, not every name.
 fn check_defined(
     names: &Names,
     defines: &[(usize, String)],
@@ -171,9 +174,9 @@ fn check_defined(
         .iter()
         .flat_map(|(_, u)| u.sets.iter().copied())
         .collect();
-    let prefixes: Vec<&str> = uses
+    let stored: Vec<&str> = uses
         .iter()
-        .flat_map(|(_, u)| u.prefixes.iter().map(String::as_str))
+        .flat_map(|(_, u)| u.stored.iter().map(String::as_str))
         .collect();
     for (file, u) in uses {
         for &(slot, line, col) in &u.reads {
@@ -181,7 +184,7 @@ fn check_defined(
             let known = BUILTINS.contains(&name.as_str())
                 || set.contains(&slot)
                 || defines.iter().any(|(s, _)| *s == slot)
-                || prefixes.iter().any(|p| name.starts_with(p));
+                || stored.contains(&name.as_str());
             if !known {
                 return Err(Error::Usage(format!(
                     "{file}:{line}:{col}: undefined variable \"{name}\": no \\set, \\gset, \\aset or -D defines it"
@@ -585,15 +588,51 @@ mod tests {
         assert!(load(&spec, &["c=2".into()], Protocol::Simple, 1, None).is_ok());
         let gset = dir.path().join("g.sql");
         std::fs::write(&gset, "SELECT 1 AS c \\gset p_\n\\set b :p_c\n").unwrap();
-        assert!(
+        let load_one = |src: &str| {
+            std::fs::write(&gset, src).unwrap();
             load(
                 &[gset.display().to_string()],
                 &[],
                 Protocol::Simple,
                 1,
-                None
+                None,
             )
-            .is_ok()
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(load_one("SELECT 1 AS c \\gset p_\n\\set b :p_c\n"), Ok(()));
+        // A \gset without a prefix defines the names of its select list, nothing else.
+        assert_eq!(
+            load_one("SELECT 1 AS c, d \\gset\n\\set b :c + :d\n"),
+            Ok(())
+        );
+        assert_eq!(load_one("SELECT 1 AS c \\aset\n\\set b :c\n"), Ok(()));
+        let e = load_one("SELECT 1 AS c \\gset\n\\set b :c + :e\n").unwrap_err();
+        assert!(
+            e.ends_with(
+                "g.sql:2:13: undefined variable \"e\": no \\set, \\gset, \\aset or -D defines it"
+            ),
+            "{e}"
+        );
+        let e = load_one("SELECT 1 AS c \\gset p_\nSELECT :c;\n").unwrap_err();
+        assert!(
+            e.ends_with(
+                "g.sql:2:8: undefined variable \"c\": no \\set, \\gset, \\aset or -D defines it"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn defined_doubles_out_of_range_are_malformed() {
+        let v = Val::Text("1e309".into()).typed("x").unwrap_err();
+        assert_eq!(v, "malformed variable \"x\" value: \"1e309\"");
+        assert!(matches!(
+            Val::Text("1e308".into()).typed("x"),
+            Ok(Val::Double(_))
+        ));
+        assert!(
+            matches!(Val::Text("inf".into()).typed("x"), Ok(Val::Double(d)) if d.is_infinite())
         );
     }
 
