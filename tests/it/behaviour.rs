@@ -233,7 +233,10 @@ fn ctrl_c(env: &Env) -> Result<(), String> {
     let reader = std::thread::spawn(move || {
         use std::io::BufRead;
         let mut all = String::new();
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
             if line.contains("tps") {
                 let _ = measuring.send(());
             }
@@ -247,7 +250,9 @@ fn ctrl_c(env: &Env) -> Result<(), String> {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     let stderr = reader.join().unwrap_or_default();
-    ensure(measured, || format!("no progress line within 120 s:\n{stderr}"))?;
+    ensure(measured, || {
+        format!("no progress line within 120 s:\n{stderr}")
+    })?;
     let summary = format!("{}{stderr}", String::from_utf8_lossy(&out.stdout));
     ensure(out.status.code() == Some(130), || {
         format!("interrupted run exited {:?}:\n{summary}", out.status.code())
