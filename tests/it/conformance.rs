@@ -36,6 +36,14 @@ fn run_variant(env: &Env, target: Target, workload: &str, variant: &str) -> Resu
             target.label()
         ));
         let json_s = json.display().to_string();
+        // MariaDB plans the correlated probe's subquery as a full scan on MyISAM and Aria
+        // (1.5 s a query here, more on a loaded machine): it runs two queries per client
+        // instead of two seconds, so that something is measured however slow the plan.
+        let limit = if variant == "probe_correlated" {
+            ["-t", "2"]
+        } else {
+            ["-T", "2"]
+        };
         let mut run = vec![
             "run",
             workload,
@@ -43,8 +51,8 @@ fn run_variant(env: &Env, target: Target, workload: &str, variant: &str) -> Resu
             &dsn,
             "-c",
             "4",
-            "-T",
-            "2",
+            limit[0],
+            limit[1],
             "-M",
             protocol,
             "-b",
