@@ -39,6 +39,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("sweep::transactions_plan_stores_its_count_and_time", || {
             Ok(transactions_plan()?)
         }),
+        Trial::test("sweep::point_retries_as_run_does", || Ok(same_retries()?)),
     ]
 }
 
@@ -101,6 +102,43 @@ fn transactions_plan() -> Result<(), String> {
     let rows = exported(&results)?;
     ensure(rows[0]["duration_s"].as_f64() == Some(secs), || {
         format!("stored duration {} against {secs}", rows[0]["duration_s"])
+    })
+}
+
+/// A sweep point builds its run as `dbduel run` does: the same workload, asked the same way,
+/// retries a failed transaction as often (tpcb: its own default, not a sweep's own count).
+fn same_retries() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let json = dir.path().join("run.json");
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "-c",
+        "1",
+        "-T",
+        "1",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    expect_code(&out, 0, "dbduel run tpcb")?;
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    let plan = write(
+        dir.path(),
+        "tries.toml",
+        "engines = [\"sqlite\"]\nworkload = \"tpcb\"\nclients = [1]\ntime = 1\n",
+    );
+    let results = dir.path().join("r.db").display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results]);
+    expect_code(&out, 0, "sweep of tpcb")?;
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    expect_code(&show, 0, "results show")?;
+    let point: serde_json::Value =
+        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let (ran, swept) = (&run["options"]["max_tries"], &point["options"]["max_tries"]);
+    ensure(ran.as_u64().is_some() && ran == swept, || {
+        format!("dbduel run tpcb tries {ran} times, a sweep point {swept}")
     })
 }
 
