@@ -40,6 +40,12 @@ pub fn trials() -> Vec<Trial> {
             Ok(transactions_plan()?)
         }),
         Trial::test("sweep::point_retries_as_run_does", || Ok(same_retries()?)),
+        Trial::test("sweep::firebird_knob_reaches_the_server", || {
+            Ok(firebird_knob()?)
+        }),
+        Trial::test("sweep::knobs_of_an_unknown_engine_are_refused", || {
+            Ok(unknown_engine_knobs()?)
+        }),
     ]
 }
 
@@ -139,6 +145,51 @@ fn same_retries() -> Result<(), String> {
     let (ran, swept) = (&run["options"]["max_tries"], &point["options"]["max_tries"]);
     ensure(ran.as_u64().is_some() && ran == swept, || {
         format!("dbduel run tpcb tries {ran} times, a sweep point {swept}")
+    })
+}
+
+/// A plan's Firebird knob (firebird.conf) reaches the managed server: the page cache the
+/// point ran with, read back from the server, is the one the profile set.
+fn firebird_knob() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = write(
+        dir.path(),
+        "fb.toml",
+        "engines = [\"firebird\"]\nprofiles = [\"big\"]\nclients = [1]\ntime = 1\n[profile.big]\nfirebird = { DefaultDbCachePages = 8192 }\n",
+    );
+    let results = dir.path().join("r.db").display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results]);
+    expect_code(&out, 0, "firebird sweep with a knob")?;
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    expect_code(&show, 0, "results show")?;
+    let r: serde_json::Value = serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let buffers = &r["engine"]["settings"]["page_buffers"];
+    ensure(buffers == "8192", || {
+        format!("page_buffers {buffers} after DefaultDbCachePages = 8192")
+    })
+}
+
+/// Knobs under a name that is no engine are refused before anything starts, with the
+/// plan's line and the engines there are.
+fn unknown_engine_knobs() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = write(
+        dir.path(),
+        "typo.toml",
+        "engines = [\"sqlite\"]\nprofiles = [\"p\"]\nclients = [1]\n[profile.p]\nfirbird = { DefaultDbCachePages = 8192 }\n",
+    );
+    let results = dir.path().join("r.db");
+    let out = dbduel(&["sweep", &plan, "--results", &results.display().to_string()]);
+    expect_code(&out, 2, "knobs of an unknown engine")?;
+    let all = text(&out);
+    ensure(
+        all.contains("line 4")
+            && all.contains("unknown engine 'firbird'")
+            && all.contains("firebird"),
+        || all.clone(),
+    )?;
+    ensure(!results.exists(), || {
+        "a refused plan created the results store".into()
     })
 }
 
