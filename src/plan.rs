@@ -112,6 +112,25 @@ pub struct RunInput {
     /// Script files (`FILE[@WEIGHT]`) and their `-D` defines.
     pub scripts: Vec<String>,
     pub defines: Vec<String>,
+    /// What the user wrote, so that an error names the thing to change.
+    pub asked_by: AskedBy,
+}
+
+/// Where a run's options were written: `dbduel run`'s flags or a plan file's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskedBy {
+    Flags,
+    Plan,
+}
+
+impl AskedBy {
+    /// The flag (`--clients`) as the user wrote it: a plan's key (key `clients`) for a plan.
+    fn name(self, flag: &str) -> String {
+        match self {
+            AskedBy::Flags => flag.to_string(),
+            AskedBy::Plan => format!("key `{}`", flag.trim_start_matches('-')),
+        }
+    }
 }
 
 pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
@@ -141,6 +160,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         json: args.json.clone(),
         scripts,
         defines: args.defines.clone(),
+        asked_by: AskedBy::Flags,
     }
     .plan()
 }
@@ -207,7 +227,8 @@ impl RunInput {
         let most = most_clients();
         if u64::from(self.clients) > most {
             return usage(format!(
-                "--clients {}: this machine allows at most {most} (each client is a thread and two open files: see ulimit -n and /proc/sys/kernel/threads-max)",
+                "{} {}: this machine allows at most {most} (each client is a thread and two open files: see ulimit -n and /proc/sys/kernel/threads-max)",
+                self.asked_by.name("--clients"),
                 self.clients
             ));
         }
@@ -218,7 +239,8 @@ impl RunInput {
         ] {
             if secs.is_some_and(|s| s > MAX_SECONDS) {
                 return usage(format!(
-                    "{flag} {}: at most {MAX_SECONDS} seconds (a year)",
+                    "{} {}: at most {MAX_SECONDS} seconds (a year)",
+                    self.asked_by.name(flag),
                     secs.unwrap_or_default()
                 ));
             }

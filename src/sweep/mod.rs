@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::dsn::Dsn;
 use crate::engine::EngineOptions;
 use crate::metrics::Host;
-use crate::plan::RunInput;
+use crate::plan::{AskedBy, RunInput};
 use crate::server::profile::{self, Facts, Profile};
 use crate::server::{self, Server, ServerKind, ServerOptions};
 use crate::store::{PointKey, PointRecord, Store};
@@ -428,6 +428,7 @@ fn run_plan(
         json: None,
         scripts: Vec::new(),
         defines: Vec::new(),
+        asked_by: AskedBy::Plan,
     };
     input
         .plan()

@@ -40,6 +40,9 @@ pub fn trials() -> Vec<Trial> {
             Ok(transactions_plan()?)
         }),
         Trial::test("sweep::point_retries_as_run_does", || Ok(same_retries()?)),
+        Trial::test("sweep::point_checked_as_run_checks_it", || {
+            Ok(point_checked()?)
+        }),
         Trial::test("sweep::firebird_knob_reaches_the_server", || {
             Ok(firebird_knob()?)
         }),
@@ -146,6 +149,43 @@ fn same_retries() -> Result<(), String> {
     ensure(ran.as_u64().is_some() && ran == swept, || {
         format!("dbduel run tpcb tries {ran} times, a sweep point {swept}")
     })
+}
+
+/// A plan's point is refused for what `dbduel run` refuses (a time over a year, more clients
+/// than the machine allows), with the plan's key, before a store or a server is made.
+fn point_checked() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let results = dir.path().join("r.db");
+    for (plan, key) in [
+        (
+            "clients = [1]\ntime = 40000000\n",
+            "key `time` 40000000: at most",
+        ),
+        (
+            "clients = [1]\nwarmup = 40000000\n",
+            "key `warmup` 40000000: at most",
+        ),
+        (
+            "clients = [1, 100000000]\ntime = 1\n",
+            "key `clients` 100000000: this machine allows at most",
+        ),
+    ] {
+        let plan = write(
+            dir.path(),
+            "long.toml",
+            &format!("engines = [\"postgres\"]\n{plan}"),
+        );
+        let out = dbduel(&["sweep", &plan, "--results", &results.display().to_string()]);
+        expect_code(&out, 2, key)?;
+        let all = text(&out);
+        ensure(all.contains("plan long: ") && all.contains(key), || {
+            all.clone()
+        })?;
+        ensure(!results.exists(), || {
+            "a refused plan created the results store".into()
+        })?;
+    }
+    Ok(())
 }
 
 /// A plan's Firebird knob (firebird.conf) reaches the managed server: the page cache the
