@@ -161,30 +161,26 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         }
     };
     let clients: Vec<String> = a.clients.iter().map(u32::to_string).collect();
-    let text = format!(
-        "name = \"duel-{}\"\nworkload = \"{}\"\nengines = [{}]\nprofiles = [\"default\", \"tuned\"]\nclients = [{}]\ntime = {}\nrepeats = {}\nscale = {}\n",
-        a.workload,
-        a.workload,
-        engines
-            .iter()
-            .map(|e| format!("\"{e}\""))
-            .collect::<Vec<_>>()
-            .join(", "),
-        clients.join(", "),
-        a.time,
-        a.repeats,
-        a.scale
-    );
-    let dir = tempfile::tempdir().map_err(|e| Error::Io(e.to_string()))?;
-    let path = dir.path().join(format!("duel-{}.toml", a.workload));
-    std::fs::write(&path, &text).map_err(|e| Error::Io(e.to_string()))?;
+    let count = |n: u64| toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX));
+    let (plan, text) = PlanFile::build(vec![
+        ("name", format!("duel-{}", a.workload).into()),
+        ("workload", a.workload.clone().into()),
+        ("engines", engines.clone().into()),
+        ("profiles", vec!["default", "tuned"].into()),
+        (
+            "clients",
+            toml::Value::Array(a.clients.iter().map(|&c| count(c.into())).collect()),
+        ),
+        ("time", count(a.time)),
+        ("repeats", count(a.repeats.into())),
+        ("scale", count(a.scale.into())),
+    ])?;
     eprintln!(
         "duel: {} on {}, default and tuned, clients {}",
         a.workload,
         engines.join(", "),
         clients.join(",")
     );
-    let (plan, text) = PlanFile::read(&path)?;
     let outcome = sweep::run(&plan, &text, &a.results, stop)?;
     finish(&a.results, plan.name(), Some(&a.report))?;
     Ok(outcome)

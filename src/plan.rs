@@ -2,6 +2,7 @@
 //! conflicting options are refused here with the flag to change. The only files read are the
 //! scripts of `run FILE.sql` / `-f`, parsed here so that their errors come first.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -85,6 +86,53 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
     ))
 }
 
+/// A run as asked for, before anything is checked: what the flags of `dbduel run` or one
+/// point of a plan (`sweep`, `duel`) give. `RunInput::plan` is the one way from it to a
+/// `RunPlan`, so a sweep point and the same `dbduel run` are checked, and count errors and
+/// retries, alike.
+pub struct RunInput {
+    pub target: Target,
+    /// Given: what the run is told the scale is; None: read from the data.
+    pub scale: Option<u32>,
+    pub variant: Option<String>,
+    /// The workload's own options, by name (`spec_timing`, `isolation`, `tables`...).
+    pub params: BTreeMap<String, String>,
+    pub clients: u32,
+    pub time: Option<u64>,
+    pub transactions: Option<u64>,
+    pub warmup: u64,
+    pub rate: Option<f64>,
+    pub progress: Option<u64>,
+    /// None: the workload's default (`Workload::default_max_tries`).
+    pub max_tries: Option<u32>,
+    /// None: from the clock.
+    pub seed: Option<u64>,
+    pub protocol: Protocol,
+    pub json: Option<PathBuf>,
+    /// Script files (`FILE[@WEIGHT]`) and their `-D` defines.
+    pub scripts: Vec<String>,
+    pub defines: Vec<String>,
+    /// What the user wrote, so that an error names the thing to change.
+    pub asked_by: AskedBy,
+}
+
+/// Where a run's options were written: `dbduel run`'s flags or a plan file's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskedBy {
+    Flags,
+    Plan,
+}
+
+impl AskedBy {
+    /// The flag (`--clients`) as the user wrote it: a plan's key (key `clients`) for a plan.
+    fn name(self, flag: &str) -> String {
+        match self {
+            AskedBy::Flags => flag.to_string(),
+            AskedBy::Plan => format!("key `{}`", flag.trim_start_matches('-')),
+        }
+    }
+}
+
 pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     let scripts = script_specs(args)?;
     let target = if scripts.is_empty() {
@@ -92,126 +140,157 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     } else {
         script_target(args)?
     };
-    if args.clients == 0 {
-        return usage("--clients must be at least 1");
-    }
-    let most = most_clients();
-    if u64::from(args.clients) > most {
-        return usage(format!(
-            "--clients {}: this machine allows at most {most} (each client is a thread and two open files: see ulimit -n and /proc/sys/kernel/threads-max)",
-            args.clients
-        ));
-    }
-    for (flag, secs) in [
-        ("--time", args.time),
-        ("--warmup", Some(args.warmup)),
-        ("--progress", args.progress),
-    ] {
-        if secs.is_some_and(|s| s > MAX_SECONDS) {
-            return usage(format!(
-                "{flag} {}: at most {MAX_SECONDS} seconds (a year)",
-                secs.unwrap_or_default()
-            ));
-        }
-    }
-    if args.scale == Some(0) {
-        return usage("--scale must be at least 1");
-    }
-    let limit = match (args.time, args.transactions) {
-        (Some(_), Some(_)) => {
-            return usage("--time and --transactions exclude each other: give one of them");
-        }
-        (Some(0), None) => return usage("--time must be at least 1 second"),
-        (None, Some(0)) => return usage("--transactions must be at least 1"),
-        (Some(t), None) => Limit::Time(Duration::from_secs(t)),
-        (None, Some(n)) => Limit::Transactions(n),
-        (None, None) => Limit::Time(Duration::from_secs(DEFAULT_SECONDS)),
-    };
-    if let Some(r) = args.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
-        return usage(format!(
-            "--rate {r} is not a positive number of transactions per second"
-        ));
-    }
-    if args.progress == Some(0) {
-        return usage("--progress must be at least 1 second");
-    }
-    if args.max_tries == Some(0) {
-        return usage("--max-tries must be at least 1 (1 means no retry)");
-    }
-    if args.tpcc_run.spec_timing && args.rate.is_some() {
-        return usage(
-            "--spec-timing paces each terminal by its keying and think times: drop --rate",
-        );
-    }
-    let variant = variant(args)?;
-    let json_dir = args
-        .json
-        .as_ref()
-        .and_then(|p| p.parent())
-        .filter(|d| !d.as_os_str().is_empty());
-    if let Some(dir) = json_dir.filter(|d| !d.is_dir()) {
-        return usage(format!(
-            "--json: directory {} does not exist",
-            dir.display()
-        ));
-    }
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    });
-    let scripts = if scripts.is_empty() {
-        None
-    } else {
-        let program =
-            workload::script::load(&scripts, &args.defines, args.protocol, seed, args.scale)?;
-        Some(std::sync::Arc::new(program))
-    };
-    Ok(RunPlan {
+    let mut params = params(&args.sysbench, &args.tpcc)?;
+    params.extend(args.sysbench_run.params());
+    params.extend(args.tpcc_run.params());
+    RunInput {
         target,
-        workload: WorkloadOptions {
-            scale: args.scale.unwrap_or(0),
-            fillfactor: None,
-            variant,
-            params: {
-                let mut all = params(&args.sysbench, &args.tpcc)?;
-                all.extend(args.sysbench_run.params());
-                all.extend(args.tpcc_run.params());
-                all
-            },
-            clients: args.clients,
-            run_s: match limit {
-                Limit::Time(t) => Some(t.as_secs() + args.warmup),
-                Limit::Transactions(_) => None,
-            },
-            scripts,
-        },
+        scale: args.scale,
+        variant: variant(args)?,
+        params,
+        clients: args.clients,
+        time: args.time,
+        transactions: args.transactions,
+        warmup: args.warmup,
+        rate: args.rate,
+        progress: args.progress,
+        max_tries: args.max_tries,
+        seed: args.seed,
         protocol: args.protocol,
-        run: RunConfig {
-            clients: args.clients,
-            limit,
-            warmup: Duration::from_secs(args.warmup),
-            rate: args.rate,
-            // 0: the workload's default (`Workload::default_max_tries`).
-            max_tries: args.max_tries.unwrap_or(0),
-            seed,
-        },
-        progress: args.progress.map(Duration::from_secs),
         json: args.json.clone(),
-        time_s: match limit {
+        scripts,
+        defines: args.defines.clone(),
+        asked_by: AskedBy::Flags,
+    }
+    .plan()
+}
+
+impl RunInput {
+    /// Check everything a run can be refused for before it connects, and give the plan.
+    pub fn plan(self) -> Result<RunPlan, Error> {
+        let limit = self.check()?;
+        let seed = self.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
+        let scripts = if self.scripts.is_empty() {
+            None
+        } else {
+            let program = workload::script::load(
+                &self.scripts,
+                &self.defines,
+                self.protocol,
+                seed,
+                self.scale,
+            )?;
+            Some(std::sync::Arc::new(program))
+        };
+        let time_s = match limit {
             Limit::Time(t) => Some(t.as_secs()),
             Limit::Transactions(_) => None,
-        },
-        transactions: args.transactions,
-    })
+        };
+        Ok(RunPlan {
+            target: self.target,
+            workload: WorkloadOptions {
+                scale: self.scale.unwrap_or(0),
+                fillfactor: None,
+                variant: self.variant,
+                params: self.params,
+                clients: self.clients,
+                run_s: time_s.map(|t| t + self.warmup),
+                scripts,
+            },
+            protocol: self.protocol,
+            run: RunConfig {
+                clients: self.clients,
+                limit,
+                warmup: Duration::from_secs(self.warmup),
+                rate: self.rate,
+                // 0: the workload's default (`Workload::default_max_tries`).
+                max_tries: self.max_tries.unwrap_or(0),
+                seed,
+            },
+            progress: self.progress.map(Duration::from_secs),
+            json: self.json,
+            time_s,
+            transactions: self.transactions,
+        })
+    }
+
+    /// The checks, in the order `dbduel run` has always made them; the limit of the run.
+    fn check(&self) -> Result<Limit, Error> {
+        if self.clients == 0 {
+            return usage("--clients must be at least 1");
+        }
+        let most = most_clients();
+        if u64::from(self.clients) > most {
+            return usage(format!(
+                "{} {}: this machine allows at most {most} (each client is a thread and two open files: see ulimit -n and /proc/sys/kernel/threads-max)",
+                self.asked_by.name("--clients"),
+                self.clients
+            ));
+        }
+        for (flag, secs) in [
+            ("--time", self.time),
+            ("--warmup", Some(self.warmup)),
+            ("--progress", self.progress),
+        ] {
+            if secs.is_some_and(|s| s > MAX_SECONDS) {
+                return usage(format!(
+                    "{} {}: at most {MAX_SECONDS} seconds (a year)",
+                    self.asked_by.name(flag),
+                    secs.unwrap_or_default()
+                ));
+            }
+        }
+        if self.scale == Some(0) {
+            return usage("--scale must be at least 1");
+        }
+        let limit = match (self.time, self.transactions) {
+            (Some(_), Some(_)) => {
+                return usage("--time and --transactions exclude each other: give one of them");
+            }
+            (Some(0), None) => return usage("--time must be at least 1 second"),
+            (None, Some(0)) => return usage("--transactions must be at least 1"),
+            (Some(t), None) => Limit::Time(Duration::from_secs(t)),
+            (None, Some(n)) => Limit::Transactions(n),
+            (None, None) => Limit::Time(Duration::from_secs(DEFAULT_SECONDS)),
+        };
+        if let Some(r) = self.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
+            return usage(format!(
+                "--rate {r} is not a positive number of transactions per second"
+            ));
+        }
+        if self.progress == Some(0) {
+            return usage("--progress must be at least 1 second");
+        }
+        if self.max_tries == Some(0) {
+            return usage("--max-tries must be at least 1 (1 means no retry)");
+        }
+        if self.params.contains_key("spec_timing") && self.rate.is_some() {
+            return usage(
+                "--spec-timing paces each terminal by its keying and think times: drop --rate",
+            );
+        }
+        let json_dir = self
+            .json
+            .as_ref()
+            .and_then(|p| p.parent())
+            .filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = json_dir.filter(|d| !d.is_dir()) {
+            return usage(format!(
+                "--json: directory {} does not exist",
+                dir.display()
+            ));
+        }
+        Ok(limit)
+    }
 }
 
 /// The workload-specific options given, by name; zero counts are refused here.
-fn params(
-    sysbench: &SysbenchArgs,
-    tpcc: &TpccArgs,
-) -> Result<std::collections::BTreeMap<String, String>, Error> {
+fn params(sysbench: &SysbenchArgs, tpcc: &TpccArgs) -> Result<BTreeMap<String, String>, Error> {
     if tpcc.warehouses == Some(0) {
         return usage("--warehouses must be at least 1");
     }

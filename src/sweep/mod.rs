@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::dsn::Dsn;
 use crate::engine::EngineOptions;
 use crate::metrics::Host;
-use crate::runner::{Limit, RunConfig};
+use crate::plan::{AskedBy, RunInput};
 use crate::server::profile::{self, Facts, Profile};
 use crate::server::{self, Server, ServerKind, ServerOptions};
 use crate::store::{PointKey, PointRecord, Store};
@@ -158,10 +158,11 @@ pub fn run(
     results: &Path,
     stop: &Arc<AtomicBool>,
 ) -> Result<Outcome, Error> {
+    let entry = workload::find(&plan.workload)?;
+    check_runs(plan, entry)?;
     let mut store = Store::open(results)?;
     let plan_id = store.claim(plan.name(), text)?;
     let done = store.done(plan_id)?;
-    let entry = workload::find(&plan.workload)?;
     // A workload file's own name, not the registry's `custom`.
     let workload_name = (entry.new)(&WorkloadOptions::default())?.name();
     let host = Host::read();
@@ -218,7 +219,7 @@ pub fn run(
                     prepare(plan, entry, &target.dsn(), stop)?;
                 }
                 target.revive(&knobs)?;
-                let run_plan = run_plan(plan, entry, point)?;
+                let run_plan = run_plan(plan, entry, &point.variant, point.clients)?;
                 let (result, resources, gone) = measure(&mut target, &knobs, &run_plan, stop)?;
                 if result.interrupted {
                     return Ok(Outcome::Interrupted);
@@ -396,48 +397,52 @@ fn engine_options(plan: &PlanFile) -> EngineOptions {
     }
 }
 
+/// One point's run, built as `dbduel run` builds its own (`plan::RunInput`): the same
+/// checks, and the workload's own default for retries.
 fn run_plan(
     plan: &PlanFile,
     entry: &'static WorkloadEntry,
-    point: &PointKey,
+    variant: &str,
+    clients: u32,
 ) -> Result<crate::plan::RunPlan, Error> {
-    Ok(crate::plan::RunPlan {
+    let input = RunInput {
         target: crate::plan::Target {
             workload: entry,
             dsn: None,
             engine: engine_options(plan),
         },
-        workload: WorkloadOptions {
-            variant: Some(point.variant.clone()),
-            clients: point.clients,
-            params: plan.params()?,
-            run_s: plan
-                .transactions
-                .is_none()
-                .then_some(plan.time + plan.warmup),
-            ..WorkloadOptions::default()
-        },
-        protocol: plan.protocol(),
-        run: RunConfig {
-            clients: point.clients,
-            limit: match plan.transactions {
-                Some(n) => Limit::Transactions(n),
-                None => Limit::Time(std::time::Duration::from_secs(plan.time)),
-            },
-            warmup: std::time::Duration::from_secs(plan.warmup),
-            rate: None,
-            max_tries: 10,
-            seed: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64),
-        },
-        progress: None,
-        json: None,
+        scale: None,
+        variant: Some(variant.to_string()),
+        params: plan.params()?,
+        clients,
         // What the point was asked to do, as `run -T`/`-t` records it: a time or a count of
         // transactions per client, never both.
-        time_s: plan.transactions.is_none().then_some(plan.time),
+        time: plan.transactions.is_none().then_some(plan.time),
         transactions: plan.transactions,
-    })
+        warmup: plan.warmup,
+        rate: None,
+        progress: None,
+        max_tries: None,
+        seed: None,
+        protocol: plan.protocol(),
+        json: None,
+        scripts: Vec::new(),
+        defines: Vec::new(),
+        asked_by: AskedBy::Plan,
+    };
+    input
+        .plan()
+        .map_err(|e| Error::Usage(format!("plan {}: {e}", plan.name())))
+}
+
+/// Every point's run is checked before the first server starts.
+fn check_runs(plan: &PlanFile, entry: &'static WorkloadEntry) -> Result<(), Error> {
+    for variant in plan.variants() {
+        for &clients in &plan.clients {
+            run_plan(plan, entry, &variant, clients)?;
+        }
+    }
+    Ok(())
 }
 
 fn point_line(id: i64, p: &PointKey, r: &crate::report::RunResult) -> String {

@@ -71,31 +71,87 @@ pub struct PlanFile {
     pub options: BTreeMap<String, toml::Value>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[profile.NAME]`: `unsafe = bool` and a table of knobs per engine, each engine a name in
+/// the engine registry (`firebird = { DefaultDbCachePages = 8192 }`).
+#[derive(Debug, Clone, Default)]
 pub struct ProfileFile {
-    #[serde(default, rename = "unsafe")]
     pub unsafe_profile: bool,
-    #[serde(default)]
-    pub postgres: BTreeMap<String, toml::Value>,
-    #[serde(default)]
-    pub mysql: BTreeMap<String, toml::Value>,
-    #[serde(default)]
-    pub sqlite: BTreeMap<String, toml::Value>,
+    /// engine -> knob -> value.
+    pub engines: BTreeMap<String, BTreeMap<String, toml::Value>>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[[steps]]`: a profile with a name, its knobs added to those of the steps before it.
+#[derive(Debug, Clone)]
 pub struct StepFile {
     pub name: String,
-    #[serde(default, rename = "unsafe")]
     pub unsafe_profile: bool,
-    #[serde(default)]
-    pub postgres: BTreeMap<String, toml::Value>,
-    #[serde(default)]
-    pub mysql: BTreeMap<String, toml::Value>,
-    #[serde(default)]
-    pub sqlite: BTreeMap<String, toml::Value>,
+    pub engines: BTreeMap<String, BTreeMap<String, toml::Value>>,
+}
+
+impl<'de> Deserialize<'de> for ProfileFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (_, unsafe_profile, engines) = d.deserialize_map(KnobsVisitor { step: false })?;
+        Ok(ProfileFile {
+            unsafe_profile,
+            engines,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for StepFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (name, unsafe_profile, engines) = d.deserialize_map(KnobsVisitor { step: true })?;
+        Ok(StepFile {
+            name: name.ok_or_else(|| serde::de::Error::missing_field("name"))?,
+            unsafe_profile,
+            engines,
+        })
+    }
+}
+
+/// Reads a profile's or a step's table; a key that is neither `unsafe`, a step's `name`, nor
+/// an engine of the registry is refused with the names it could be.
+struct KnobsVisitor {
+    step: bool,
+}
+
+type Knobs = (
+    Option<String>,
+    bool,
+    BTreeMap<String, BTreeMap<String, toml::Value>>,
+);
+
+impl<'de> serde::de::Visitor<'de> for KnobsVisitor {
+    type Value = Knobs;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a table of `unsafe` and knobs per engine")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Knobs, A::Error> {
+        let (mut name, mut unsafe_profile, mut engines) = (None, false, BTreeMap::new());
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "name" if self.step => name = Some(map.next_value()?),
+                "unsafe" => unsafe_profile = map.next_value()?,
+                engine if engine_names().contains(&engine) => {
+                    engines.insert(key, map.next_value()?);
+                }
+                other => {
+                    return Err(serde::de::Error::custom(format!(
+                        "unknown engine '{other}': knobs go under one of {}{}",
+                        engine_names().join(", "),
+                        if self.step {
+                            " (or name, unsafe)"
+                        } else {
+                            " (or unsafe)"
+                        }
+                    )));
+                }
+            }
+        }
+        Ok((name, unsafe_profile, engines))
+    }
 }
 
 fn default_engines() -> Vec<String> {
@@ -171,6 +227,19 @@ impl PlanFile {
         {
             plan.workload = dir.join(&plan.workload).display().to_string();
         }
+        plan.validate()?;
+        Ok((plan, text))
+    }
+
+    /// A plan a command builds (`duel`) instead of reading it: keys and values as a file
+    /// would give them, in order, checked as a file's are. Returns the plan and its text as
+    /// the store keeps it (one `key = value` line each, values written by TOML's own rules).
+    pub fn build(pairs: Vec<(&str, toml::Value)>) -> Result<(PlanFile, String), Error> {
+        let text: String = pairs.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
+        let table: toml::Table = pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let plan: PlanFile = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| Error::Usage(format!("plan: {}", e.message())))?;
         plan.validate()?;
         Ok((plan, text))
     }
@@ -316,7 +385,7 @@ impl PlanFile {
         self.profiles
             .iter()
             .map(|name| match self.profile.get(name) {
-                Some(p) => user_profile(name, p.unsafe_profile, [&p.postgres, &p.mysql, &p.sqlite]),
+                Some(p) => user_profile(name, p.unsafe_profile, &p.engines),
                 None => profile::builtin(name, facts).expect("validated"),
             })
             .collect()
@@ -327,11 +396,7 @@ impl PlanFile {
         self.steps
             .iter()
             .map(|step| {
-                let next = user_profile(
-                    &step.name,
-                    step.unsafe_profile,
-                    [&step.postgres, &step.mysql, &step.sqlite],
-                );
+                let next = user_profile(&step.name, step.unsafe_profile, &step.engines);
                 for (engine, knobs) in next.knobs {
                     let entry = acc.knobs.entry(engine).or_default();
                     for (k, v) in knobs {
@@ -350,25 +415,21 @@ impl PlanFile {
 fn user_profile(
     name: &str,
     unsafe_profile: bool,
-    tables: [&BTreeMap<String, toml::Value>; 3],
+    engines: &BTreeMap<String, BTreeMap<String, toml::Value>>,
 ) -> Profile {
     let text = |v: &toml::Value| match v {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let knobs = [
-        ("postgres", tables[0]),
-        ("mysql", tables[1]),
-        ("sqlite", tables[2]),
-    ]
-    .into_iter()
-    .map(|(engine, t)| {
-        (
-            engine.to_string(),
-            t.iter().map(|(k, v)| (k.clone(), text(v))).collect(),
-        )
-    })
-    .collect();
+    let knobs = engines
+        .iter()
+        .map(|(engine, t)| {
+            (
+                engine.clone(),
+                t.iter().map(|(k, v)| (k.clone(), text(v))).collect(),
+            )
+        })
+        .collect();
     Profile {
         name: name.into(),
         unsafe_profile,
@@ -397,6 +458,42 @@ mod tests {
         assert!(e.contains("line 1") && e.contains("clients"), "{e}");
         let e = parse("profiles = [\"fast\"]\n").unwrap_err().to_string();
         assert!(e.contains("unknown profile 'fast'"), "{e}");
+    }
+
+    #[test]
+    fn knobs_go_under_engines_of_the_registry() {
+        let plan = parse(
+            "engines = [\"firebird\"]\nprofiles = [\"big\"]\n[profile.big]\nfirebird = { DefaultDbCachePages = 8192 }\n",
+        )
+        .unwrap();
+        let facts = Facts {
+            ram_bytes: 1 << 33,
+            cores: 2,
+            dataset_bytes: 1 << 24,
+            max_clients: 8,
+        };
+        let knobs = &plan.profiles(&facts)[0].knobs["firebird"];
+        assert_eq!(knobs, &[("DefaultDbCachePages".into(), "8192".into())]);
+        let e = parse("profiles = [\"big\"]\n[profile.big]\nunsafe = true\nfirbird = { A = 1 }\n")
+            .unwrap_err()
+            .to_string();
+        // The line of the table that holds the key.
+        assert!(e.contains("line 2") && e.contains("[profile.big]"), "{e}");
+        assert!(
+            e.contains("unknown engine 'firbird'") && e.contains("firebird"),
+            "{e}"
+        );
+        let e = parse("[[steps]]\nname = \"A\"\npostgress = { work_mem = \"8MB\" }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown engine 'postgress'") && e.contains("postgres"),
+            "{e}"
+        );
+        let e = parse("[[steps]]\nsqlite = { cache_size = 100 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("name"), "{e}");
     }
 
     #[test]
@@ -451,6 +548,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--tables does not apply to tpcc"), "{e}");
+    }
+
+    /// A built plan is the plan its text would give, whatever its values hold.
+    #[test]
+    fn built_plans_escape_their_values() {
+        let odd = "a \"quoted\" \\ name";
+        let (plan, text) = PlanFile::build(vec![
+            ("name", toml::Value::from(odd)),
+            ("engines", toml::Value::from(vec!["sqlite"])),
+            ("clients", toml::Value::from(vec![1, 2])),
+            ("time", toml::Value::from(3)),
+        ])
+        .unwrap();
+        assert_eq!(plan.name(), odd);
+        assert_eq!(plan.clients, [1, 2]);
+        assert_eq!(
+            text,
+            "name = 'a \"quoted\" \\ name'\nengines = [\"sqlite\"]\nclients = [1, 2]\ntime = 3\n"
+        );
+        let reread: PlanFile = toml::from_str(&text).unwrap();
+        assert_eq!(reread.name(), odd);
+        let e = PlanFile::build(vec![("engines", toml::Value::from(vec!["oracle"]))])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown engine 'oracle'"), "{e}");
     }
 
     /// The example plans shipped in plans/ read and validate as they are.

@@ -39,6 +39,16 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("sweep::transactions_plan_stores_its_count_and_time", || {
             Ok(transactions_plan()?)
         }),
+        Trial::test("sweep::point_retries_as_run_does", || Ok(same_retries()?)),
+        Trial::test("sweep::point_checked_as_run_checks_it", || {
+            Ok(point_checked()?)
+        }),
+        Trial::test("sweep::firebird_knob_reaches_the_server", || {
+            Ok(firebird_knob()?)
+        }),
+        Trial::test("sweep::knobs_of_an_unknown_engine_are_refused", || {
+            Ok(unknown_engine_knobs()?)
+        }),
     ]
 }
 
@@ -101,6 +111,125 @@ fn transactions_plan() -> Result<(), String> {
     let rows = exported(&results)?;
     ensure(rows[0]["duration_s"].as_f64() == Some(secs), || {
         format!("stored duration {} against {secs}", rows[0]["duration_s"])
+    })
+}
+
+/// A sweep point builds its run as `dbduel run` does: the same workload, asked the same way,
+/// retries a failed transaction as often (tpcb: its own default, not a sweep's own count).
+fn same_retries() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let json = dir.path().join("run.json");
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "-c",
+        "1",
+        "-T",
+        "1",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    expect_code(&out, 0, "dbduel run tpcb")?;
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    let plan = write(
+        dir.path(),
+        "tries.toml",
+        "engines = [\"sqlite\"]\nworkload = \"tpcb\"\nclients = [1]\ntime = 1\n",
+    );
+    let results = dir.path().join("r.db").display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results]);
+    expect_code(&out, 0, "sweep of tpcb")?;
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    expect_code(&show, 0, "results show")?;
+    let point: serde_json::Value =
+        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let (ran, swept) = (&run["options"]["max_tries"], &point["options"]["max_tries"]);
+    ensure(ran.as_u64().is_some() && ran == swept, || {
+        format!("dbduel run tpcb tries {ran} times, a sweep point {swept}")
+    })
+}
+
+/// A plan's point is refused for what `dbduel run` refuses (a time over a year, more clients
+/// than the machine allows), with the plan's key, before a store or a server is made.
+fn point_checked() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let results = dir.path().join("r.db");
+    for (plan, key) in [
+        (
+            "clients = [1]\ntime = 40000000\n",
+            "key `time` 40000000: at most",
+        ),
+        (
+            "clients = [1]\nwarmup = 40000000\n",
+            "key `warmup` 40000000: at most",
+        ),
+        (
+            "clients = [1, 100000000]\ntime = 1\n",
+            "key `clients` 100000000: this machine allows at most",
+        ),
+    ] {
+        let plan = write(
+            dir.path(),
+            "long.toml",
+            &format!("engines = [\"postgres\"]\n{plan}"),
+        );
+        let out = dbduel(&["sweep", &plan, "--results", &results.display().to_string()]);
+        expect_code(&out, 2, key)?;
+        let all = text(&out);
+        ensure(all.contains("plan long: ") && all.contains(key), || {
+            all.clone()
+        })?;
+        ensure(!results.exists(), || {
+            "a refused plan created the results store".into()
+        })?;
+    }
+    Ok(())
+}
+
+/// A plan's Firebird knob (firebird.conf) reaches the managed server: the page cache the
+/// point ran with, read back from the server, is the one the profile set.
+fn firebird_knob() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = write(
+        dir.path(),
+        "fb.toml",
+        "engines = [\"firebird\"]\nprofiles = [\"big\"]\nclients = [1]\ntime = 1\n[profile.big]\nfirebird = { DefaultDbCachePages = 8192 }\n",
+    );
+    let results = dir.path().join("r.db").display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results]);
+    expect_code(&out, 0, "firebird sweep with a knob")?;
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    expect_code(&show, 0, "results show")?;
+    let r: serde_json::Value = serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let buffers = &r["engine"]["settings"]["page_buffers"];
+    ensure(buffers == "8192", || {
+        format!("page_buffers {buffers} after DefaultDbCachePages = 8192")
+    })
+}
+
+/// Knobs under a name that is no engine are refused before anything starts, with the
+/// plan's line and the engines there are.
+fn unknown_engine_knobs() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = write(
+        dir.path(),
+        "typo.toml",
+        "engines = [\"sqlite\"]\nprofiles = [\"p\"]\nclients = [1]\n[profile.p]\nfirbird = { DefaultDbCachePages = 8192 }\n",
+    );
+    let results = dir.path().join("r.db");
+    let out = dbduel(&["sweep", &plan, "--results", &results.display().to_string()]);
+    expect_code(&out, 2, "knobs of an unknown engine")?;
+    let all = text(&out);
+    ensure(
+        all.contains("line 4")
+            && all.contains("unknown engine 'firbird'")
+            && all.contains("firebird"),
+        || all.clone(),
+    )?;
+    ensure(!results.exists(), || {
+        "a refused plan created the results store".into()
     })
 }
 
