@@ -384,6 +384,10 @@ pub struct DuelArgs {
     /// Repeats of every point.
     #[arg(long, default_value_t = 1)]
     pub repeats: u32,
+    /// Tries of a transaction that lost a conflict (serialization, deadlock): on one hot row
+    /// (tpcb at scale 1) Firebird's snapshot isolation fails every transaction that waited.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_tries: u32,
     /// Scale factor.
     #[arg(short = 's', long, default_value_t = 1)]
     pub scale: u32,

@@ -174,6 +174,7 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         ("time", count(a.time)),
         ("repeats", count(a.repeats.into())),
         ("scale", count(a.scale.into())),
+        ("max_tries", count(a.max_tries.into())),
     ])?;
     eprintln!(
         "duel: {} on {}, default and tuned, clients {}",

@@ -422,7 +422,7 @@ fn run_plan(
         warmup: plan.warmup,
         rate: None,
         progress: None,
-        max_tries: None,
+        max_tries: plan.max_tries,
         seed: None,
         protocol: plan.protocol(),
         json: None,

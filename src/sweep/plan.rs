@@ -33,6 +33,9 @@ pub struct PlanFile {
     pub time: u64,
     /// Transactions per client instead of a time (seed 002: 20 clients x 10 queries).
     pub transactions: Option<u64>,
+    /// Tries of a transaction that met a retryable error, as `run --max-tries` (default: the
+    /// workload's, as `run`'s).
+    pub max_tries: Option<u32>,
     #[serde(default)]
     pub warmup: u64,
     #[serde(default = "one")]

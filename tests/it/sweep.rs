@@ -148,6 +148,24 @@ fn same_retries() -> Result<(), String> {
     let (ran, swept) = (&run["options"]["max_tries"], &point["options"]["max_tries"]);
     ensure(ran.as_u64().is_some() && ran == swept, || {
         format!("dbduel run tpcb tries {ran} times, a sweep point {swept}")
+    })?;
+    // A plan's own `max_tries` is what its points run with.
+    let plan = write(
+        dir.path(),
+        "tries7.toml",
+        "engines = [\"sqlite\"]\nworkload = \"tpcb\"\nclients = [1]\ntime = 1\nmax_tries = 7\n",
+    );
+    let results = dir.path().join("r7.db").display().to_string();
+    expect_code(
+        &dbduel(&["sweep", &plan, "--results", &results]),
+        0,
+        "sweep with max_tries = 7",
+    )?;
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    let point: serde_json::Value =
+        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    ensure(point["options"]["max_tries"] == 7, || {
+        format!("max_tries = 7 ran with {}", point["options"]["max_tries"])
     })
 }
 
