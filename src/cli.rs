@@ -190,6 +190,10 @@ pub struct TpccArgs {
     /// Sessions loading warehouses in parallel [servers: 4; SQLite: 1].
     #[arg(long, value_name = "N")]
     pub load_workers: Option<u32>,
+    /// The five transactions as server-side code, one call per transaction (PostgreSQL):
+    /// `prepare` installs them, `run` calls them.
+    #[arg(long)]
+    pub procedures: bool,
 }
 
 /// TPC-C's options for `run`.
@@ -211,6 +215,7 @@ impl TpccArgs {
         given([
             ("warehouses", text(&self.warehouses)),
             ("load_workers", text(&self.load_workers)),
+            ("procedures", self.procedures.then(|| "on".to_string())),
         ])
     }
 }

@@ -55,3 +55,6 @@ UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?
 -- Firebird cannot tell the type of a bare parameter in a CASE branch.
 -- name: no_stock_update_case
 WHEN CAST(? AS INTEGER) THEN CAST(? AS INTEGER)
+
+-- name: procedures_refused
+TPC-C stored procedures on Firebird are not provided by this version of dbduel: drop --procedures

@@ -200,3 +200,167 @@ SELECT o_w_id, o_d_id, sum(o_ol_cnt) FROM orders GROUP BY o_w_id, o_d_id ORDER B
 
 -- name: condition_4_lines
 SELECT ol_w_id, ol_d_id, count(*) FROM order_line GROUP BY ol_w_id, ol_d_id ORDER BY ol_w_id, ol_d_id
+
+-- The five transactions as server-side code (`--procedures`), one call per transaction. The
+-- terminal draws every input (txn.rs) and passes it in, so both modes draw the same mix; each
+-- function follows the client-side statements above step by step. An empty section: this
+-- dialect has them; otherwise the one-line reason `--procedures` is refused.
+-- name: procedures_refused
+
+-- name: procedures_drop
+DROP FUNCTION IF EXISTS tpcc_new_order;
+DROP FUNCTION IF EXISTS tpcc_payment;
+DROP FUNCTION IF EXISTS tpcc_order_status;
+DROP FUNCTION IF EXISTS tpcc_delivery;
+DROP FUNCTION IF EXISTS tpcc_stock_level;
+DROP FUNCTION IF EXISTS tpcc_customer_by_name;
+
+-- PL/pgSQL, sent as one batch (bodies hold semicolons). Comments stay out of the bodies: this
+-- file's comment lines are not kept.
+-- name: procedures
+CREATE FUNCTION tpcc_customer_by_name(p_w int, p_d int, p_last text) RETURNS int AS $$
+DECLARE
+  v_ids int[];
+BEGIN
+  SELECT array_agg(c_id ORDER BY c_first) INTO v_ids FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_last = p_last;
+  IF v_ids IS NULL THEN
+    RAISE EXCEPTION 'no customer named % in warehouse %, district %', p_last, p_w, p_d;
+  END IF;
+  RETURN v_ids[(cardinality(v_ids) + 1) / 2];
+END $$ LANGUAGE plpgsql;
+
+CREATE FUNCTION tpcc_new_order(p_w int, p_d int, p_c int, p_items int[], p_supply int[], p_quantity int[], OUT order_id int, OUT order_total numeric) AS $$
+DECLARE
+  v_lines int := cardinality(p_items);
+  v_w_tax numeric;
+  v_d_tax numeric;
+  v_discount numeric;
+  v_price numeric;
+  v_stock int;
+  v_dist char(24);
+  v_amount numeric;
+BEGIN
+  SELECT w_tax INTO v_w_tax FROM warehouse WHERE w_id = p_w;
+  SELECT c_discount INTO v_discount FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_id = p_c;
+  IF (SELECT count(*) FROM item WHERE i_id = ANY (p_items)) < (SELECT count(DISTINCT i) FROM unnest(p_items) AS i) THEN
+    order_id := 0;
+    order_total := 0;
+    RETURN;
+  END IF;
+  UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = p_w AND d_id = p_d RETURNING d_next_o_id - 1, d_tax INTO order_id, v_d_tax;
+  INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (order_id, p_d, p_w, p_c, CURRENT_TIMESTAMP, NULL, v_lines, CASE WHEN p_w = ALL (p_supply) THEN 1 ELSE 0 END);
+  order_total := 0;
+  FOR k IN 1 .. v_lines LOOP
+    SELECT i_price INTO v_price FROM item WHERE i_id = p_items[k];
+    SELECT s_quantity, CASE p_d WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_stock, v_dist FROM stock WHERE s_w_id = p_supply[k] AND s_i_id = p_items[k] FOR UPDATE;
+    IF v_stock >= p_quantity[k] + 10 THEN
+      v_stock := v_stock - p_quantity[k];
+    ELSE
+      v_stock := v_stock - p_quantity[k] + 91;
+    END IF;
+    UPDATE stock SET s_quantity = v_stock, s_ytd = s_ytd + p_quantity[k], s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN p_supply[k] = p_w THEN 0 ELSE 1 END WHERE s_w_id = p_supply[k] AND s_i_id = p_items[k];
+    v_amount := round(p_quantity[k] * v_price, 2);
+    order_total := order_total + v_amount;
+    INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (order_id, p_d, p_w, k, p_items[k], p_supply[k], NULL, p_quantity[k], v_amount, v_dist);
+  END LOOP;
+  INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (order_id, p_d, p_w);
+  order_total := order_total * (1 - v_discount) * (1 + v_w_tax + v_d_tax);
+END $$ LANGUAGE plpgsql;
+
+CREATE FUNCTION tpcc_payment(p_w int, p_d int, p_c_w int, p_c_d int, p_c int, p_last text, p_amount numeric) RETURNS int AS $$
+DECLARE
+  v_c int := p_c;
+  v_w_name text;
+  v_d_name text;
+  v_credit text;
+  v_data text;
+BEGIN
+  UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w;
+  SELECT w_name INTO v_w_name FROM warehouse WHERE w_id = p_w;
+  UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w AND d_id = p_d;
+  SELECT d_name INTO v_d_name FROM district WHERE d_w_id = p_w AND d_id = p_d;
+  IF p_c = 0 THEN
+    v_c := tpcc_customer_by_name(p_c_w, p_c_d, p_last);
+  END IF;
+  SELECT c_credit INTO v_credit FROM customer WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c FOR UPDATE;
+  IF v_credit = 'BC' THEN
+    SELECT c_data INTO v_data FROM customer WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
+    v_data := left(format('%s %s %s %s %s %s|%s', v_c, p_c_d, p_c_w, p_d, p_w, round(p_amount, 2), v_data), 500);
+    UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount, c_payment_cnt = c_payment_cnt + 1, c_data = v_data WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
+  ELSE
+    UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
+  END IF;
+  INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (v_c, p_c_d, p_c_w, p_d, p_w, CURRENT_TIMESTAMP, p_amount, left(v_w_name || '    ' || v_d_name, 24));
+  RETURN v_c;
+END $$ LANGUAGE plpgsql;
+
+CREATE FUNCTION tpcc_order_status(p_w int, p_d int, p_c int, p_last text) RETURNS TABLE (item int, supply_w int, quantity int, amount numeric, delivered timestamp) AS $$
+DECLARE
+  v_c int := p_c;
+  v_balance numeric;
+  v_first text;
+  v_middle text;
+  v_last text;
+  v_o int;
+  v_entry timestamp;
+  v_carrier int;
+BEGIN
+  IF p_c = 0 THEN
+    v_c := tpcc_customer_by_name(p_w, p_d, p_last);
+  END IF;
+  SELECT c_balance, c_first, c_middle, c_last INTO v_balance, v_first, v_middle, v_last FROM customer WHERE c_w_id = p_w AND c_d_id = p_d AND c_id = v_c;
+  SELECT o_id, o_entry_d, o_carrier_id INTO v_o, v_entry, v_carrier FROM orders WHERE o_w_id = p_w AND o_d_id = p_d AND o_c_id = v_c ORDER BY o_id DESC LIMIT 1;
+  IF v_o IS NOT NULL THEN
+    RETURN QUERY SELECT ol_i_id, ol_supply_w_id, ol_quantity::int, ol_amount::numeric, ol_delivery_d FROM order_line WHERE ol_w_id = p_w AND ol_d_id = p_d AND ol_o_id = v_o;
+  END IF;
+END $$ LANGUAGE plpgsql;
+
+CREATE FUNCTION tpcc_delivery(p_w int, p_carrier int) RETURNS int AS $$
+DECLARE
+  v_o int;
+  v_c int;
+  v_sum numeric;
+  v_rows int;
+  v_done int := 0;
+BEGIN
+  FOR v_d IN 1 .. 10 LOOP
+    SELECT min(no_o_id) INTO v_o FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d;
+    CONTINUE WHEN v_o IS NULL;
+    DELETE FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d AND no_o_id = v_o;
+    GET DIAGNOSTICS v_rows = ROW_COUNT;
+    CONTINUE WHEN v_rows = 0;
+    SELECT o_c_id INTO v_c FROM orders WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o;
+    UPDATE orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o;
+    UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
+    SELECT COALESCE(sum(ol_amount), 0) INTO v_sum FROM order_line WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
+    UPDATE customer SET c_balance = c_balance + v_sum, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = p_w AND c_d_id = v_d AND c_id = v_c;
+    v_done := v_done + 1;
+  END LOOP;
+  RETURN v_done;
+END $$ LANGUAGE plpgsql;
+
+CREATE FUNCTION tpcc_stock_level(p_w int, p_d int, p_threshold int) RETURNS int AS $$
+DECLARE
+  v_next int;
+  v_count int;
+BEGIN
+  SELECT d_next_o_id INTO v_next FROM district WHERE d_w_id = p_w AND d_id = p_d;
+  SELECT count(DISTINCT s_i_id) INTO v_count FROM order_line, stock WHERE ol_w_id = p_w AND ol_d_id = p_d AND ol_o_id < v_next AND ol_o_id >= v_next - 20 AND s_w_id = p_w AND s_i_id = ol_i_id AND s_quantity < p_threshold;
+  RETURN v_count;
+END $$ LANGUAGE plpgsql;
+
+-- One call per transaction; arrays travel as text ('{1,2,3}').
+-- name: call_new_order
+SELECT order_id FROM tpcc_new_order(CAST(? AS int), CAST(? AS int), CAST(? AS int), CAST(? AS int[]), CAST(? AS int[]), CAST(? AS int[]))
+
+-- name: call_payment
+SELECT tpcc_payment(CAST(? AS int), CAST(? AS int), CAST(? AS int), CAST(? AS int), CAST(? AS int), CAST(? AS text), CAST(? AS numeric))
+
+-- name: call_order_status
+SELECT * FROM tpcc_order_status(CAST(? AS int), CAST(? AS int), CAST(? AS int), CAST(? AS text))
+
+-- name: call_delivery
+SELECT tpcc_delivery(CAST(? AS int), CAST(? AS int))
+
+-- name: call_stock_level
+SELECT tpcc_stock_level(CAST(? AS int), CAST(? AS int), CAST(? AS int))

@@ -29,3 +29,6 @@ UPDATE district SET d_next_o_id = LAST_INSERT_ID(d_next_o_id + 1) WHERE d_w_id =
 
 -- name: no_district
 SELECT LAST_INSERT_ID() - 1, d_tax FROM district WHERE d_w_id = ? AND d_id = ?
+
+-- name: procedures_refused
+TPC-C stored procedures on MariaDB/MySQL are not provided by this version of dbduel: drop --procedures

@@ -1,7 +1,9 @@
 //! TPC-C beyond the conformance suite (which loads one warehouse on every target, runs and
 //! checks): bad TPC-C options are refused, two warehouses load in parallel and run at
-//! serializable on PostgreSQL, `check tpcc` fails once an order is deleted by hand, and
-//! `--spec-timing` paces terminals by the specification's keying and think times.
+//! serializable on PostgreSQL, `check tpcc` fails once an order is deleted by hand,
+//! `--spec-timing` paces terminals by the specification's keying and think times, and
+//! `--procedures` runs one call per transaction on PostgreSQL (refused elsewhere, and on a
+//! database prepared without them).
 
 use std::sync::Arc;
 
@@ -10,7 +12,7 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let refused: [(&str, &[&str], &str); 4] = [
+    let refused: [(&str, &[&str], &str); 5] = [
         (
             "warehouses_zero",
             &["run", "tpcc", "--warehouses", "0"],
@@ -38,6 +40,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             &["run", "tpcc", "--spec-timing", "-R", "10"],
             "drop --rate",
         ),
+        (
+            "procedures_on_sqlite",
+            &["run", "tpcc", "--procedures", "-T", "1"],
+            "SQLite has no stored procedures",
+        ),
     ];
     let mut out: Vec<Trial> = refused
         .into_iter()
@@ -57,12 +64,122 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "tpcc::postgres_two_warehouses_serializable_then_an_order_deleted",
         move || Ok(two_warehouses_then_delete(&env2)?),
     ));
-    let env = env.clone();
+    let env3 = env.clone();
     out.push(Trial::test(
         "tpcc::spec_timing_paces_terminals",
-        move || Ok(spec_timing(&env)?),
+        move || Ok(spec_timing(&env3)?),
+    ));
+    let env4 = env.clone();
+    out.push(Trial::test(
+        "tpcc::postgres_procedures_one_call_per_transaction",
+        move || Ok(procedures(&env4)?),
+    ));
+    let env = env.clone();
+    out.push(Trial::test(
+        "tpcc::refuses::procedures_on_mariadb",
+        move || {
+            let dsn = env.fresh_db(Target::MariaDb("InnoDB"), "tpcc_procs");
+            let out = dbduel(&["prepare", "tpcc", "-w", "1", "--procedures", "--dsn", &dsn]);
+            expect_code(&out, 2, "prepare --procedures on MariaDB")?;
+            let all = text(&out);
+            Ok(ensure(
+                all.contains("not provided by this version") && all.lines().count() == 1,
+                || format!("not a one-line refusal:\n{all}"),
+            )?)
+        },
     ));
     out
+}
+
+/// `--procedures` on PostgreSQL: prepare installs the five functions, a run calls one per
+/// transaction (one statement each), the 1% New-Order rollback is counted as a rollback, the
+/// result says procedures on, and the consistency conditions hold afterwards; a run without
+/// `--procedures` on the same database records procedures off.
+fn procedures(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "tpcc_procs");
+    let prepare = dbduel(&["prepare", "tpcc", "-w", "1", "--procedures", "--dsn", &dsn]);
+    expect_code(&prepare, 0, "prepare --procedures")?;
+    let json = env.path("tpcc-procs.json");
+    let json_s = json.display().to_string();
+    let run = dbduel(&[
+        "run",
+        "tpcc",
+        "--procedures",
+        "--dsn",
+        &dsn,
+        "-c",
+        "4",
+        "-T",
+        "3",
+        "-M",
+        "prepared",
+        "--json",
+        &json_s,
+    ]);
+    expect_code(&run, 0, "run --procedures")?;
+    let r = read_result(&json)?;
+    let w = &r["workload"];
+    ensure(w["settings"]["procedures"] == "on", || {
+        format!("settings: {}", w["settings"])
+    })?;
+    let (txns, queries) = (r["transactions"].as_u64(), r["queries"].as_u64());
+    ensure(txns.is_some_and(|t| t > 0) && txns == queries, || {
+        format!("{txns:?} transactions sent {queries:?} statements: not one call each")
+    })?;
+    let types = r["transaction_types"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for name in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
+        let done = types
+            .iter()
+            .find(|t| t["name"] == name)
+            .and_then(|t| t["transactions"].as_u64());
+        ensure(done.is_some_and(|n| n > 0), || {
+            format!(
+                "{name}: {done:?} transactions in {}",
+                r["transaction_types"]
+            )
+        })?;
+    }
+    let errors = r["errors"].as_u64();
+    ensure(errors == Some(0), || format!("{errors:?} errors"))?;
+    let new_orders = &types[0];
+    let (done, rolled) = (
+        new_orders["transactions"].as_f64().unwrap_or(0.0),
+        new_orders["rollbacks"].as_f64().unwrap_or(-1.0),
+    );
+    // 1% of New-Orders end on an unused item: at least one in the hundreds a run completes,
+    // and far from every one.
+    ensure(rolled >= 1.0 && rolled <= 0.04 * done, || {
+        format!("{rolled} of {done} New-Orders rolled back (about 1% expected)")
+    })?;
+    let nopm = w["metrics"]["nopm"].as_f64().unwrap_or(0.0);
+    ensure(
+        nopm > 0.0 && w["metrics"]["tpmC"].as_f64() > Some(nopm),
+        || format!("metrics: {}", w["metrics"]),
+    )?;
+    expect_code(&check(&dsn), 0, "check after the procedures run")?;
+
+    let run = dbduel(&[
+        "run", "tpcc", "--dsn", &dsn, "-c", "2", "-T", "1", "--json", &json_s,
+    ]);
+    expect_code(&run, 0, "run without --procedures")?;
+    let r = read_result(&json)?;
+    ensure(r["workload"]["settings"]["procedures"] == "off", || {
+        format!("settings: {}", r["workload"]["settings"])
+    })?;
+    let (txns, queries) = (r["transactions"].as_u64(), r["queries"].as_u64());
+    ensure(queries > txns, || {
+        format!("client-side statements: {queries:?} statements for {txns:?} transactions")
+    })?;
+    expect_code(&check(&dsn), 0, "check after both runs")
 }
 
 /// With keying and think times (clause 5.2.5.7) a terminal waits at least 2 s before each
@@ -108,7 +225,18 @@ fn spec_timing(env: &Env) -> Result<(), String> {
     ensure(new_orders == 0, || {
         format!("{new_orders} New-Orders completed inside their 18 s keying time")
     })?;
-    expect_code(&check(&dsn), 0, "check after the paced run")
+    expect_code(&check(&dsn), 0, "check after the paced run")?;
+    // Prepared without --procedures: a run with them is refused before it starts.
+    let out = dbduel(&["run", "tpcc", "--procedures", "--dsn", &dsn, "-T", "1"]);
+    expect_code(
+        &out,
+        2,
+        "run --procedures on a database prepared without them",
+    )?;
+    let all = text(&out);
+    ensure(all.contains("prepare with --procedures first"), || {
+        format!("message lacks 'prepare with --procedures first':\n{all}")
+    })
 }
 
 fn check(dsn: &str) -> std::process::Output {

@@ -1,10 +1,12 @@
 //! TPC-C (TPC Benchmark C, standard specification revision 5.11): the registry entry, its
 //! options (warehouses, isolation, specification timing), schema and loading (load.rs), the
 //! five transactions (txn.rs), the consistency conditions (check.rs) and its figures (NOPM,
-//! tpmC). The SQL lives in sql/tpcc/.
+//! tpmC). The SQL lives in sql/tpcc/; with `--procedures` the transactions run as server-side
+//! code installed by `prepare` (procedures.rs).
 
 mod check;
 mod load;
+mod procedures;
 mod rand;
 mod txn;
 
@@ -41,6 +43,8 @@ pub const NEW_ORDERS_FROM: i64 = 2_101;
 
 /// Where the load's NURand constants are kept (clause 2.1.6.1 needs them for the run's).
 const META_CONSTANTS: &str = "tpcc.constants";
+/// Where `prepare --procedures` records the fingerprint of the code it installed.
+const META_PROCEDURES: &str = "tpcc.procedures";
 /// The transaction types, in the order of their index.
 pub const TYPES: [&str; 5] = [
     "new_order",
@@ -49,7 +53,13 @@ pub const TYPES: [&str; 5] = [
     "delivery",
     "stock_level",
 ];
-const OPTIONS: [&str; 4] = ["warehouses", "isolation", "spec_timing", "load_workers"];
+const OPTIONS: [&str; 5] = [
+    "warehouses",
+    "isolation",
+    "spec_timing",
+    "load_workers",
+    "procedures",
+];
 
 /// Transaction isolation asked for on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +75,8 @@ pub struct Tpcc {
     isolation: Isolation,
     spec_timing: bool,
     load_workers: Option<u32>,
+    /// `--procedures`: the transactions as server-side code, one call each.
+    procedures: bool,
     /// Clients of the run (terminals), 0 outside a run.
     clients: u32,
     /// Seconds the run lasts, warm-up included, when it is timed.
@@ -110,6 +122,7 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         isolation,
         spec_timing: o.params.contains_key("spec_timing"),
         load_workers: number("load_workers")?,
+        procedures: o.params.contains_key("procedures"),
         clients: o.clients,
         run_s: o.run_s,
         run_constants: Constants {
@@ -122,6 +135,11 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
 
 fn sql(engine: &dyn Engine) -> SqlSet {
     SqlSet::load(&crate::dialect_files!("tpcc"), engine.dialect())
+}
+
+/// Whether the dialect's SQL provides the procedures (an empty `procedures_refused`).
+fn has_procedures(sql: &SqlSet) -> bool {
+    sql.get("procedures_refused").is_empty()
 }
 
 /// The current time as every engine reads a timestamp literal: `YYYY-MM-DD HH:MM:SS`.
@@ -160,6 +178,16 @@ fn read_warehouses(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
     }
 }
 
+impl Tpcc {
+    /// `--procedures` on a dialect that has none (yet): refused before anything is done.
+    fn refuse_procedures(&self, sql: &SqlSet) -> Result<(), Error> {
+        match sql.get("procedures_refused") {
+            reason if self.procedures && !reason.is_empty() => Err(Error::Usage(reason.into())),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Workload for Tpcc {
     fn name(&self) -> &'static str {
         "tpcc"
@@ -178,8 +206,16 @@ impl Workload for Tpcc {
         loader: &Loader,
     ) -> Result<(), Error> {
         let sql = sql(engine);
+        self.refuse_procedures(&sql)?;
         let plain = engine.table_options(None);
         let vars = [("plain", plain.as_str())];
+        if has_procedures(&sql) {
+            run_all(
+                s,
+                &sql.statements("procedures_drop", &[]),
+                "dropping the tpcc procedures",
+            )?;
+        }
         run_all(
             s,
             &sql.statements("drop", &vars),
@@ -219,16 +255,28 @@ impl Workload for Tpcc {
             &sql.statements("analyze", &vars),
             "analyzing the tpcc tables",
         )?;
+        if self.procedures {
+            // One batch: the functions' bodies hold semicolons.
+            let code = sql.get("procedures");
+            s.batch(code)
+                .map_err(|e| db_error(e, "installing the tpcc procedures"))?;
+            meta_set(s, META_PROCEDURES, &procedures::fingerprint(code))
+                .map_err(|e| db_error(e, "writing dbduel_facts"))?;
+        }
         meta_set(s, META_CONSTANTS, &constants.encode())
             .map_err(|e| db_error(e, "writing dbduel_facts"))
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
-        run_all(
-            s,
-            &sql(engine).statements("drop", &[]),
-            "dropping the tpcc tables",
-        )?;
+        let sql = sql(engine);
+        if has_procedures(&sql) {
+            run_all(
+                s,
+                &sql.statements("procedures_drop", &[]),
+                "dropping the tpcc procedures",
+            )?;
+        }
+        run_all(s, &sql.statements("drop", &[]), "dropping the tpcc tables")?;
         meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_facts"))
     }
 
@@ -240,7 +288,21 @@ impl Workload for Tpcc {
 
     fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let sql = sql(engine);
+        self.refuse_procedures(&sql)?;
         let held = read_warehouses(&sql, s)?;
+        if self.procedures {
+            let installed = meta_get(s, META_PROCEDURES);
+            if installed.as_deref() != Some(&procedures::fingerprint(sql.get("procedures"))) {
+                return Err(Error::Usage(format!(
+                    "the database holds {} tpcc procedures: prepare with --procedures first (`dbduel prepare tpcc --procedures --dsn ...`)",
+                    if installed.is_some() {
+                        "another version's"
+                    } else {
+                        "no"
+                    }
+                )));
+            }
+        }
         let mut warnings = Vec::new();
         if self.warehouses != 0 && self.warehouses != held {
             warnings.push(format!(
@@ -339,6 +401,7 @@ impl Workload for Tpcc {
             self.warehouses,
             self.run_constants,
             self.spec_timing,
+            self.procedures,
             seed,
         )
         .map(|c| Box::new(c) as Box<dyn Client>)
@@ -358,6 +421,10 @@ impl Workload for Tpcc {
         out.insert(
             "spec_timing".into(),
             if self.spec_timing { "on" } else { "off" }.into(),
+        );
+        out.insert(
+            "procedures".into(),
+            if self.procedures { "on" } else { "off" }.into(),
         );
         out.insert("mix".into(), "deck of 100: 45/43/4/4/4".into());
         out

@@ -8,6 +8,7 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
+use super::procedures::Calls;
 use super::rand::{Constants, cents, last_name, nurand};
 use super::{CUSTOMERS, DISTRICTS, ITEMS};
 use crate::engine::{DbError, DbResult, ErrorClass, Session, StmtId, Value};
@@ -129,19 +130,19 @@ fn think_time(rng: &mut SmallRng, mean: f64) -> f64 {
 /// Clause 2.4.1.3: 5 to 15 items per order.
 const MAX_LINES: usize = 15;
 
-struct Line {
-    i_id: i64,
-    supply_w: i64,
-    quantity: i64,
+pub struct Line {
+    pub i_id: i64,
+    pub supply_w: i64,
+    pub quantity: i64,
 }
 
-enum CustomerKey {
+pub enum CustomerKey {
     Id(i64),
     LastName(String),
 }
 
 /// The input a terminal draws for one transaction (clauses 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1).
-enum Input {
+pub enum Input {
     NewOrder {
         d_id: i64,
         c_id: i64,
@@ -180,6 +181,9 @@ pub struct TpccClient {
     /// items.
     stocks_by_count: Vec<StmtId>,
     stock_updates_by_count: Vec<StmtId>,
+    /// `--procedures`: one call per transaction instead of the statements above (which are
+    /// then not prepared).
+    calls: Option<Calls>,
     deck: Vec<u8>,
     dealt: usize,
     kind: usize,
@@ -192,6 +196,7 @@ pub struct TpccClient {
 }
 
 impl TpccClient {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         sql: &SqlSet,
         s: &mut dyn Session,
@@ -199,15 +204,23 @@ impl TpccClient {
         warehouses: u32,
         c: Constants,
         spec_timing: bool,
+        procedures: bool,
         seed: u64,
     ) -> DbResult<TpccClient> {
-        let mut stmts = Vec::with_capacity(NAMES.len() + SL_NAMES.len());
-        for name in NAMES.iter().chain(SL_NAMES.iter()) {
+        let calls = procedures.then(|| Calls::prepare(sql, s)).transpose()?;
+        // With procedures, no client-side statement is prepared: none would run.
+        let (names, max_lines) = if procedures {
+            (0, 0)
+        } else {
+            (NAMES.len() + SL_NAMES.len(), MAX_LINES)
+        };
+        let mut stmts = Vec::with_capacity(names);
+        for name in NAMES.iter().chain(SL_NAMES.iter()).take(names) {
             stmts.push(s.prepare(sql.get(name))?);
         }
         let (mut items_by_count, mut lines_by_count) = (vec![StmtId(0)], vec![StmtId(0)]);
         let (mut stocks_by_count, mut stock_updates_by_count) = (vec![StmtId(0)], vec![StmtId(0)]);
-        for n in 1..=MAX_LINES {
+        for n in 1..=max_lines {
             let ids = vec!["?"; n].join(", ");
             items_by_count.push(s.prepare(&sql.get("no_items").replace("{ids}", &ids))?);
             stocks_by_count.push(s.prepare(&sql.get("no_stocks").replace("{ids}", &ids))?);
@@ -235,6 +248,7 @@ impl TpccClient {
             lines_by_count,
             stocks_by_count,
             stock_updates_by_count,
+            calls,
             deck,
             dealt: 0,
             kind: 0,
@@ -764,6 +778,10 @@ impl Client for TpccClient {
 
     fn execute(&mut self, s: &mut dyn Session) -> DbResult<u32> {
         self.rolled_back = false;
+        if let Some(calls) = &self.calls {
+            self.rolled_back = calls.execute(s, self.home, &self.input)?;
+            return Ok(1);
+        }
         match self.kind {
             0 => self.new_order(s),
             1 => self.payment(s),
