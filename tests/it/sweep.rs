@@ -93,9 +93,7 @@ fn transactions_plan() -> Result<(), String> {
     let out = dbduel(&["sweep", &plan, "--results", &results]);
     let took = started.elapsed().as_secs_f64();
     expect_code(&out, 0, "sweep of a count of transactions")?;
-    let show = dbduel(&["results", "show", "1", "--results", &results]);
-    expect_code(&show, 0, "results show")?;
-    let r: serde_json::Value = serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let r = first_run(&results)?;
     let o = &r["options"];
     ensure(
         o["transactions_per_client"] == 50 && o["time_s"].is_null(),
@@ -141,10 +139,7 @@ fn same_retries() -> Result<(), String> {
     let results = dir.path().join("r.db").display().to_string();
     let out = dbduel(&["sweep", &plan, "--results", &results]);
     expect_code(&out, 0, "sweep of tpcb")?;
-    let show = dbduel(&["results", "show", "1", "--results", &results]);
-    expect_code(&show, 0, "results show")?;
-    let point: serde_json::Value =
-        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let point = first_run(&results)?;
     let (ran, swept) = (&run["options"]["max_tries"], &point["options"]["max_tries"]);
     ensure(ran.as_u64().is_some() && ran == swept, || {
         format!("dbduel run tpcb tries {ran} times, a sweep point {swept}")
@@ -161,9 +156,7 @@ fn same_retries() -> Result<(), String> {
         0,
         "sweep with max_tries = 7",
     )?;
-    let show = dbduel(&["results", "show", "1", "--results", &results]);
-    let point: serde_json::Value =
-        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let point = first_run(&results)?;
     ensure(point["options"]["max_tries"] == 7, || {
         format!("max_tries = 7 ran with {}", point["options"]["max_tries"])
     })
@@ -218,9 +211,7 @@ fn firebird_knob() -> Result<(), String> {
     let results = dir.path().join("r.db").display().to_string();
     let out = dbduel(&["sweep", &plan, "--results", &results]);
     expect_code(&out, 0, "firebird sweep with a knob")?;
-    let show = dbduel(&["results", "show", "1", "--results", &results]);
-    expect_code(&show, 0, "results show")?;
-    let r: serde_json::Value = serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let r = first_run(&results)?;
     let buffers = &r["engine"]["settings"]["page_buffers"];
     ensure(buffers == "8192", || {
         format!("page_buffers {buffers} after DefaultDbCachePages = 8192")
@@ -255,6 +246,13 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write plan");
     path.display().to_string()
+}
+
+/// The stored result of run 1, as `results show 1` prints it.
+fn first_run(results: &str) -> Result<serde_json::Value, String> {
+    let show = dbduel(&["results", "show", "1", "--results", results]);
+    expect_code(&show, 0, "results show")?;
+    serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())
 }
 
 fn exported(results: &str) -> Result<Vec<serde_json::Value>, String> {
@@ -351,9 +349,7 @@ fn tpcc_figures() -> Result<(), String> {
             format!("CSV row without NOPM: {line}")
         })?;
     }
-    let show = dbduel(&["results", "show", "1", "--results", &results]);
-    let shown: serde_json::Value =
-        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    let shown = first_run(&results)?;
     ensure(
         shown["workload"]["settings"]["isolation"] == "serializable",
         || {
