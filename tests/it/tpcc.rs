@@ -69,18 +69,23 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "tpcc::spec_timing_paces_terminals",
         move || Ok(spec_timing(&env3)?),
     ));
-    let env4 = env.clone();
-    out.push(Trial::test(
-        "tpcc::postgres_procedures_one_call_per_transaction",
-        move || Ok(procedures(&env4)?),
-    ));
+    for (name, target) in [
+        ("postgres", Target::Postgres),
+        ("mariadb_innodb", Target::MariaDb("InnoDB")),
+    ] {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!("tpcc::{name}_procedures_one_call_per_transaction"),
+            move || Ok(procedures(&env, target)?),
+        ));
+    }
     let env = env.clone();
     out.push(Trial::test(
-        "tpcc::refuses::procedures_on_mariadb",
+        "tpcc::refuses::procedures_on_firebird",
         move || {
-            let dsn = env.fresh_db(Target::MariaDb("InnoDB"), "tpcc_procs");
+            let dsn = env.fresh_db(Target::Firebird, "tpcc_procs");
             let out = dbduel(&["prepare", "tpcc", "-w", "1", "--procedures", "--dsn", &dsn]);
-            expect_code(&out, 2, "prepare --procedures on MariaDB")?;
+            expect_code(&out, 2, "prepare --procedures on Firebird")?;
             let all = text(&out);
             Ok(ensure(
                 all.contains("not provided by this version") && all.lines().count() == 1,
@@ -91,33 +96,54 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     out
 }
 
-/// `--procedures` on PostgreSQL: prepare installs the five functions, a run calls one per
-/// transaction (one statement each), the 1% New-Order rollback is counted as a rollback, the
-/// result says procedures on, and the consistency conditions hold afterwards; a run without
-/// `--procedures` on the same database records procedures off.
-fn procedures(env: &Env) -> Result<(), String> {
-    let dsn = env.fresh_db(Target::Postgres, "tpcc_procs");
+/// `--procedures` (PostgreSQL functions, MariaDB procedures): prepare installs the five, a run
+/// in each protocol (prepared, simple) calls one per transaction (one statement each), the 1%
+/// New-Order rollback is counted as a rollback, the result says procedures on, and the
+/// consistency conditions hold afterwards; a run without `--procedures` on the same database
+/// records procedures off.
+fn procedures(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "tpcc_procs");
     let prepare = dbduel(&["prepare", "tpcc", "-w", "1", "--procedures", "--dsn", &dsn]);
     expect_code(&prepare, 0, "prepare --procedures")?;
-    let json = env.path("tpcc-procs.json");
+    let json = env.path(&format!("tpcc-procs-{}.json", target.label()));
     let json_s = json.display().to_string();
+    for protocol in ["prepared", "simple"] {
+        procedures_run(&dsn, &json_s, protocol)?;
+    }
+    let run = dbduel(&[
+        "run", "tpcc", "--dsn", &dsn, "-c", "2", "-T", "1", "--json", &json_s,
+    ]);
+    expect_code(&run, 0, "run without --procedures")?;
+    let r = read_result(&json)?;
+    ensure(r["workload"]["settings"]["procedures"] == "off", || {
+        format!("settings: {}", r["workload"]["settings"])
+    })?;
+    let (txns, queries) = (r["transactions"].as_u64(), r["queries"].as_u64());
+    ensure(queries > txns, || {
+        format!("client-side statements: {queries:?} statements for {txns:?} transactions")
+    })?;
+    expect_code(&check(&dsn), 0, "check after both runs")
+}
+
+/// One `run --procedures` of 4 clients for 3 s in `protocol`, and its result's checks.
+fn procedures_run(dsn: &str, json_s: &str, protocol: &str) -> Result<(), String> {
     let run = dbduel(&[
         "run",
         "tpcc",
         "--procedures",
         "--dsn",
-        &dsn,
+        dsn,
         "-c",
         "4",
         "-T",
         "3",
         "-M",
-        "prepared",
+        protocol,
         "--json",
-        &json_s,
+        json_s,
     ]);
-    expect_code(&run, 0, "run --procedures")?;
-    let r = read_result(&json)?;
+    expect_code(&run, 0, &format!("run --procedures -M {protocol}"))?;
+    let r = read_result(std::path::Path::new(json_s))?;
     let w = &r["workload"];
     ensure(w["settings"]["procedures"] == "on", || {
         format!("settings: {}", w["settings"])
@@ -165,21 +191,11 @@ fn procedures(env: &Env) -> Result<(), String> {
         nopm > 0.0 && w["metrics"]["tpmC"].as_f64() > Some(nopm),
         || format!("metrics: {}", w["metrics"]),
     )?;
-    expect_code(&check(&dsn), 0, "check after the procedures run")?;
-
-    let run = dbduel(&[
-        "run", "tpcc", "--dsn", &dsn, "-c", "2", "-T", "1", "--json", &json_s,
-    ]);
-    expect_code(&run, 0, "run without --procedures")?;
-    let r = read_result(&json)?;
-    ensure(r["workload"]["settings"]["procedures"] == "off", || {
-        format!("settings: {}", r["workload"]["settings"])
-    })?;
-    let (txns, queries) = (r["transactions"].as_u64(), r["queries"].as_u64());
-    ensure(queries > txns, || {
-        format!("client-side statements: {queries:?} statements for {txns:?} transactions")
-    })?;
-    expect_code(&check(&dsn), 0, "check after both runs")
+    expect_code(
+        &check(dsn),
+        0,
+        &format!("check after the -M {protocol} run"),
+    )
 }
 
 /// With keying and think times (clause 5.2.5.7) a terminal waits at least 2 s before each
