@@ -387,7 +387,10 @@ fn killed_mid_sweep() -> Result<(), String> {
         format!("a sweep with a killed server must exit 1, got {status}:\n{all}")
     })?;
     ensure(
-        all.contains("was started again") && all.contains("[errors, server restarted]"),
+        all.contains("was started again")
+            && all.lines().any(|l| {
+                l.contains("run 1:") && l.contains("errors") && l.contains("server restarted]")
+            }),
         || format!("the restart is not said:\n{all}"),
     )?;
     let results = results.display().to_string();
