@@ -1,17 +1,14 @@
 //! The HTML report: one self-contained file (inline style, inline SVG charts drawn here, a few
 //! lines of script for tooltips; nothing fetched from the network) showing a `ReportData`.
 
+mod svg;
+
 use std::fmt::Write;
 
 use super::data::{PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3, tps_text};
 use super::human_bytes;
-
-/// `write!` into a String, which cannot fail.
-macro_rules! w {
-    ($out:expr, $($arg:tt)*) => {{
-        let _ = write!($out, $($arg)*);
-    }};
-}
+pub use svg::esc;
+use svg::{Axis, Frame, SHAPES, Shape, Style, compact, line_svg, marker, nice_ticks, ticks_of, w};
 
 /// Okabe-Ito colours (yellow left out: too pale on white), safe for colour-blind readers.
 const PALETTE: &[&str] = &[
@@ -52,22 +49,6 @@ pub fn html(data: &ReportData) -> String {
         out,
         "</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
     );
-    out
-}
-
-/// Text made safe for HTML content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
     out
 }
 
@@ -123,28 +104,6 @@ fn plural(n: usize) -> &'static str {
 
 // ---------------------------------------------------------------------------------------------
 // Series styles: the same colour, dash and marker for a series in every chart.
-
-#[derive(Clone, Copy, PartialEq)]
-enum Shape {
-    Circle,
-    Square,
-    Triangle,
-    Diamond,
-}
-
-const SHAPES: &[Shape] = &[
-    Shape::Circle,
-    Shape::Square,
-    Shape::Triangle,
-    Shape::Diamond,
-];
-
-#[derive(Clone, Copy)]
-struct Style {
-    color: &'static str,
-    dash: &'static str,
-    shape: Shape,
-}
 
 struct Styles {
     series: Vec<(String, Style, bool)>,
@@ -220,221 +179,6 @@ impl Styles {
         out += "</ul>";
         out
     }
-}
-
-fn marker(style: &Style, x: f64, y: f64, hollow: bool) -> String {
-    let fill = if hollow { "#fff" } else { style.color };
-    let paint = format!(
-        "fill=\"{fill}\" stroke=\"{}\" stroke-width=\"1.8\"",
-        style.color
-    );
-    let r = 4.6;
-    match style.shape {
-        Shape::Circle => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" {paint}/>"),
-        Shape::Square => format!(
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" {paint}/>",
-            x - r * 0.85,
-            y - r * 0.85,
-            r * 1.7,
-            r * 1.7
-        ),
-        Shape::Triangle => polygon(
-            &[(x, y - r * 1.1), (x + r, y + r * 0.8), (x - r, y + r * 0.8)],
-            &paint,
-        ),
-        Shape::Diamond => polygon(
-            &[(x, y - r * 1.2), (x + r, y), (x, y + r * 1.2), (x - r, y)],
-            &paint,
-        ),
-    }
-}
-
-fn polygon(points: &[(f64, f64)], paint: &str) -> String {
-    format!("<polygon points=\"{}\" {paint}/>", coords(points))
-}
-
-fn coords(points: &[(f64, f64)]) -> String {
-    let pairs: Vec<String> = points
-        .iter()
-        .map(|(x, y)| format!("{x:.1},{y:.1}"))
-        .collect();
-    pairs.join(" ")
-}
-
-fn line_svg(points: &[(f64, f64)], style: &Style) -> String {
-    let dash = if style.dash.is_empty() {
-        String::new()
-    } else {
-        format!(" stroke-dasharray=\"{}\"", style.dash)
-    };
-    format!(
-        "<polyline class=\"curve\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2.2\" \
-         stroke-linejoin=\"round\"{dash}/>",
-        coords(points),
-        style.color
-    )
-}
-
-// ---------------------------------------------------------------------------------------------
-// Plot frames: scales, grid, ticks and axis labels.
-
-#[derive(Clone, Copy)]
-struct Axis {
-    min: f64,
-    max: f64,
-    log2: bool,
-}
-
-impl Axis {
-    fn frac(&self, v: f64) -> f64 {
-        let (v, lo, hi) = if self.log2 {
-            (
-                v.max(1e-9).log2(),
-                self.min.max(1e-9).log2(),
-                self.max.max(1e-9).log2(),
-            )
-        } else {
-            (v, self.min, self.max)
-        };
-        if hi - lo <= f64::EPSILON {
-            0.5
-        } else {
-            (v - lo) / (hi - lo)
-        }
-    }
-}
-
-struct Frame {
-    w: f64,
-    h: f64,
-    left: f64,
-    right: f64,
-    top: f64,
-    bottom: f64,
-    /// Room between the plot's edges and the first and last x values.
-    pad: f64,
-    x: Axis,
-    y: Axis,
-}
-
-impl Frame {
-    fn px(&self, v: f64) -> f64 {
-        let width = self.w - self.left - self.right - 2.0 * self.pad;
-        self.left + self.pad + self.x.frac(v) * width
-    }
-
-    fn py(&self, v: f64) -> f64 {
-        let height = self.h - self.top - self.bottom;
-        self.h - self.bottom - self.y.frac(v).clamp(0.0, 1.05) * height
-    }
-
-    /// The opening `<svg>` tag, the grid, the ticks and the axis labels.
-    fn open(
-        &self,
-        xticks: &[(f64, String)],
-        yticks: &[(f64, String)],
-        xlabel: &str,
-        ylabel: &str,
-    ) -> String {
-        let (x0, x1) = (self.left, self.w - self.right);
-        let (y0, y1) = (self.h - self.bottom, self.top);
-        let mut out = format!(
-            "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">",
-            self.w,
-            self.h,
-            esc(ylabel)
-        );
-        out += &self.grid(xticks, yticks);
-        w!(
-            out,
-            "<line class=\"axis\" x1=\"{x0}\" x2=\"{x1}\" y1=\"{y0}\" y2=\"{y0}\"/>"
-        );
-        w!(
-            out,
-            "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            (x0 + x1) / 2.0,
-            self.h - 6.0,
-            esc(xlabel)
-        );
-        w!(
-            out,
-            "<text class=\"label\" transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-            (y0 + y1) / 2.0,
-            esc(ylabel)
-        );
-        out
-    }
-}
-
-impl Frame {
-    /// Grid lines with their tick labels.
-    fn grid(&self, xticks: &[(f64, String)], yticks: &[(f64, String)]) -> String {
-        let (x0, x1) = (self.left, self.w - self.right);
-        let (y0, y1) = (self.h - self.bottom, self.top);
-        let mut out = String::from("<g class=\"grid\">");
-        for (v, label) in yticks {
-            let y = self.py(*v);
-            w!(
-                out,
-                "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y:.1}\" y2=\"{y:.1}\"/>\
-                 <text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-                x0 - 6.0,
-                y + 4.0,
-                esc(label)
-            );
-        }
-        for (v, label) in xticks {
-            let x = self.px(*v);
-            w!(
-                out,
-                "<line class=\"xgrid\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\"/>\
-                 <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                y0 + 16.0,
-                esc(label)
-            );
-        }
-        out + "</g>"
-    }
-}
-
-/// Ticks from 0 to a round number at or above `max`, about five of them, steps of 1, 2, 2.5 or 5.
-fn nice_ticks(max: f64) -> Vec<f64> {
-    let max = if max.is_finite() && max > 0.0 {
-        max
-    } else {
-        1.0
-    };
-    let raw = max / 5.0;
-    let magnitude = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .iter()
-        .map(|m| m * magnitude)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * magnitude);
-    let n = (max / step - 1e-9).ceil() as usize;
-    (0..=n).map(|i| i as f64 * step).collect()
-}
-
-/// An axis number: 950, 1.5k, 12k, 2M; small numbers with what decimals they need.
-fn compact(v: f64) -> String {
-    let trim = |s: String| {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    };
-    if v.abs() >= 1e6 {
-        trim(format!("{:.2}", v / 1e6)) + "M"
-    } else if v.abs() >= 1e3 {
-        trim(format!("{:.2}", v / 1e3)) + "k"
-    } else {
-        trim(format!("{v:.3}"))
-    }
-}
-
-fn ticks_of(values: &[f64]) -> Vec<(f64, String)> {
-    values.iter().map(|v| (*v, compact(*v))).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1235,82 +979,7 @@ fn size_hint(name: &str, value: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Style and script.
 
-const STYLE: &str = r#"
-:root{--fg:#1c2330;--muted:#5f6b7a;--line:#e4e8ee;--bg:#f4f6f9;--card:#fff}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1320px;margin:0 auto;padding:28px 32px 64px}
-header.top{display:flex;gap:32px;justify-content:space-between;align-items:flex-start;flex-wrap:wrap;margin-bottom:8px}
-h1{font-size:28px;margin:0 0 4px;letter-spacing:-.01em}
-h2{font-size:20px;margin:0 0 4px}
-h3{font-size:15px;margin:22px 0 8px}
-h4{font-size:13px;margin:0;color:var(--muted);font-weight:600;text-transform:uppercase;letter-spacing:.04em}
-.sub{color:var(--muted);margin:0 0 10px}
-nav a{display:inline-block;margin:0 6px 6px 0;padding:3px 10px;border:1px solid var(--line);border-radius:14px;background:var(--card);color:var(--fg);text-decoration:none;font-size:13px}
-nav a:hover{border-color:#0072B2;color:#0072B2}
-section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 24px;margin:18px 0;box-shadow:0 1px 2px rgba(20,30,50,.04)}
-.note{color:var(--muted);margin:0 0 12px;max-width:900px}
-.empty{color:var(--muted);font-style:italic}
-.muted{color:var(--muted)}
-figure{margin:14px 0 24px}
-figcaption{font-weight:600;font-size:15px;margin-bottom:6px}
-.plot{display:flex;gap:20px;align-items:flex-start}
-.plot svg.chart{flex:1 1 auto;max-width:860px}
-.side{flex:0 0 260px;padding-top:8px}
-.trio{display:grid;grid-template-columns:repeat(3,1fr);gap:18px}
-svg.chart{width:100%;height:auto;display:block;overflow:visible}
-svg text{font-family:inherit;fill:#4a5463}
-svg text.tick{font-size:11px}
-svg text.label{font-size:12px;fill:#2b3340}
-.grid line{stroke:#e9edf2}
-.grid line.xgrid{stroke:#f1f3f6}
-line.axis{stroke:#9aa4b2}
-rect.warmup{fill:#eceff3}
-ul.legend,ul.key{list-style:none;padding:0;margin:0 0 10px;display:flex;flex-wrap:wrap;gap:4px 16px}
-.side ul.legend,.side ul.key{flex-direction:column}
-ul.legend li{display:flex;align-items:center;gap:6px;font-size:13px}
-ul.key li{display:flex;align-items:center;gap:6px;font-size:12px;color:var(--muted)}
-.unsafe-label{color:#b42318;font-weight:600}
-.side ul.key{margin-top:14px;padding-top:10px;border-top:1px solid var(--line)}
-.swatch{display:inline-block;width:16px;height:12px;border-radius:2px}
-.swatch.warm{background:#eceff3;border:1px solid #d5dae1}
-.grid-timelines{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:10px 22px}
-figure.timeline{margin:0 0 6px}
-figure.timeline figcaption{font-size:13px;display:flex;align-items:center;gap:6px;margin:0;white-space:nowrap}
-figure.timeline .events{font-size:12px;color:var(--muted);margin:0 0 2px 16px}
-.dot{display:inline-block;width:10px;height:10px;border-radius:50%}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-table.data{width:100%}
-table.data th{font-size:11.5px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);font-weight:600;text-align:left;padding:6px 10px;border-bottom:2px solid var(--line);white-space:nowrap}
-table.data td{padding:5px 10px;border-bottom:1px solid var(--line);vertical-align:middle}
-table.data tbody tr:hover td{background:#f2f6fb}
-table.data tr.group td{border-top:2px solid #cfd6df}
-.num{text-align:right !important;white-space:nowrap}
-td.bad{color:#b42318;font-weight:600}
-td.bar .track{display:inline-block;vertical-align:middle;width:110px;height:8px;margin-right:10px;background:#eef1f5;border-radius:4px;overflow:hidden}
-td.bar .fill{display:block;height:100%;background:#6aa5d6;border-radius:4px}
-td.bar .v{display:inline-block;min-width:150px;text-align:right}
-table.facts{font-size:13px;background:var(--card);border:1px solid var(--line);border-radius:8px;min-width:320px}
-table.facts caption{text-align:left;font-weight:600;font-size:12px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);padding:0 0 4px}
-table.facts th{text-align:left;font-weight:500;color:var(--muted);padding:4px 12px;border-bottom:1px solid var(--line)}
-table.facts td{padding:4px 12px;border-bottom:1px solid var(--line)}
-table.settings{table-layout:fixed}
-table.settings th.series{text-transform:none;letter-spacing:0;font-size:12.5px;color:var(--fg)}
-table.settings th:first-child{width:30%}
-.hint{color:var(--muted);font-family:system-ui,sans-serif;font-size:11.5px;margin-left:6px}
-table.settings td{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
-table.settings tr.diff td{background:#fff6dd}
-table.settings tr.diff td.name{font-weight:700;box-shadow:inset 3px 0 0 #E69F00}
-.diff-key{background:#fff6dd;padding:0 4px;border-left:3px solid #E69F00}
-.badge{display:inline-block;padding:0 7px;margin:0 4px 0 0;border-radius:10px;font-size:10.5px;line-height:17px;vertical-align:1px;font-weight:600;white-space:nowrap;cursor:default}
-.badge.unsafe{background:#fde8e6;color:#b42318}
-.badge.unstable{background:#fff1d6;color:#8a4b00}
-.badge.client-bound{background:#e6edfb;color:#1d4aa1}
-.badge.cold{background:#e1f3f8;color:#0a5b71}
-.badge.warning{background:#eef0f3;color:#4a5463}
-.tip{position:absolute;z-index:10;display:none;max-width:380px;padding:7px 10px;background:#1c2330;color:#fff;font-size:12px;line-height:1.45;border-radius:6px;white-space:pre-line;pointer-events:none;box-shadow:0 4px 14px rgba(0,0,0,.18)}
-@media (max-width:900px){.plot{flex-direction:column}.side{flex:none}.trio{grid-template-columns:1fr}}
-"#;
+const STYLE: &str = include_str!("html/report.css");
 
 /// Tooltips: SVG `<title>`s (native tooltips without script) become a styled tooltip.
 const SCRIPT: &str = r#"
@@ -1434,16 +1103,5 @@ mod tests {
         let page = html(&data);
         assert!(!page.contains("NaN") && !page.contains("inf"));
         assert_eq!(count(&page, "data-series=\"postgres/default\">"), 4);
-    }
-
-    #[test]
-    fn ticks_are_round() {
-        assert_eq!(nice_ticks(10900.0).last(), Some(&12500.0));
-        assert_eq!(nice_ticks(4.0), vec![0.0, 1.0, 2.0, 3.0, 4.0]);
-        assert_eq!(nice_ticks(0.0).last(), Some(&1.0));
-        assert_eq!(compact(1500.0), "1.5k");
-        assert_eq!(compact(12000.0), "12k");
-        assert_eq!(compact(0.25), "0.25");
-        assert_eq!(compact(2_000_000.0), "2M");
     }
 }
