@@ -1,13 +1,59 @@
 //! Value generators of declarative workloads: a sequence, uniform or zipfian integers, uniform
 //! floats, strings of a length range, a choice from a list, timestamps in a range, and foreign
-//! keys into another table's sequence; each draws from its own seeded generator.
+//! keys into another table's sequence; each draws from its own seeded generator. `Kind` is a
+//! validated generator as the workload file's reader (`spec.rs`) makes it.
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use super::spec::{GenSpec, Kind};
 use crate::engine::Value;
 use crate::workload::sysbench::rand::{Dist, Rand};
+
+/// A validated generator.
+#[derive(Debug, Clone)]
+pub struct GenSpec {
+    pub kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+pub enum Kind {
+    Sequence {
+        start: i64,
+        step: i64,
+    },
+    Uniform {
+        min: i64,
+        max: i64,
+    },
+    Zipfian {
+        min: i64,
+        max: i64,
+        s: f64,
+    },
+    Float {
+        min: f64,
+        max: f64,
+    },
+    Str {
+        min: usize,
+        max: usize,
+    },
+    Choice {
+        values: Vec<Value>,
+        weights: Option<Vec<f64>>,
+    },
+    /// Seconds since 1970-01-01 UTC.
+    Timestamp {
+        from: i64,
+        to: i64,
+    },
+    /// Uniform over the referenced table's sequence: start..start+rows-1.
+    Foreign {
+        table: String,
+        column: String,
+        start: i64,
+    },
+}
 
 /// Characters of generated strings.
 const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ";

@@ -20,8 +20,8 @@ use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
     meta_get, meta_set, run_all,
 };
-use generate::Generator;
-use spec::{ColType, Kind, Spec};
+use generate::{Generator, Kind};
+use spec::{ColType, Spec};
 
 /// The registry entry behind every workload file; `find` loads the file first.
 pub const ENTRY: WorkloadEntry = WorkloadEntry {

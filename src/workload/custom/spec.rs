@@ -3,12 +3,13 @@
 //! everything and names the file and line of the first mistake.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::generate::parse_timestamp;
+use super::generate::{GenSpec, Kind, parse_timestamp};
 use crate::Error;
 use crate::engine::Value;
 
@@ -41,8 +42,9 @@ struct ColumnSpec {
     name: String,
     #[serde(rename = "type")]
     ty: String,
+    /// Read into `GenFields` where the column is checked, so that errors name the column.
     #[serde(rename = "gen")]
-    generator: GenFields,
+    generator: Spanned<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -62,29 +64,55 @@ struct QuerySpec {
     weight: f64,
     sql: Spanned<String>,
     #[serde(default)]
-    params: BTreeMap<String, GenFields>,
+    params: BTreeMap<String, Spanned<toml::Value>>,
 }
 
 fn one() -> f64 {
     1.0
 }
 
-/// A generator as written: `kind` and the options that kind takes.
-#[derive(Deserialize, Clone)]
-#[serde(deny_unknown_fields)]
-struct GenFields {
-    kind: String,
-    start: Option<i64>,
-    step: Option<i64>,
-    min: Option<toml::Value>,
-    max: Option<toml::Value>,
-    s: Option<f64>,
-    values: Option<Vec<toml::Value>>,
-    weights: Option<Vec<f64>>,
-    from: Option<String>,
-    to: Option<String>,
-    table: Option<String>,
-    column: Option<String>,
+/// A generator as written: `kind` names the variant, and each kind takes its own keys only
+/// (`deny_unknown_fields`). What the keys must hold is checked by `generator`.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+enum GenFields {
+    Sequence {
+        start: Option<i64>,
+        step: Option<i64>,
+    },
+    Uniform {
+        min: Option<i64>,
+        max: Option<i64>,
+    },
+    Zipfian {
+        min: Option<i64>,
+        max: Option<i64>,
+        s: Option<f64>,
+    },
+    Float {
+        min: Option<f64>,
+        max: Option<f64>,
+    },
+    #[serde(rename = "string")]
+    Str {
+        min: Option<i64>,
+        max: Option<i64>,
+    },
+    Choice {
+        values: Option<Vec<toml::Value>>,
+        weights: Option<Vec<f64>>,
+    },
+    Timestamp {
+        from: Option<String>,
+        to: Option<String>,
+    },
+    Foreign {
+        table: Option<String>,
+        column: Option<String>,
+    },
+    /// A kind not listed above, named in the error.
+    #[serde(other)]
+    Unknown,
 }
 
 /// A column type, written the same way on every engine and mapped by the dialect files.
@@ -97,52 +125,6 @@ pub enum ColType {
     Timestamp,
     Varchar(u32),
     Char(u32),
-}
-
-/// A validated generator.
-#[derive(Debug, Clone)]
-pub struct GenSpec {
-    pub kind: Kind,
-}
-
-#[derive(Debug, Clone)]
-pub enum Kind {
-    Sequence {
-        start: i64,
-        step: i64,
-    },
-    Uniform {
-        min: i64,
-        max: i64,
-    },
-    Zipfian {
-        min: i64,
-        max: i64,
-        s: f64,
-    },
-    Float {
-        min: f64,
-        max: f64,
-    },
-    Str {
-        min: usize,
-        max: usize,
-    },
-    Choice {
-        values: Vec<Value>,
-        weights: Option<Vec<f64>>,
-    },
-    /// Seconds since 1970-01-01 UTC.
-    Timestamp {
-        from: i64,
-        to: i64,
-    },
-    /// Uniform over the referenced table's sequence: start..start+rows-1.
-    Foreign {
-        table: String,
-        column: String,
-        start: i64,
-    },
 }
 
 #[derive(Debug, Clone)]
@@ -203,12 +185,9 @@ impl Spec {
 
     /// Parse and validate; errors read `FILE:LINE: what to change`.
     pub fn parse(text: &str, file: &str, stem: &str) -> Result<Spec, Error> {
-        let at = |span: std::ops::Range<usize>, msg: String| {
-            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-            Error::Usage(format!("{file}:{line}: {msg}"))
-        };
+        let place = Place { text, file };
         let raw: FileSpec = toml::from_str(text).map_err(|e| match e.span() {
-            Some(span) => at(span, e.message().to_string()),
+            Some(span) => place.at(span, e.message().to_string()),
             None => Error::Usage(format!("{file}: {}", e.message())),
         })?;
         if raw.table.is_empty() {
@@ -223,127 +202,182 @@ impl Spec {
         }
         let mut tables: Vec<Table> = Vec::new();
         for t in &raw.table {
-            let span = t.span();
-            let t = t.get_ref();
-            ident(&t.name).map_err(|m| at(span.clone(), format!("table name {m}")))?;
-            if tables.iter().any(|o| o.name.eq_ignore_ascii_case(&t.name)) {
-                return Err(at(span, format!("table {} is declared twice", t.name)));
-            }
-            if t.rows < 1 {
-                return Err(at(
-                    span,
-                    format!("table {}: rows must be at least 1", t.name),
-                ));
-            }
-            if t.columns.is_empty() {
-                return Err(at(span, format!("table {} has no columns", t.name)));
-            }
-            let mut columns: Vec<Column> = Vec::new();
-            for c in &t.columns {
-                let span = c.span();
-                let c = c.get_ref();
-                let here =
-                    |m: String| at(span.clone(), format!("column {}.{}: {m}", t.name, c.name));
-                ident(&c.name).map_err(|m| here(format!("name {m}")))?;
-                if columns.iter().any(|o| o.name.eq_ignore_ascii_case(&c.name)) {
-                    return Err(here("declared twice".into()));
-                }
-                let ty = col_type(&c.ty).map_err(here)?;
-                let generator = generator(&c.generator, &tables).map_err(here)?;
-                fits(&ty, &generator).map_err(here)?;
-                columns.push(Column {
-                    name: c.name.clone(),
-                    ty,
-                    generator,
-                });
-            }
-            let known = |name: &str| columns.iter().any(|c| c.name.eq_ignore_ascii_case(name));
-            if let Some(k) = t.primary_key.iter().find(|k| !known(k)) {
-                return Err(at(
-                    span,
-                    format!("table {}: primary key column {k} is not declared", t.name),
-                ));
-            }
-            let mut indexes = Vec::new();
-            for i in &t.indexes {
-                let span = i.span();
-                let i = i.get_ref();
-                ident(&i.name).map_err(|m| at(span.clone(), format!("index name {m}")))?;
-                if i.columns.is_empty() {
-                    return Err(at(span, format!("index {} names no column", i.name)));
-                }
-                if let Some(c) = i.columns.iter().find(|c| !known(c)) {
-                    return Err(at(
-                        span,
-                        format!("index {}: column {c} is not in table {}", i.name, t.name),
-                    ));
-                }
-                indexes.push(Index {
-                    name: i.name.clone(),
-                    columns: i.columns.clone(),
-                    unique: i.unique,
-                });
-            }
-            tables.push(Table {
-                name: t.name.clone(),
-                rows: t.rows,
-                primary_key: t.primary_key.clone(),
-                columns,
-                indexes,
-            });
+            let table = place.table(t, &tables)?;
+            tables.push(table);
         }
         let mut queries: Vec<Query> = Vec::new();
         for q in &raw.query {
-            let span = q.span();
-            let q = q.get_ref();
-            let here = |m: String| at(span.clone(), format!("query {}: {m}", q.name));
-            if q.name.is_empty() || q.name.len() > 40 || queries.iter().any(|o| o.name == q.name) {
-                return Err(here(
-                    "give each query a distinct name of 1-40 characters".into(),
-                ));
-            }
-            if !(q.weight > 0.0 && q.weight.is_finite()) {
-                return Err(here("weight must be a positive number".into()));
-            }
-            let (sql, names) = placeholders(q.sql.get_ref());
-            let at_sql = |m: String| at(q.sql.span(), format!("query {}: {m}", q.name));
-            if sql.trim().is_empty() {
-                return Err(at_sql("sql is empty".into()));
-            }
-            if let Some(n) = names.iter().find(|n| !q.params.contains_key(*n)) {
-                return Err(at_sql(format!(
-                    "the sql uses :{n}, which params does not define"
-                )));
-            }
-            if let Some(n) = q.params.keys().find(|n| !names.contains(n)) {
-                return Err(here(format!(
-                    "parameter {n} is not used in the sql (write :{n})"
-                )));
-            }
-            let mut params = Vec::new();
-            for n in &names {
-                let generator = generator(&q.params[n], &tables)
-                    .map_err(|m| here(format!("parameter {n}: {m}")))?;
-                params.push(generator);
-            }
-            let head = sql
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            queries.push(Query {
-                name: q.name.clone(),
-                weight: q.weight,
-                sql,
-                params,
-                reads: head == "select" || head == "with",
-            });
+            let query = place.query(q, &tables, &queries)?;
+            queries.push(query);
         }
         Ok(Spec {
             name: raw.name.unwrap_or_else(|| stem.to_string()),
             about: raw.about.unwrap_or_default(),
             tables,
             queries,
+        })
+    }
+}
+
+/// The file being read, to put the file and line before a message.
+struct Place<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Place<'_> {
+    fn at(&self, span: Range<usize>, msg: String) -> Error {
+        let line = self.text[..span.start.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1;
+        Error::Usage(format!("{}:{line}: {msg}", self.file))
+    }
+
+    /// A table, after the `tables` declared before it.
+    fn table(&self, t: &Spanned<TableSpec>, tables: &[Table]) -> Result<Table, Error> {
+        let span = t.span();
+        let t = t.get_ref();
+        ident(&t.name).map_err(|m| self.at(span.clone(), format!("table name {m}")))?;
+        if tables.iter().any(|o| o.name.eq_ignore_ascii_case(&t.name)) {
+            return Err(self.at(span, format!("table {} is declared twice", t.name)));
+        }
+        if t.rows < 1 {
+            return Err(self.at(span, format!("table {}: rows must be at least 1", t.name)));
+        }
+        if t.columns.is_empty() {
+            return Err(self.at(span, format!("table {} has no columns", t.name)));
+        }
+        let mut columns: Vec<Column> = Vec::new();
+        for c in &t.columns {
+            let column = self.column(&t.name, c, &columns, tables)?;
+            columns.push(column);
+        }
+        let known = |name: &str| columns.iter().any(|c| c.name.eq_ignore_ascii_case(name));
+        if let Some(k) = t.primary_key.iter().find(|k| !known(k)) {
+            return Err(self.at(
+                span,
+                format!("table {}: primary key column {k} is not declared", t.name),
+            ));
+        }
+        let indexes = t
+            .indexes
+            .iter()
+            .map(|i| self.index(&t.name, i, &known))
+            .collect::<Result<_, _>>()?;
+        Ok(Table {
+            name: t.name.clone(),
+            rows: t.rows,
+            primary_key: t.primary_key.clone(),
+            columns,
+            indexes,
+        })
+    }
+
+    /// A column of `table`, after the `columns` declared before it.
+    fn column(
+        &self,
+        table: &str,
+        c: &Spanned<ColumnSpec>,
+        columns: &[Column],
+        tables: &[Table],
+    ) -> Result<Column, Error> {
+        let span = c.span();
+        let c = c.get_ref();
+        let here = |m: String| self.at(span.clone(), format!("column {table}.{}: {m}", c.name));
+        ident(&c.name).map_err(|m| here(format!("name {m}")))?;
+        if columns.iter().any(|o| o.name.eq_ignore_ascii_case(&c.name)) {
+            return Err(here("declared twice".into()));
+        }
+        let ty = col_type(&c.ty).map_err(here)?;
+        let generator = generator(c.generator.get_ref(), tables).map_err(here)?;
+        fits(&ty, &generator).map_err(here)?;
+        Ok(Column {
+            name: c.name.clone(),
+            ty,
+            generator,
+        })
+    }
+
+    /// An index of `table`, whose columns `known` says.
+    fn index(
+        &self,
+        table: &str,
+        i: &Spanned<IndexSpec>,
+        known: &dyn Fn(&str) -> bool,
+    ) -> Result<Index, Error> {
+        let span = i.span();
+        let i = i.get_ref();
+        ident(&i.name).map_err(|m| self.at(span.clone(), format!("index name {m}")))?;
+        if i.columns.is_empty() {
+            return Err(self.at(span, format!("index {} names no column", i.name)));
+        }
+        if let Some(c) = i.columns.iter().find(|c| !known(c)) {
+            return Err(self.at(
+                span,
+                format!("index {}: column {c} is not in table {table}", i.name),
+            ));
+        }
+        Ok(Index {
+            name: i.name.clone(),
+            columns: i.columns.clone(),
+            unique: i.unique,
+        })
+    }
+
+    /// A query on the `tables`, after the `queries` declared before it.
+    fn query(
+        &self,
+        q: &Spanned<QuerySpec>,
+        tables: &[Table],
+        queries: &[Query],
+    ) -> Result<Query, Error> {
+        let span = q.span();
+        let q = q.get_ref();
+        let here = |m: String| self.at(span.clone(), format!("query {}: {m}", q.name));
+        if q.name.is_empty() || q.name.len() > 40 || queries.iter().any(|o| o.name == q.name) {
+            return Err(here(
+                "give each query a distinct name of 1-40 characters".into(),
+            ));
+        }
+        if !(q.weight > 0.0 && q.weight.is_finite()) {
+            return Err(here("weight must be a positive number".into()));
+        }
+        let (sql, names) = placeholders(q.sql.get_ref());
+        let at_sql = |m: String| self.at(q.sql.span(), format!("query {}: {m}", q.name));
+        if sql.trim().is_empty() {
+            return Err(at_sql("sql is empty".into()));
+        }
+        if let Some(n) = names.iter().find(|n| !q.params.contains_key(*n)) {
+            return Err(at_sql(format!(
+                "the sql uses :{n}, which params does not define"
+            )));
+        }
+        if let Some(n) = q.params.keys().find(|n| !names.contains(n)) {
+            return Err(here(format!(
+                "parameter {n} is not used in the sql (write :{n})"
+            )));
+        }
+        let mut params = Vec::new();
+        for n in &names {
+            let value = &q.params[n];
+            let generator = generator(value.get_ref(), tables).map_err(|m| {
+                let msg = format!("query {}: parameter {n}: {m}", q.name);
+                self.at(value.span(), msg)
+            })?;
+            params.push(generator);
+        }
+        let head = sql
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        Ok(Query {
+            name: q.name.clone(),
+            weight: q.weight,
+            sql,
+            params,
+            reads: head == "select" || head == "with",
         })
     }
 }
@@ -396,102 +430,43 @@ fn col_type(text: &str) -> Result<ColType, String> {
     })
 }
 
-fn int(v: &Option<toml::Value>, what: &str) -> Result<Option<i64>, String> {
-    match v {
-        None => Ok(None),
-        Some(toml::Value::Integer(i)) => Ok(Some(*i)),
-        Some(other) => Err(format!("{what} must be an integer, not {other}")),
-    }
-}
-
-fn float(v: &Option<toml::Value>, what: &str) -> Result<Option<f64>, String> {
-    match v {
-        None => Ok(None),
-        Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
-        Some(toml::Value::Float(f)) => Ok(Some(*f)),
-        Some(other) => Err(format!("{what} must be a number, not {other}")),
-    }
-}
-
 const KINDS: &str = "sequence, uniform, zipfian, float, string, choice, timestamp, foreign";
 
-fn generator(g: &GenFields, tables: &[Table]) -> Result<GenSpec, String> {
-    let given: Vec<&str> = [
-        ("start", g.start.is_some()),
-        ("step", g.step.is_some()),
-        ("min", g.min.is_some()),
-        ("max", g.max.is_some()),
-        ("s", g.s.is_some()),
-        ("values", g.values.is_some()),
-        ("weights", g.weights.is_some()),
-        ("from", g.from.is_some()),
-        ("to", g.to.is_some()),
-        ("table", g.table.is_some()),
-        ("column", g.column.is_some()),
-    ]
-    .iter()
-    .filter(|(_, on)| *on)
-    .map(|(k, _)| *k)
-    .collect();
-    let allowed: &[&str] = match g.kind.as_str() {
-        "sequence" => &["start", "step"],
-        "uniform" | "float" | "string" => &["min", "max"],
-        "zipfian" => &["min", "max", "s"],
-        "choice" => &["values", "weights"],
-        "timestamp" => &["from", "to"],
-        "foreign" => &["table", "column"],
-        other => {
-            return Err(format!(
-                "unknown generator kind '{other}': use one of {KINDS}"
-            ));
-        }
-    };
-    if let Some(k) = given.iter().find(|k| !allowed.contains(k)) {
-        return Err(format!(
-            "a {} generator takes {}, not {k}",
-            g.kind,
-            allowed.join(", ")
-        ));
-    }
-    let range = |lo: Option<i64>, hi: Option<i64>| -> Result<(i64, i64), String> {
-        match (lo, hi) {
-            (Some(a), Some(b)) if a <= b => Ok((a, b)),
-            (Some(_), Some(_)) => Err("min must not exceed max".into()),
-            _ => Err(format!("a {} generator needs min and max", g.kind)),
-        }
-    };
-    let kind = match g.kind.as_str() {
-        "sequence" => {
-            let step = g.step.unwrap_or(1);
+/// A generator as written (its TOML value), validated; a foreign key refers to one of `tables`.
+fn generator(value: &toml::Value, tables: &[Table]) -> Result<GenSpec, String> {
+    let fields = value
+        .clone()
+        .try_into::<GenFields>()
+        .map_err(|e| e.message().to_string())?;
+    let kind = match fields {
+        GenFields::Sequence { start, step } => {
+            let step = step.unwrap_or(1);
             if step == 0 {
                 return Err("step must not be 0".into());
             }
             Kind::Sequence {
-                start: g.start.unwrap_or(1),
+                start: start.unwrap_or(1),
                 step,
             }
         }
-        "uniform" => {
-            let (min, max) = range(int(&g.min, "min")?, int(&g.max, "max")?)?;
+        GenFields::Uniform { min, max } => {
+            let (min, max) = range("uniform", min, max)?;
             Kind::Uniform { min, max }
         }
-        "zipfian" => {
-            let (min, max) = range(int(&g.min, "min")?, int(&g.max, "max")?)?;
-            let s = g.s.unwrap_or(0.8);
+        GenFields::Zipfian { min, max, s } => {
+            let (min, max) = range("zipfian", min, max)?;
+            let s = s.unwrap_or(0.8);
             if !(s > 0.0 && s.is_finite()) {
                 return Err("s (the exponent) must be positive".into());
             }
             Kind::Zipfian { min, max, s }
         }
-        "float" => {
-            let (min, max) = match (float(&g.min, "min")?, float(&g.max, "max")?) {
-                (Some(a), Some(b)) if a <= b => (a, b),
-                _ => return Err("a float generator needs min <= max".into()),
-            };
-            Kind::Float { min, max }
-        }
-        "string" => {
-            let (min, max) = range(int(&g.min, "min")?, int(&g.max, "max")?)?;
+        GenFields::Float { min, max } => match (min, max) {
+            (Some(min), Some(max)) if min <= max => Kind::Float { min, max },
+            _ => return Err("a float generator needs min <= max".into()),
+        },
+        GenFields::Str { min, max } => {
+            let (min, max) = range("string", min, max)?;
             if min < 0 || max > 100_000 {
                 return Err("string lengths must be 0-100000".into());
             }
@@ -500,74 +475,89 @@ fn generator(g: &GenFields, tables: &[Table]) -> Result<GenSpec, String> {
                 max: max as usize,
             }
         }
-        "choice" => {
-            let values = g
-                .values
-                .as_ref()
-                .filter(|v| !v.is_empty())
-                .ok_or("a choice generator needs a non-empty values list")?;
-            let values = values
-                .iter()
-                .map(|v| match v {
-                    toml::Value::String(s) => Ok(Value::Text(s.clone())),
-                    toml::Value::Integer(i) => Ok(Value::Int(*i)),
-                    toml::Value::Float(f) => Ok(Value::Float(*f)),
-                    other => Err(format!("choice values are strings or numbers, not {other}")),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            if let Some(w) = &g.weights
-                && (w.len() != values.len()
-                    || w.iter().any(|x| !(*x >= 0.0 && x.is_finite()))
-                    || w.iter().sum::<f64>() <= 0.0)
-            {
-                return Err("weights: one non-negative number per value, not all zero".into());
-            }
-            Kind::Choice {
-                values,
-                weights: g.weights.clone(),
-            }
-        }
-        "timestamp" => {
-            let parse = |t: &Option<String>, what: &str| {
-                t.as_deref().and_then(parse_timestamp).ok_or_else(|| {
-                    format!("a timestamp generator needs {what} = \"YYYY-MM-DD[ HH:MM:SS]\"")
-                })
-            };
-            let (from, to) = (parse(&g.from, "from")?, parse(&g.to, "to")?);
-            if from > to {
-                return Err("from must not be after to".into());
-            }
-            Kind::Timestamp { from, to }
-        }
-        _ => {
-            let (table, column) = match (&g.table, &g.column) {
-                (Some(t), Some(c)) => (t, c),
-                _ => return Err("a foreign generator needs table and column".into()),
-            };
-            let t = tables
-                .iter()
-                .find(|t| t.name.eq_ignore_ascii_case(table))
-                .ok_or_else(|| format!("foreign table {table} is not declared before this one"))?;
-            let c = t
-                .columns
-                .iter()
-                .find(|c| c.name.eq_ignore_ascii_case(column))
-                .ok_or_else(|| format!("table {table} has no column {column}"))?;
-            match c.generator.kind {
-                Kind::Sequence { start, step: 1 } => Kind::Foreign {
-                    table: t.name.clone(),
-                    column: c.name.clone(),
-                    start,
-                },
-                _ => {
-                    return Err(format!(
-                        "{table}.{column} must be a sequence with step 1 to be referenced"
-                    ));
-                }
-            }
+        GenFields::Choice { values, weights } => choice(values, weights)?,
+        GenFields::Timestamp { from, to } => timestamp(from, to)?,
+        GenFields::Foreign { table, column } => match (table, column) {
+            (Some(table), Some(column)) => foreign(&table, &column, tables)?,
+            _ => return Err("a foreign generator needs table and column".into()),
+        },
+        GenFields::Unknown => {
+            let kind = value.get("kind").and_then(toml::Value::as_str);
+            return Err(format!(
+                "unknown generator kind '{}': use one of {KINDS}",
+                kind.unwrap_or_default()
+            ));
         }
     };
     Ok(GenSpec { kind })
+}
+
+/// The integer range of a uniform, zipfian or string generator.
+fn range(kind: &str, lo: Option<i64>, hi: Option<i64>) -> Result<(i64, i64), String> {
+    match (lo, hi) {
+        (Some(a), Some(b)) if a <= b => Ok((a, b)),
+        (Some(_), Some(_)) => Err("min must not exceed max".into()),
+        _ => Err(format!("a {kind} generator needs min and max")),
+    }
+}
+
+fn choice(values: Option<Vec<toml::Value>>, weights: Option<Vec<f64>>) -> Result<Kind, String> {
+    let values = values
+        .filter(|v| !v.is_empty())
+        .ok_or("a choice generator needs a non-empty values list")?;
+    let values = values
+        .into_iter()
+        .map(|v| match v {
+            toml::Value::String(s) => Ok(Value::Text(s)),
+            toml::Value::Integer(i) => Ok(Value::Int(i)),
+            toml::Value::Float(f) => Ok(Value::Float(f)),
+            other => Err(format!("choice values are strings or numbers, not {other}")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(w) = &weights
+        && (w.len() != values.len()
+            || w.iter().any(|x| !(*x >= 0.0 && x.is_finite()))
+            || w.iter().sum::<f64>() <= 0.0)
+    {
+        return Err("weights: one non-negative number per value, not all zero".into());
+    }
+    Ok(Kind::Choice { values, weights })
+}
+
+fn timestamp(from: Option<String>, to: Option<String>) -> Result<Kind, String> {
+    let parse = |t: Option<String>, what: &str| {
+        t.as_deref().and_then(parse_timestamp).ok_or_else(|| {
+            format!("a timestamp generator needs {what} = \"YYYY-MM-DD[ HH:MM:SS]\"")
+        })
+    };
+    let (from, to) = (parse(from, "from")?, parse(to, "to")?);
+    if from > to {
+        return Err("from must not be after to".into());
+    }
+    Ok(Kind::Timestamp { from, to })
+}
+
+/// A foreign key: uniform over an earlier table's sequence column of step 1.
+fn foreign(table: &str, column: &str, tables: &[Table]) -> Result<Kind, String> {
+    let t = tables
+        .iter()
+        .find(|t| t.name.eq_ignore_ascii_case(table))
+        .ok_or_else(|| format!("foreign table {table} is not declared before this one"))?;
+    let c = t
+        .columns
+        .iter()
+        .find(|c| c.name.eq_ignore_ascii_case(column))
+        .ok_or_else(|| format!("table {table} has no column {column}"))?;
+    match c.generator.kind {
+        Kind::Sequence { start, step: 1 } => Ok(Kind::Foreign {
+            table: t.name.clone(),
+            column: c.name.clone(),
+            start,
+        }),
+        _ => Err(format!(
+            "{table}.{column} must be a sequence with step 1 to be referenced"
+        )),
+    }
 }
 
 /// Whether a generator's values fit the column's type.
@@ -712,6 +702,23 @@ params = { p = { kind = "uniform", min = 1, max = 10 } }
         let bad_key = GOOD.replace("rows = 100", "rows = 100\nrowz = 3");
         let m = error(&bad_key);
         assert!(m.starts_with("w.toml:") && m.contains("rowz"), "{m}");
+        let other_kinds_key =
+            GOOD.replace("kind = \"sequence\" }", "kind = \"sequence\", max = 5 }");
+        let m = error(&other_kinds_key);
+        assert!(
+            m.starts_with("w.toml:7: column parent.id:") && m.contains("unknown field `max`"),
+            "{m}"
+        );
+        let wrong_type = GOOD.replace("min = 1, max = 20", "min = 1.5, max = 20");
+        let m = error(&wrong_type);
+        assert!(m.starts_with("w.toml:8:") && m.contains("1.5"), "{m}");
+        let half_range = GOOD.replace("min = 1, max = 10 }", "min = 1 }");
+        let m = error(&half_range);
+        assert!(
+            m.starts_with("w.toml:23: query by_parent: parameter p:")
+                && m.contains("a uniform generator needs min and max"),
+            "{m}"
+        );
         let syntax = GOOD.replace("rows = 10\n", "rows = \n");
         assert!(
             error(&syntax).starts_with("w.toml:4:"),
