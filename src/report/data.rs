@@ -249,16 +249,6 @@ fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     out
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
 impl ReportData {
     /// What a reader must know when the report covers several plans: their points are kept
     /// apart, each labelled with its plan.
@@ -412,13 +402,13 @@ fn resource_row(
     variant: String,
     points: &[&PointSummary],
 ) -> ResourceRow {
-    let mut cpu: Vec<f64> = points
+    let cpu: Vec<f64> = points
         .iter()
         .filter_map(|p| p.server_cpu_per_tx_us)
         .collect();
     let cpu_per_tx_us = (!cpu.is_empty()).then(|| {
-        let med = median(&mut cpu);
-        (med, cpu[0], cpu[cpu.len() - 1])
+        let s = crate::stats::spread(&cpu);
+        (s.median, s.min, s.max)
     });
     ResourceRow {
         series,

@@ -182,19 +182,7 @@ impl Loader<'_> {
         columns: &[&str],
         rows: &mut dyn RowSource,
     ) -> Result<u64, Error> {
-        let bar = if self.quiet {
-            indicatif::ProgressBar::hidden()
-        } else {
-            indicatif::ProgressBar::new(rows.total())
-        };
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg:>18} [{bar:30}] {human_pos}/{human_len} rows, {per_sec}, eta {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        bar.set_message(table.to_string());
+        let bar = self.bar(rows.total(), table);
         let started = Instant::now();
         let mut progress = |n: u64| {
             bar.inc(n);
@@ -215,7 +203,8 @@ impl Loader<'_> {
 }
 
 impl Loader<'_> {
-    /// A progress bar for a load made of several appends (hidden when quiet).
+    /// A progress bar for a load (hidden when quiet); `load` makes its own, a load made of
+    /// several appends shares one.
     pub fn bar(&self, total: u64, what: &str) -> indicatif::ProgressBar {
         let bar = if self.quiet {
             indicatif::ProgressBar::hidden()
@@ -267,6 +256,21 @@ pub fn run_all(session: &mut dyn Session, statements: &[String], doing: &str) ->
         session.batch(sql).map_err(|e| db_error(e, doing))?;
     }
     Ok(())
+}
+
+/// The opening of every `prepare`: drop what an earlier `prepare` made, forget the facts it
+/// recorded (those named with the prefix `facts`), and create the tables anew; `what` names
+/// the tables in errors ("the tpcb tables").
+pub fn start_over(
+    session: &mut dyn Session,
+    facts: &str,
+    drop: &[String],
+    create: &[String],
+    what: &str,
+) -> Result<(), Error> {
+    run_all(session, drop, &format!("dropping {what}"))?;
+    meta_clear(session, facts).map_err(|e| db_error(e, "clearing dbduel_facts"))?;
+    run_all(session, create, &format!("creating {what}"))
 }
 
 /// The facts table, in SQL every engine takes (no IF NOT EXISTS, no reserved word as a column).

@@ -18,7 +18,7 @@ use crate::sql::SqlSet;
 
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all,
+    meta_get, meta_set, run_all, start_over,
 };
 use generate::{Generator, Kind};
 use spec::{ColType, Spec};
@@ -155,42 +155,21 @@ impl Workload for Custom {
         loader: &Loader,
     ) -> Result<(), Error> {
         let sql = sql(engine);
-        meta_clear(s, &self.meta_scale()).map_err(|e| db_error(e, "clearing dbduel_facts"))?;
-        for t in self.spec.tables.iter().rev() {
-            let upper = t.name.to_ascii_uppercase();
-            let vars = [("table", t.name.as_str()), ("TABLE", upper.as_str())];
-            run_all(
-                s,
-                &sql.statements("drop_table", &vars),
-                &format!("dropping {}", t.name),
-            )?;
-        }
+        let create: Vec<String> = self
+            .spec
+            .tables
+            .iter()
+            .map(|t| create_table(&sql, engine, t))
+            .collect();
+        let what = format!("the tables of {}", self.spec.name);
+        start_over(
+            s,
+            &self.meta_scale(),
+            &drop_tables(&sql, &self.spec),
+            &create,
+            &what,
+        )?;
         for (ti, t) in self.spec.tables.iter().enumerate() {
-            let mut cols: Vec<String> = t
-                .columns
-                .iter()
-                .map(|c| {
-                    let mut def = format!("{} {}", c.name, type_sql(&sql, &c.ty));
-                    if t.primary_key
-                        .iter()
-                        .any(|k| k.eq_ignore_ascii_case(&c.name))
-                    {
-                        def.push_str(" NOT NULL");
-                    }
-                    def
-                })
-                .collect();
-            if !t.primary_key.is_empty() {
-                cols.push(format!("PRIMARY KEY ({})", t.primary_key.join(", ")));
-            }
-            let create = format!(
-                "CREATE TABLE {} ({}){}",
-                t.name,
-                cols.join(", "),
-                engine.table_options(None)
-            );
-            s.batch(&create)
-                .map_err(|e| db_error(e, &format!("creating table {}", t.name)))?;
             let total = self.rows(&t.name);
             let gens = t
                 .columns
@@ -239,16 +218,12 @@ impl Workload for Custom {
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
-        let sql = sql(engine);
-        for t in self.spec.tables.iter().rev() {
-            let upper = t.name.to_ascii_uppercase();
-            let vars = [("table", t.name.as_str()), ("TABLE", upper.as_str())];
-            run_all(
-                s,
-                &sql.statements("drop_table", &vars),
-                &format!("dropping {}", t.name),
-            )?;
-        }
+        let drop = drop_tables(&sql(engine), &self.spec);
+        run_all(
+            s,
+            &drop,
+            &format!("dropping the tables of {}", self.spec.name),
+        )?;
         meta_clear(s, &self.meta_scale()).map_err(|e| db_error(e, "clearing dbduel_facts"))
     }
 
@@ -381,4 +356,43 @@ impl Client for CustomClient {
         s.exec(self.queries[self.current].0, &self.values)?;
         Ok(1)
     }
+}
+
+/// The statements that drop the workload's tables, the last declared first.
+fn drop_tables(sql: &SqlSet, spec: &Spec) -> Vec<String> {
+    let mut drop = Vec::new();
+    for t in spec.tables.iter().rev() {
+        let upper = t.name.to_ascii_uppercase();
+        let vars = [("table", t.name.as_str()), ("TABLE", upper.as_str())];
+        drop.extend(sql.statements("drop_table", &vars));
+    }
+    drop
+}
+
+/// A table's CREATE TABLE statement: its columns in the dialect's types, NOT NULL on the
+/// primary key's columns, the primary key, the engine's table options.
+fn create_table(sql: &SqlSet, engine: &dyn Engine, t: &spec::Table) -> String {
+    let mut cols: Vec<String> = t
+        .columns
+        .iter()
+        .map(|c| {
+            let mut def = format!("{} {}", c.name, type_sql(sql, &c.ty));
+            if t.primary_key
+                .iter()
+                .any(|k| k.eq_ignore_ascii_case(&c.name))
+            {
+                def.push_str(" NOT NULL");
+            }
+            def
+        })
+        .collect();
+    if !t.primary_key.is_empty() {
+        cols.push(format!("PRIMARY KEY ({})", t.primary_key.join(", ")));
+    }
+    format!(
+        "CREATE TABLE {} ({}){}",
+        t.name,
+        cols.join(", "),
+        engine.table_options(None)
+    )
 }

@@ -13,7 +13,7 @@ use crate::sql::SqlSet;
 
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all,
+    meta_get, meta_set, run_all, start_over,
 };
 use rand::{C_TEMPLATE, Dist, PAD_TEMPLATE, Rand};
 
@@ -421,39 +421,29 @@ impl Workload for Sysbench {
         s: &mut dyn Session,
         loader: &Loader,
     ) -> Result<(), Error> {
+        fn table_vars<'a>(
+            n: &'a str,
+            options: &'a str,
+            id_def: &'a str,
+        ) -> [(&'a str, &'a str); 3] {
+            [("n", n), ("options", options), ("id_def", id_def)]
+        }
         let sql = sql(engine);
         let options = engine.table_options(None);
         let id_def = sql.get("id_def").to_string();
-        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_facts"))?;
+        let tables: Vec<String> = (1..=self.opts.tables).map(|n| n.to_string()).collect();
+        let (mut drop, mut create) = (Vec::new(), Vec::new());
         if matches!(self.script, Script::Probe(_)) {
-            run_all(
-                s,
-                &sql.statements("drop_sequence", &[]),
-                "dropping the probe sequence",
-            )?;
-            run_all(
-                s,
-                &sql.statements("create_sequence", &[]),
-                "creating the probe sequence",
-            )?;
+            drop = sql.statements("drop_sequence", &[]);
+            create = sql.statements("create_sequence", &[]);
         }
-        for n in 1..=self.opts.tables {
-            let n = n.to_string();
-            let vars = [
-                ("n", n.as_str()),
-                ("options", options.as_str()),
-                ("id_def", id_def.as_str()),
-            ];
-            run_all(
-                s,
-                &sql.statements("drop", &vars),
-                "dropping an sbtest table",
-            )?;
-            run_all(
-                s,
-                &sql.statements("create", &vars),
-                "creating an sbtest table",
-            )?;
+        for n in &tables {
+            drop.extend(sql.statements("drop", &table_vars(n, &options, &id_def)));
+            create.extend(sql.statements("create", &table_vars(n, &options, &id_def)));
+        }
+        start_over(s, "sysbench.", &drop, &create, "the sbtest tables")?;
+        for n in &tables {
+            let vars = table_vars(n, &options, &id_def);
             let mut rows = Rows {
                 next: 0,
                 total: self.opts.table_size,

@@ -11,7 +11,7 @@ use crate::sql::SqlSet;
 
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_set, run_all,
+    meta_set, run_all, start_over,
 };
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
@@ -146,16 +146,12 @@ impl Workload for Tpcb {
             ("fill", fill.as_str()),
             ("plain", plain.as_str()),
         ];
-        run_all(
+        start_over(
             s,
+            "tpcb.",
             &sql.statements("drop", &vars),
-            "dropping the tpcb tables",
-        )?;
-        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_facts"))?;
-        run_all(
-            s,
             &sql.statements("create", &vars),
-            "creating the tpcb tables",
+            "the tpcb tables",
         )?;
         // pgbench: branches and tellers get a NULL filler, accounts a blank-padded empty one.
         loader.load(

@@ -19,7 +19,7 @@ use crate::sql::SqlSet;
 
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all,
+    meta_get, meta_set, run_all, start_over,
 };
 use rand::Constants;
 use txn::KEYING_NEW_ORDER_S;
@@ -216,16 +216,12 @@ impl Workload for Tpcc {
                 "dropping the tpcc procedures",
             )?;
         }
-        run_all(
+        start_over(
             s,
+            "tpcc.",
             &sql.statements("drop", &vars),
-            "dropping the tpcc tables",
-        )?;
-        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_facts"))?;
-        run_all(
-            s,
             &sql.statements("create", &vars),
-            "creating the tpcc tables",
+            "the tpcc tables",
         )?;
         let seed = clock_seed();
         let mut rng = <::rand::rngs::SmallRng as ::rand::SeedableRng>::seed_from_u64(seed);
