@@ -817,36 +817,7 @@ fn select_names(
             ))
         };
     };
-    const ENDS: &[&str] = &[
-        "from",
-        "where",
-        "group",
-        "having",
-        "order",
-        "limit",
-        "union",
-        "intersect",
-        "except",
-        "into",
-        "window",
-        "offset",
-        "fetch",
-        "for",
-    ];
-    let mut items: Vec<Vec<&Token>> = vec![Vec::new()];
-    for t in &toks[start + 1..] {
-        if t.depth == 0 && ENDS.contains(&t.lower.as_str()) {
-            break;
-        }
-        if t.depth == 0 && t.text == "," {
-            items.push(Vec::new());
-        } else if !(items.len() == 1
-            && items[0].is_empty()
-            && matches!(t.lower.as_str(), "distinct" | "all"))
-        {
-            items.last_mut().expect("one item").push(t);
-        }
-    }
+    let items = select_items(&toks[start + 1..]);
     let mut names = Vec::new();
     if let [only] = items.as_slice()
         && only.is_empty()
@@ -870,6 +841,42 @@ fn select_names(
         names.push(full);
     }
     Ok(Some(names))
+}
+
+/// The items of a select list, from the tokens after SELECT (or RETURNING) to the first
+/// clause that ends it; a leading DISTINCT or ALL is left out.
+fn select_items(toks: &[Token]) -> Vec<Vec<&Token>> {
+    const ENDS: &[&str] = &[
+        "from",
+        "where",
+        "group",
+        "having",
+        "order",
+        "limit",
+        "union",
+        "intersect",
+        "except",
+        "into",
+        "window",
+        "offset",
+        "fetch",
+        "for",
+    ];
+    let mut items: Vec<Vec<&Token>> = vec![Vec::new()];
+    for t in toks {
+        if t.depth == 0 && ENDS.contains(&t.lower.as_str()) {
+            break;
+        }
+        if t.depth == 0 && t.text == "," {
+            items.push(Vec::new());
+        } else if !(items.len() == 1
+            && items[0].is_empty()
+            && matches!(t.lower.as_str(), "distinct" | "all"))
+        {
+            items.last_mut().expect("one item").push(t);
+        }
+    }
+    items
 }
 
 struct Token {

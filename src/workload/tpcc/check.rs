@@ -49,6 +49,16 @@ fn same_money(a: f64, b: f64) -> bool {
 
 pub fn run(sql: &SqlSet, s: &mut dyn Session, warehouses: u32) -> Result<Vec<CheckItem>, Error> {
     let w = i64::from(warehouses);
+    let mut items = vec![cardinalities(sql, s, w)?, condition_1(sql, s, w)?];
+    let (second, districts) = condition_2(sql, s)?;
+    items.push(second);
+    items.push(condition_3(sql, s, districts)?);
+    items.push(condition_4(sql, s)?);
+    Ok(items)
+}
+
+/// The row counts no transaction changes, for `w` warehouses.
+fn cardinalities(sql: &SqlSet, s: &mut dyn Session, w: i64) -> Result<CheckItem, Error> {
     let counts: Vec<i64> = rows(s, sql, "cardinalities")?
         .first()
         .map(|r| r.iter().map(|v| int(v).unwrap_or(-1)).collect())
@@ -67,7 +77,7 @@ pub fn run(sql: &SqlSet, s: &mut dyn Session, warehouses: u32) -> Result<Vec<Che
         .filter(|(_, (e, c))| e != c)
         .map(|(n, (e, c))| format!("{n} has {c} rows, expected {e}"))
         .collect();
-    let mut items = vec![item(
+    Ok(item(
         "cardinalities",
         wrong,
         format!(
@@ -75,8 +85,10 @@ pub fn run(sql: &SqlSet, s: &mut dyn Session, warehouses: u32) -> Result<Vec<Che
             w * DISTRICTS,
             w * DISTRICTS * CUSTOMERS
         ),
-    )];
+    ))
+}
 
+fn condition_1(sql: &SqlSet, s: &mut dyn Session, w: i64) -> Result<CheckItem, Error> {
     // Condition 1: W_YTD = sum(D_YTD).
     let mut failures = Vec::new();
     for r in rows(s, sql, "condition_1")? {
@@ -88,12 +100,15 @@ pub fn run(sql: &SqlSet, s: &mut dyn Session, warehouses: u32) -> Result<Vec<Che
             ));
         }
     }
-    items.push(item(
+    Ok(item(
         "1: W_YTD = sum(D_YTD)",
         failures,
         format!("{w} warehouses"),
-    ));
+    ))
+}
 
+/// The item, and how many districts there are.
+fn condition_2(sql: &SqlSet, s: &mut dyn Session) -> Result<(CheckItem, usize), Error> {
     // Condition 2: D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID). A district whose orders were
     // all delivered has no NEW-ORDER rows; then only the first equality applies.
     let mut failures = Vec::new();
@@ -107,12 +122,15 @@ pub fn run(sql: &SqlSet, s: &mut dyn Session, warehouses: u32) -> Result<Vec<Che
             ));
         }
     }
-    items.push(item(
+    let item2 = item(
         "2: D_NEXT_O_ID-1 = max(O_ID) = max(NO_O_ID)",
         failures,
         format!("{} districts", districts.len()),
-    ));
+    );
+    Ok((item2, districts.len()))
+}
 
+fn condition_3(sql: &SqlSet, s: &mut dyn Session, districts: usize) -> Result<CheckItem, Error> {
     // Condition 3: max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW-ORDER.
     let mut failures = Vec::new();
     for r in rows(s, sql, "condition_3")? {
@@ -123,12 +141,14 @@ pub fn run(sql: &SqlSet, s: &mut dyn Session, warehouses: u32) -> Result<Vec<Che
             ));
         }
     }
-    items.push(item(
+    Ok(item(
         "3: NEW-ORDER has no gaps",
         failures,
-        format!("{} districts", districts.len()),
-    ));
+        format!("{districts} districts"),
+    ))
+}
 
+fn condition_4(sql: &SqlSet, s: &mut dyn Session) -> Result<CheckItem, Error> {
     // Condition 4: sum(O_OL_CNT) = rows in ORDER-LINE.
     let key = |r: &Vec<Value>| (int(&r[0]).unwrap_or(0), int(&r[1]).unwrap_or(0));
     let lines: BTreeMap<(i64, i64), i64> = rows(s, sql, "condition_4_lines")?
@@ -156,10 +176,9 @@ pub fn run(sql: &SqlSet, s: &mut dyn Session, warehouses: u32) -> Result<Vec<Che
             ));
         }
     }
-    items.push(item(
+    Ok(item(
         "4: sum(O_OL_CNT) = ORDER-LINE rows",
         failures,
         format!("{} order lines", lines.values().sum::<i64>()),
-    ));
-    Ok(items)
+    ))
 }

@@ -332,6 +332,17 @@ impl Load<'_> {
         ];
         self.loader
             .append(s, "customer", &columns, &mut rows, bar)?;
+        self.history(s, w_id, &mut rng, bar)
+    }
+
+    /// HISTORY: one row per customer, drawing on after CUSTOMER from the same generator.
+    fn history(
+        &self,
+        s: &mut dyn Session,
+        w_id: i64,
+        rng: &mut SmallRng,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(), Error> {
         let mut rows = rows_of(DISTRICTS * CUSTOMERS, |i, r| {
             let (d_id, c_id) = (i / CUSTOMERS + 1, i % CUSTOMERS + 1);
             r.extend([
@@ -342,7 +353,7 @@ impl Load<'_> {
                 Value::Int(w_id),
                 text(self.now.as_str()),
                 Value::Float(10.0),
-                text(astring(&mut rng, 12, 24)),
+                text(astring(rng, 12, 24)),
             ]);
         });
         let columns = [
@@ -399,6 +410,22 @@ impl Load<'_> {
             "o_all_local",
         ];
         self.loader.append(s, "orders", &columns, &mut rows, bar)?;
+        self.order_lines(s, w_id, &counts, &mut rng, bar)?;
+        self.new_orders(s, w_id, bar)
+    }
+
+    /// ORDER-LINE: `counts` lines per order, in the orders' order, drawing on after ORDERS
+    /// from the same generator.
+    fn order_lines(
+        &self,
+        s: &mut dyn Session,
+        w_id: i64,
+        counts: &[i64],
+        rng: &mut SmallRng,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(), Error> {
+        let delivered = |o_id: i64| o_id < NEW_ORDERS_FROM;
+        let n = counts.len();
         // One row per order line: walk the orders and their line numbers.
         let lines: i64 = counts.iter().sum();
         let (mut order, mut number) = (0usize, 0i64);
@@ -422,10 +449,10 @@ impl Load<'_> {
                 r.extend([
                     Value::Null,
                     Value::Int(5),
-                    Value::Float(decimal(&mut rng, 0.01, 9999.99, 2)),
+                    Value::Float(decimal(rng, 0.01, 9999.99, 2)),
                 ]);
             }
-            r.push(text(astring(&mut rng, 24, 24)));
+            r.push(text(astring(rng, 24, 24)));
         });
         let columns = [
             "ol_o_id",
@@ -448,6 +475,16 @@ impl Load<'_> {
         } else {
             bar.set_length(bar.length().unwrap_or(0) + (lines - expected) as u64);
         }
+        Ok(())
+    }
+
+    /// NEW-ORDER: orders 2,101 to 3,000 of each district.
+    fn new_orders(
+        &self,
+        s: &mut dyn Session,
+        w_id: i64,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(), Error> {
         let per_district = ORDERS - NEW_ORDERS_FROM + 1;
         let mut rows = rows_of(DISTRICTS * per_district, |i, r| {
             r.extend([

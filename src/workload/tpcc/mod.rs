@@ -179,6 +179,51 @@ fn read_warehouses(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
 }
 
 impl Tpcc {
+    /// What the user should know about the run ahead: one writer on an embedded engine,
+    /// warehouses without a terminal, `--spec-timing`'s pace.
+    fn run_warnings(&self, engine: &dyn Engine) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if engine.embedded() {
+            warnings.push(format!(
+                "{} allows one writer at a time: New-Order, Payment and Delivery (92% of the mix) run one after another, whatever the clients",
+                engine.name()
+            ));
+        }
+        if self.clients > 0 && self.clients < self.warehouses {
+            warnings.push(format!(
+                "{} clients for {} warehouses: terminals are bound to warehouses (client i to warehouse i mod {} + 1), so warehouses {} to {} get no terminal of their own",
+                self.clients,
+                self.warehouses,
+                self.warehouses,
+                self.clients + 1,
+                self.warehouses
+            ));
+        }
+        if self.spec_timing && self.warehouses > 0 {
+            warnings.push(format!(
+                "--spec-timing: keying and think times cap each terminal at about 1.29 New-Orders per minute; the specification runs 10 terminals per warehouse, {} for {} warehouse{}, where this run has {} client{}",
+                10 * self.warehouses,
+                self.warehouses,
+                if self.warehouses == 1 { "" } else { "s" },
+                self.clients,
+                if self.clients == 1 { "" } else { "s" }
+            ));
+        }
+        // Clause 5.2.5.7: a New-Order is keyed for 18 s before it runs.
+        let keying = KEYING_NEW_ORDER_S;
+        if let Some(run_s) = self
+            .run_s
+            .filter(|s| self.spec_timing && (*s as f64) < keying)
+        {
+            warnings.push(format!(
+                "--spec-timing with a {run_s} s run: every New-Order waits {keying:.0} s of keying time first, so none may complete; run for minutes (-T 300)"
+            ));
+        }
+        warnings
+    }
+}
+
+impl Tpcc {
     /// `--procedures` on a dialect that has none (yet): refused before anything is done.
     fn refuse_procedures(&self, sql: &SqlSet) -> Result<(), Error> {
         match sql.get("procedures_refused") {
@@ -327,42 +372,7 @@ impl Workload for Tpcc {
                 "setting the isolation level",
             )?;
         }
-        if engine.embedded() {
-            warnings.push(format!(
-                "{} allows one writer at a time: New-Order, Payment and Delivery (92% of the mix) run one after another, whatever the clients",
-                engine.name()
-            ));
-        }
-        if self.clients > 0 && self.clients < self.warehouses {
-            warnings.push(format!(
-                "{} clients for {} warehouses: terminals are bound to warehouses (client i to warehouse i mod {} + 1), so warehouses {} to {} get no terminal of their own",
-                self.clients,
-                self.warehouses,
-                self.warehouses,
-                self.clients + 1,
-                self.warehouses
-            ));
-        }
-        if self.spec_timing && self.warehouses > 0 {
-            warnings.push(format!(
-                "--spec-timing: keying and think times cap each terminal at about 1.29 New-Orders per minute; the specification runs 10 terminals per warehouse, {} for {} warehouse{}, where this run has {} client{}",
-                10 * self.warehouses,
-                self.warehouses,
-                if self.warehouses == 1 { "" } else { "s" },
-                self.clients,
-                if self.clients == 1 { "" } else { "s" }
-            ));
-        }
-        // Clause 5.2.5.7: a New-Order is keyed for 18 s before it runs.
-        let keying = KEYING_NEW_ORDER_S;
-        if let Some(run_s) = self
-            .run_s
-            .filter(|s| self.spec_timing && (*s as f64) < keying)
-        {
-            warnings.push(format!(
-                "--spec-timing with a {run_s} s run: every New-Order waits {keying:.0} s of keying time first, so none may complete; run for minutes (-T 300)"
-            ));
-        }
+        warnings.extend(self.run_warnings(engine));
         Ok(warnings)
     }
 
