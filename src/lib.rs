@@ -5,6 +5,7 @@ pub mod cli;
 mod commands;
 pub mod dsn;
 pub mod engine;
+pub mod event;
 pub mod metrics;
 pub mod plan;
 pub mod report;
@@ -392,9 +393,9 @@ fn measure(
     cpu.tick(Instant::now(), warmup_end, window_end);
     let mut next_progress = plan.progress.map(|p| (running.start + p, p));
     let mut last_end_us = 0u64;
-    let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<Vec<runner::Event>>| {
+    let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<Vec<event::Event>>| {
         for ev in rx.try_iter().flatten() {
-            if let runner::Event::Txn(s) = &ev {
+            if let event::Event::Txn(s) = &ev {
                 last_end_us = last_end_us.max(s.end_us);
             }
             agg.add(ev);
@@ -527,7 +528,7 @@ fn assemble(
             variant: workload.variant().into(),
             scale: workload.scale(),
             settings: workload.settings(),
-            metrics: workload.metrics(&m),
+            metrics: workload.metrics(&m.counts()),
         },
         options: report::Options {
             clients: plan.run.clients,

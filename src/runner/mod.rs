@@ -16,6 +16,7 @@ use rand::{RngExt, SeedableRng};
 
 use crate::Error;
 use crate::engine::{Cancel, DbError, Engine, ErrorClass, Session};
+use crate::event::{Event, Sample};
 use crate::workload::{Client, Workload};
 
 /// When the run ends.
@@ -37,49 +38,6 @@ pub struct RunConfig {
     /// Tries per transaction; 0 until `lib::bench` puts the workload's default in its place.
     pub max_tries: u32,
     pub seed: u64,
-}
-
-/// One finished transaction, as a client saw it. Times are microseconds since the run's start.
-#[derive(Debug, Clone)]
-pub struct Sample {
-    pub txn: u16,
-    pub end_us: u64,
-    /// From the scheduled start (open loop) or the actual start (closed loop) to the end.
-    pub latency_us: u64,
-    /// Open loop: how late the transaction started against its schedule.
-    pub lag_us: Option<u64>,
-    pub tries: u32,
-    pub error: Option<ErrorClass>,
-    /// Statements the successful try sent.
-    pub queries: u32,
-    /// The successful try ended in a rollback the workload asked for (not an error).
-    pub rolled_back: bool,
-}
-
-#[derive(Debug, Clone)]
-pub enum Event {
-    Txn(Sample),
-    /// A client lost its connection and opened a new one.
-    Reconnected,
-    /// The time a client spent without a connection, from the failed transaction that lost it
-    /// to its new connection (or to its end, when it never got one back).
-    Offline(Duration),
-    /// A client lost its connection and could not open a new one; it stopped.
-    ClientLost(String),
-    /// A transaction in flight at the end of the run was cancelled: neither done nor failed.
-    Unfinished,
-    /// The message of a client's first error of a kind (`ErrorClass::kind`).
-    ErrorMessage(String, String),
-    /// An open-loop client's end: transactions due within the run, and those it started.
-    Schedule(u64, u64),
-    /// A client's end: the CPU time its thread used in the measured window (from the end of
-    /// the warm-up, connecting excluded, to its last transaction), the time it spent ready to
-    /// run but waiting for a core (where the kernel tells), and the wall time of that stretch.
-    ClientCpu {
-        cpu: Duration,
-        wait: Option<Duration>,
-        wall: Duration,
-    },
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
