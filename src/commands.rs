@@ -1,19 +1,26 @@
-//! The experiment commands: `server start|stop|status`, `sweep`, `duel`, `report` and
-//! `results list|show|export`. The measuring itself is in lib.rs and sweep/.
+//! The commands: `list`, `check`, `cleanup`, `run`, `server start|stop|status`, `sweep`,
+//! `duel`, `report` and `results list|show|export`. The measuring itself is in bench.rs and
+//! sweep/.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use crate::bench::{self, Observe, Outcome};
 use crate::cli::{
     DuelArgs, ExportFormat, ReportArgs, ReportFormat, ResultsAction, ResultsArgs, ServerAction,
     SweepArgs,
 };
+use crate::dsn::Dsn;
+use crate::engine;
 use crate::metrics::Host;
+use crate::plan::{RunPlan, Target};
+use crate::report::summary;
 use crate::server::{self, Server, ServerOptions, profile};
-use crate::store::{Store, summary};
+use crate::store::Store;
 use crate::sweep::plan::PlanFile;
-use crate::{Error, Outcome, report, sweep};
+use crate::workload::{self, WorkloadOptions};
+use crate::{Error, report, result, sweep};
 
 pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
     match action {
@@ -387,4 +394,135 @@ fn csv(rows: &[crate::store::RunRow]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The text of `dbduel list`.
+pub fn list() -> String {
+    let mut out = String::from("engines (chosen by the DSN's scheme):\n");
+    let schemes = |e: &engine::EngineEntry| {
+        e.schemes
+            .iter()
+            .map(|s| format!("{s}://"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let width = engine::ENGINES.iter().map(|e| schemes(e).len()).max();
+    for e in engine::ENGINES {
+        out += &format!(
+            "  {:<10} {:<width$}  {}\n",
+            e.name,
+            schemes(e),
+            e.about,
+            width = width.unwrap_or(0)
+        );
+    }
+    out += "\nworkloads:\n";
+    for w in workload::all() {
+        out += &format!("  {:<22} {}\n", w.name, w.about);
+        if w.variants.len() > 1 {
+            out += &format!("  {:<22} variants: {}\n", "", w.variants.join(", "));
+        }
+    }
+    out += "\nfiles in place of a workload name:\n\
+             \x20 FILE.toml              a declarative workload (tables, generators, transactions; see\n\
+             \x20                        workloads/seed002-thetable.toml): prepare, run, check, cleanup\n\
+             \x20 FILE.sql               a pgbench-format script, run on data you prepared: run FILE.sql,\n\
+             \x20                        or run -f FILE[@WEIGHT] (repeatable)\n";
+    out
+}
+
+/// `check`: the workload's invariants on its data, one line each.
+pub fn check(target: &Target) -> Result<Outcome, Error> {
+    let (engine, mut session) = bench::open(
+        target.dsn.as_ref().expect("check requires --dsn"),
+        &target.engine,
+    )?;
+    let workload = (target.workload.new)(&WorkloadOptions::default())?;
+    workload::refuse_unfinished(workload.as_ref(), session.as_mut())?;
+    let items = workload.check(engine.as_ref(), session.as_mut())?;
+    let width = items.iter().map(|i| i.name.chars().count()).max();
+    for i in &items {
+        println!(
+            "{} {:<width$}  {}",
+            if i.ok { "ok    " } else { "FAILED" },
+            i.name,
+            i.detail,
+            width = width.unwrap_or(0)
+        );
+    }
+    Ok(if items.iter().all(|i| i.ok) {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    })
+}
+
+/// `cleanup`: drop the workload's tables and forget its `prepare`.
+pub fn cleanup(target: &Target) -> Result<Outcome, Error> {
+    let (engine, mut session) = bench::open(
+        target.dsn.as_ref().expect("cleanup requires --dsn"),
+        &target.engine,
+    )?;
+    let workload = (target.workload.new)(&WorkloadOptions::default())?;
+    workload.cleanup(engine.as_ref(), session.as_mut())?;
+    workload::prepare_forget(workload.as_ref(), session.as_mut())?;
+    eprintln!("dropped the {} tables", target.workload.name);
+    Ok(Outcome::Success)
+}
+
+/// `run`: a benchmark as planned: prepare a temporary SQLite database when no DSN is given.
+pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    if let Some(path) = &plan.json {
+        result::check_writable(path)?;
+    }
+    let temp = match &plan.target.dsn {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("dbduel-")
+                .tempdir()
+                .map_err(|e| {
+                    Error::Io(format!(
+                        "cannot create a temporary directory (set TMPDIR to a writable one): {e}"
+                    ))
+                })?,
+        ),
+    };
+    let dsn = match (&plan.target.dsn, &temp) {
+        (Some(d), _) => d.clone(),
+        (None, Some(dir)) => {
+            Dsn::sqlite(&dir.path().join(format!("{}.db", plan.target.workload.name)))
+        }
+        (None, None) => unreachable!("a temporary directory exists when no DSN is given"),
+    };
+    if temp.is_some() {
+        let mut opts = plan.workload.clone();
+        opts.scale = opts.scale.max(1);
+        eprintln!(
+            "no --dsn given: {} at scale {} in a temporary SQLite database ({})",
+            plan.target.workload.name, opts.scale, dsn
+        );
+        bench::prepare(
+            &dsn,
+            &plan.target.engine,
+            plan.target.workload,
+            &opts,
+            stop,
+            false,
+        )?;
+    }
+    let (result, _) = bench::run_point(plan, &dsn, stop, Observe::Nothing)?;
+    let interrupted = result.interrupted;
+    print!("{}", report::summary(&result));
+    if let Some(path) = &plan.json {
+        result.write_json(path)?;
+        eprintln!("result written to {}", path.display());
+    }
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else if result.failed() {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
 }

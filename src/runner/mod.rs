@@ -35,7 +35,7 @@ pub struct RunConfig {
     pub warmup: Duration,
     /// Total transactions per second for the open loop; None for the closed loop.
     pub rate: Option<f64>,
-    /// Tries per transaction; 0 until `lib::bench` puts the workload's default in its place.
+    /// Tries per transaction; 0 until `bench::run_point` puts the workload's default in its place.
     pub max_tries: u32,
     pub seed: u64,
 }

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::Error;
+use crate::bench::{self, Observe, Outcome};
 use crate::dsn::Dsn;
 use crate::engine::EngineOptions;
 use crate::metrics::Host;
@@ -17,7 +19,6 @@ use crate::server::profile::{self, Facts, Profile};
 use crate::server::{self, Server, ServerKind, ServerOptions};
 use crate::store::{PointKey, PointRecord, Store};
 use crate::workload::{self, WorkloadEntry, WorkloadOptions};
-use crate::{Error, Outcome};
 use plan::PlanFile;
 
 /// The database dbduel creates on the servers it manages.
@@ -239,7 +240,7 @@ pub fn run(
                 let id = store.save(&rec).map_err(|e| unsaved(e, point, &result))?;
                 measured += 1;
                 eprintln!("{}", point_line(id, point, &result));
-                if crate::failed(&result) {
+                if result.failed() {
                     failures.push(id);
                 }
                 // Stored first: the point that saw the server die is kept, marked.
@@ -269,7 +270,7 @@ pub fn run(
 /// server that exited during the point and could not be started again (the sweep stores the
 /// point, then stops with it).
 type Measured = (
-    crate::report::RunResult,
+    crate::result::RunResult,
     Vec<crate::metrics::observe::ResourceSample>,
     Option<Error>,
 );
@@ -287,7 +288,7 @@ fn measure(
     stop: &Arc<AtomicBool>,
 ) -> Result<Measured, Error> {
     let dsn = target.dsn();
-    let observe = crate::Observe::Server { pid: target.pid() };
+    let observe = Observe::Server { pid: target.pid() };
     let mut server = match target {
         Target::Managed {
             server: Some(s), ..
@@ -298,7 +299,7 @@ fn measure(
     let mut restarts = Vec::new();
     let mut gone = None;
     let measured = std::thread::scope(|scope| {
-        let bench = scope.spawn(|| crate::bench(run_plan, &dsn, stop, observe));
+        let bench = scope.spawn(|| bench::run_point(run_plan, &dsn, stop, observe));
         while !bench.is_finished() {
             std::thread::sleep(Duration::from_millis(50));
             let Some(s) = server.as_deref_mut().filter(|_| gone.is_none()) else {
@@ -336,7 +337,7 @@ fn measure(
 
 /// The store refused a point (disk full, made read-only): keep the measurement in a file of
 /// the current directory, named in the error, so that nothing measured is lost.
-fn unsaved(e: Error, p: &PointKey, result: &crate::report::RunResult) -> Error {
+fn unsaved(e: Error, p: &PointKey, result: &crate::result::RunResult) -> Error {
     let name = format!(
         "dbduel-unsaved-{}-{}-c{}-r{}-{}.json",
         p.engine,
@@ -387,7 +388,7 @@ fn prepare(
         params: plan.params()?,
         ..WorkloadOptions::default()
     };
-    crate::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
+    bench::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
 }
 
 fn engine_options(plan: &PlanFile) -> EngineOptions {
@@ -445,7 +446,7 @@ fn check_runs(plan: &PlanFile, entry: &'static WorkloadEntry) -> Result<(), Erro
     Ok(())
 }
 
-fn point_line(id: i64, p: &PointKey, r: &crate::report::RunResult) -> String {
+fn point_line(id: i64, p: &PointKey, r: &crate::result::RunResult) -> String {
     let mut flags = Vec::new();
     if r.client_bound {
         flags.push("client-bound");
