@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use crate::bench::{self, Observe, Outcome};
 use crate::cli::{
     DuelArgs, ExportFormat, ReportArgs, ReportFormat, ResultsAction, ResultsArgs, ServerAction,
-    SweepArgs,
+    ServerDirArgs, ServerStartArgs, SweepArgs,
 };
 use crate::dsn::Dsn;
 use crate::engine;
@@ -24,66 +24,7 @@ use crate::{Error, report, result, sweep};
 
 pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
     match action {
-        ServerAction::Start(a) => {
-            let kind = server::kind_for(&a.engine).ok_or_else(|| {
-                let known: Vec<_> = server::KINDS.iter().map(|k| k.engine).collect();
-                Error::Usage(format!(
-                    "dbduel cannot manage a '{}' server: use one of {}",
-                    a.engine,
-                    known.join(", ")
-                ))
-            })?;
-            let entry = crate::workload::find("tpcb")?;
-            let host = Host::read();
-            let facts = profile::Facts {
-                ram_bytes: host.ram_bytes,
-                cores: host.cores,
-                dataset_bytes: entry.bytes_per_scale * u64::from(a.scale),
-                max_clients: 100,
-            };
-            let chosen = profile::builtin(&a.profile, &facts).ok_or_else(|| {
-                Error::Usage(format!(
-                    "unknown --profile '{}': use default, tuned or unsafe",
-                    a.profile
-                ))
-            })?;
-            let settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
-            let opts = ServerOptions {
-                dir: Some(a.data_dir.clone()),
-                port: a.port,
-                bin_dir: a.bin_dir.clone(),
-                settings,
-                keep_running: true,
-            };
-            let state = Server::start(kind, &opts)?.detach(&chosen.name)?;
-            // Firebird's version names the product already.
-            let product = if state.version.starts_with(kind.product) {
-                ""
-            } else {
-                kind.product
-            };
-            println!(
-                "{}{}{} runs (pid {}) on 127.0.0.1:{}, profile {}{}",
-                product,
-                if product.is_empty() { "" } else { " " },
-                state.version,
-                state.pid,
-                state.port,
-                chosen.name,
-                if chosen.unsafe_profile {
-                    " (UNSAFE)"
-                } else {
-                    ""
-                }
-            );
-            println!("dsn: {}", state.dsn);
-            println!(
-                "password: in {} (only you can read it); `dbduel server dsn --data-dir {}` prints the whole DSN",
-                a.data_dir.join("password").display(),
-                a.data_dir.display()
-            );
-            Ok(Outcome::Success)
-        }
+        ServerAction::Start(a) => server_start(a),
         ServerAction::Dsn(a) => {
             println!("{}", server::full_dsn(&a.data_dir)?);
             Ok(Outcome::Success)
@@ -98,32 +39,97 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
             );
             Ok(Outcome::Success)
         }
-        ServerAction::Status(a) => {
-            let state = server::read_state(&a.data_dir)?;
-            let running = state.running();
-            let profile = if state.profile.is_empty() {
-                String::new()
-            } else {
-                format!(", profile {}", state.profile)
-            };
-            println!(
-                "{} {}: {} ({}pid {}, 127.0.0.1:{}{profile}, data {})",
-                state.engine,
-                state.version,
-                if running { "running" } else { "stopped" },
-                if running { "" } else { "was " },
-                state.pid,
-                state.port,
-                report::human_bytes(server::data_size(&a.data_dir))
-            );
-            println!("dsn: {}", state.dsn);
-            Ok(if running {
-                Outcome::Success
-            } else {
-                Outcome::Failures
-            })
-        }
+        ServerAction::Status(a) => server_status(a),
     }
+}
+
+/// `server start`: a managed server with a built-in profile, detached, and how to reach it.
+fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
+    let kind = server::kind_for(&a.engine).ok_or_else(|| {
+        let known: Vec<_> = server::KINDS.iter().map(|k| k.engine).collect();
+        Error::Usage(format!(
+            "dbduel cannot manage a '{}' server: use one of {}",
+            a.engine,
+            known.join(", ")
+        ))
+    })?;
+    let entry = crate::workload::find("tpcb")?;
+    let host = Host::read();
+    let facts = profile::Facts {
+        ram_bytes: host.ram_bytes,
+        cores: host.cores,
+        dataset_bytes: entry.bytes_per_scale * u64::from(a.scale),
+        max_clients: 100,
+    };
+    let chosen = profile::builtin(&a.profile, &facts).ok_or_else(|| {
+        Error::Usage(format!(
+            "unknown --profile '{}': use default, tuned or unsafe",
+            a.profile
+        ))
+    })?;
+    let settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
+    let opts = ServerOptions {
+        dir: Some(a.data_dir.clone()),
+        port: a.port,
+        bin_dir: a.bin_dir.clone(),
+        settings,
+        keep_running: true,
+    };
+    let state = Server::start(kind, &opts)?.detach(&chosen.name)?;
+    // Firebird's version names the product already.
+    let product = if state.version.starts_with(kind.product) {
+        ""
+    } else {
+        kind.product
+    };
+    println!(
+        "{}{}{} runs (pid {}) on 127.0.0.1:{}, profile {}{}",
+        product,
+        if product.is_empty() { "" } else { " " },
+        state.version,
+        state.pid,
+        state.port,
+        chosen.name,
+        if chosen.unsafe_profile {
+            " (UNSAFE)"
+        } else {
+            ""
+        }
+    );
+    println!("dsn: {}", state.dsn);
+    println!(
+        "password: in {} (only you can read it); `dbduel server dsn --data-dir {}` prints the whole DSN",
+        a.data_dir.join("password").display(),
+        a.data_dir.display()
+    );
+    Ok(Outcome::Success)
+}
+
+/// `server status`: whether a directory's server runs; exits 1 when it does not.
+fn server_status(a: &ServerDirArgs) -> Result<Outcome, Error> {
+    let state = server::read_state(&a.data_dir)?;
+    let running = state.running();
+    let profile = if state.profile.is_empty() {
+        String::new()
+    } else {
+        format!(", profile {}", state.profile)
+    };
+    println!(
+        "{} {}: {} ({}pid {}, 127.0.0.1:{}{profile}, data {})",
+        state.engine,
+        state.version,
+        if running { "running" } else { "stopped" },
+        if running { "" } else { "was " },
+        state.pid,
+        state.port,
+        report::human_bytes(server::data_size(&a.data_dir))
+    );
+    println!("dsn: {}", state.dsn);
+    Ok(if running {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    })
 }
 
 pub fn sweep_cmd(a: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {

@@ -82,8 +82,18 @@ fn latency_cells(l: &Latency) -> String {
 
 /// The summary printed at the end of a run.
 pub fn summary(r: &RunResult) -> String {
-    let m = &r.measurement;
     let mut out = String::new();
+    summary_head(&mut out, r);
+    summary_counts(&mut out, r);
+    summary_resources(&mut out, r);
+    summary_latencies(&mut out, r);
+    summary_settings(&mut out, r);
+    out
+}
+
+/// What ran where: workload and size, engine, clients and limit, connection, isolation.
+fn summary_head(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     let variant = if r.workload.variant == r.workload.name {
         String::new()
     } else {
@@ -142,6 +152,12 @@ pub fn summary(r: &RunResult) -> String {
         "isolation: {} (the level the clients' transactions ran at)\n",
         r.engine.isolation
     );
+}
+
+/// Transactions, queries, errors with their first messages, retries, rollbacks, the
+/// workload's own figures, reconnections, lost clients, unfinished transactions.
+fn summary_counts(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     let errors: Vec<_> = m
         .errors_by_kind
         .iter()
@@ -199,6 +215,11 @@ pub fn summary(r: &RunResult) -> String {
             "unfinished", m.unfinished
         );
     }
+}
+
+/// Client CPU, the client threads' time, database size, first transaction, schedule lag.
+fn summary_resources(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     let _ = writeln!(
         out,
         "  {:<16}{:>12.1} s  ({:.1}% of {} cores){}",
@@ -241,6 +262,11 @@ pub fn summary(r: &RunResult) -> String {
             "schedule lag", lag.mean, lag.max
         );
     }
+}
+
+/// The latency table, one line per transaction type.
+fn summary_latencies(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     let _ = writeln!(
         out,
         "\n  {:<16}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -272,6 +298,12 @@ pub fn summary(r: &RunResult) -> String {
             t.rollbacks
         );
     }
+}
+
+/// Workload options, server settings, and what makes the figures doubtful: client-bound,
+/// server restarts, warnings.
+fn summary_settings(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     if !r.workload.settings.is_empty() {
         let settings: Vec<_> = r
             .workload
@@ -306,5 +338,4 @@ pub fn summary(r: &RunResult) -> String {
     for w in &r.warnings {
         let _ = writeln!(out, "  warning: {w}");
     }
-    out
 }

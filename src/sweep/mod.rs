@@ -14,6 +14,7 @@ use crate::bench::{self, Observe, Outcome};
 use crate::dsn::Dsn;
 use crate::engine::EngineOptions;
 use crate::metrics::Host;
+use crate::metrics::observe::ResourceSample;
 use crate::plan::{AskedBy, RunInput};
 use crate::server::profile::{self, Facts, Profile};
 use crate::server::{self, Server, ServerKind, ServerOptions};
@@ -166,13 +167,7 @@ pub fn run(
     let done = store.done(plan_id)?;
     // A workload file's own name, not the registry's `custom`.
     let workload_name = (entry.new)(&WorkloadOptions::default())?.name();
-    let host = Host::read();
-    let facts = Facts {
-        ram_bytes: host.ram_bytes,
-        cores: host.cores,
-        dataset_bytes: entry.bytes_per_scale * u64::from(plan.scale),
-        max_clients: plan.clients.iter().copied().max().unwrap_or(1),
-    };
+    let facts = facts(plan, entry);
     let temp = tempfile::Builder::new()
         .prefix("dbduel-sweep-")
         .tempdir()
@@ -189,21 +184,7 @@ pub fn run(
             if todo.is_empty() {
                 continue;
             }
-            let mut knobs = profile
-                .knobs
-                .get(engine.as_str())
-                .cloned()
-                .unwrap_or_default();
-            knobs.extend(profile::required(engine, &facts));
-            eprintln!(
-                "== {engine}/{}{}",
-                profile.name,
-                if profile.unsafe_profile {
-                    " (UNSAFE)"
-                } else {
-                    ""
-                }
-            );
+            let knobs = knobs(profile, engine, &facts);
             if target.apply(&knobs, profile)? {
                 prepare(plan, entry, &target.dsn(), stop)?;
             }
@@ -211,11 +192,7 @@ pub fn run(
                 if stop.load(Ordering::SeqCst) {
                     return Ok(Outcome::Interrupted);
                 }
-                let cache_dropped = if point.cold {
-                    Some(target.cold(&knobs)?)
-                } else {
-                    None
-                };
+                let cache_dropped = point.cold.then(|| target.cold(&knobs)).transpose()?;
                 if plan.data == "reload" && measured + skipped > 0 {
                     prepare(plan, entry, &target.dsn(), stop)?;
                 }
@@ -225,10 +202,7 @@ pub fn run(
                 if result.interrupted {
                     return Ok(Outcome::Interrupted);
                 }
-                let resources: Vec<serde_json::Value> = resources
-                    .iter()
-                    .map(|r| serde_json::to_value(r).expect("samples serialize"))
-                    .collect();
+                let resources = samples_json(&resources);
                 let rec = PointRecord {
                     plan_id,
                     point,
@@ -254,8 +228,49 @@ pub fn run(
         "{measured} points measured, {skipped} already in {} skipped",
         store.path().display()
     );
+    Ok(outcome(&failures))
+}
+
+/// The server's per-second samples as the store keeps them.
+fn samples_json(resources: &[ResourceSample]) -> Vec<serde_json::Value> {
+    resources
+        .iter()
+        .map(|r| serde_json::to_value(r).expect("samples serialize"))
+        .collect()
+}
+
+/// What a sweep's tuned profiles are sized by: this machine, the plan's data and clients.
+fn facts(plan: &PlanFile, entry: &WorkloadEntry) -> Facts {
+    let host = Host::read();
+    Facts {
+        ram_bytes: host.ram_bytes,
+        cores: host.cores,
+        dataset_bytes: entry.bytes_per_scale * u64::from(plan.scale),
+        max_clients: plan.clients.iter().copied().max().unwrap_or(1),
+    }
+}
+
+/// A profile's knobs for one engine, with the ones the sweep requires, announced on a line
+/// of their own as the profile's points begin.
+fn knobs(profile: &Profile, engine: &str, facts: &Facts) -> Vec<(String, String)> {
+    let mut knobs = profile.knobs.get(engine).cloned().unwrap_or_default();
+    knobs.extend(profile::required(engine, facts));
+    eprintln!(
+        "== {engine}/{}{}",
+        profile.name,
+        if profile.unsafe_profile {
+            " (UNSAFE)"
+        } else {
+            ""
+        }
+    );
+    knobs
+}
+
+/// Success, or failures named by their stored runs' ids.
+fn outcome(failures: &[i64]) -> Outcome {
     if failures.is_empty() {
-        return Ok(Outcome::Success);
+        return Outcome::Success;
     }
     let ids: Vec<String> = failures.iter().map(i64::to_string).collect();
     eprintln!(
@@ -263,17 +278,13 @@ pub fn run(
         failures.len(),
         ids.join(", ")
     );
-    Ok(Outcome::Failures)
+    Outcome::Failures
 }
 
 /// What `measure` gives back: the result, the server's samples, and the error of a managed
 /// server that exited during the point and could not be started again (the sweep stores the
 /// point, then stops with it).
-type Measured = (
-    crate::result::RunResult,
-    Vec<crate::metrics::observe::ResourceSample>,
-    Option<Error>,
-);
+type Measured = (crate::result::RunResult, Vec<ResourceSample>, Option<Error>);
 
 /// Measure one point. A managed server is watched meanwhile, from this thread (a server's
 /// parent-death signal follows the thread that started it, so only a thread that lasts may
