@@ -1,7 +1,7 @@
 //! Measurement: turns the runner's events into HDR histograms per transaction type,
 //! per-second windows, errors by kind, retries and schedule lag, the client threads' own CPU
-//! time; reads the process's CPU time and the host's facts; judges whether a run was
-//! client-bound.
+//! time; gives a workload the counts its own figures come from (`workload::Counts`); reads
+//! the process's CPU time and the host's facts; judges whether a run was client-bound.
 
 pub mod observe;
 
