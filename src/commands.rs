@@ -1,82 +1,30 @@
-//! The experiment commands: `server start|stop|status`, `sweep`, `duel`, `report` and
-//! `results list|show|export`. The measuring itself is in lib.rs and sweep/.
+//! The commands: `list`, `check`, `cleanup`, `run`, `server start|stop|status`, `sweep`,
+//! `duel`, `report` and `results list|show|export`. The measuring itself is in bench.rs and
+//! sweep/.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use crate::bench::{self, Observe, Outcome};
 use crate::cli::{
     DuelArgs, ExportFormat, ReportArgs, ReportFormat, ResultsAction, ResultsArgs, ServerAction,
-    SweepArgs,
+    ServerDirArgs, ServerStartArgs, SweepArgs,
 };
+use crate::dsn::Dsn;
+use crate::engine;
 use crate::metrics::Host;
+use crate::plan::{RunPlan, Target};
+use crate::report::summary;
 use crate::server::{self, Server, ServerOptions, profile};
-use crate::store::{Store, summary};
+use crate::store::Store;
 use crate::sweep::plan::PlanFile;
-use crate::{Error, Outcome, report, sweep};
+use crate::workload::{self, WorkloadOptions};
+use crate::{Error, report, result, sweep};
 
 pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
     match action {
-        ServerAction::Start(a) => {
-            let kind = server::kind_for(&a.engine).ok_or_else(|| {
-                let known: Vec<_> = server::KINDS.iter().map(|k| k.engine).collect();
-                Error::Usage(format!(
-                    "dbduel cannot manage a '{}' server: use one of {}",
-                    a.engine,
-                    known.join(", ")
-                ))
-            })?;
-            let entry = crate::workload::find("tpcb")?;
-            let host = Host::read();
-            let facts = profile::Facts {
-                ram_bytes: host.ram_bytes,
-                cores: host.cores,
-                dataset_bytes: entry.bytes_per_scale * u64::from(a.scale),
-                max_clients: 100,
-            };
-            let chosen = profile::builtin(&a.profile, &facts).ok_or_else(|| {
-                Error::Usage(format!(
-                    "unknown --profile '{}': use default, tuned or unsafe",
-                    a.profile
-                ))
-            })?;
-            let settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
-            let opts = ServerOptions {
-                dir: Some(a.data_dir.clone()),
-                port: a.port,
-                bin_dir: a.bin_dir.clone(),
-                settings,
-                keep_running: true,
-            };
-            let state = Server::start(kind, &opts)?.detach(&chosen.name)?;
-            // Firebird's version names the product already.
-            let product = if state.version.starts_with(kind.product) {
-                ""
-            } else {
-                kind.product
-            };
-            println!(
-                "{}{}{} runs (pid {}) on 127.0.0.1:{}, profile {}{}",
-                product,
-                if product.is_empty() { "" } else { " " },
-                state.version,
-                state.pid,
-                state.port,
-                chosen.name,
-                if chosen.unsafe_profile {
-                    " (UNSAFE)"
-                } else {
-                    ""
-                }
-            );
-            println!("dsn: {}", state.dsn);
-            println!(
-                "password: in {} (only you can read it); `dbduel server dsn --data-dir {}` prints the whole DSN",
-                a.data_dir.join("password").display(),
-                a.data_dir.display()
-            );
-            Ok(Outcome::Success)
-        }
+        ServerAction::Start(a) => server_start(a),
         ServerAction::Dsn(a) => {
             println!("{}", server::full_dsn(&a.data_dir)?);
             Ok(Outcome::Success)
@@ -91,32 +39,97 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
             );
             Ok(Outcome::Success)
         }
-        ServerAction::Status(a) => {
-            let state = server::read_state(&a.data_dir)?;
-            let running = state.running();
-            let profile = if state.profile.is_empty() {
-                String::new()
-            } else {
-                format!(", profile {}", state.profile)
-            };
-            println!(
-                "{} {}: {} ({}pid {}, 127.0.0.1:{}{profile}, data {})",
-                state.engine,
-                state.version,
-                if running { "running" } else { "stopped" },
-                if running { "" } else { "was " },
-                state.pid,
-                state.port,
-                report::human_bytes(server::data_size(&a.data_dir))
-            );
-            println!("dsn: {}", state.dsn);
-            Ok(if running {
-                Outcome::Success
-            } else {
-                Outcome::Failures
-            })
-        }
+        ServerAction::Status(a) => server_status(a),
     }
+}
+
+/// `server start`: a managed server with a built-in profile, detached, and how to reach it.
+fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
+    let kind = server::kind_for(&a.engine).ok_or_else(|| {
+        let known: Vec<_> = server::KINDS.iter().map(|k| k.engine).collect();
+        Error::Usage(format!(
+            "dbduel cannot manage a '{}' server: use one of {}",
+            a.engine,
+            known.join(", ")
+        ))
+    })?;
+    let entry = crate::workload::find("tpcb")?;
+    let host = Host::read();
+    let facts = profile::Facts {
+        ram_bytes: host.ram_bytes,
+        cores: host.cores,
+        dataset_bytes: entry.bytes_per_scale * u64::from(a.scale),
+        max_clients: 100,
+    };
+    let chosen = profile::builtin(&a.profile, &facts).ok_or_else(|| {
+        Error::Usage(format!(
+            "unknown --profile '{}': use default, tuned or unsafe",
+            a.profile
+        ))
+    })?;
+    let settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
+    let opts = ServerOptions {
+        dir: Some(a.data_dir.clone()),
+        port: a.port,
+        bin_dir: a.bin_dir.clone(),
+        settings,
+        keep_running: true,
+    };
+    let state = Server::start(kind, &opts)?.detach(&chosen.name)?;
+    // Firebird's version names the product already.
+    let product = if state.version.starts_with(kind.product) {
+        ""
+    } else {
+        kind.product
+    };
+    println!(
+        "{}{}{} runs (pid {}) on 127.0.0.1:{}, profile {}{}",
+        product,
+        if product.is_empty() { "" } else { " " },
+        state.version,
+        state.pid,
+        state.port,
+        chosen.name,
+        if chosen.unsafe_profile {
+            " (UNSAFE)"
+        } else {
+            ""
+        }
+    );
+    println!("dsn: {}", state.dsn);
+    println!(
+        "password: in {} (only you can read it); `dbduel server dsn --data-dir {}` prints the whole DSN",
+        a.data_dir.join("password").display(),
+        a.data_dir.display()
+    );
+    Ok(Outcome::Success)
+}
+
+/// `server status`: whether a directory's server runs; exits 1 when it does not.
+fn server_status(a: &ServerDirArgs) -> Result<Outcome, Error> {
+    let state = server::read_state(&a.data_dir)?;
+    let running = state.running();
+    let profile = if state.profile.is_empty() {
+        String::new()
+    } else {
+        format!(", profile {}", state.profile)
+    };
+    println!(
+        "{} {}: {} ({}pid {}, 127.0.0.1:{}{profile}, data {})",
+        state.engine,
+        state.version,
+        if running { "running" } else { "stopped" },
+        if running { "" } else { "was " },
+        state.pid,
+        state.port,
+        report::human_bytes(server::data_size(&a.data_dir))
+    );
+    println!("dsn: {}", state.dsn);
+    Ok(if running {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    })
 }
 
 pub fn sweep_cmd(a: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
@@ -387,4 +400,135 @@ fn csv(rows: &[crate::store::RunRow]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The text of `dbduel list`.
+pub fn list() -> String {
+    let mut out = String::from("engines (chosen by the DSN's scheme):\n");
+    let schemes = |e: &engine::EngineEntry| {
+        e.schemes
+            .iter()
+            .map(|s| format!("{s}://"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let width = engine::ENGINES.iter().map(|e| schemes(e).len()).max();
+    for e in engine::ENGINES {
+        out += &format!(
+            "  {:<10} {:<width$}  {}\n",
+            e.name,
+            schemes(e),
+            e.about,
+            width = width.unwrap_or(0)
+        );
+    }
+    out += "\nworkloads:\n";
+    for w in workload::all() {
+        out += &format!("  {:<22} {}\n", w.name, w.about);
+        if w.variants.len() > 1 {
+            out += &format!("  {:<22} variants: {}\n", "", w.variants.join(", "));
+        }
+    }
+    out += "\nfiles in place of a workload name:\n\
+             \x20 FILE.toml              a declarative workload (tables, generators, transactions; see\n\
+             \x20                        workloads/seed002-thetable.toml): prepare, run, check, cleanup\n\
+             \x20 FILE.sql               a pgbench-format script, run on data you prepared: run FILE.sql,\n\
+             \x20                        or run -f FILE[@WEIGHT] (repeatable)\n";
+    out
+}
+
+/// `check`: the workload's invariants on its data, one line each.
+pub fn check(target: &Target) -> Result<Outcome, Error> {
+    let (engine, mut session) = bench::open(
+        target.dsn.as_ref().expect("check requires --dsn"),
+        &target.engine,
+    )?;
+    let workload = (target.workload.new)(&WorkloadOptions::default())?;
+    workload::refuse_unfinished(workload.as_ref(), session.as_mut())?;
+    let items = workload.check(engine.as_ref(), session.as_mut())?;
+    let width = items.iter().map(|i| i.name.chars().count()).max();
+    for i in &items {
+        println!(
+            "{} {:<width$}  {}",
+            if i.ok { "ok    " } else { "FAILED" },
+            i.name,
+            i.detail,
+            width = width.unwrap_or(0)
+        );
+    }
+    Ok(if items.iter().all(|i| i.ok) {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    })
+}
+
+/// `cleanup`: drop the workload's tables and forget its `prepare`.
+pub fn cleanup(target: &Target) -> Result<Outcome, Error> {
+    let (engine, mut session) = bench::open(
+        target.dsn.as_ref().expect("cleanup requires --dsn"),
+        &target.engine,
+    )?;
+    let workload = (target.workload.new)(&WorkloadOptions::default())?;
+    workload.cleanup(engine.as_ref(), session.as_mut())?;
+    workload::prepare_forget(workload.as_ref(), session.as_mut())?;
+    eprintln!("dropped the {} tables", target.workload.name);
+    Ok(Outcome::Success)
+}
+
+/// `run`: a benchmark as planned: prepare a temporary SQLite database when no DSN is given.
+pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    if let Some(path) = &plan.json {
+        result::check_writable(path)?;
+    }
+    let temp = match &plan.target.dsn {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("dbduel-")
+                .tempdir()
+                .map_err(|e| {
+                    Error::Io(format!(
+                        "cannot create a temporary directory (set TMPDIR to a writable one): {e}"
+                    ))
+                })?,
+        ),
+    };
+    let dsn = match (&plan.target.dsn, &temp) {
+        (Some(d), _) => d.clone(),
+        (None, Some(dir)) => {
+            Dsn::sqlite(&dir.path().join(format!("{}.db", plan.target.workload.name)))
+        }
+        (None, None) => unreachable!("a temporary directory exists when no DSN is given"),
+    };
+    if temp.is_some() {
+        let mut opts = plan.workload.clone();
+        opts.scale = opts.scale.max(1);
+        eprintln!(
+            "no --dsn given: {} at scale {} in a temporary SQLite database ({})",
+            plan.target.workload.name, opts.scale, dsn
+        );
+        bench::prepare(
+            &dsn,
+            &plan.target.engine,
+            plan.target.workload,
+            &opts,
+            stop,
+            false,
+        )?;
+    }
+    let (result, _) = bench::run_point(plan, &dsn, stop, Observe::Nothing)?;
+    let interrupted = result.interrupted;
+    print!("{}", report::summary(&result));
+    if let Some(path) = &plan.json {
+        result.write_json(path)?;
+        eprintln!("result written to {}", path.display());
+    }
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else if result.failed() {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
 }

@@ -1,7 +1,7 @@
 //! Measurement: turns the runner's events into HDR histograms per transaction type,
 //! per-second windows, errors by kind, retries and schedule lag, the client threads' own CPU
-//! time; reads the process's CPU time and the host's facts; judges whether a run was
-//! client-bound.
+//! time; gives a workload the counts its own figures come from (`workload::Counts`); reads
+//! the process's CPU time and the host's facts; judges whether a run was client-bound.
 
 pub mod observe;
 
@@ -11,7 +11,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::runner::{Event, Sample};
+use crate::event::{Event, Sample};
+use crate::workload::{Counts, TypeCounts};
 
 /// Latencies are recorded in microseconds, from 1 µs to one hour.
 fn histogram(sigfig: u8) -> Histogram<u64> {
@@ -172,6 +173,24 @@ pub struct Measurement {
     /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
     #[serde(skip)]
     pub histograms: Vec<(String, Vec<u8>)>,
+}
+
+impl Measurement {
+    /// The counts a workload computes its own figures from (`Workload::metrics`).
+    pub fn counts(&self) -> Counts {
+        Counts {
+            duration_s: self.duration_s,
+            types: self
+                .transaction_types
+                .iter()
+                .map(|t| TypeCounts {
+                    name: t.name.clone(),
+                    transactions: t.transactions,
+                    rollbacks: t.rollbacks,
+                })
+                .collect(),
+        }
+    }
 }
 
 struct TypeAcc {

@@ -1,150 +1,16 @@
-//! Results as people read them: the `RunResult` record (its JSON schema is
-//! schema/result.schema.json), the terminal summary, and the JSON file.
+//! Results as people read them: the terminal summary of a run (`RunResult`, in result.rs),
+//! and the views of the store's runs (`summary.rs` into `data.rs`'s `ReportData`), drawn as
+//! HTML and markdown.
 
 pub mod data;
 pub mod html;
 pub mod markdown;
+pub mod summary;
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::Path;
 
-use serde::Serialize;
-
-use crate::Error;
-use crate::engine::Protocol;
-use crate::metrics::{Host, Latency, Measurement};
-
-#[derive(Debug, Clone, Serialize)]
-pub struct EngineReport {
-    pub name: String,
-    /// The DSN without its password.
-    pub dsn: String,
-    pub server_version: String,
-    /// True when the database ran inside dbduel's process (its CPU is the client's CPU).
-    pub embedded: bool,
-    pub settings: BTreeMap<String, String>,
-    pub database_size_bytes: u64,
-    pub database_size_after_bytes: u64,
-    /// How the clients reached the server: socket kind, TLS version and cipher suite.
-    pub transport: crate::engine::tls::Transport,
-    /// The isolation level the measured transactions ran at (the workload's, when it sets one:
-    /// TPC-C's --isolation serializable), in lower-case words.
-    pub isolation: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct WorkloadReport {
-    pub name: String,
-    pub variant: String,
-    /// None for a workload whose size is told by its options (sysbench: tables, table_size).
-    pub scale: Option<u32>,
-    /// The workload's own options in effect (TPC-C: warehouses, isolation...).
-    pub settings: BTreeMap<String, String>,
-    /// The workload's own figures (TPC-C: nopm, tpmC).
-    pub metrics: BTreeMap<String, f64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Options {
-    pub clients: u32,
-    pub time_s: Option<u64>,
-    pub transactions_per_client: Option<u64>,
-    pub warmup_s: u64,
-    pub rate: Option<f64>,
-    pub protocol: Protocol,
-    pub max_tries: u32,
-    pub progress_s: Option<u64>,
-    pub seed: u64,
-    pub table_engine: Option<String>,
-    pub statement_timeout_s: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RunResult {
-    pub dbduel_version: &'static str,
-    pub started_at: String,
-    pub interrupted: bool,
-    pub engine: EngineReport,
-    pub workload: WorkloadReport,
-    pub options: Options,
-    pub host: Host,
-    pub tps: f64,
-    #[serde(flatten)]
-    pub measurement: Measurement,
-    pub client_cpu_s: f64,
-    /// The process's CPU time over (wall time x cores), both read at the start and the end of
-    /// the measured window.
-    pub client_cpu_share: f64,
-    /// Judged by `metrics::client_bound` (client threads busy, or the process's share of the
-    /// machine); never for an embedded engine.
-    pub client_bound: bool,
-    pub client_peak_rss_bytes: u64,
-    /// Sweeps only: the managed server exited during the point and was started again, one
-    /// line each. A point with any is marked failed; `run` never fills it (it does not manage
-    /// the server: its reconnections and lost transactions tell).
-    pub server_restarts: Vec<String>,
-    pub warnings: Vec<String>,
-}
-
-impl RunResult {
-    /// Write the result atomically (a temporary file beside it, then a rename), so that a
-    /// reader never sees half a result. When that fails, the result goes to a file in the
-    /// current directory whose name the error gives, so nothing measured is lost.
-    pub fn write_json(&self, path: &Path) -> Result<(), Error> {
-        let text = serde_json::to_string_pretty(self).expect("results serialize") + "\n";
-        let Err(e) = write_atomically(path, &text) else {
-            return Ok(());
-        };
-        let rescue = std::path::PathBuf::from(format!(
-            "dbduel-result-{}.json",
-            self.started_at.replace(':', "")
-        ));
-        match write_atomically(&rescue, &text) {
-            Ok(()) => Err(Error::Io(format!(
-                "cannot write --json {} ({e}); the result is in {} instead",
-                path.display(),
-                rescue.display()
-            ))),
-            Err(e2) => Err(Error::Io(format!(
-                "cannot write --json {} ({e}), nor {} ({e2}): the result is in the summary above only",
-                path.display(),
-                rescue.display()
-            ))),
-        }
-    }
-}
-
-/// Check before a run that `--json FILE` can be written: a file is created beside it and
-/// removed again.
-pub fn check_writable(path: &Path) -> Result<(), Error> {
-    let probe = temp_beside(path);
-    std::fs::write(&probe, b"")
-        .and_then(|_| std::fs::remove_file(&probe))
-        .map_err(|e| {
-            Error::Usage(format!(
-                "--json {}: cannot write there ({e}): give a file in a writable directory",
-                path.display()
-            ))
-        })
-}
-
-fn temp_beside(path: &Path) -> std::path::PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "result".into());
-    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
-}
-
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let temp = temp_beside(path);
-    std::fs::write(&temp, text)
-        .and_then(|_| std::fs::rename(&temp, path))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&temp);
-        })
-}
+use crate::metrics::Latency;
+use crate::result::RunResult;
 
 /// What a workload's own figure means, for the summary.
 fn metric_meaning(name: &str) -> &'static str {
@@ -216,8 +82,18 @@ fn latency_cells(l: &Latency) -> String {
 
 /// The summary printed at the end of a run.
 pub fn summary(r: &RunResult) -> String {
-    let m = &r.measurement;
     let mut out = String::new();
+    summary_head(&mut out, r);
+    summary_counts(&mut out, r);
+    summary_resources(&mut out, r);
+    summary_latencies(&mut out, r);
+    summary_settings(&mut out, r);
+    out
+}
+
+/// What ran where: workload and size, engine, clients and limit, connection, isolation.
+fn summary_head(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     let variant = if r.workload.variant == r.workload.name {
         String::new()
     } else {
@@ -276,6 +152,12 @@ pub fn summary(r: &RunResult) -> String {
         "isolation: {} (the level the clients' transactions ran at)\n",
         r.engine.isolation
     );
+}
+
+/// Transactions, queries, errors with their first messages, retries, rollbacks, the
+/// workload's own figures, reconnections, lost clients, unfinished transactions.
+fn summary_counts(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     let errors: Vec<_> = m
         .errors_by_kind
         .iter()
@@ -333,6 +215,11 @@ pub fn summary(r: &RunResult) -> String {
             "unfinished", m.unfinished
         );
     }
+}
+
+/// Client CPU, the client threads' time, database size, first transaction, schedule lag.
+fn summary_resources(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     let _ = writeln!(
         out,
         "  {:<16}{:>12.1} s  ({:.1}% of {} cores){}",
@@ -375,6 +262,11 @@ pub fn summary(r: &RunResult) -> String {
             "schedule lag", lag.mean, lag.max
         );
     }
+}
+
+/// The latency table, one line per transaction type.
+fn summary_latencies(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     let _ = writeln!(
         out,
         "\n  {:<16}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -406,6 +298,12 @@ pub fn summary(r: &RunResult) -> String {
             t.rollbacks
         );
     }
+}
+
+/// Workload options, server settings, and what makes the figures doubtful: client-bound,
+/// server restarts, warnings.
+fn summary_settings(out: &mut String, r: &RunResult) {
+    let m = &r.measurement;
     if !r.workload.settings.is_empty() {
         let settings: Vec<_> = r
             .workload
@@ -440,5 +338,4 @@ pub fn summary(r: &RunResult) -> String {
     for w in &r.warnings {
         let _ = writeln!(out, "  warning: {w}");
     }
-    out
 }

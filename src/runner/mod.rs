@@ -5,6 +5,7 @@
 //! Emits one `Event` per transaction on a channel and nothing else: measuring is the
 //! consumers' business.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Barrier, Mutex};
@@ -16,6 +17,7 @@ use rand::{RngExt, SeedableRng};
 
 use crate::Error;
 use crate::engine::{Cancel, DbError, Engine, ErrorClass, Session};
+use crate::event::{Event, Sample};
 use crate::workload::{Client, Workload};
 
 /// When the run ends.
@@ -34,52 +36,9 @@ pub struct RunConfig {
     pub warmup: Duration,
     /// Total transactions per second for the open loop; None for the closed loop.
     pub rate: Option<f64>,
-    /// Tries per transaction; 0 until `lib::bench` puts the workload's default in its place.
+    /// Tries per transaction; 0 until `bench::run_point` puts the workload's default in its place.
     pub max_tries: u32,
     pub seed: u64,
-}
-
-/// One finished transaction, as a client saw it. Times are microseconds since the run's start.
-#[derive(Debug, Clone)]
-pub struct Sample {
-    pub txn: u16,
-    pub end_us: u64,
-    /// From the scheduled start (open loop) or the actual start (closed loop) to the end.
-    pub latency_us: u64,
-    /// Open loop: how late the transaction started against its schedule.
-    pub lag_us: Option<u64>,
-    pub tries: u32,
-    pub error: Option<ErrorClass>,
-    /// Statements the successful try sent.
-    pub queries: u32,
-    /// The successful try ended in a rollback the workload asked for (not an error).
-    pub rolled_back: bool,
-}
-
-#[derive(Debug, Clone)]
-pub enum Event {
-    Txn(Sample),
-    /// A client lost its connection and opened a new one.
-    Reconnected,
-    /// The time a client spent without a connection, from the failed transaction that lost it
-    /// to its new connection (or to its end, when it never got one back).
-    Offline(Duration),
-    /// A client lost its connection and could not open a new one; it stopped.
-    ClientLost(String),
-    /// A transaction in flight at the end of the run was cancelled: neither done nor failed.
-    Unfinished,
-    /// The message of a client's first error of a kind (`ErrorClass::kind`).
-    ErrorMessage(String, String),
-    /// An open-loop client's end: transactions due within the run, and those it started.
-    Schedule(u64, u64),
-    /// A client's end: the CPU time its thread used in the measured window (from the end of
-    /// the warm-up, connecting excluded, to its last transaction), the time it spent ready to
-    /// run but waiting for a core (where the kernel tells), and the wall time of that stretch.
-    ClientCpu {
-        cpu: Duration,
-        wait: Option<Duration>,
-        wall: Duration,
-    },
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -349,52 +308,26 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         Limit::Time(t) => Some(warmup_end + t),
         Limit::Transactions(_) => None,
     };
-    let rng = SmallRng::seed_from_u64(
-        cfg.seed
-            ^ u64::from(id)
-                .wrapping_add(1)
-                .wrapping_mul(0xD1B5_4A32_D192_ED03),
-    );
     let per_client_rate = cfg.rate.map(|r| r / f64::from(cfg.clients));
-    let mut schedule = per_client_rate.map(|rate| Schedule::new(rng, rate, start));
+    let mut schedule =
+        per_client_rate.map(|rate| Schedule::new(client_rng(cfg.seed, id), rate, start));
     let mut counted = 0u64;
     let mut outbox = Outbox::new(&shared.events, start);
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     let mut window = ThreadWindow::new();
+    let stop = &shared.stop;
     loop {
         window.open_at(warmup_end);
-        if shared.stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) {
             break;
         }
-        let planned = match schedule.as_mut() {
-            Some(s) => match s.next_start(deadline, &shared.stop) {
-                Some(at) => at,
-                None => break,
-            },
-            None => Instant::now(),
-        };
-        if deadline.is_some_and(|d| planned >= d) {
+        let Some((mut planned, mut began)) = plan_start(schedule.as_mut(), deadline, stop) else {
             break;
-        }
-        let mut planned = planned;
-        let mut began = if per_client_rate.is_some() {
-            Instant::now()
-        } else {
-            planned
         };
         let txn = state.client.next();
-        // Think and keying times (TPC-C --spec-timing): the terminal waits outside the latency.
-        let pause = state.client.pause();
-        if !pause.is_zero() {
-            // Never past the end of the run: a keying time may be longer than what is left.
-            let wake = deadline.map_or(Instant::now() + pause, |d| d.min(Instant::now() + pause));
-            if !sleep_until(wake, &shared.stop) || deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
-            }
-            began = Instant::now();
-            if per_client_rate.is_none() {
-                planned = began;
-            }
+        let (client, open_loop) = (state.client.as_mut(), schedule.is_some());
+        if !pause(client, deadline, stop, open_loop, &mut planned, &mut began) {
+            break;
         }
         // Again here: an open-loop or pausing client may have slept past the warm-up's end.
         window.open_at(warmup_end);
@@ -408,22 +341,12 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             break;
         }
         if let (Err(_), Some(why)) = (&outcome, state.client.aborted()) {
-            outbox.push(
-                Event::ClientLost(format!("client {id} aborted: {why}")),
-                end,
-            );
+            let lost = format!("client {id} aborted: {why}");
+            outbox.push(Event::ClientLost(lost), end);
             break;
         }
         let lost = matches!(&outcome, Err(e) if e.class == ErrorClass::ConnectionLost);
-        let outcome = outcome.map_err(|e| {
-            // The first message of each kind, as the server said it, for the summary.
-            let kind = e.class.kind();
-            if !seen.contains(&kind) {
-                outbox.push(Event::ErrorMessage(kind.clone(), e.message), end);
-                seen.insert(kind);
-            }
-            e.class
-        });
+        let outcome = outcome.map_err(|e| first_of_kind(e, &mut seen, &mut outbox, end));
         let sample = Sample {
             txn: txn as u16,
             end_us: micros(end - start),
@@ -435,20 +358,8 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             error: outcome.err(),
         };
         outbox.push(Event::Txn(sample), end);
-        if lost {
-            let reconnected = reconnect(shared, id, deadline);
-            outbox.push(Event::Offline(end.elapsed()), Instant::now());
-            match reconnected {
-                Ok(fresh) => {
-                    state = fresh;
-                    outbox.push(Event::Reconnected, Instant::now());
-                }
-                Err(why) => {
-                    let lost = format!("client {id} could not reconnect: {why}");
-                    outbox.push(Event::ClientLost(lost), Instant::now());
-                    break;
-                }
-            }
+        if lost && !reconnected(shared, id, deadline, end, &mut state, &mut outbox) {
+            break;
         }
         if let Limit::Transactions(n) = cfg.limit {
             counted += u64::from(end >= warmup_end);
@@ -462,6 +373,103 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     }
     if let Some(cpu) = window.close() {
         outbox.push(cpu, Instant::now());
+    }
+}
+
+/// A client's own generator (its open-loop schedule), from the run's seed.
+fn client_rng(seed: u64, id: u32) -> SmallRng {
+    SmallRng::seed_from_u64(
+        seed ^ u64::from(id)
+            .wrapping_add(1)
+            .wrapping_mul(0xD1B5_4A32_D192_ED03),
+    )
+}
+
+/// When the next transaction is planned to start (the schedule's next instant in the open
+/// loop, now in the closed loop) and when it begins; None when the run is over.
+fn plan_start(
+    schedule: Option<&mut Schedule>,
+    deadline: Option<Instant>,
+    stop: &AtomicBool,
+) -> Option<(Instant, Instant)> {
+    let open_loop = schedule.is_some();
+    let planned = match schedule {
+        Some(s) => s.next_start(deadline, stop)?,
+        None => Instant::now(),
+    };
+    if deadline.is_some_and(|d| planned >= d) {
+        return None;
+    }
+    let began = if open_loop { Instant::now() } else { planned };
+    Some((planned, began))
+}
+
+/// Think and keying times (TPC-C --spec-timing): the terminal waits outside the latency, and
+/// never past the end of the run (a keying time may be longer than what is left). The start
+/// moves past the pause, in the closed loop the planned start too. False when the run ended
+/// meanwhile.
+fn pause(
+    client: &mut dyn Client,
+    deadline: Option<Instant>,
+    stop: &AtomicBool,
+    open_loop: bool,
+    planned: &mut Instant,
+    began: &mut Instant,
+) -> bool {
+    let pause = client.pause();
+    if pause.is_zero() {
+        return true;
+    }
+    let wake = deadline.map_or(Instant::now() + pause, |d| d.min(Instant::now() + pause));
+    if !sleep_until(wake, stop) || deadline.is_some_and(|d| Instant::now() >= d) {
+        return false;
+    }
+    *began = Instant::now();
+    if !open_loop {
+        *planned = *began;
+    }
+    true
+}
+
+/// A failed transaction's class. The first message of each kind, as the server said it, goes
+/// to the summary.
+fn first_of_kind(
+    e: DbError,
+    seen: &mut HashSet<String>,
+    outbox: &mut Outbox,
+    end: Instant,
+) -> ErrorClass {
+    let kind = e.class.kind();
+    if !seen.contains(&kind) {
+        outbox.push(Event::ErrorMessage(kind.clone(), e.message), end);
+        seen.insert(kind);
+    }
+    e.class
+}
+
+/// After a lost connection: a new one, the time without one counted; false when there is
+/// none to be had and the client is lost.
+fn reconnected(
+    shared: &Shared,
+    id: u32,
+    deadline: Option<Instant>,
+    end: Instant,
+    state: &mut ClientState,
+    outbox: &mut Outbox,
+) -> bool {
+    let fresh = reconnect(shared, id, deadline);
+    outbox.push(Event::Offline(end.elapsed()), Instant::now());
+    match fresh {
+        Ok(fresh) => {
+            *state = fresh;
+            outbox.push(Event::Reconnected, Instant::now());
+            true
+        }
+        Err(why) => {
+            let lost = format!("client {id} could not reconnect: {why}");
+            outbox.push(Event::ClientLost(lost), Instant::now());
+            false
+        }
     }
 }
 

@@ -4,14 +4,13 @@
 //! moment it finishes, so an interrupted sweep loses at most the point in flight.
 
 mod schema;
-pub mod summary;
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 
 use crate::Error;
-use crate::report::RunResult;
+use crate::result::RunResult;
 
 pub const DEFAULT_PATH: &str = "dbduel-results.db";
 

@@ -9,15 +9,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::Error;
+use crate::bench::{self, Observe, Outcome};
 use crate::dsn::Dsn;
 use crate::engine::EngineOptions;
 use crate::metrics::Host;
+use crate::metrics::observe::ResourceSample;
 use crate::plan::{AskedBy, RunInput};
 use crate::server::profile::{self, Facts, Profile};
 use crate::server::{self, Server, ServerKind, ServerOptions};
 use crate::store::{PointKey, PointRecord, Store};
 use crate::workload::{self, WorkloadEntry, WorkloadOptions};
-use crate::{Error, Outcome};
 use plan::PlanFile;
 
 /// The database dbduel creates on the servers it manages.
@@ -165,13 +167,7 @@ pub fn run(
     let done = store.done(plan_id)?;
     // A workload file's own name, not the registry's `custom`.
     let workload_name = (entry.new)(&WorkloadOptions::default())?.name();
-    let host = Host::read();
-    let facts = Facts {
-        ram_bytes: host.ram_bytes,
-        cores: host.cores,
-        dataset_bytes: entry.bytes_per_scale * u64::from(plan.scale),
-        max_clients: plan.clients.iter().copied().max().unwrap_or(1),
-    };
+    let facts = facts(plan, entry);
     let temp = tempfile::Builder::new()
         .prefix("dbduel-sweep-")
         .tempdir()
@@ -188,21 +184,7 @@ pub fn run(
             if todo.is_empty() {
                 continue;
             }
-            let mut knobs = profile
-                .knobs
-                .get(engine.as_str())
-                .cloned()
-                .unwrap_or_default();
-            knobs.extend(profile::required(engine, &facts));
-            eprintln!(
-                "== {engine}/{}{}",
-                profile.name,
-                if profile.unsafe_profile {
-                    " (UNSAFE)"
-                } else {
-                    ""
-                }
-            );
+            let knobs = knobs(profile, engine, &facts);
             if target.apply(&knobs, profile)? {
                 prepare(plan, entry, &target.dsn(), stop)?;
             }
@@ -210,11 +192,7 @@ pub fn run(
                 if stop.load(Ordering::SeqCst) {
                     return Ok(Outcome::Interrupted);
                 }
-                let cache_dropped = if point.cold {
-                    Some(target.cold(&knobs)?)
-                } else {
-                    None
-                };
+                let cache_dropped = point.cold.then(|| target.cold(&knobs)).transpose()?;
                 if plan.data == "reload" && measured + skipped > 0 {
                     prepare(plan, entry, &target.dsn(), stop)?;
                 }
@@ -224,10 +202,7 @@ pub fn run(
                 if result.interrupted {
                     return Ok(Outcome::Interrupted);
                 }
-                let resources: Vec<serde_json::Value> = resources
-                    .iter()
-                    .map(|r| serde_json::to_value(r).expect("samples serialize"))
-                    .collect();
+                let resources = samples_json(&resources);
                 let rec = PointRecord {
                     plan_id,
                     point,
@@ -239,7 +214,7 @@ pub fn run(
                 let id = store.save(&rec).map_err(|e| unsaved(e, point, &result))?;
                 measured += 1;
                 eprintln!("{}", point_line(id, point, &result));
-                if crate::failed(&result) {
+                if result.failed() {
                     failures.push(id);
                 }
                 // Stored first: the point that saw the server die is kept, marked.
@@ -253,8 +228,49 @@ pub fn run(
         "{measured} points measured, {skipped} already in {} skipped",
         store.path().display()
     );
+    Ok(outcome(&failures))
+}
+
+/// The server's per-second samples as the store keeps them.
+fn samples_json(resources: &[ResourceSample]) -> Vec<serde_json::Value> {
+    resources
+        .iter()
+        .map(|r| serde_json::to_value(r).expect("samples serialize"))
+        .collect()
+}
+
+/// What a sweep's tuned profiles are sized by: this machine, the plan's data and clients.
+fn facts(plan: &PlanFile, entry: &WorkloadEntry) -> Facts {
+    let host = Host::read();
+    Facts {
+        ram_bytes: host.ram_bytes,
+        cores: host.cores,
+        dataset_bytes: entry.bytes_per_scale * u64::from(plan.scale),
+        max_clients: plan.clients.iter().copied().max().unwrap_or(1),
+    }
+}
+
+/// A profile's knobs for one engine, with the ones the sweep requires, announced on a line
+/// of their own as the profile's points begin.
+fn knobs(profile: &Profile, engine: &str, facts: &Facts) -> Vec<(String, String)> {
+    let mut knobs = profile.knobs.get(engine).cloned().unwrap_or_default();
+    knobs.extend(profile::required(engine, facts));
+    eprintln!(
+        "== {engine}/{}{}",
+        profile.name,
+        if profile.unsafe_profile {
+            " (UNSAFE)"
+        } else {
+            ""
+        }
+    );
+    knobs
+}
+
+/// Success, or failures named by their stored runs' ids.
+fn outcome(failures: &[i64]) -> Outcome {
     if failures.is_empty() {
-        return Ok(Outcome::Success);
+        return Outcome::Success;
     }
     let ids: Vec<String> = failures.iter().map(i64::to_string).collect();
     eprintln!(
@@ -262,17 +278,13 @@ pub fn run(
         failures.len(),
         ids.join(", ")
     );
-    Ok(Outcome::Failures)
+    Outcome::Failures
 }
 
 /// What `measure` gives back: the result, the server's samples, and the error of a managed
 /// server that exited during the point and could not be started again (the sweep stores the
 /// point, then stops with it).
-type Measured = (
-    crate::report::RunResult,
-    Vec<crate::metrics::observe::ResourceSample>,
-    Option<Error>,
-);
+type Measured = (crate::result::RunResult, Vec<ResourceSample>, Option<Error>);
 
 /// Measure one point. A managed server is watched meanwhile, from this thread (a server's
 /// parent-death signal follows the thread that started it, so only a thread that lasts may
@@ -287,7 +299,7 @@ fn measure(
     stop: &Arc<AtomicBool>,
 ) -> Result<Measured, Error> {
     let dsn = target.dsn();
-    let observe = crate::Observe::Server { pid: target.pid() };
+    let observe = Observe::Server { pid: target.pid() };
     let mut server = match target {
         Target::Managed {
             server: Some(s), ..
@@ -298,7 +310,7 @@ fn measure(
     let mut restarts = Vec::new();
     let mut gone = None;
     let measured = std::thread::scope(|scope| {
-        let bench = scope.spawn(|| crate::bench(run_plan, &dsn, stop, observe));
+        let bench = scope.spawn(|| bench::run_point(run_plan, &dsn, stop, observe));
         while !bench.is_finished() {
             std::thread::sleep(Duration::from_millis(50));
             let Some(s) = server.as_deref_mut().filter(|_| gone.is_none()) else {
@@ -336,7 +348,7 @@ fn measure(
 
 /// The store refused a point (disk full, made read-only): keep the measurement in a file of
 /// the current directory, named in the error, so that nothing measured is lost.
-fn unsaved(e: Error, p: &PointKey, result: &crate::report::RunResult) -> Error {
+fn unsaved(e: Error, p: &PointKey, result: &crate::result::RunResult) -> Error {
     let name = format!(
         "dbduel-unsaved-{}-{}-c{}-r{}-{}.json",
         p.engine,
@@ -387,7 +399,7 @@ fn prepare(
         params: plan.params()?,
         ..WorkloadOptions::default()
     };
-    crate::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
+    bench::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
 }
 
 fn engine_options(plan: &PlanFile) -> EngineOptions {
@@ -445,7 +457,7 @@ fn check_runs(plan: &PlanFile, entry: &'static WorkloadEntry) -> Result<(), Erro
     Ok(())
 }
 
-fn point_line(id: i64, p: &PointKey, r: &crate::report::RunResult) -> String {
+fn point_line(id: i64, p: &PointKey, r: &crate::result::RunResult) -> String {
     let mut flags = Vec::new();
     if r.client_bound {
         flags.push("client-bound");

@@ -309,32 +309,7 @@ impl PlanFile {
                 engine_names().join(", ")
             ));
         }
-        let entry = crate::workload::find(&self.workload)?;
-        if entry.variants.is_empty() {
-            return bad(format!(
-                "key `workload`: {} has nothing a plan can prepare and sweep; run it with `dbduel run`",
-                entry.name
-            ));
-        }
-        if let Some(v) = self
-            .variants()
-            .iter()
-            .find(|v| !entry.variants.contains(&v.as_str()))
-        {
-            return bad(format!(
-                "key `variants`: '{v}' is not a variant of {}: use {}",
-                entry.name,
-                entry.variants.join(", ")
-            ));
-        }
-        let options = crate::workload::WorkloadOptions {
-            scale: self.scale,
-            params: self.params()?,
-            ..Default::default()
-        };
-        if let Err(e) = (entry.new)(&options) {
-            return bad(format!("key `options`: {e}"));
-        }
+        self.validate_workload()?;
         if self.clients.is_empty() || self.clients.contains(&0) {
             return bad("key `clients`: give client counts of at least 1".into());
         }
@@ -376,6 +351,38 @@ impl PlanFile {
             .find(|e| !engine_names().contains(&e.as_str()))
         {
             return bad(format!("key `dsn.{engine}`: unknown engine"));
+        }
+        Ok(())
+    }
+
+    /// The workload, its variants and its options: the workload refuses what it does not take.
+    fn validate_workload(&self) -> Result<(), Error> {
+        let bad = |msg: String| Err(Error::Usage(format!("plan {}: {msg}", self.name())));
+        let entry = crate::workload::find(&self.workload)?;
+        if entry.variants.is_empty() {
+            return bad(format!(
+                "key `workload`: {} has nothing a plan can prepare and sweep; run it with `dbduel run`",
+                entry.name
+            ));
+        }
+        if let Some(v) = self
+            .variants()
+            .iter()
+            .find(|v| !entry.variants.contains(&v.as_str()))
+        {
+            return bad(format!(
+                "key `variants`: '{v}' is not a variant of {}: use {}",
+                entry.name,
+                entry.variants.join(", ")
+            ));
+        }
+        let options = crate::workload::WorkloadOptions {
+            scale: self.scale,
+            params: self.params()?,
+            ..Default::default()
+        };
+        if let Err(e) = (entry.new)(&options) {
+            return bad(format!("key `options`: {e}"));
         }
         Ok(())
     }

@@ -31,6 +31,24 @@ pub struct WorkloadOptions {
     pub scripts: Option<std::sync::Arc<script::Program>>,
 }
 
+/// What a workload's own figures are computed from (`Workload::metrics`): the measured
+/// seconds and, per transaction type in the order of `transaction_types`, its completed
+/// transactions and the rollbacks among them. The metrics fill it, so a workload never sees
+/// the aggregator.
+#[derive(Debug, Clone, Default)]
+pub struct Counts {
+    pub duration_s: f64,
+    pub types: Vec<TypeCounts>,
+}
+
+/// One transaction type's counts in `Counts`.
+#[derive(Debug, Clone)]
+pub struct TypeCounts {
+    pub name: String,
+    pub transactions: u64,
+    pub rollbacks: u64,
+}
+
 /// One entry of the workload registry.
 #[derive(Clone, Copy)]
 pub struct WorkloadEntry {
@@ -126,8 +144,9 @@ pub trait Workload: Send + Sync {
     fn settings(&self) -> BTreeMap<String, String> {
         BTreeMap::new()
     }
-    /// The workload's own figures, computed from a measurement (TPC-C: NOPM and tpmC).
-    fn metrics(&self, _m: &crate::metrics::Measurement) -> BTreeMap<String, f64> {
+    /// The workload's own figures, computed from the counts of a measurement (TPC-C: NOPM
+    /// and tpmC).
+    fn metrics(&self, _counts: &Counts) -> BTreeMap<String, f64> {
         BTreeMap::new()
     }
     /// The data `prepare` makes, shared by every workload that runs on it (sysbench's scripts

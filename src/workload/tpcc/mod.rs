@@ -14,12 +14,11 @@ use std::collections::BTreeMap;
 
 use crate::Error;
 use crate::engine::{DbResult, Engine, ErrorClass, Session};
-use crate::metrics::Measurement;
 use crate::sql::SqlSet;
 
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all, start_over,
+    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error,
+    meta_clear, meta_get, meta_set, run_all, start_over,
 };
 use rand::Constants;
 use txn::KEYING_NEW_ORDER_S;
@@ -439,10 +438,10 @@ impl Workload for Tpcc {
     /// NOPM: New-Orders committed per minute of measured time, as HammerDB reports it (but
     /// counted by dbduel, so the same on every engine); tpmC: New-Orders completed per minute,
     /// the rolled back 1% included (clause 5.4.1 counts completed New-Order transactions).
-    fn metrics(&self, m: &Measurement) -> BTreeMap<String, f64> {
-        let minutes = (m.duration_s / 60.0).max(1e-9);
+    fn metrics(&self, counts: &Counts) -> BTreeMap<String, f64> {
+        let minutes = (counts.duration_s / 60.0).max(1e-9);
         let mut out = BTreeMap::new();
-        if let Some(no) = m.transaction_types.iter().find(|t| t.name == TYPES[0]) {
+        if let Some(no) = counts.types.iter().find(|t| t.name == TYPES[0]) {
             out.insert(
                 "nopm".into(),
                 (no.transactions - no.rollbacks) as f64 / minutes,

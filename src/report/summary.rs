@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use super::{RunRow, Store};
-use crate::Error;
-use crate::report::data::{
+use super::data::{
     Figure, PointSummary, ProfileComparison, ProfileSettings, ReportData, Second, Timeline,
     TypeFigures,
 };
+use crate::Error;
 use crate::stats;
+use crate::store::{self, RunRow, Store};
 
 /// What one stored run contributes.
 struct RunFacts {
@@ -60,7 +60,7 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
             "dbduel report{}",
             plan.map(|p| format!(": {p}")).unwrap_or_default()
         ),
-        generated_at: super::now(),
+        generated_at: store::now(),
         host,
         points: groups
             .iter()
@@ -141,7 +141,7 @@ fn host_facts(result: &serde_json::Value) -> BTreeMap<String, String> {
         ("cores".to_string(), h["cores"].to_string()),
         (
             "RAM".to_string(),
-            crate::report::human_bytes(h["ram_bytes"].as_u64().unwrap_or(0)),
+            super::human_bytes(h["ram_bytes"].as_u64().unwrap_or(0)),
         ),
         (
             "kernel".to_string(),

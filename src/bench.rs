@@ -1,0 +1,418 @@
+//! One measured point, for `run` and `sweep` alike: opening an engine, preparing a workload's
+//! data, measuring (the clients started, their events drained into the aggregator, progress
+//! lines, the process's CPU over the measured window) and assembling the run's result.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::Error;
+use crate::dsn::Dsn;
+use crate::engine::{self, Engine, ServerInfo, Session};
+use crate::event::Event;
+use crate::metrics::observe::{Observer, ResourceSample};
+use crate::metrics::{self, Aggregator, Measurement};
+use crate::plan::RunPlan;
+use crate::report;
+use crate::result::{self, RunResult};
+use crate::runner::{self, Limit, RunConfig};
+use crate::workload::{self, Loader, Workload, WorkloadEntry, WorkloadOptions};
+
+/// How a command that ran to its end went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    /// Finished, but transactions failed or a check did not hold.
+    Failures,
+    Interrupted,
+}
+
+/// An engine and one session on it.
+pub type Opened = (Arc<dyn Engine>, Box<dyn Session>);
+
+/// Open the engine a DSN names and one session on it.
+pub fn open(dsn: &Dsn, opts: &engine::EngineOptions) -> Result<Opened, Error> {
+    let engine: Arc<dyn Engine> = engine::open(dsn, opts, engine::Protocol::Simple)?.into();
+    let session = engine.connect().map_err(|e| Error::Connect(e.message))?;
+    Ok((engine, session))
+}
+
+/// Prepare a workload: create and load its tables. Returns the database size afterwards.
+pub fn prepare(
+    dsn: &Dsn,
+    engine_opts: &engine::EngineOptions,
+    entry: &WorkloadEntry,
+    opts: &WorkloadOptions,
+    stop: &AtomicBool,
+    quiet: bool,
+) -> Result<u64, Error> {
+    let (engine, mut session) = open(dsn, engine_opts)?;
+    let workload = (entry.new)(opts)?;
+    let started = Instant::now();
+    let scale = workload.scale();
+    workload::prepare_recorded(
+        workload.as_ref(),
+        engine.as_ref(),
+        session.as_mut(),
+        &Loader { stop, quiet },
+    )?;
+    let size = session.database_size().unwrap_or(0);
+    if !quiet {
+        eprintln!(
+            "prepared {}{} in {:.2} s; database size {}",
+            workload.name(),
+            scale.map(|s| format!(" at scale {s}")).unwrap_or_default(),
+            started.elapsed().as_secs_f64(),
+            report::human_bytes(size)
+        );
+    }
+    Ok(size)
+}
+
+/// What to observe of the server during a point: nothing (a plain `run`), or its counters
+/// and, when dbduel manages it, its process tree.
+#[derive(Debug, Clone, Copy)]
+pub enum Observe {
+    Nothing,
+    Server { pid: Option<u32> },
+}
+
+/// Run one measured point on `dsn` (already prepared). Returns the result and the server's
+/// per-second samples (none when nothing is observed).
+pub fn run_point(
+    plan: &RunPlan,
+    dsn: &Dsn,
+    stop: &Arc<AtomicBool>,
+    observe: Observe,
+) -> Result<(RunResult, Vec<ResourceSample>), Error> {
+    let engine: Arc<dyn Engine> = engine::open(dsn, &plan.target.engine, plan.protocol)?.into();
+    let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
+    let mut workload = (plan.target.workload.new)(&plan.workload)?;
+    workload::refuse_unfinished(workload.as_ref(), admin.as_mut())?;
+    let warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
+    let info = admin
+        .server_info()
+        .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
+    let size_before = admin.database_size().unwrap_or(0);
+    let workload: Arc<dyn Workload> = workload.into();
+    let mut run = plan.run.clone();
+    if run.max_tries == 0 {
+        run.max_tries = workload.default_max_tries();
+    }
+    let observer = match observe {
+        Observe::Server { pid } => {
+            Some(Observer::start(pid, engine.connect().ok(), Instant::now()))
+        }
+        Observe::Nothing => None,
+    };
+    let measured = measure(plan, &run, engine.clone(), workload.clone(), stop);
+    let resources = observer.map(|o| o.stop()).unwrap_or_default();
+    let measured = measured?;
+    // A server that stalled during the run must not hold the end of it either.
+    admin.set_timeout(Some(2 * runner::GRACE));
+    let size_after = admin.database_size().unwrap_or(0);
+    let point = Point {
+        plan,
+        dsn,
+        engine: engine.as_ref(),
+        workload: workload.as_ref(),
+        info,
+        sizes: (size_before, size_after),
+        measured,
+        interrupted: stop.load(Ordering::SeqCst),
+        warnings,
+    };
+    Ok((point.assemble(), resources))
+}
+
+/// What the measuring loop hands over: the measurement and the process's CPU time with the
+/// wall time it was read over.
+struct Measured {
+    measurement: Measurement,
+    cpu: Duration,
+    cpu_wall: Duration,
+    started: SystemTime,
+}
+
+/// The process's CPU clock read at the start of the measured window (the end of the warm-up)
+/// and at its end (the end of -T, or when the clients are done), each with its instant: CPU
+/// time and wall time always cover the same stretch, so the share of the machine is one.
+#[derive(Default)]
+struct ProcessCpu {
+    start: Option<(Instant, Duration)>,
+    end: Option<(Instant, Duration)>,
+}
+
+impl ProcessCpu {
+    fn read() -> (Instant, Duration) {
+        (Instant::now(), metrics::cpu_time())
+    }
+
+    /// Called by the measuring loop: read at the window's start and at its end, once each.
+    fn tick(&mut self, now: Instant, from: Instant, to: Option<Instant>) {
+        if self.start.is_none() && now >= from {
+            self.start = Some(Self::read());
+        }
+        if self.start.is_some() && self.end.is_none() && to.is_some_and(|t| now >= t) {
+            self.end = Some(Self::read());
+        }
+    }
+
+    /// The CPU time and the wall time between the two reads (the end read now if not yet).
+    fn finish(self) -> (Duration, Duration) {
+        let Some((t0, c0)) = self.start else {
+            return (Duration::ZERO, Duration::ZERO);
+        };
+        let (t1, c1) = self.end.unwrap_or_else(Self::read);
+        (c1.saturating_sub(c0), t1.saturating_duration_since(t0))
+    }
+}
+
+/// Start the clients, collect their events, print progress, stop at the end.
+fn measure(
+    plan: &RunPlan,
+    run: &RunConfig,
+    engine: Arc<dyn Engine>,
+    workload: Arc<dyn Workload>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Measured, Error> {
+    let (tx, rx) = mpsc::channel();
+    let mut agg = Aggregator::new(
+        workload.transaction_types(),
+        plan.run.warmup,
+        plan.run.rate.is_some(),
+    );
+    let running = runner::start(engine, workload, run.clone(), stop.clone(), tx)?;
+    let started = SystemTime::now();
+    let warmup_end = running.start + plan.run.warmup;
+    let window_end = match run.limit {
+        Limit::Time(t) => Some(warmup_end + t),
+        Limit::Transactions(_) => None,
+    };
+    let mut cpu = ProcessCpu::default();
+    cpu.tick(Instant::now(), warmup_end, window_end);
+    let mut next_progress = plan.progress.map(|p| (running.start + p, p));
+    let mut last_end_us = 0u64;
+    let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<Vec<Event>>| {
+        for ev in rx.try_iter().flatten() {
+            if let Event::Txn(s) = &ev {
+                last_end_us = last_end_us.max(s.end_us);
+            }
+            agg.add(ev);
+        }
+    };
+    let mut running = running;
+    while !running.watch() {
+        let now = Instant::now();
+        let mut wake = now + Duration::from_millis(100);
+        for at in [Some(warmup_end), window_end].into_iter().flatten() {
+            if at > now {
+                wake = wake.min(at);
+            }
+        }
+        if let Some((at, _)) = next_progress {
+            wake = wake.min(at);
+        }
+        std::thread::sleep(wake.saturating_duration_since(now));
+        take(&mut agg, &rx);
+        let now = Instant::now();
+        cpu.tick(now, warmup_end, window_end);
+        if let Some((at, every)) = next_progress.filter(|(at, _)| now >= *at) {
+            let line = agg.progress_line((at - running.start).as_secs_f64(), every.as_secs_f64());
+            let warming = at <= warmup_end && !plan.run.warmup.is_zero();
+            eprintln!("{line}{}", if warming { " (warm-up)" } else { "" });
+            next_progress = Some((at + every, every));
+        }
+        agg.settle((now - running.start).as_secs().saturating_sub(10) as usize);
+    }
+    let (cpu, cpu_wall) = cpu.finish();
+    let ended = running.start.elapsed();
+    running.join();
+    take(&mut agg, &rx);
+    // The measured window: -T, or up to the last transaction's end when one that was in
+    // flight at the end finished later (less than -T only when Ctrl-C stopped the run: clients
+    // that had nothing to do, or were lost, do not shorten it); for a count of transactions
+    // per client, up to the last transaction's end.
+    let tail = Duration::from_micros(last_end_us).saturating_sub(plan.run.warmup);
+    let measured = match run.limit {
+        Limit::Time(t) if stop.load(Ordering::SeqCst) => {
+            ended.saturating_sub(plan.run.warmup).min(t)
+        }
+        Limit::Time(t) => t.max(tail),
+        Limit::Transactions(_) => tail,
+    };
+    Ok(Measured {
+        measurement: agg.finish(measured),
+        cpu,
+        cpu_wall,
+        started,
+    })
+}
+
+/// A measured point: all its result is assembled from (the run as planned, what ran it,
+/// what the server said of itself, what was measured).
+struct Point<'a> {
+    plan: &'a RunPlan,
+    dsn: &'a Dsn,
+    engine: &'a dyn Engine,
+    workload: &'a dyn Workload,
+    info: ServerInfo,
+    /// The database's size before and after the run.
+    sizes: (u64, u64),
+    measured: Measured,
+    interrupted: bool,
+    /// The workload's warnings (from `attach`), to which the point's own are added.
+    warnings: Vec<String>,
+}
+
+impl Point<'_> {
+    fn assemble(mut self) -> RunResult {
+        let host = metrics::Host::read();
+        let (cpu_s, share) = self.client_cpu(&host);
+        let more = self.warnings();
+        self.warnings.extend(more);
+        let options = self.options();
+        let workload = self.workload_report();
+        let Point {
+            dsn,
+            engine,
+            info,
+            sizes,
+            measured,
+            interrupted,
+            warnings,
+            ..
+        } = self;
+        let m = measured.measurement;
+        let secs = m.duration_s.max(1e-9);
+        RunResult {
+            dbduel_version: env!("CARGO_PKG_VERSION"),
+            started_at: humantime::format_rfc3339_seconds(measured.started).to_string(),
+            interrupted,
+            engine: result::EngineReport {
+                name: engine.name().into(),
+                dsn: dsn.to_string(),
+                server_version: info.version,
+                embedded: engine.embedded(),
+                settings: info.settings,
+                database_size_bytes: sizes.0,
+                database_size_after_bytes: sizes.1,
+                transport: info.transport,
+                isolation: info.isolation,
+            },
+            workload,
+            options,
+            host,
+            tps: m.transactions as f64 / secs,
+            client_cpu_s: cpu_s,
+            client_cpu_share: share,
+            client_bound: !engine.embedded()
+                && m.transactions > 0
+                && metrics::client_bound(&m.client_threads, share).is_some(),
+            client_peak_rss_bytes: metrics::peak_rss_bytes(),
+            measurement: m,
+            server_restarts: Vec::new(),
+            warnings,
+        }
+    }
+
+    /// The process's CPU seconds and its share of the machine: over the wall time the CPU
+    /// time was read over, not the measured window (a window of a few milliseconds, -t 10,
+    /// against CPU read up to the clients' end gave shares over 100%).
+    fn client_cpu(&self, host: &metrics::Host) -> (f64, f64) {
+        let cpu_s = self.measured.cpu.as_secs_f64();
+        let wall = self.measured.cpu_wall.as_secs_f64();
+        let share = if wall > 0.0 {
+            cpu_s / (wall * host.cores as f64)
+        } else {
+            0.0
+        };
+        (cpu_s, share)
+    }
+
+    /// Tries per transaction: `--max-tries`, or the workload's default.
+    fn max_tries(&self) -> u32 {
+        match self.plan.run.max_tries {
+            0 => self.workload.default_max_tries(),
+            n => n,
+        }
+    }
+
+    /// What makes the point's figures weak: too few transactions, a rate not kept, conflicts
+    /// lost on every try, an embedded engine's CPU counted as the client's.
+    fn warnings(&self) -> Vec<String> {
+        let m = &self.measured.measurement;
+        let mut warnings = Vec::new();
+        if m.transactions == 0 {
+            warnings.push(
+                "no transaction completed in the measured window: nothing here is a measurement (see the errors above; with --spec-timing, run longer than the keying and think times)".into(),
+            );
+        } else if m.transactions < 1000 {
+            warnings.push(format!(
+                "only {} transactions were measured: percentiles above p99 need thousands; run longer (--time) or with more clients",
+                m.transactions
+            ));
+        }
+        if let Some(open) = m.open_loop.filter(|o| !o.met()) {
+            let lag = m
+                .schedule_lag_ms
+                .as_ref()
+                .map(|l| format!(", schedule lag p99 {:.1} ms", l.p99))
+                .unwrap_or_default();
+            warnings.push(format!(
+                "rate not met: scheduled {}, started {}{lag}: the server (or the client) could not keep up with --rate",
+                open.due, open.started
+            ));
+        }
+        let failed_conflicts = m.errors_by_kind.get("serialization").copied();
+        if let Some(n) = failed_conflicts.filter(|n| *n > 0) {
+            warnings.push(format!(
+                "{n} transactions lost a conflict on each of their {} tries (isolation {}): they count as errors, not in tps; a hot row (tpcb at scale 1) under snapshot isolation makes every waiting transaction fail, so raise --max-tries or the scale",
+                self.max_tries(),
+                self.info.isolation
+            ));
+        }
+        if self.engine.embedded() {
+            warnings.push("embedded engine: the client CPU includes the database's own work, so client-bound is not judged".into());
+        }
+        warnings
+    }
+
+    fn workload_report(&self) -> result::WorkloadReport {
+        let w = self.workload;
+        result::WorkloadReport {
+            name: w.name().into(),
+            variant: w.variant().into(),
+            scale: w.scale(),
+            settings: w.settings(),
+            metrics: w.metrics(&self.measured.measurement.counts()),
+        }
+    }
+
+    fn options(&self) -> result::Options {
+        let plan = self.plan;
+        result::Options {
+            clients: plan.run.clients,
+            time_s: plan.time_s,
+            transactions_per_client: plan.transactions,
+            warmup_s: plan.run.warmup.as_secs(),
+            rate: plan.run.rate,
+            protocol: plan.protocol,
+            max_tries: self.max_tries(),
+            progress_s: plan.progress.map(|p| p.as_secs()),
+            seed: plan.run.seed,
+            // What the data is stored in, read from the server; the flag where it cannot tell.
+            table_engine: self
+                .info
+                .table_engine
+                .clone()
+                .or_else(|| plan.target.engine.table_engine.clone()),
+            statement_timeout_s: plan
+                .target
+                .engine
+                .statement_timeout
+                .map(|t| t.as_secs_f64()),
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The run result record: what one measured point was (engine, workload, options, host) and
+//! what it measured, as the JSON file (its schema is schema/result.schema.json), the store
+//! and the reports all read it; writing it to a file without ever leaving half of one.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::Error;
+use crate::engine::Protocol;
+use crate::metrics::{Host, Measurement};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EngineReport {
+    pub name: String,
+    /// The DSN without its password.
+    pub dsn: String,
+    pub server_version: String,
+    /// True when the database ran inside dbduel's process (its CPU is the client's CPU).
+    pub embedded: bool,
+    pub settings: BTreeMap<String, String>,
+    pub database_size_bytes: u64,
+    pub database_size_after_bytes: u64,
+    /// How the clients reached the server: socket kind, TLS version and cipher suite.
+    pub transport: crate::engine::tls::Transport,
+    /// The isolation level the measured transactions ran at (the workload's, when it sets one:
+    /// TPC-C's --isolation serializable), in lower-case words.
+    pub isolation: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadReport {
+    pub name: String,
+    pub variant: String,
+    /// None for a workload whose size is told by its options (sysbench: tables, table_size).
+    pub scale: Option<u32>,
+    /// The workload's own options in effect (TPC-C: warehouses, isolation...).
+    pub settings: BTreeMap<String, String>,
+    /// The workload's own figures (TPC-C: nopm, tpmC).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Options {
+    pub clients: u32,
+    pub time_s: Option<u64>,
+    pub transactions_per_client: Option<u64>,
+    pub warmup_s: u64,
+    pub rate: Option<f64>,
+    pub protocol: Protocol,
+    pub max_tries: u32,
+    pub progress_s: Option<u64>,
+    pub seed: u64,
+    pub table_engine: Option<String>,
+    pub statement_timeout_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub dbduel_version: &'static str,
+    pub started_at: String,
+    pub interrupted: bool,
+    pub engine: EngineReport,
+    pub workload: WorkloadReport,
+    pub options: Options,
+    pub host: Host,
+    pub tps: f64,
+    #[serde(flatten)]
+    pub measurement: Measurement,
+    pub client_cpu_s: f64,
+    /// The process's CPU time over (wall time x cores), both read at the start and the end of
+    /// the measured window.
+    pub client_cpu_share: f64,
+    /// Judged by `metrics::client_bound` (client threads busy, or the process's share of the
+    /// machine); never for an embedded engine.
+    pub client_bound: bool,
+    pub client_peak_rss_bytes: u64,
+    /// Sweeps only: the managed server exited during the point and was started again, one
+    /// line each. A point with any is marked failed; `run` never fills it (it does not manage
+    /// the server: its reconnections and lost transactions tell).
+    pub server_restarts: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl RunResult {
+    /// Whether the point failed in part: failed transactions, lost clients, nothing
+    /// measured, or (in a sweep) a managed server that had to be restarted during it. `run`
+    /// and `sweep` then exit 1.
+    pub fn failed(&self) -> bool {
+        let m = &self.measurement;
+        m.errors > 0
+            || !m.lost_clients.is_empty()
+            || m.transactions == 0
+            || !self.server_restarts.is_empty()
+    }
+
+    /// Write the result atomically (a temporary file beside it, then a rename), so that a
+    /// reader never sees half a result. When that fails, the result goes to a file in the
+    /// current directory whose name the error gives, so nothing measured is lost.
+    pub fn write_json(&self, path: &Path) -> Result<(), Error> {
+        let text = serde_json::to_string_pretty(self).expect("results serialize") + "\n";
+        let Err(e) = write_atomically(path, &text) else {
+            return Ok(());
+        };
+        let rescue = std::path::PathBuf::from(format!(
+            "dbduel-result-{}.json",
+            self.started_at.replace(':', "")
+        ));
+        match write_atomically(&rescue, &text) {
+            Ok(()) => Err(Error::Io(format!(
+                "cannot write --json {} ({e}); the result is in {} instead",
+                path.display(),
+                rescue.display()
+            ))),
+            Err(e2) => Err(Error::Io(format!(
+                "cannot write --json {} ({e}), nor {} ({e2}): the result is in the summary above only",
+                path.display(),
+                rescue.display()
+            ))),
+        }
+    }
+}
+
+/// Check before a run that `--json FILE` can be written: a file is created beside it and
+/// removed again.
+pub fn check_writable(path: &Path) -> Result<(), Error> {
+    let probe = temp_beside(path);
+    std::fs::write(&probe, b"")
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|e| {
+            Error::Usage(format!(
+                "--json {}: cannot write there ({e}): give a file in a writable directory",
+                path.display()
+            ))
+        })
+}
+
+fn temp_beside(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "result".into());
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let temp = temp_beside(path);
+    std::fs::write(&temp, text)
+        .and_then(|_| std::fs::rename(&temp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&temp);
+        })
+}
