@@ -4,7 +4,8 @@
 -- the same conflict and is retried), ROWS for LIMIT, RDB$DATABASE for FROM-less SELECTs, SET STATISTICS for ANALYZE,
 -- no multi-row VALUES (an order's lines are one INSERT ... SELECT ... UNION ALL SELECT ...).
 -- SET TRANSACTION is taken by dbduel's Firebird session for its later transactions; Firebird's
--- SERIALIZABLE is SNAPSHOT TABLE STABILITY. Each EXECUTE BLOCK stays on one line.
+-- SERIALIZABLE is SNAPSHOT TABLE STABILITY. Each EXECUTE BLOCK stays on one line. At the end,
+-- the five transactions as PSQL procedures (`--procedures`).
 
 -- name: drop
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION_NAME = 'ORDER_LINE')) THEN EXECUTE STATEMENT 'DROP TABLE order_line'; END;

@@ -97,8 +97,9 @@ type Check = fn(&str) -> Result<(), String>;
 /// the five, a run in each protocol (prepared, simple) calls one per transaction (one
 /// statement each), the 1% New-Order rollback is counted as a rollback, the result says
 /// procedures on, and the consistency conditions hold afterwards; a run without
-/// `--procedures` on the same database records procedures off. `more` checks what is the
-/// target's own.
+/// `--procedures` on the same database records procedures off, and once the recorded
+/// fingerprint differs from this dbduel's code, `run --procedures` is refused. `more` checks
+/// what is the target's own.
 fn procedures(env: &Env, target: Target, more: Check) -> Result<(), String> {
     let dsn = env.fresh_db(target, "tpcc_procs");
     let prepare = dbduel(&["prepare", "tpcc", "-w", "1", "--procedures", "--dsn", &dsn]);
@@ -121,7 +122,18 @@ fn procedures(env: &Env, target: Target, more: Check) -> Result<(), String> {
     ensure(queries > txns, || {
         format!("client-side statements: {queries:?} statements for {txns:?} transactions")
     })?;
-    expect_code(&check(&dsn), 0, "check after both runs")
+    expect_code(&check(&dsn), 0, "check after both runs")?;
+    // The fingerprint of the installed code, as another dbduel's would differ: refused.
+    session(&dsn)
+        .batch("UPDATE dbduel_facts SET fact = 'other' WHERE name = 'tpcc.procedures'")
+        .map_err(|e| e.to_string())?;
+    let out = dbduel(&["run", "tpcc", "--procedures", "--dsn", &dsn, "-T", "1"]);
+    expect_code(&out, 2, "run --procedures after another version's prepare")?;
+    let all = text(&out);
+    ensure(
+        all.contains("another version's") && all.contains("prepare with --procedures first"),
+        || format!("not refused as another version's procedures:\n{all}"),
+    )
 }
 
 /// Firebird: a Payment called while another transaction holds an uncommitted update of its
