@@ -612,12 +612,12 @@ fn script(sql: &str) -> Option<Vec<String>> {
     let (mut terminator, mut out, mut current) = (";".to_string(), Vec::new(), String::new());
     for line in sql.lines() {
         let trimmed = line.trim_end();
-        if current.trim().is_empty() {
-            if let Some(new) = set_term(trimmed.trim_end_matches(terminator.as_str())) {
-                terminator = new;
-                current.clear();
-                continue;
-            }
+        if current.trim().is_empty()
+            && let Some(new) = set_term(trimmed.trim_end_matches(terminator.as_str()))
+        {
+            terminator = new;
+            current.clear();
+            continue;
         }
         match trimmed.strip_suffix(terminator.as_str()) {
             Some(end) => {
