@@ -1,7 +1,8 @@
 //! Firebird 3+ over its wire protocol (the pure-Rust client of `rsfbclient-rust`, at its
 //! statement level): a database is created on first connect when its file does not exist,
 //! snapshot (concurrency) or read committed transactions that wait on conflicts, statements
-//! prepared once per session, EXECUTE BLOCK loading, error classification.
+//! prepared once per session, EXECUTE BLOCK loading, isql-style `SET TERM` scripts run one
+//! statement at a time, error classification.
 
 use rsfbclient_core::{
     Dialect, FbError, FirebirdClientDbOps, FirebirdClientSqlOps, FreeStmtOp, SqlType, StmtType,
@@ -427,10 +428,18 @@ impl Session for FbSession {
     }
 
     /// `SET TRANSACTION ... ISOLATION LEVEL ...` is the client's business in Firebird (isql
-    /// handles it too): it sets the isolation of the session's later transactions.
+    /// handles it too): it sets the isolation of the session's later transactions. So is
+    /// `SET TERM`: a text that opens with it is a script in isql's manner (PSQL bodies hold
+    /// semicolons), run one statement at a time, as the wire protocol takes them.
     fn batch(&mut self, sql: &str) -> DbResult<()> {
         if let Some(isolation) = set_transaction(sql)? {
             self.conf.isolation = isolation;
+            return Ok(());
+        }
+        if let Some(statements) = script(sql) {
+            for statement in statements {
+                self.in_tr(|cli, db, tr| cli.exec_immediate(db, tr, DIALECT, &statement))?;
+            }
             return Ok(());
         }
         self.in_tr(|cli, db, tr| cli.exec_immediate(db, tr, DIALECT, sql))
@@ -583,6 +592,55 @@ fn set_transaction(sql: &str) -> DbResult<Option<TrIsolationLevel>> {
     }))
 }
 
+/// The statements of an isql-style script, a text that opens with `SET TERM <t> ;` (None:
+/// another text). A statement ends with the terminator in force at the end of a line;
+/// `SET TERM <t2> <t>` lines change the terminator and are not sent.
+fn script(sql: &str) -> Option<Vec<String>> {
+    let set_term = |line: &str| -> Option<String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            [set, term, new, ..]
+                if set.eq_ignore_ascii_case("SET") && term.eq_ignore_ascii_case("TERM") =>
+            {
+                Some(new.to_string())
+            }
+            _ => None,
+        }
+    };
+    let first = sql.lines().find(|l| !l.trim().is_empty())?;
+    set_term(first)?;
+    let (mut terminator, mut out, mut current) = (";".to_string(), Vec::new(), String::new());
+    for line in sql.lines() {
+        let trimmed = line.trim_end();
+        if current.trim().is_empty()
+            && let Some(new) = set_term(trimmed.trim_end_matches(terminator.as_str()))
+        {
+            terminator = new;
+            current.clear();
+            continue;
+        }
+        match trimmed.strip_suffix(terminator.as_str()) {
+            Some(end) => {
+                current.push_str(end);
+                let statement = current.trim();
+                if !statement.is_empty() {
+                    out.push(statement.to_string());
+                }
+                current.clear();
+            }
+            None => {
+                current.push_str(line);
+                current.push('\n');
+            }
+        }
+    }
+    let rest = current.trim();
+    if !rest.is_empty() {
+        out.push(rest.to_string());
+    }
+    Some(out)
+}
+
 /// Whether connecting failed because the database file does not exist (then it is created).
 fn missing_file(e: &FbError) -> bool {
     let text = e.to_string();
@@ -668,5 +726,21 @@ mod tests {
             ))
         );
         assert!(set_transaction("SET TRANSACTION ISOLATION LEVEL DIRTY").is_err());
+    }
+
+    #[test]
+    fn a_set_term_script_is_split_at_its_terminator() {
+        assert_eq!(script("CREATE TABLE t (x int)"), None);
+        assert_eq!(script("SELECT 1 FROM RDB$DATABASE;\nSET TERM ^ ;"), None);
+        let text = "SET TERM ^ ;\nCREATE PROCEDURE p AS\nBEGIN\n  x = 1;\nEND^\n\n\
+                    CREATE EXCEPTION e 'no'^\nSET TERM ; ^\nDROP PROCEDURE p;\n";
+        assert_eq!(
+            script(text).unwrap(),
+            vec![
+                "CREATE PROCEDURE p AS\nBEGIN\n  x = 1;\nEND",
+                "CREATE EXCEPTION e 'no'",
+                "DROP PROCEDURE p",
+            ]
+        );
     }
 }

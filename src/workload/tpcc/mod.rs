@@ -1,10 +1,12 @@
 //! TPC-C (TPC Benchmark C, standard specification revision 5.11): the registry entry, its
 //! options (warehouses, isolation, specification timing), schema and loading (load.rs), the
-//! five transactions (txn.rs), the consistency conditions (check.rs) and its figures (NOPM,
-//! tpmC). The SQL lives in sql/tpcc/; with `--procedures` the transactions run as server-side
-//! code installed by `prepare` (procedures.rs).
+//! five transactions (txn.rs) and the inputs a terminal draws for them (input.rs), the
+//! consistency conditions (check.rs) and its figures (NOPM, tpmC). The SQL lives in
+//! sql/tpcc/; with `--procedures` the transactions run as server-side code installed by
+//! `prepare` (procedures.rs).
 
 mod check;
+mod input;
 mod load;
 mod procedures;
 mod rand;
@@ -398,7 +400,7 @@ impl Workload for Tpcc {
                 s.batch(&stmt)?;
             }
         }
-        let terminal = txn::Terminal::bind(client_id, self.warehouses);
+        let terminal = input::Terminal::bind(client_id, self.warehouses);
         txn::TpccClient::new(
             &sql,
             s,

@@ -2,7 +2,7 @@
 //! round trip per transaction, with the inputs the terminal drew (txn.rs) as arguments. The
 //! code itself lives in sql/tpcc/ (section `procedures`); the call statements are `call_*`.
 
-use super::txn::{CustomerKey, Input, Terminal};
+use super::input::{CustomerKey, Input, Terminal};
 use crate::engine::{DbResult, Session, StmtId, Value};
 use crate::sql::SqlSet;
 

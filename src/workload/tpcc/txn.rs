@@ -8,6 +8,7 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
+use super::input::{CustomerKey, Input, Line, Terminal};
 use super::procedures::Calls;
 use super::rand::{Constants, cents, last_name, nurand};
 use super::{CUSTOMERS, DISTRICTS, ITEMS};
@@ -82,25 +83,6 @@ enum Stmt {
     SlCount,
 }
 
-/// A terminal's fixed home: its warehouse, and the district its Stock-Level reads (clause
-/// 2.8.1.1: "each terminal ... a fixed district"). Client i serves warehouse (i mod W) + 1, so
-/// that the clients spread over all warehouses, and district ((i div W) mod 10) + 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Terminal {
-    pub w_id: i64,
-    pub d_id: i64,
-}
-
-impl Terminal {
-    pub fn bind(client_id: u32, warehouses: u32) -> Terminal {
-        let w = warehouses.max(1);
-        Terminal {
-            w_id: i64::from(client_id % w) + 1,
-            d_id: i64::from(client_id / w) % DISTRICTS + 1,
-        }
-    }
-}
-
 /// The mix (clause 5.2.4.2: at least 43% Payment, 4% each of Order-Status, Delivery and
 /// Stock-Level, New-Order the rest): a deck of 100 cards, 45 New-Order, 43 Payment and 4 of
 /// each other, shuffled and dealt, then shuffled again (clause 5.2.4.1 allows a deck).
@@ -129,44 +111,6 @@ fn think_time(rng: &mut SmallRng, mean: f64) -> f64 {
 
 /// Clause 2.4.1.3: 5 to 15 items per order.
 const MAX_LINES: usize = 15;
-
-pub struct Line {
-    pub i_id: i64,
-    pub supply_w: i64,
-    pub quantity: i64,
-}
-
-pub enum CustomerKey {
-    Id(i64),
-    LastName(String),
-}
-
-/// The input a terminal draws for one transaction (clauses 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1).
-pub enum Input {
-    NewOrder {
-        d_id: i64,
-        c_id: i64,
-        lines: Vec<Line>,
-        all_local: bool,
-    },
-    Payment {
-        d_id: i64,
-        c_w_id: i64,
-        c_d_id: i64,
-        customer: CustomerKey,
-        amount: f64,
-    },
-    OrderStatus {
-        d_id: i64,
-        customer: CustomerKey,
-    },
-    Delivery {
-        carrier: i64,
-    },
-    StockLevel {
-        threshold: i64,
-    },
-}
 
 pub struct TpccClient {
     rng: SmallRng,
@@ -810,17 +754,6 @@ impl Client for TpccClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn terminals_cover_every_warehouse_and_district() {
-        assert_eq!(Terminal::bind(0, 4), Terminal { w_id: 1, d_id: 1 });
-        assert_eq!(Terminal::bind(5, 4), Terminal { w_id: 2, d_id: 2 });
-        let homes: std::collections::BTreeSet<_> = (0..40)
-            .map(|i| Terminal::bind(i, 4))
-            .map(|t| (t.w_id, t.d_id))
-            .collect();
-        assert_eq!(homes.len(), 40);
-    }
 
     #[test]
     fn the_deck_deals_the_standard_mix() {
