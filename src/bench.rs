@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::Error;
 use crate::dsn::Dsn;
 use crate::engine::{self, Engine, ServerInfo, Session};
+use crate::error::Error;
 use crate::event::Event;
 use crate::metrics::observe::{Observer, ResourceSample};
 use crate::metrics::{self, Aggregator, Measurement};

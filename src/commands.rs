@@ -13,6 +13,7 @@ use crate::cli::{
 };
 use crate::dsn::Dsn;
 use crate::engine;
+use crate::error::Error;
 use crate::metrics::Host;
 use crate::plan::{RunPlan, Target};
 use crate::report::summary;
@@ -20,7 +21,7 @@ use crate::server::{self, Server, ServerOptions, profile};
 use crate::store::Store;
 use crate::sweep::plan::PlanFile;
 use crate::workload::{self, WorkloadOptions};
-use crate::{Error, report, result, sweep};
+use crate::{report, result, sweep};
 
 pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
     match action {
@@ -207,8 +208,7 @@ fn finish(results: &Path, plan: &str, html: Option<&Path>) -> Result<(), Error> 
     let data = summary::report_data(&store, Some(plan))?;
     print!("{}", report::markdown::points_table(&data));
     if let Some(path) = html {
-        std::fs::write(path, report::html::html(&data))
-            .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(path, report::html::html(&data)).map_err(Error::io("write", path))?;
         eprintln!("report written to {}", path.display());
     }
     eprintln!(
@@ -233,8 +233,7 @@ pub fn report_cmd(a: &ReportArgs) -> Result<Outcome, Error> {
     };
     match a.output.as_deref().or(default.map(Path::new)) {
         Some(path) => {
-            std::fs::write(path, text)
-                .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+            std::fs::write(path, text).map_err(Error::io("write", path))?;
             eprintln!("report written to {}", path.display());
         }
         None => print!("{text}"),
@@ -487,11 +486,7 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
             tempfile::Builder::new()
                 .prefix("dbduel-")
                 .tempdir()
-                .map_err(|e| {
-                    Error::Io(format!(
-                        "cannot create a temporary directory (set TMPDIR to a writable one): {e}"
-                    ))
-                })?,
+                .map_err(|source| Error::TempDir { source })?,
         ),
     };
     let dsn = match (&plan.target.dsn, &temp) {

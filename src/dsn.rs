@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::Error;
+use crate::error::Error;
 
 /// A parsed DSN. The password is kept private so that it cannot be printed by accident.
 #[derive(Clone)]

@@ -6,6 +6,7 @@ pub mod cli;
 mod commands;
 pub mod dsn;
 pub mod engine;
+pub mod error;
 pub mod event;
 pub mod metrics;
 pub mod plan;
@@ -24,30 +25,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use bench::Outcome;
 use cli::{Cli, Command};
-
-/// Errors that end a command. Each message says what to change.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{0}")]
-    Usage(String),
-    #[error("{0}")]
-    Connect(String),
-    #[error("{0}")]
-    Database(String),
-    #[error("{0}")]
-    Io(String),
-    #[error("interrupted")]
-    Interrupted,
-}
-
-impl Error {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Interrupted => 130,
-            _ => 2,
-        }
-    }
-}
+pub use error::Error;
 
 /// Run one command. `stop` is raised by Ctrl-C.
 pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::Error;
 use crate::cli::{PrepareArgs, RunArgs, SysbenchArgs, TargetArgs, TpccArgs};
 use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
+use crate::error::Error;
 use crate::runner::{Limit, RunConfig};
 use crate::workload::{self, WorkloadEntry, WorkloadOptions};
 

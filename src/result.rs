@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::Error;
 use crate::engine::Protocol;
+use crate::error::Error;
 use crate::metrics::{Host, Measurement};
 
 #[derive(Debug, Clone, Serialize)]
@@ -107,18 +107,21 @@ impl RunResult {
             "dbduel-result-{}.json",
             self.started_at.replace(':', "")
         ));
-        match write_atomically(&rescue, &text) {
-            Ok(()) => Err(Error::Io(format!(
-                "cannot write --json {} ({e}); the result is in {} instead",
-                path.display(),
+        let kept = match write_atomically(&rescue, &text) {
+            Ok(()) => Ok(rescue),
+            Err(e2) => Err(format!(
+                "cannot write {} ({e2}): it is in the summary above only",
                 rescue.display()
-            ))),
-            Err(e2) => Err(Error::Io(format!(
-                "cannot write --json {} ({e}), nor {} ({e2}): the result is in the summary above only",
-                path.display(),
-                rescue.display()
-            ))),
-        }
+            )),
+        };
+        Err(Error::Unsaved {
+            cause: Box::new(Error::Io {
+                doing: "write --json",
+                path: path.to_path_buf(),
+                source: e,
+            }),
+            kept,
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use super::data::{
     Figure, PointSummary, ProfileComparison, ProfileSettings, ReportData, Second, Timeline,
     TypeFigures,
 };
-use crate::Error;
+use crate::error::Error;
 use crate::stats;
 use crate::store::{self, RunRow, Store};
 

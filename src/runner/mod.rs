@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::Error;
 use crate::engine::{Cancel, DbError, Engine, ErrorClass, Session};
+use crate::error::Error;
 use crate::event::{Event, Sample};
 use crate::workload::{Client, Workload};
 
@@ -205,7 +205,7 @@ pub fn start(
             .name(format!("client-{id}"))
             .stack_size(512 * 1024)
             .spawn(move || client_thread(&shared, id))
-            .map_err(|e| Error::Io(format!("cannot start client thread {id}: {e}")))?;
+            .map_err(|source| Error::Thread { id, source })?;
         handles.push(handle);
     }
     shared.connected.wait();

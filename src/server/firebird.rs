@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Layout, ServerKind, command, find_binary, run_logged};
-use crate::Error;
+use crate::error::Error;
 
 pub static FIREBIRD: ServerKind = ServerKind {
     engine: "firebird",
@@ -84,7 +84,6 @@ fn init(
     account: Option<(u32, u32)>,
     password: Option<&str>,
 ) -> Result<(), Error> {
-    let io = |what: &str, e: std::io::Error| Error::Io(format!("{what}: {e}"));
     let install = install_root().ok_or_else(|| {
         Error::Usage(
             "Firebird's messages and plugins were not found: install firebird3.0-server".into(),
@@ -96,13 +95,13 @@ fn init(
         layout.run.join("lock"),
         layout.run.join("tmp"),
     ] {
-        std::fs::create_dir_all(&dir).map_err(|e| io(&format!("creating {}", dir.display()), e))?;
+        std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
     }
     for name in SHARED {
         let target = install.join(name);
         if target.exists() {
             std::os::unix::fs::symlink(&target, root.join(name))
-                .map_err(|e| io(&format!("linking {}", target.display()), e))?;
+                .map_err(Error::io("link to", &target))?;
         }
     }
     std::fs::copy(SECURITY_DB, root.join("security3.fdb")).map_err(|e| {
@@ -110,12 +109,13 @@ fn init(
             "cannot copy Firebird's security database {SECURITY_DB} ({e}): install firebird3.0-server"
         ))
     })?;
+    let databases = root.join("databases.conf");
     std::fs::write(
-        root.join("databases.conf"),
+        &databases,
         format!("dbduel = {}\n", layout.data.join("dbduel.fdb").display()),
     )
-    .map_err(|e| io("writing databases.conf", e))?;
-    write_conf(layout, 0, &[]).map_err(|e| io("writing firebird.conf", e))?;
+    .map_err(Error::io("write", &databases))?;
+    write_conf(layout, 0, &[]).map_err(Error::io("write", &root.join("firebird.conf")))?;
 
     // SYSDBA's password, set in the copied security database through an embedded connection.
     let script = root.join("password.sql");
@@ -124,7 +124,7 @@ fn init(
         &script,
         format!("CREATE OR ALTER USER SYSDBA PASSWORD '{pw}' USING PLUGIN Srp;\nCOMMIT;\n"),
     )
-    .map_err(|e| io("writing the password script", e))?;
+    .map_err(Error::io("write", &script))?;
     let mut cmd = command(isql, None);
     environment(&mut cmd, layout);
     cmd.args(["-q", "-b", "-user", "SYSDBA", "-i"])
@@ -144,7 +144,7 @@ fn chown_tree(dir: &Path, account: Option<(u32, u32)>) -> Result<(), Error> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(p) = stack.pop() {
         std::os::unix::fs::lchown(&p, Some(uid), Some(gid))
-            .map_err(|e| Error::Io(format!("cannot give {} to firebird: {e}", p.display())))?;
+            .map_err(Error::io("give to the firebird account", &p))?;
         if p.is_dir()
             && !p.is_symlink()
             && let Ok(entries) = std::fs::read_dir(&p)

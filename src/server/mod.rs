@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::Error;
 use crate::dsn::Dsn;
 use crate::engine::{self, EngineOptions, ErrorClass, Protocol, Session};
+use crate::error::Error;
 
 pub use firebird::FIREBIRD;
 pub use mysql::MARIADB;
@@ -172,8 +172,7 @@ impl Server {
         let password = if fresh {
             let password = random_password();
             for p in [&layout.data, &layout.run] {
-                std::fs::create_dir_all(p)
-                    .map_err(|e| Error::Io(format!("cannot create {}: {e}", p.display())))?;
+                std::fs::create_dir_all(p).map_err(Error::io("create", p))?;
                 private_dir(p)?;
                 chown(p, account)?;
             }
@@ -289,7 +288,7 @@ impl Server {
         let child = self
             .child
             .take()
-            .ok_or_else(|| Error::Io("the server is not running".into()))?;
+            .ok_or_else(|| Error::Server("the server is not running".into()))?;
         let state = State {
             engine: self.kind.engine.into(),
             pid: child.id(),
@@ -300,7 +299,8 @@ impl Server {
             stopped: false,
         };
         let text = serde_json::to_string_pretty(&state).expect("state serializes");
-        std::fs::write(self.layout.state(), text).map_err(|e| Error::Io(e.to_string()))?;
+        let path = self.layout.state();
+        std::fs::write(&path, text).map_err(Error::io("write", &path))?;
         self._temp = None;
         Ok(state)
     }
@@ -347,7 +347,12 @@ pub fn read_state(dir: &Path) -> Result<State, Error> {
             dir.display()
         ))
     })?;
-    serde_json::from_str(&text).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
+    serde_json::from_str(&text).map_err(|e| {
+        Error::Server(format!(
+            "{} is not a dbduel server's state ({e}): give the directory `dbduel server start` made",
+            path.display()
+        ))
+    })
 }
 
 /// Whether a process is alive (an exited process that nobody reaped yet is not).
@@ -386,7 +391,7 @@ pub fn stop_detached(dir: &Path) -> Result<State, Error> {
                 std::thread::sleep(Duration::from_millis(100));
             }
             if alive(state.pid) {
-                return Err(Error::Io(format!(
+                return Err(Error::Server(format!(
                     "the server (pid {}) survived SIGKILL: stop it by hand",
                     state.pid
                 )));
@@ -396,7 +401,8 @@ pub fn stop_detached(dir: &Path) -> Result<State, Error> {
     // Kept, marked stopped: `server status` still knows what the directory holds.
     state.stopped = true;
     let text = serde_json::to_string_pretty(&state).expect("state serializes");
-    std::fs::write(Layout::new(dir).state(), text).map_err(|e| Error::Io(e.to_string()))?;
+    let path = Layout::new(dir).state();
+    std::fs::write(&path, text).map_err(Error::io("write", &path))?;
     Ok(state)
 }
 
@@ -434,11 +440,7 @@ fn prepare_dir(
             let t = tempfile::Builder::new()
                 .prefix(&format!("dbduel-{}-", kind.engine))
                 .tempdir()
-                .map_err(|e| {
-                    Error::Io(format!(
-                        "cannot create a server directory (set TMPDIR): {e}"
-                    ))
-                })?;
+                .map_err(|source| Error::TempDir { source })?;
             (t.path().to_path_buf(), Some(t))
         }
     };
@@ -467,10 +469,9 @@ fn prepare_dir(
             )));
         }
     }
-    std::fs::create_dir_all(&path)
-        .map_err(|e| Error::Io(format!("cannot create {}: {e}", path.display())))?;
+    std::fs::create_dir_all(&path).map_err(Error::io("create", &path))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| Error::Io(e.to_string()))?;
+        .map_err(Error::io("set the permissions of", &path))?;
     Ok((layout, temp))
 }
 
@@ -483,10 +484,10 @@ pub fn log_tail(path: &Path) -> String {
 /// A port on 127.0.0.1 that nothing listens on right now.
 pub fn free_port() -> Result<u16, Error> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| Error::Io(format!("no free loopback port: {e}")))?;
+        .map_err(|e| Error::Server(format!("no free loopback port: {e}")))?;
     Ok(listener
         .local_addr()
-        .map_err(|e| Error::Io(e.to_string()))?
+        .map_err(|e| Error::Server(format!("no free loopback port: {e}")))?
         .port())
 }
 
@@ -526,12 +527,8 @@ pub fn give_to_account(kind: &ServerKind, path: &Path) -> Result<(), Error> {
 /// Give a path to the service account.
 fn chown(path: &Path, account: Option<(u32, u32)>) -> Result<(), Error> {
     if let Some((uid, gid)) = account {
-        std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(|e| {
-            Error::Io(format!(
-                "cannot give {} to the service account: {e}",
-                path.display()
-            ))
-        })?;
+        std::os::unix::fs::chown(path, Some(uid), Some(gid))
+            .map_err(Error::io("give to the service account", path))?;
     }
     Ok(())
 }
@@ -566,8 +563,8 @@ fn log_output(cmd: &mut Command, log: &Path) -> Result<(), Error> {
         .create(true)
         .append(true)
         .open(log)
-        .map_err(|e| Error::Io(e.to_string()))?;
-    let err = out.try_clone().map_err(|e| Error::Io(e.to_string()))?;
+        .map_err(Error::io("open", log))?;
+    let err = out.try_clone().map_err(Error::io("open", log))?;
     cmd.stdout(out).stderr(err);
     Ok(())
 }
@@ -578,9 +575,9 @@ fn run_logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), Error> {
     let program = cmd.get_program().to_string_lossy().into_owned();
     let status = cmd
         .status()
-        .map_err(|e| Error::Io(format!("cannot run {what} ({program}): {e}")))?;
+        .map_err(|e| Error::Server(format!("cannot run {what} ({program}): {e}")))?;
     if !status.success() {
-        return Err(Error::Io(format!(
+        return Err(Error::Server(format!(
             "{what} failed ({status}); its log ends with:\n{}",
             log_tail(log)
         )));
@@ -592,7 +589,7 @@ fn run_logged(mut cmd: Command, log: &Path, what: &str) -> Result<(), Error> {
 fn spawn_logged(mut cmd: Command, log: &Path, what: &str) -> Result<Child, Error> {
     log_output(&mut cmd, log)?;
     cmd.spawn()
-        .map_err(|e| Error::Io(format!("cannot start {what}: {e}")))
+        .map_err(|e| Error::Server(format!("cannot start {what}: {e}")))
 }
 
 /// Wait until `ready` succeeds; fail with the log's tail when the process exits or time runs out.
@@ -605,7 +602,7 @@ fn wait_ready(
     let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline {
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(Error::Io(format!(
+            return Err(Error::Server(format!(
                 "{what} exited ({status}) while starting; its log ends with:\n{}",
                 log_tail(log)
             )));
@@ -616,7 +613,7 @@ fn wait_ready(
         std::thread::sleep(Duration::from_millis(100));
     }
     let _ = child.kill();
-    Err(Error::Io(format!(
+    Err(Error::Server(format!(
         "{what} did not accept connections within 120 s; its log ends with:\n{}",
         log_tail(log)
     )))
@@ -654,14 +651,14 @@ fn write_private(path: &Path, text: &str) -> Result<(), Error> {
         .mode(0o600)
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
+        .map_err(Error::io("write", path))
 }
 
 /// Close a directory to everyone but its owner (0700).
 fn private_dir(path: &Path) -> Result<(), Error> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| Error::Io(format!("cannot close {}: {e}", path.display())))
+        .map_err(Error::io("close to others", path))
 }
 
 /// The DSN of a detached server with its password, for `server dsn` (which only the user who
@@ -669,7 +666,7 @@ fn private_dir(path: &Path) -> Result<(), Error> {
 pub fn full_dsn(dir: &Path) -> Result<String, Error> {
     let state = read_state(dir)?;
     let kind = kind_for(&state.engine).ok_or_else(|| {
-        Error::Io(format!(
+        Error::Server(format!(
             "unknown engine '{}' in the state file",
             state.engine
         ))

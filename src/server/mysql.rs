@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Layout, ServerKind, command, find_binary, run_logged};
-use crate::Error;
 use crate::dsn::Dsn;
 use crate::engine::{self, EngineOptions, Protocol};
+use crate::error::Error;
 
 pub static MARIADB: ServerKind = ServerKind {
     engine: "mysql",

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Layout, ServerKind, chown, command, find_binary, run_logged};
-use crate::Error;
+use crate::error::Error;
 
 pub static POSTGRES: ServerKind = ServerKind {
     engine: "postgres",
@@ -59,7 +59,7 @@ fn init(
     let pwfile = layout.run.join("pwfile");
     match password {
         Some(pw) => {
-            std::fs::write(&pwfile, pw).map_err(|e| Error::Io(e.to_string()))?;
+            std::fs::write(&pwfile, pw).map_err(Error::io("write", &pwfile))?;
             chown(&pwfile, account)?;
             cmd.arg("--auth-host=scram-sha-256")
                 .arg(format!("--pwfile={}", pwfile.display()));

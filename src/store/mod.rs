@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 
-use crate::Error;
+use crate::error::Error;
 use crate::result::RunResult;
 
 pub const DEFAULT_PATH: &str = "dbduel-results.db";
@@ -109,7 +109,10 @@ fn db(e: rusqlite::Error, path: &Path) -> Error {
         _ => "",
     };
     let message = e.to_string().replace('\n', " ");
-    Error::Io(format!("results store {}: {message}{hint}", path.display()))
+    Error::Store {
+        path: path.to_path_buf(),
+        message: format!("{message}{hint}"),
+    }
 }
 
 /// Whether this process may write the store and create files next to it (a read-only file
@@ -244,7 +247,10 @@ impl Store {
                 self.path.display()
             ))
         })?;
-        serde_json::from_str(&text).map_err(|e| Error::Io(format!("run {id}: {e}")))
+        serde_json::from_str(&text).map_err(|e| Error::StoredRun {
+            id,
+            message: e.to_string(),
+        })
     }
 
     /// The per-second server resources of one run.

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::Error;
 use crate::bench::{self, Observe, Outcome};
 use crate::dsn::Dsn;
 use crate::engine::EngineOptions;
+use crate::error::Error;
 use crate::metrics::Host;
 use crate::metrics::observe::ResourceSample;
 use crate::plan::{AskedBy, RunInput};
@@ -171,7 +171,7 @@ pub fn run(
     let temp = tempfile::Builder::new()
         .prefix("dbduel-sweep-")
         .tempdir()
-        .map_err(|e| Error::Io(e.to_string()))?;
+        .map_err(|source| Error::TempDir { source })?;
     let profiles = plan.profiles(&facts);
     let (mut measured, mut skipped) = (0, 0);
     let mut failures = Vec::new();
@@ -359,9 +359,13 @@ fn unsaved(e: Error, p: &PointKey, result: &crate::result::RunResult) -> Error {
     )
     .replace(['/', ' '], "_");
     let json = serde_json::to_string_pretty(result).expect("results serialize");
-    match std::fs::write(&name, json) {
-        Ok(()) => Error::Io(format!("{e} (the point in flight is kept in ./{name})")),
-        Err(w) => Error::Io(format!("{e} (the point in flight is lost: ./{name}: {w})")),
+    let kept = match std::fs::write(&name, json) {
+        Ok(()) => Ok(std::path::Path::new(".").join(&name)),
+        Err(w) => Err(format!("./{name}: {w}")),
+    };
+    Error::Unsaved {
+        cause: Box::new(e),
+        kept,
     }
 }
 

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::Error;
 use crate::engine::Protocol;
+use crate::error::Error;
 use crate::server::profile::{self, Facts, Profile};
 
 /// A plan as written in its file.

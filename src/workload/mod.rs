@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::Error;
 use crate::engine::{DbError, DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::error::Error;
 
 /// What `prepare` and `run` tell a workload.
 #[derive(Debug, Clone, Default)]

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::Error;
 use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, StmtId, Value};
+use crate::error::Error;
 use crate::sql::SqlSet;
 
 use super::{

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::generate::{GenSpec, Kind, parse_timestamp};
-use crate::Error;
 use crate::engine::Value;
+use crate::error::Error;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

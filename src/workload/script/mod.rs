@@ -12,8 +12,8 @@ mod rand;
 
 use std::sync::Arc;
 
-use crate::Error;
 use crate::engine::{DbResult, Engine, Protocol, Session, Value};
+use crate::error::Error;
 
 pub use expr::{Names, Val};
 pub use parse::ScriptError;

@@ -7,8 +7,8 @@ mod txn;
 
 use std::collections::BTreeMap;
 
-use crate::Error;
 use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::error::Error;
 use crate::sql::SqlSet;
 
 use super::{

@@ -2,8 +2,8 @@
 //! the same total, and the row counts match the scale.
 
 use super::{ACCOUNTS, BRANCHES, META_PARTIAL, TELLERS};
-use crate::Error;
 use crate::engine::Session;
+use crate::error::Error;
 use crate::sql::SqlSet;
 use crate::workload::{CheckItem, db_error, meta_get};
 

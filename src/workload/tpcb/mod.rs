@@ -5,8 +5,8 @@
 mod check;
 mod txn;
 
-use crate::Error;
 use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::error::Error;
 use crate::sql::SqlSet;
 
 use super::{

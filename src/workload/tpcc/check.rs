@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::txn::num;
 use super::{CUSTOMERS, DISTRICTS, ITEMS};
-use crate::Error;
 use crate::engine::{Session, Value};
+use crate::error::Error;
 use crate::sql::SqlSet;
 use crate::workload::{CheckItem, db_error};
 

@@ -14,8 +14,8 @@ use super::rand::{
     Constants, astring, data_string, decimal, last_name, nstring, nurand, state, zip,
 };
 use super::{CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS};
-use crate::Error;
 use crate::engine::{Engine, RowSource, Session, Value};
+use crate::error::Error;
 use crate::workload::Loader;
 
 /// Rows made on demand by a closure from their index.

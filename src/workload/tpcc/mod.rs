@@ -14,8 +14,8 @@ mod txn;
 
 use std::collections::BTreeMap;
 
-use crate::Error;
 use crate::engine::{DbResult, Engine, ErrorClass, Session};
+use crate::error::Error;
 use crate::sql::SqlSet;
 
 use super::{
