@@ -4,8 +4,6 @@
 mod firebird;
 mod login;
 mod mysql;
-mod mywire;
-mod pgwire;
 mod postgres;
 mod sqlite;
 pub mod tls;
@@ -240,6 +238,16 @@ pub trait RowSource {
     fn total(&self) -> u64;
 }
 
+/// What a bulk load does with the rows its table already holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// Replace them (the engine may take its fastest path: a truncate, COPY FREEZE).
+    Replace,
+    /// Keep them: several sessions may append to one table at once (TPC-C loads warehouses
+    /// in parallel).
+    Append,
+}
+
 /// Called with the number of rows loaded since the last call; returns false to abort.
 pub type LoadProgress<'a> = &'a mut dyn FnMut(u64) -> bool;
 
@@ -247,10 +255,24 @@ pub type LoadProgress<'a> = &'a mut dyn FnMut(u64) -> bool;
 pub trait Session: Send {
     /// Prepare `sql` for repeated execution under the session's protocol.
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId>;
+    /// Execute a prepared statement; returns rows affected or returned. Its rows are kept in
+    /// `rows` when given, and only counted otherwise.
+    fn execute(
+        &mut self,
+        stmt: StmtId,
+        params: &[Value],
+        rows: Option<&mut Vec<Vec<Value>>>,
+    ) -> DbResult<u64>;
     /// Execute a prepared statement; returns rows affected or returned (values are discarded).
-    fn exec(&mut self, stmt: StmtId, params: &[Value]) -> DbResult<u64>;
+    fn exec(&mut self, stmt: StmtId, params: &[Value]) -> DbResult<u64> {
+        self.execute(stmt, params, None)
+    }
     /// Execute a prepared statement and return its rows.
-    fn query(&mut self, stmt: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>>;
+    fn query(&mut self, stmt: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.execute(stmt, params, Some(&mut rows))?;
+        Ok(rows)
+    }
     /// Run one or more statements of text (DDL, administration), results discarded.
     fn batch(&mut self, sql: &str) -> DbResult<()>;
     /// Run one statement of text and return its rows.
@@ -259,25 +281,20 @@ pub trait Session: Send {
     fn begin(&mut self, write: bool) -> DbResult<()>;
     fn commit(&mut self) -> DbResult<()>;
     fn rollback(&mut self) -> DbResult<()>;
-    /// Replace the contents of `table` with `rows`, through the engine's fastest bulk path.
+    /// Load `rows` into `table` through the engine's fastest bulk path, replacing what it
+    /// holds or appending to it as `mode` says. By default a prepared INSERT per row in one
+    /// transaction (after a DELETE to replace); engines override it with their bulk path.
     fn bulk_load(
         &mut self,
         table: &str,
         columns: &[&str],
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
-    ) -> DbResult<u64>;
-    /// Add `rows` to `table` (keeping what it holds) through the engine's bulk path: several
-    /// sessions may append to one table at once (TPC-C loads warehouses in parallel). By
-    /// default a prepared INSERT per row in one transaction; engines override it with their
-    /// bulk path.
-    fn bulk_append(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
+        mode: Load,
     ) -> DbResult<u64> {
+        if mode == Load::Replace {
+            self.batch(&format!("DELETE FROM {table}"))?;
+        }
         let marks = vec!["?"; columns.len()].join(", ");
         let insert = format!(
             "INSERT INTO {table} ({}) VALUES ({marks})",
