@@ -25,6 +25,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "Firebird 3+ over its wire protocol; the database file is created when missing; \
             ?isolation=snapshot (default) or read_committed",
     open,
+    file: false,
 };
 
 /// Page size dbduel asks for when it creates a database (Firebird 3's largest); results show

@@ -7,6 +7,8 @@ mod mysql;
 mod postgres;
 mod sqlite;
 pub mod tls;
+#[cfg(test)]
+mod toy;
 
 use std::fmt;
 use std::sync::Arc;
@@ -358,6 +360,10 @@ pub struct EngineEntry {
     pub schemes: &'static [&'static str],
     pub about: &'static str,
     pub open: OpenEngine,
+    /// The DSN names a file (`scheme:///path?key=value`), not a server: the engine is
+    /// embedded, and a sweep or a duel runs it on a file of its own, its knobs as DSN
+    /// parameters.
+    pub file: bool,
 }
 
 /// Every engine dbduel knows. Adding an engine adds one file and one line here.
@@ -366,7 +372,28 @@ pub const ENGINES: &[EngineEntry] = &[
     postgres::ENTRY,
     mysql::ENTRY,
     firebird::ENTRY,
+    #[cfg(test)]
+    toy::ENTRY,
 ];
+
+/// The entry whose DSN scheme this is.
+pub fn entry_for(scheme: &str) -> Option<&'static EngineEntry> {
+    ENGINES.iter().find(|e| e.schemes.contains(&scheme))
+}
+
+/// The entry of the engine registered under this name.
+pub fn named(name: &str) -> Option<&'static EngineEntry> {
+    ENGINES.iter().find(|e| e.name == name)
+}
+
+/// Parse a DSN: a file path after the scheme where the scheme's engine takes a file, a URL
+/// otherwise (an unknown scheme is refused when the engine is opened).
+pub fn parse_dsn(text: &str) -> Result<Dsn, crate::Error> {
+    match entry_for(&Dsn::scheme_of(text)?) {
+        Some(entry) if entry.file => Dsn::parse_file(text),
+        _ => Dsn::parse(text),
+    }
+}
 
 /// Open the engine named by the DSN's scheme.
 pub fn open(
@@ -374,21 +401,18 @@ pub fn open(
     opts: &EngineOptions,
     protocol: Protocol,
 ) -> Result<Box<dyn Engine>, crate::Error> {
-    let entry = ENGINES
-        .iter()
-        .find(|e| e.schemes.contains(&dsn.scheme.as_str()))
-        .ok_or_else(|| {
-            let known: Vec<_> = ENGINES
-                .iter()
-                .flat_map(|e| e.schemes.iter().copied())
-                .collect();
-            crate::Error::Usage(format!(
-                "unknown engine '{}' in --dsn {}: use one of the schemes {}",
-                dsn.scheme,
-                dsn,
-                known.join(", ")
-            ))
-        })?;
+    let entry = entry_for(&dsn.scheme).ok_or_else(|| {
+        let known: Vec<_> = ENGINES
+            .iter()
+            .flat_map(|e| e.schemes.iter().copied())
+            .collect();
+        crate::Error::Usage(format!(
+            "unknown engine '{}' in --dsn {}: use one of the schemes {}",
+            dsn.scheme,
+            dsn,
+            known.join(", ")
+        ))
+    })?;
     (entry.open)(dsn, opts, protocol)
 }
 

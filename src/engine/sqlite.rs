@@ -19,6 +19,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     schemes: &["sqlite"],
     about: "SQLite, embedded (bundled library), WAL; DSN parameters: journal_mode, synchronous, busy_timeout (ms), cache_size",
     open,
+    file: true,
 };
 
 /// PRAGMAs that a DSN may set, with dbduel's defaults (None: as the library ships).

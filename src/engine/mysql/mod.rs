@@ -21,6 +21,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     schemes: &["mysql", "mariadb"],
     about: "MariaDB or MySQL; --table-engine InnoDB (default), MyISAM or Aria",
     open,
+    file: false,
 };
 
 const TABLE_ENGINES: &[&str] = &["InnoDB", "MyISAM", "Aria"];

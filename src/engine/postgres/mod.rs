@@ -24,6 +24,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     schemes: &["postgres", "postgresql"],
     about: "PostgreSQL over its wire protocol; COPY for loading; host may be a socket directory",
     open,
+    file: false,
 };
 
 /// Settings that decide performance, read back from the server with every result.
