@@ -143,7 +143,11 @@ pub fn sweep_cmd(a: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error
 /// Every engine installed here (or those `--engines` names), each default and tuned, at the
 /// given client counts.
 pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
-    let mut installed = vec!["sqlite".to_string()];
+    let mut installed: Vec<String> = engine::ENGINES
+        .iter()
+        .filter(|e| e.file)
+        .map(|e| e.name.to_string())
+        .collect();
     installed.extend(
         server::KINDS
             .iter()
@@ -156,11 +160,9 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
             let mut engines: Vec<String> = Vec::new();
             for e in asked {
                 let e = e.trim().to_lowercase();
-                let e = if e == "mariadb" {
-                    "mysql".to_string()
-                } else {
-                    e
-                };
+                let e = engine::entry_for(&e)
+                    .or_else(|| engine::named(&e))
+                    .map_or(e, |entry| entry.name.to_string());
                 if !installed.contains(&e) {
                     return Err(Error::Usage(format!(
                         "--engines {e}: not an engine installed here; installed: {}",

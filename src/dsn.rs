@@ -19,22 +19,10 @@ pub struct Dsn {
 }
 
 impl Dsn {
+    /// Parse a DSN of the URL form. `engine::parse_dsn` parses any DSN: it knows, from the
+    /// engine registry, the schemes whose DSN names a file (`parse_file`).
     pub fn parse(text: &str) -> Result<Dsn, Error> {
-        let scheme = text
-            .split(':')
-            .next()
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        if scheme.is_empty() || !text.contains(':') {
-            return Err(Error::Usage(format!(
-                "malformed --dsn '{}': expected scheme://user:password@host:port/database \
-                 (postgres, mysql) or sqlite:///path/file.db",
-                redact_raw(text)
-            )));
-        }
-        if scheme == "sqlite" {
-            return Ok(Self::parse_file(text, scheme));
-        }
+        let scheme = Self::scheme_of(text)?;
         let url = url::Url::parse(text)
             .map_err(|e| Error::Usage(format!("malformed --dsn '{}': {e}", redact_raw(text))))?;
         let decode = |s: &str| percent_decode(s);
@@ -54,7 +42,27 @@ impl Dsn {
         })
     }
 
-    fn parse_file(text: &str, scheme: String) -> Dsn {
+    /// The scheme of a DSN, in lower case; an error when there is none.
+    pub fn scheme_of(text: &str) -> Result<String, Error> {
+        let scheme = text
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if scheme.is_empty() || !text.contains(':') {
+            return Err(Error::Usage(format!(
+                "malformed --dsn '{}': expected scheme://user:password@host:port/database \
+                 (postgres, mysql) or sqlite:///path/file.db",
+                redact_raw(text)
+            )));
+        }
+        Ok(scheme)
+    }
+
+    /// Parse a DSN that names a file: `scheme:///absolute/path` or `scheme:relative/path`,
+    /// then `?key=value&...`.
+    pub fn parse_file(text: &str) -> Result<Dsn, Error> {
+        let scheme = Self::scheme_of(text)?;
         let rest = text[scheme.len() + 1..].trim_start_matches("//");
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         let params = query
@@ -65,7 +73,7 @@ impl Dsn {
                 (k.to_string(), v.to_string())
             })
             .collect();
-        Dsn {
+        Ok(Dsn {
             scheme,
             user: None,
             password: None,
@@ -73,12 +81,12 @@ impl Dsn {
             port: None,
             database: path.to_string(),
             params,
-        }
+        })
     }
 
     /// A DSN for an SQLite file.
     pub fn sqlite(path: &std::path::Path) -> Dsn {
-        Self::parse_file(&format!("sqlite://{}", path.display()), "sqlite".into())
+        Self::parse_file(&format!("sqlite://{}", path.display())).expect("a scheme is given")
     }
 
     pub fn password(&self) -> Option<&str> {
@@ -235,11 +243,11 @@ mod tests {
     #[test]
     fn sqlite_paths() {
         assert_eq!(
-            Dsn::parse("sqlite:///tmp/a.db").unwrap().database,
+            Dsn::parse_file("sqlite:///tmp/a.db").unwrap().database,
             "/tmp/a.db"
         );
         assert_eq!(
-            Dsn::parse("sqlite:rel.db?synchronous=NORMAL")
+            Dsn::parse_file("sqlite:rel.db?synchronous=NORMAL")
                 .unwrap()
                 .param("synchronous"),
             Some("NORMAL")

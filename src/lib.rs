@@ -20,6 +20,9 @@ pub mod store;
 pub mod sweep;
 pub mod workload;
 
+#[cfg(test)]
+mod adding_an_engine;
+
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 

@@ -382,7 +382,11 @@ fn most_clients() -> u64 {
 
 /// The DSN, with the password of `--password-file` when one is given.
 fn target_dsn(args: &TargetArgs) -> Result<Option<Dsn>, Error> {
-    let dsn = args.dsn.as_deref().map(Dsn::parse).transpose()?;
+    let dsn = args
+        .dsn
+        .as_deref()
+        .map(crate::engine::parse_dsn)
+        .transpose()?;
     let Some(file) = &args.password_file else {
         return Ok(dsn);
     };

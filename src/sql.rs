@@ -2,49 +2,18 @@
 //! section by `sql/<workload>/<dialect>.sql`. A section starts with `-- name: <name>`; its
 //! statements end with `;` at the end of a line; `{var}` is replaced by the caller's values.
 
-/// A workload's SQL files, `sql/<dir>/{generic,mysql,sqlite,firebird}.sql`, compiled in, for `SqlSet::load`.
-#[macro_export]
-macro_rules! dialect_files {
-    ($dir:literal) => {
-        [
-            (
-                "generic",
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/sql/",
-                    $dir,
-                    "/generic.sql"
-                )),
-            ),
-            (
-                "mysql",
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/sql/",
-                    $dir,
-                    "/mysql.sql"
-                )),
-            ),
-            (
-                "sqlite",
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/sql/",
-                    $dir,
-                    "/sqlite.sql"
-                )),
-            ),
-            (
-                "firebird",
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/sql/",
-                    $dir,
-                    "/firebird.sql"
-                )),
-            ),
-        ]
-    };
+// `FILES`: (workload, dialect or "generic", text) for every `sql/<workload>/<dialect>.sql`,
+// listed by build.rs.
+include!(concat!(env!("OUT_DIR"), "/sql_files.rs"));
+
+/// A workload's SQL files, `sql/<dir>/*.sql`, as (dialect or "generic", text): the files found
+/// there when dbduel was built. A dialect without a file takes the generic SQL.
+pub fn files(dir: &str) -> Vec<(&'static str, &'static str)> {
+    FILES
+        .iter()
+        .filter(|(workload, _, _)| *workload == dir)
+        .map(|&(_, dialect, text)| (dialect, text))
+        .collect()
 }
 
 pub struct SqlSet {
@@ -146,5 +115,18 @@ mod tests {
         );
         let set = SqlSet::load(&[("generic", generic), ("mysql", mysql)], "postgres");
         assert_eq!(set.statements("b", &[("opts", "")]).len(), 2);
+    }
+
+    #[test]
+    fn every_workload_has_generic_sql_and_a_dialect_without_a_file_takes_it() {
+        assert!(FILES.iter().any(|f| f.0 == "tpcb" && f.1 == "sqlite"));
+        for &(dir, _, _) in FILES {
+            let files = files(dir);
+            let generic = files.iter().find(|(d, _)| *d == "generic");
+            let generic = generic.unwrap_or_else(|| panic!("sql/{dir}/generic.sql"));
+            let set = SqlSet::load(&files, "no-such-dialect");
+            let alone = SqlSet::load(&[*generic], "generic");
+            assert_eq!(set.sections, alone.sections, "{dir}");
+        }
     }
 }

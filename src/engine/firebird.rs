@@ -14,11 +14,12 @@ use rsfbclient_rust::{RustFbClient, RustFbClientAttachmentConfig};
 use super::login;
 use super::tls::Transport;
 use super::{
-    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
-    Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error, quote_standard,
-    render_literals, split_placeholders,
+    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
+    LoadProgress, Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error,
+    quote_standard, render_literals, split_placeholders,
 };
-use crate::{Error, dsn::Dsn};
+use crate::dsn::Dsn;
+use crate::error::Error;
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "firebird",
@@ -26,6 +27,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "Firebird 3+ over its wire protocol; the database file is created when missing; \
             ?isolation=snapshot (default) or read_committed",
     open,
+    file: false,
 };
 
 /// Page size dbduel asks for when it creates a database (Firebird 3's largest); results show
@@ -371,8 +373,24 @@ impl FbSession {
             result
         })
     }
+}
 
-    fn statement(
+impl Session for FbSession {
+    /// Statements are prepared on the server at their first execution (Firebird prepares
+    /// inside a transaction).
+    fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        self.stmts.push(FbStmt {
+            sql: sql.to_string(),
+            parts: split_placeholders(sql)
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
+            prepared: None,
+        });
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    fn execute(
         &mut self,
         id: StmtId,
         params: &[Value],
@@ -399,32 +417,6 @@ impl FbSession {
         });
         self.stmts[id.0].prepared = stmt;
         result
-    }
-}
-
-impl Session for FbSession {
-    /// Statements are prepared on the server at their first execution (Firebird prepares
-    /// inside a transaction).
-    fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
-        self.stmts.push(FbStmt {
-            sql: sql.to_string(),
-            parts: split_placeholders(sql)
-                .iter()
-                .map(|p| p.to_string())
-                .collect(),
-            prepared: None,
-        });
-        Ok(StmtId(self.stmts.len() - 1))
-    }
-
-    fn exec(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
-        self.statement(id, params, None)
-    }
-
-    fn query(&mut self, id: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
-        let mut rows = Vec::new();
-        self.statement(id, params, Some(&mut rows))?;
-        Ok(rows)
     }
 
     /// `SET TRANSACTION ... ISOLATION LEVEL ...` is the client's business in Firebird (isql
@@ -487,18 +479,11 @@ impl Session for FbSession {
         columns: &[&str],
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
+        mode: Load,
     ) -> DbResult<u64> {
-        self.batch(&format!("DELETE FROM {table}"))?;
-        self.append(table, columns, rows, progress)
-    }
-
-    fn bulk_append(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
-    ) -> DbResult<u64> {
+        if mode == Load::Replace {
+            self.batch(&format!("DELETE FROM {table}"))?;
+        }
         self.append(table, columns, rows, progress)
     }
 

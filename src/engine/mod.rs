@@ -4,11 +4,11 @@
 mod firebird;
 mod login;
 mod mysql;
-mod mywire;
-mod pgwire;
 mod postgres;
 mod sqlite;
 pub mod tls;
+#[cfg(test)]
+mod toy;
 
 use std::fmt;
 use std::sync::Arc;
@@ -165,9 +165,11 @@ pub struct EngineOptions {
 
 impl EngineOptions {
     /// Refuse `--statement-timeout` for an engine without a server-side limit.
-    pub fn no_statement_timeout(&self, why: &str) -> Result<(), crate::Error> {
+    pub fn no_statement_timeout(&self, why: &str) -> Result<(), crate::error::Error> {
         match self.statement_timeout {
-            Some(_) => Err(crate::Error::Usage(format!("--statement-timeout: {why}"))),
+            Some(_) => Err(crate::error::Error::Usage(format!(
+                "--statement-timeout: {why}"
+            ))),
             None => Ok(()),
         }
     }
@@ -240,6 +242,16 @@ pub trait RowSource {
     fn total(&self) -> u64;
 }
 
+/// What a bulk load does with the rows its table already holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// Replace them (the engine may take its fastest path: a truncate, COPY FREEZE).
+    Replace,
+    /// Keep them: several sessions may append to one table at once (TPC-C loads warehouses
+    /// in parallel).
+    Append,
+}
+
 /// Called with the number of rows loaded since the last call; returns false to abort.
 pub type LoadProgress<'a> = &'a mut dyn FnMut(u64) -> bool;
 
@@ -247,10 +259,24 @@ pub type LoadProgress<'a> = &'a mut dyn FnMut(u64) -> bool;
 pub trait Session: Send {
     /// Prepare `sql` for repeated execution under the session's protocol.
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId>;
+    /// Execute a prepared statement; returns rows affected or returned. Its rows are kept in
+    /// `rows` when given, and only counted otherwise.
+    fn execute(
+        &mut self,
+        stmt: StmtId,
+        params: &[Value],
+        rows: Option<&mut Vec<Vec<Value>>>,
+    ) -> DbResult<u64>;
     /// Execute a prepared statement; returns rows affected or returned (values are discarded).
-    fn exec(&mut self, stmt: StmtId, params: &[Value]) -> DbResult<u64>;
+    fn exec(&mut self, stmt: StmtId, params: &[Value]) -> DbResult<u64> {
+        self.execute(stmt, params, None)
+    }
     /// Execute a prepared statement and return its rows.
-    fn query(&mut self, stmt: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>>;
+    fn query(&mut self, stmt: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        self.execute(stmt, params, Some(&mut rows))?;
+        Ok(rows)
+    }
     /// Run one or more statements of text (DDL, administration), results discarded.
     fn batch(&mut self, sql: &str) -> DbResult<()>;
     /// Run one statement of text and return its rows.
@@ -259,25 +285,20 @@ pub trait Session: Send {
     fn begin(&mut self, write: bool) -> DbResult<()>;
     fn commit(&mut self) -> DbResult<()>;
     fn rollback(&mut self) -> DbResult<()>;
-    /// Replace the contents of `table` with `rows`, through the engine's fastest bulk path.
+    /// Load `rows` into `table` through the engine's fastest bulk path, replacing what it
+    /// holds or appending to it as `mode` says. By default a prepared INSERT per row in one
+    /// transaction (after a DELETE to replace); engines override it with their bulk path.
     fn bulk_load(
         &mut self,
         table: &str,
         columns: &[&str],
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
-    ) -> DbResult<u64>;
-    /// Add `rows` to `table` (keeping what it holds) through the engine's bulk path: several
-    /// sessions may append to one table at once (TPC-C loads warehouses in parallel). By
-    /// default a prepared INSERT per row in one transaction; engines override it with their
-    /// bulk path.
-    fn bulk_append(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
+        mode: Load,
     ) -> DbResult<u64> {
+        if mode == Load::Replace {
+            self.batch(&format!("DELETE FROM {table}"))?;
+        }
         let marks = vec!["?"; columns.len()].join(", ");
         let insert = format!(
             "INSERT INTO {table} ({}) VALUES ({marks})",
@@ -333,7 +354,8 @@ pub trait Engine: Send + Sync {
 }
 
 /// How a registry entry opens its engine from a DSN.
-pub type OpenEngine = fn(&Dsn, &EngineOptions, Protocol) -> Result<Box<dyn Engine>, crate::Error>;
+pub type OpenEngine =
+    fn(&Dsn, &EngineOptions, Protocol) -> Result<Box<dyn Engine>, crate::error::Error>;
 
 /// One entry of the engine registry.
 pub struct EngineEntry {
@@ -341,6 +363,10 @@ pub struct EngineEntry {
     pub schemes: &'static [&'static str],
     pub about: &'static str,
     pub open: OpenEngine,
+    /// The DSN names a file (`scheme:///path?key=value`), not a server: the engine is
+    /// embedded, and a sweep or a duel runs it on a file of its own, its knobs as DSN
+    /// parameters.
+    pub file: bool,
 }
 
 /// Every engine dbduel knows. Adding an engine adds one file and one line here.
@@ -349,29 +375,47 @@ pub const ENGINES: &[EngineEntry] = &[
     postgres::ENTRY,
     mysql::ENTRY,
     firebird::ENTRY,
+    #[cfg(test)]
+    toy::ENTRY,
 ];
+
+/// The entry whose DSN scheme this is.
+pub fn entry_for(scheme: &str) -> Option<&'static EngineEntry> {
+    ENGINES.iter().find(|e| e.schemes.contains(&scheme))
+}
+
+/// The entry of the engine registered under this name.
+pub fn named(name: &str) -> Option<&'static EngineEntry> {
+    ENGINES.iter().find(|e| e.name == name)
+}
+
+/// Parse a DSN: a file path after the scheme where the scheme's engine takes a file, a URL
+/// otherwise (an unknown scheme is refused when the engine is opened).
+pub fn parse_dsn(text: &str) -> Result<Dsn, crate::error::Error> {
+    match entry_for(&Dsn::scheme_of(text)?) {
+        Some(entry) if entry.file => Dsn::parse_file(text),
+        _ => Dsn::parse(text),
+    }
+}
 
 /// Open the engine named by the DSN's scheme.
 pub fn open(
     dsn: &Dsn,
     opts: &EngineOptions,
     protocol: Protocol,
-) -> Result<Box<dyn Engine>, crate::Error> {
-    let entry = ENGINES
-        .iter()
-        .find(|e| e.schemes.contains(&dsn.scheme.as_str()))
-        .ok_or_else(|| {
-            let known: Vec<_> = ENGINES
-                .iter()
-                .flat_map(|e| e.schemes.iter().copied())
-                .collect();
-            crate::Error::Usage(format!(
-                "unknown engine '{}' in --dsn {}: use one of the schemes {}",
-                dsn.scheme,
-                dsn,
-                known.join(", ")
-            ))
-        })?;
+) -> Result<Box<dyn Engine>, crate::error::Error> {
+    let entry = entry_for(&dsn.scheme).ok_or_else(|| {
+        let known: Vec<_> = ENGINES
+            .iter()
+            .flat_map(|e| e.schemes.iter().copied())
+            .collect();
+        crate::error::Error::Usage(format!(
+            "unknown engine '{}' in --dsn {}: use one of the schemes {}",
+            dsn.scheme,
+            dsn,
+            known.join(", ")
+        ))
+    })?;
     (entry.open)(dsn, opts, protocol)
 }
 

@@ -8,17 +8,19 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::{
-    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, LoadProgress,
-    Protocol, RowSource, ServerInfo, Session, StmtId, Value, quote_standard, render_literals,
-    split_placeholders,
+    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
+    LoadProgress, Protocol, RowSource, ServerInfo, Session, StmtId, Value, quote_standard,
+    render_literals, split_placeholders,
 };
-use crate::{Error, dsn::Dsn};
+use crate::dsn::Dsn;
+use crate::error::Error;
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "sqlite",
     schemes: &["sqlite"],
     about: "SQLite, embedded (bundled library), WAL; DSN parameters: journal_mode, synchronous, busy_timeout (ms), cache_size",
     open,
+    file: true,
 };
 
 /// PRAGMAs that a DSN may set, with dbduel's defaults (None: as the library ships).
@@ -261,8 +263,22 @@ impl LiteSession {
         self.commit()?;
         Ok(n)
     }
+}
 
-    fn run(
+impl Session for LiteSession {
+    fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        if self.protocol == Protocol::Prepared {
+            self.conn.prepare_cached(sql).map_err(|e| classify(&e))?;
+        }
+        let parts = split_placeholders(sql)
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        self.stmts.push((sql.to_string(), parts));
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    fn execute(
         &mut self,
         id: StmtId,
         params: &[Value],
@@ -282,30 +298,6 @@ impl LiteSession {
             }
         };
         result.map_err(|e| classify(&e))
-    }
-}
-
-impl Session for LiteSession {
-    fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
-        if self.protocol == Protocol::Prepared {
-            self.conn.prepare_cached(sql).map_err(|e| classify(&e))?;
-        }
-        let parts = split_placeholders(sql)
-            .iter()
-            .map(|p| p.to_string())
-            .collect();
-        self.stmts.push((sql.to_string(), parts));
-        Ok(StmtId(self.stmts.len() - 1))
-    }
-
-    fn exec(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
-        self.run(id, params, None)
-    }
-
-    fn query(&mut self, id: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
-        let mut rows = Vec::new();
-        self.run(id, params, Some(&mut rows))?;
-        Ok(rows)
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
@@ -338,18 +330,9 @@ impl Session for LiteSession {
         columns: &[&str],
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
+        mode: Load,
     ) -> DbResult<u64> {
-        self.load_rows(table, columns, rows, progress, true)
-    }
-
-    fn bulk_append(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
-    ) -> DbResult<u64> {
-        self.load_rows(table, columns, rows, progress, false)
+        self.load_rows(table, columns, rows, progress, mode == Load::Replace)
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {

@@ -448,7 +448,7 @@ mod tests {
     #[test]
     fn counters_through_a_session_and_no_process() {
         let dir = tempfile::tempdir().unwrap();
-        let dsn = crate::dsn::Dsn::parse(&format!("sqlite://{}/o.db", dir.path().display()));
+        let dsn = crate::engine::parse_dsn(&format!("sqlite://{}/o.db", dir.path().display()));
         let engine = crate::engine::open(
             &dsn.unwrap(),
             &crate::engine::EngineOptions::default(),

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::profile::{Facts, Tuning, pairs};
 use super::{Layout, ServerKind, command, find_binary, run_logged};
 use crate::error::Error;
 
@@ -22,7 +23,32 @@ pub static FIREBIRD: ServerKind = ServerKind {
     default_db: "dbduel",
     setup,
     fresh_db,
+    tuning: TUNING,
 };
+
+/// The profile rules: `tuned` below, for `unsafe` too.
+const TUNING: Tuning = Tuning {
+    engine: "firebird",
+    tuned,
+    durability_off: &[],
+    connections: None,
+};
+
+/// Firebird (firebird.conf): SuperServer's shared page cache holds the dataset plus 10% (in
+/// 16 KiB pages, at most a quarter of RAM, never under the shipped 2048 pages), the OS cache
+/// stays in use for files up to that size, and the lock manager gets more hash slots and
+/// memory for many connections. Firebird's durability switch (forced writes) belongs to each
+/// database, not to the server, so `unsafe` adds nothing to `tuned` here.
+fn tuned(f: &Facts) -> Vec<(String, String)> {
+    let pages = ((f.dataset_bytes * 11 / 10).min(f.ram_bytes / 4) / (16 * 1024)).max(2048);
+    pairs(&[
+        ("DefaultDbCachePages", &pages.to_string()),
+        ("FileSystemCacheThreshold", &pages.max(65_536).to_string()),
+        ("LockHashSlots", "30011"),
+        ("LockMemSize", "8M"),
+        ("TempCacheLimit", "256M"),
+    ])
+}
 
 /// The password SYSDBA gets when no random one is asked for (Firebird has no trust login
 /// over TCP); the server listens on loopback only.

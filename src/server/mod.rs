@@ -8,6 +8,7 @@ mod firebird;
 mod mysql;
 mod postgres;
 pub mod profile;
+mod sqlite;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 use crate::dsn::Dsn;
 use crate::engine::{self, EngineOptions, ErrorClass, Protocol, Session};
 use crate::error::Error;
+use profile::Tuning;
 
 pub use firebird::FIREBIRD;
 pub use mysql::MARIADB;
@@ -24,6 +26,19 @@ pub use postgres::POSTGRES;
 
 /// Every server kind dbduel can manage. Adding one adds a file and a line here.
 pub static KINDS: &[&ServerKind] = &[&POSTGRES, &MARIADB, &FIREBIRD];
+
+/// The profile rules of the embedded engines, whose knobs are DSN parameters. Adding one adds
+/// a file and a line here.
+pub static EMBEDDED: &[&Tuning] = &[&sqlite::TUNING];
+
+/// The profile rules of every engine dbduel tunes: each managed server kind's, then the
+/// embedded engines'.
+pub fn tunings() -> impl Iterator<Item = &'static Tuning> {
+    KINDS
+        .iter()
+        .map(|k| &k.tuning)
+        .chain(EMBEDDED.iter().copied())
+}
 
 /// The managed server kind of an engine (None: an embedded engine, or one dbduel cannot start).
 pub fn kind_for(engine: &str) -> Option<&'static ServerKind> {
@@ -66,6 +81,8 @@ pub struct ServerKind {
     pub setup: fn(&Layout, Option<&str>) -> Result<(), Error>,
     /// Give a sweep a fresh, empty database of this name (through a superuser session).
     pub fresh_db: fn(&mut dyn Session, &str) -> Result<(), Error>,
+    /// Its profile rules (`profile::builtin`).
+    pub tuning: Tuning,
 }
 
 /// A fresh database by SQL: DROP DATABASE IF EXISTS, then CREATE DATABASE.

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::profile::{Facts, GIB, MIB, Tuning, mb, pairs};
 use super::{Layout, ServerKind, chown, command, find_binary, run_logged};
 use crate::error::Error;
 
@@ -21,7 +22,45 @@ pub static POSTGRES: ServerKind = ServerKind {
     default_db: "postgres",
     setup: |_, _| Ok(()),
     fresh_db: super::fresh_db_by_sql,
+    tuning: TUNING,
 };
+
+/// The profile rules: `tuned` below; `unsafe` turns durability off on top of it.
+const TUNING: Tuning = Tuning {
+    engine: "postgres",
+    tuned,
+    durability_off: &[
+        ("fsync", "off"),
+        ("synchronous_commit", "off"),
+        ("full_page_writes", "off"),
+    ],
+    connections: Some(("max_connections", 100)),
+};
+
+/// PostgreSQL: shared_buffers a quarter of RAM (but no more than 1.5x the dataset, and at
+/// least the shipped 128MB), effective_cache_size three quarters of RAM, work_mem RAM shared
+/// by four sorts per connection (4-64MB), room for WAL so checkpoints come from the timeout.
+fn tuned(f: &Facts) -> Vec<(String, String)> {
+    let shared = (f.dataset_bytes * 3 / 2).clamp(128 * MIB, (f.ram_bytes / 4).max(128 * MIB));
+    let connections = (f.max_clients as u64 + 10).max(100);
+    let work = (f.ram_bytes / (4 * connections)).clamp(4 * MIB, 64 * MIB);
+    let maintenance = (f.ram_bytes / 16).clamp(64 * MIB, GIB);
+    let max_wal = (f.dataset_bytes * 2).clamp(GIB, 16 * GIB);
+    pairs(&[
+        ("shared_buffers", &format!("{}MB", mb(shared))),
+        (
+            "effective_cache_size",
+            &format!("{}MB", mb(f.ram_bytes * 3 / 4)),
+        ),
+        ("work_mem", &format!("{}MB", mb(work))),
+        ("maintenance_work_mem", &format!("{}MB", mb(maintenance))),
+        ("wal_buffers", "16MB"),
+        ("max_wal_size", &format!("{}MB", mb(max_wal))),
+        ("min_wal_size", "512MB"),
+        ("checkpoint_timeout", "15min"),
+        ("checkpoint_completion_target", "0.9"),
+    ])
+}
 
 /// Debian installs each major version in /usr/lib/postgresql/<version>/bin; newest first.
 fn bin_dirs() -> Vec<PathBuf> {

@@ -1,12 +1,13 @@
 //! Configuration profiles: `default` (as shipped), `tuned` (computed from the machine's RAM
 //! and cores and the dataset's size, with the rules the seeds and the engines' documentation
 //! give), `unsafe` (tuned, with durability off: labelled unsafe wherever its numbers appear),
-//! and user profiles (knob = value per engine) from a plan file.
+//! and user profiles (knob = value per engine) from a plan file. The rules are each engine's
+//! own `Tuning`, kept with its server kind (or, embedded, in `server::EMBEDDED`).
 
 use std::collections::BTreeMap;
 
-const MIB: u64 = 1 << 20;
-const GIB: u64 = 1 << 30;
+pub const MIB: u64 = 1 << 20;
+pub const GIB: u64 = 1 << 30;
 
 /// What tuning depends on.
 #[derive(Debug, Clone, Copy)]
@@ -30,151 +31,71 @@ pub struct Profile {
 
 pub const BUILTIN: &[&str] = &["default", "tuned", "unsafe"];
 
+/// The profile rules of one engine: what `tuned` sets from the facts, what `unsafe` changes
+/// on top of it, and the knob that admits connections. A managed server kind carries its own
+/// (`ServerKind::tuning`); an embedded engine's are listed in `server::EMBEDDED`.
+pub struct Tuning {
+    /// The engine (registry name) the knobs are for.
+    pub engine: &'static str,
+    /// The knobs of the `tuned` profile.
+    pub tuned: fn(&Facts) -> Vec<(String, String)>,
+    /// What `unsafe` sets on top of `tuned` (durability off), replacing a tuned value.
+    pub durability_off: &'static [(&'static str, &'static str)],
+    /// The setting that limits connections and the value the engine ships with, where the
+    /// plan's clients may need more.
+    pub connections: Option<(&'static str, u64)>,
+}
+
 /// A built-in profile for the given facts, or None when `name` is not built in.
 pub fn builtin(name: &str, facts: &Facts) -> Option<Profile> {
-    let knobs =
-        |pg: Vec<(String, String)>, my: Vec<(String, String)>, lite: Vec<(String, String)>| {
-            BTreeMap::from([
-                ("postgres".to_string(), pg),
-                ("mysql".to_string(), my),
-                ("sqlite".to_string(), lite),
-                (
-                    "firebird".to_string(),
-                    if name == "default" {
-                        vec![]
-                    } else {
-                        fb_tuned(facts)
-                    },
-                ),
-            ])
-        };
-    let profile = match name {
-        "default" => Profile {
-            name: name.into(),
-            unsafe_profile: false,
-            knobs: knobs(vec![], vec![], vec![]),
-        },
-        "tuned" => Profile {
-            name: name.into(),
-            unsafe_profile: false,
-            knobs: knobs(pg_tuned(facts), my_tuned(facts), lite_tuned(facts)),
-        },
-        "unsafe" => {
-            let mut pg = pg_tuned(facts);
-            pg.extend(pairs(&[
-                ("fsync", "off"),
-                ("synchronous_commit", "off"),
-                ("full_page_writes", "off"),
-            ]));
-            let mut my = my_tuned(facts);
-            my.extend(pairs(&[
-                ("innodb_flush_log_at_trx_commit", "0"),
-                ("innodb_doublewrite", "0"),
-                ("sync_binlog", "0"),
-            ]));
-            let mut lite = lite_tuned(facts);
-            lite.retain(|(k, _)| k != "synchronous");
-            lite.extend(pairs(&[("synchronous", "OFF")]));
-            Profile {
-                name: name.into(),
-                unsafe_profile: true,
-                knobs: knobs(pg, my, lite),
-            }
-        }
+    let unsafe_profile = match name {
+        "default" | "tuned" => false,
+        "unsafe" => true,
         _ => return None,
     };
-    Some(profile)
+    let knobs = super::tunings()
+        .map(|t| {
+            let mut knobs = if name == "default" {
+                vec![]
+            } else {
+                (t.tuned)(facts)
+            };
+            if unsafe_profile {
+                for (key, value) in t.durability_off {
+                    knobs.retain(|(k, _)| k != key);
+                    knobs.push((key.to_string(), value.to_string()));
+                }
+            }
+            (t.engine.to_string(), knobs)
+        })
+        .collect();
+    Some(Profile {
+        name: name.into(),
+        unsafe_profile,
+        knobs,
+    })
 }
 
 /// Knobs every profile needs to run the plan at all (not tuning): enough connections.
 pub fn required(engine: &str, facts: &Facts) -> Vec<(String, String)> {
     let needed = facts.max_clients as u64 + 10;
-    match engine {
-        "postgres" if needed > 100 => pairs(&[("max_connections", &needed.to_string())]),
-        "mysql" if needed > 151 => pairs(&[("max_connections", &needed.to_string())]),
+    match super::tunings().find(|t| t.engine == engine) {
+        Some(Tuning {
+            connections: Some((knob, shipped)),
+            ..
+        }) if needed > *shipped => pairs(&[(knob, &needed.to_string())]),
         _ => vec![],
     }
 }
 
-fn pairs(kv: &[(&str, &str)]) -> Vec<(String, String)> {
+pub fn pairs(kv: &[(&str, &str)]) -> Vec<(String, String)> {
     kv.iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
 
-fn mb(bytes: u64) -> u64 {
+pub fn mb(bytes: u64) -> u64 {
     bytes.div_ceil(MIB)
-}
-
-/// PostgreSQL: shared_buffers a quarter of RAM (but no more than 1.5x the dataset, and at
-/// least the shipped 128MB), effective_cache_size three quarters of RAM, work_mem RAM shared
-/// by four sorts per connection (4-64MB), room for WAL so checkpoints come from the timeout.
-fn pg_tuned(f: &Facts) -> Vec<(String, String)> {
-    let shared = (f.dataset_bytes * 3 / 2).clamp(128 * MIB, (f.ram_bytes / 4).max(128 * MIB));
-    let connections = (f.max_clients as u64 + 10).max(100);
-    let work = (f.ram_bytes / (4 * connections)).clamp(4 * MIB, 64 * MIB);
-    let maintenance = (f.ram_bytes / 16).clamp(64 * MIB, GIB);
-    let max_wal = (f.dataset_bytes * 2).clamp(GIB, 16 * GIB);
-    pairs(&[
-        ("shared_buffers", &format!("{}MB", mb(shared))),
-        (
-            "effective_cache_size",
-            &format!("{}MB", mb(f.ram_bytes * 3 / 4)),
-        ),
-        ("work_mem", &format!("{}MB", mb(work))),
-        ("maintenance_work_mem", &format!("{}MB", mb(maintenance))),
-        ("wal_buffers", "16MB"),
-        ("max_wal_size", &format!("{}MB", mb(max_wal))),
-        ("min_wal_size", "512MB"),
-        ("checkpoint_timeout", "15min"),
-        ("checkpoint_completion_target", "0.9"),
-    ])
-}
-
-/// MariaDB: the InnoDB buffer pool at 80% of RAM, or the dataset plus 10% when that is
-/// smaller (seed 000; never under the shipped 128M); a redo log a quarter of the pool
-/// (96M-1G); O_DIRECT. MariaDB 10.5+ has one buffer pool instance, so there is no
-/// instances-per-core knob to set. MyISAM's key buffer and Aria's page cache get a quarter of
-/// the dataset (at least 128M).
-fn my_tuned(f: &Facts) -> Vec<(String, String)> {
-    let pool = (f.dataset_bytes * 11 / 10).clamp(128 * MIB, (f.ram_bytes * 4 / 5).max(128 * MIB));
-    let log = (pool / 4).clamp(96 * MIB, GIB);
-    let keys = (f.dataset_bytes / 4).clamp(128 * MIB, (f.ram_bytes / 4).max(128 * MIB));
-    pairs(&[
-        ("innodb_buffer_pool_size", &format!("{}M", mb(pool))),
-        ("innodb_log_file_size", &format!("{}M", mb(log))),
-        ("innodb_log_buffer_size", "64M"),
-        ("innodb_flush_method", "O_DIRECT"),
-        ("key_buffer_size", &format!("{}M", mb(keys))),
-        ("aria_pagecache_buffer_size", &format!("{}M", mb(keys))),
-    ])
-}
-
-/// Firebird (firebird.conf): SuperServer's shared page cache holds the dataset plus 10% (in
-/// 16 KiB pages, at most a quarter of RAM, never under the shipped 2048 pages), the OS cache
-/// stays in use for files up to that size, and the lock manager gets more hash slots and
-/// memory for many connections. Firebird's durability switch (forced writes) belongs to each
-/// database, not to the server, so `unsafe` adds nothing to `tuned` here.
-fn fb_tuned(f: &Facts) -> Vec<(String, String)> {
-    let pages = ((f.dataset_bytes * 11 / 10).min(f.ram_bytes / 4) / (16 * 1024)).max(2048);
-    pairs(&[
-        ("DefaultDbCachePages", &pages.to_string()),
-        ("FileSystemCacheThreshold", &pages.max(65_536).to_string()),
-        ("LockHashSlots", "30011"),
-        ("LockMemSize", "8M"),
-        ("TempCacheLimit", "256M"),
-    ])
-}
-
-/// SQLite (DSN parameters): WAL with synchronous=NORMAL, the recommended pairing, and a page
-/// cache that holds the dataset plus 10% (at most a quarter of RAM).
-fn lite_tuned(f: &Facts) -> Vec<(String, String)> {
-    let cache_kib = (f.dataset_bytes * 11 / 10).min(f.ram_bytes / 4) / 1024;
-    pairs(&[
-        ("journal_mode", "WAL"),
-        ("synchronous", "NORMAL"),
-        ("cache_size", &format!("-{}", cache_kib.max(2000))),
-    ])
 }
 
 #[cfg(test)]
@@ -218,5 +139,33 @@ mod tests {
         assert_eq!(knob(&p, "mysql", "innodb_flush_log_at_trx_commit"), "0");
         assert!(!builtin("tuned", &facts(8, 100)).unwrap().unsafe_profile);
         assert!(builtin("nope", &facts(8, 100)).is_none());
+    }
+
+    #[test]
+    fn each_engine_brings_its_own_rules() {
+        for t in super::super::tunings() {
+            assert!(crate::engine::named(t.engine).is_some(), "{}", t.engine);
+        }
+        for k in super::super::KINDS {
+            assert_eq!(k.tuning.engine, k.engine);
+        }
+        let p = builtin("unsafe", &facts(8, 100)).unwrap();
+        assert_eq!(knob(&p, "sqlite", "synchronous"), "OFF");
+        assert_eq!(knob(&p, "sqlite", "journal_mode"), "WAL");
+        assert!(!knob(&p, "firebird", "DefaultDbCachePages").is_empty());
+        let default = builtin("default", &facts(8, 100)).unwrap();
+        let engines: Vec<&str> = default.knobs.keys().map(String::as_str).collect();
+        assert_eq!(engines, ["firebird", "mysql", "postgres", "sqlite"]);
+        assert!(default.knobs.values().all(Vec::is_empty));
+        let many = Facts {
+            max_clients: 120,
+            ..facts(8, 100)
+        };
+        assert_eq!(
+            required("postgres", &many),
+            pairs(&[("max_connections", "130")])
+        );
+        assert!(required("mysql", &many).is_empty());
+        assert!(required("sqlite", &many).is_empty());
     }
 }

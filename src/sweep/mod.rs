@@ -44,7 +44,7 @@ enum Target {
 impl Target {
     fn new(engine: &str, plan: &PlanFile, temp: &Path) -> Result<Target, Error> {
         if let Some(text) = plan.dsn.get(engine) {
-            return Ok(Target::Given(Dsn::parse(text)?));
+            return Ok(Target::Given(crate::engine::parse_dsn(text)?));
         }
         match server::kind_for(engine) {
             Some(kind) => Ok(Target::Managed {
@@ -146,7 +146,7 @@ impl Target {
 fn embedded_dsn(engine: &str, path: &Path, knobs: &[(String, String)]) -> Result<Dsn, Error> {
     let query: Vec<String> = knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let sep = if query.is_empty() { "" } else { "?" };
-    Dsn::parse(&format!(
+    crate::engine::parse_dsn(&format!(
         "{engine}://{}{sep}{}",
         path.display(),
         query.join("&")

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::engine::{DbError, DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::engine::{DbError, DbResult, Engine, ErrorClass, Load, RowSource, Session, Value};
 use crate::error::Error;
 
 /// What `prepare` and `run` tell a workload.
@@ -207,7 +207,7 @@ impl Loader<'_> {
             bar.inc(n);
             !self.stop.load(Ordering::Relaxed)
         };
-        let result = session.bulk_load(table, columns, rows, &mut progress);
+        let result = session.bulk_load(table, columns, rows, &mut progress, Load::Replace);
         bar.finish_and_clear();
         let n = result.map_err(|e| db_error(e, &format!("loading {table}")))?;
         let secs = started.elapsed().as_secs_f64();
@@ -256,7 +256,7 @@ impl Loader<'_> {
             !self.stop.load(Ordering::Relaxed)
         };
         session
-            .bulk_append(table, columns, rows, &mut progress)
+            .bulk_load(table, columns, rows, &mut progress, Load::Append)
             .map_err(|e| db_error(e, &format!("loading {table}")))
     }
 }

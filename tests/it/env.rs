@@ -151,7 +151,7 @@ impl Env {
 
 /// A session on a DSN given as text.
 pub fn session(dsn: &str) -> Box<dyn Session> {
-    let dsn = dbduel::dsn::Dsn::parse(dsn).expect("dsn");
+    let dsn = dbduel::engine::parse_dsn(dsn).expect("dsn");
     engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)
         .expect("engine")
         .connect()

@@ -84,7 +84,7 @@ fn interrupted(env: &Env, target: Target, workload: &str) -> Result<(), String> 
         table_engine: target.flags().get(1).cloned(),
         ..EngineOptions::default()
     };
-    let parsed = dbduel::dsn::Dsn::parse(&dsn).map_err(|e| e.to_string())?;
+    let parsed = dbduel::engine::parse_dsn(&dsn).map_err(|e| e.to_string())?;
     let stop = AtomicBool::new(true);
     match dbduel::bench::prepare(&parsed, &engine, entry, &opts, &stop, true) {
         Err(dbduel::Error::Interrupted) => {}

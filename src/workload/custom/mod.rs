@@ -48,7 +48,7 @@ pub fn load(path: &str) -> Result<&'static WorkloadEntry, Error> {
 }
 
 fn sql(engine: &dyn Engine) -> SqlSet {
-    SqlSet::load(&crate::dialect_files!("custom"), engine.dialect())
+    SqlSet::load(&crate::sql::files("custom"), engine.dialect())
 }
 
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {

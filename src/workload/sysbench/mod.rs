@@ -327,7 +327,7 @@ fn new(script: Script, o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> 
 }
 
 fn sql(engine: &dyn Engine) -> SqlSet {
-    SqlSet::load(&crate::dialect_files!("sysbench"), engine.dialect())
+    SqlSet::load(&crate::sql::files("sysbench"), engine.dialect())
 }
 
 /// sbtestN's rows as cmd_prepare makes them: ids 1..table_size, k from the default

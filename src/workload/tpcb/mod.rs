@@ -83,7 +83,7 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
 }
 
 fn sql(engine: &dyn Engine) -> SqlSet {
-    SqlSet::load(&crate::dialect_files!("tpcb"), engine.dialect())
+    SqlSet::load(&crate::sql::files("tpcb"), engine.dialect())
 }
 
 /// Generates one table's rows as pgbench's client-side generation does.

@@ -135,7 +135,7 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
 }
 
 fn sql(engine: &dyn Engine) -> SqlSet {
-    SqlSet::load(&crate::dialect_files!("tpcc"), engine.dialect())
+    SqlSet::load(&crate::sql::files("tpcc"), engine.dialect())
 }
 
 /// Whether the dialect's SQL provides the procedures (an empty `procedures_refused`).

@@ -1,24 +1,28 @@
-//! MariaDB and MySQL over dbduel's own protocol connection (`mywire.rs`): text or binary
+//! MariaDB and MySQL over dbduel's own protocol connection (`wire.rs`): text or binary
 //! protocol, a selectable storage engine (InnoDB, MyISAM, Aria), multi-row INSERT loading.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+mod wire;
+
 use super::login;
-use super::mywire::{Address, Login, Prepared, Wire, WireError};
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
-    Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass,
+    Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
     LoadProgress, Protocol, RowSource, ServerInfo, Session, SocketHandle, StmtId, Value,
     connect_error, render_literals, split_placeholders,
 };
-use crate::{Error, dsn::Dsn};
+use crate::dsn::Dsn;
+use crate::error::Error;
+use wire::{Address, Login, Prepared, Wire, WireError};
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "mysql",
     schemes: &["mysql", "mariadb"],
     about: "MariaDB or MySQL; --table-engine InnoDB (default), MyISAM or Aria",
     open,
+    file: false,
 };
 
 const TABLE_ENGINES: &[&str] = &["InnoDB", "MyISAM", "Aria"];
@@ -195,7 +199,12 @@ impl Engine for MySql {
                 e => e,
             })
             .map_err(|e| {
-                connect_error(e.classify(true), "MariaDB/MySQL", &self.address, &self.user)
+                connect_error(
+                    classify(&e, true),
+                    "MariaDB/MySQL",
+                    &self.address,
+                    &self.user,
+                )
             })?;
         let mut conn = conn;
         if let Some(t) = self.statement_timeout {
@@ -205,7 +214,7 @@ impl Engine for MySql {
             } else {
                 format!("SET SESSION max_execution_time = {}", t.as_millis().max(1))
             };
-            conn.query(&set, None).map_err(|e| e.classify(true))?;
+            conn.query(&set, None).map_err(|e| classify(&e, true))?;
         }
         let door = Arc::new(SideDoor {
             target: self.target.clone(),
@@ -328,32 +337,11 @@ impl MySession {
         Ok(n)
     }
 
-    fn run(
-        &mut self,
-        id: StmtId,
-        params: &[Value],
-        keep: Option<&mut Vec<Vec<Value>>>,
-    ) -> DbResult<u64> {
-        match &self.stmts[id.0] {
-            MyStmt::Prepared(stmt) => self
-                .conn
-                .execute(*stmt, params, keep)
-                .map_err(|e| e.classify(false)),
-            MyStmt::Text(parts) => {
-                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-                render_literals(&parts, params, &mut self.sql, quote_mysql);
-                self.conn
-                    .query(&self.sql, keep)
-                    .map_err(|e| e.classify(false))
-            }
-        }
-    }
-
     fn flush_insert(&mut self) -> DbResult<()> {
         self.conn
             .query(&self.sql, None)
             .map(|_| ())
-            .map_err(|e| e.classify(false))
+            .map_err(|e| classify(&e, false))
     }
 }
 
@@ -403,7 +391,7 @@ impl Session for MySession {
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
         let stmt = match self.protocol {
             Protocol::Prepared => {
-                MyStmt::Prepared(self.conn.prepare(sql).map_err(|e| e.classify(false))?)
+                MyStmt::Prepared(self.conn.prepare(sql).map_err(|e| classify(&e, false))?)
             }
             Protocol::Simple => MyStmt::Text(
                 split_placeholders(sql)
@@ -416,28 +404,39 @@ impl Session for MySession {
         Ok(StmtId(self.stmts.len() - 1))
     }
 
-    fn exec(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
-        self.run(id, params, None)
-    }
-
-    fn query(&mut self, id: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
-        let mut rows = Vec::new();
-        self.run(id, params, Some(&mut rows))?;
-        Ok(rows)
+    fn execute(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> DbResult<u64> {
+        match &self.stmts[id.0] {
+            MyStmt::Prepared(stmt) => self
+                .conn
+                .execute(*stmt, params, keep)
+                .map_err(|e| classify(&e, false)),
+            MyStmt::Text(parts) => {
+                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+                render_literals(&parts, params, &mut self.sql, quote_mysql);
+                self.conn
+                    .query(&self.sql, keep)
+                    .map_err(|e| classify(&e, false))
+            }
+        }
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
         self.conn
             .query(sql, None)
             .map(|_| ())
-            .map_err(|e| e.classify(false))
+            .map_err(|e| classify(&e, false))
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
         let mut rows = Vec::new();
         self.conn
             .query(sql, Some(&mut rows))
-            .map_err(|e| e.classify(false))?;
+            .map_err(|e| classify(&e, false))?;
         Ok(rows)
     }
 
@@ -457,18 +456,9 @@ impl Session for MySession {
         columns: &[&str],
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
+        mode: Load,
     ) -> DbResult<u64> {
-        self.load_rows(table, columns, rows, progress, true)
-    }
-
-    fn bulk_append(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
-    ) -> DbResult<u64> {
-        self.load_rows(table, columns, rows, progress, false)
+        self.load_rows(table, columns, rows, progress, mode == Load::Replace)
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {
@@ -556,3 +546,52 @@ const MY_SIZE: &str = "IF(DATABASE() IS NULL, NULL, (SELECT COALESCE(SUM(data_le
 /// InnoDB's checkpoint count, NULL unless the monitor is enabled (the same columns on MySQL).
 const MY_CHECKPOINTS: &str = "(SELECT `COUNT` FROM information_schema.INNODB_METRICS \
      WHERE NAME = 'log_checkpoints' AND TIME_ENABLED IS NOT NULL AND TIME_DISABLED IS NULL)";
+
+/// The error's class by MariaDB/MySQL error number; I/O errors mean the server is gone
+/// (or, while connecting, unreachable).
+fn classify(e: &WireError, connecting: bool) -> DbError {
+    match e {
+        WireError::Server { code, message } => {
+            let class = match code {
+                1213 => ErrorClass::Deadlock,
+                1205 => ErrorClass::LockTimeout,
+                1020 => ErrorClass::Serialization,
+                1045 | 1698 => ErrorClass::AuthFailed,
+                1146 => ErrorClass::UndefinedTable,
+                1969 | 3024 => ErrorClass::StatementTimeout,
+                1062 => ErrorClass::UniqueViolation,
+                1927 | 2006 | 2013 => ErrorClass::ConnectionLost,
+                code => ErrorClass::Other(code.to_string()),
+            };
+            let hint = if *code == 1040 {
+                "; lower --clients or raise the server's max_connections"
+            } else {
+                ""
+            };
+            DbError::new(class, format!("{message} (error {code}){hint}"))
+        }
+        WireError::Io(e) => DbError::new(ErrorClass::link(connecting), e.to_string()),
+        WireError::Tls(m) => DbError::new(ErrorClass::link(connecting), m.clone()),
+        WireError::Protocol(m) => DbError::new(
+            ErrorClass::Other("protocol".into()),
+            format!("MariaDB/MySQL protocol error: {m}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_numbers_are_classified() {
+        let deadlock = WireError::Server {
+            code: 1213,
+            message: "Deadlock found".into(),
+        };
+        assert_eq!(classify(&deadlock, false).class, ErrorClass::Deadlock);
+        let lost = WireError::Io(std::io::ErrorKind::UnexpectedEof.into());
+        assert_eq!(classify(&lost, false).class, ErrorClass::ConnectionLost);
+        assert_eq!(classify(&lost, true).class, ErrorClass::Unreachable);
+    }
+}

@@ -1,4 +1,4 @@
-//! PostgreSQL over its wire protocol (a lean blocking connection, see pgwire.rs): sessions in
+//! PostgreSQL over its wire protocol (a lean blocking connection, see wire.rs): sessions in
 //! simple or prepared protocol, COPY FREEZE loading, SQLSTATE classification, and the settings
 //! that decide performance.
 
@@ -7,21 +7,25 @@ use std::time::Duration;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod wire;
+
 use super::login;
-use super::pgwire::{ChannelBinding, Conn, ConnectParams, Output, PgError, Prepared};
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
-    Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass,
+    Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
     LoadProgress, Protocol, RowSource, ServerInfo, Session, SocketHandle, StmtId, Value,
     connect_error, quote_standard, render_literals, split_placeholders,
 };
-use crate::{Error, dsn::Dsn};
+use crate::dsn::Dsn;
+use crate::error::Error;
+use wire::{ChannelBinding, Conn, ConnectParams, Output, PgError, Prepared};
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "postgres",
     schemes: &["postgres", "postgresql"],
     about: "PostgreSQL over its wire protocol; COPY for loading; host may be a socket directory",
     open,
+    file: false,
 };
 
 /// Settings that decide performance, read back from the server with every result.
@@ -292,25 +296,6 @@ struct PgSession {
 }
 
 impl PgSession {
-    fn run(
-        &mut self,
-        id: StmtId,
-        params: &[Value],
-        rows: Option<&mut Vec<Vec<Value>>>,
-    ) -> DbResult<u64> {
-        let mut out = Output::new(rows);
-        let done = match &self.stmts[id.0] {
-            PgStmt::Prepared(stmt) => self.conn.execute(stmt, params, &mut out),
-            PgStmt::Text(parts) => {
-                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-                render_literals(&parts, params, &mut self.sql, quote_standard);
-                self.conn.query(&self.sql, &mut out)
-            }
-        };
-        done.map_err(|e| classify(e, false))?;
-        Ok(out.count)
-    }
-
     fn text(&mut self, sql: &str, rows: Option<&mut Vec<Vec<Value>>>) -> DbResult<()> {
         self.conn
             .query(sql, &mut Output::new(rows))
@@ -392,14 +377,23 @@ impl Session for PgSession {
         Ok(StmtId(self.stmts.len() - 1))
     }
 
-    fn exec(&mut self, id: StmtId, params: &[Value]) -> DbResult<u64> {
-        self.run(id, params, None)
-    }
-
-    fn query(&mut self, id: StmtId, params: &[Value]) -> DbResult<Vec<Vec<Value>>> {
-        let mut rows = Vec::new();
-        self.run(id, params, Some(&mut rows))?;
-        Ok(rows)
+    fn execute(
+        &mut self,
+        id: StmtId,
+        params: &[Value],
+        rows: Option<&mut Vec<Vec<Value>>>,
+    ) -> DbResult<u64> {
+        let mut out = Output::new(rows);
+        let done = match &self.stmts[id.0] {
+            PgStmt::Prepared(stmt) => self.conn.execute(stmt, params, &mut out),
+            PgStmt::Text(parts) => {
+                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+                render_literals(&parts, params, &mut self.sql, quote_standard);
+                self.conn.query(&self.sql, &mut out)
+            }
+        };
+        done.map_err(|e| classify(e, false))?;
+        Ok(out.count)
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
@@ -428,18 +422,9 @@ impl Session for PgSession {
         columns: &[&str],
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
+        mode: Load,
     ) -> DbResult<u64> {
-        self.copy_in(table, columns, rows, progress, true)
-    }
-
-    fn bulk_append(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
-    ) -> DbResult<u64> {
-        self.copy_in(table, columns, rows, progress, false)
+        self.copy_in(table, columns, rows, progress, mode == Load::Replace)
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {

@@ -15,8 +15,8 @@ use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
-use super::tls::{self, Mode, Tls, TlsStream, Transport};
-use super::{SocketHandle, Value};
+use crate::engine::tls::{self, Mode, Tls, TlsStream, Transport};
+use crate::engine::{SocketHandle, Value};
 
 pub const INT2: Oid = 21;
 pub const INT4: Oid = 23;
@@ -148,6 +148,14 @@ pub struct Conn {
     pub transport: Transport,
 }
 
+/// Where a login stands: the method the server asked for, the SCRAM exchange under way,
+/// whether it is bound to the TLS channel.
+struct Login {
+    method: &'static str,
+    scram: Option<sasl::ScramSha256>,
+    bound: bool,
+}
+
 impl Conn {
     /// Connect and log in. TLS as libpq's sslmode says: `allow` tries plain first and TLS
     /// when the server refuses it; `prefer` asks for TLS and goes on in the clear when the
@@ -273,24 +281,18 @@ impl Conn {
 
     /// Log in with the method the server asks for; a failure names that method.
     fn authenticate(&mut self, p: &ConnectParams) -> PgResult<()> {
-        let mut method = "trust";
-        let mut scram: Option<sasl::ScramSha256> = None;
-        let mut bound = false;
+        let mut login = Login {
+            method: "trust",
+            scram: None,
+            bound: false,
+        };
         loop {
-            let msg = self.recv()?;
-            let password = |method: &str| {
-                p.password.ok_or_else(|| PgError::Db {
-                    code: "28P01".into(),
-                    message: format!(
-                        "the server asks for a password ({method}): give it in the DSN, PGPASSWORD, ~/.pgpass or --password-file"
-                    ),
-                })
-            };
-            match msg {
+            match self.recv()? {
                 Message::AuthenticationOk => {
-                    if p.channel_binding == ChannelBinding::Require && !bound {
+                    if p.channel_binding == ChannelBinding::Require && !login.bound {
                         return Err(PgError::Tls(format!(
-                            "channel_binding=require, but the server logged in without channel binding ({method})"
+                            "channel_binding=require, but the server logged in without channel binding ({})",
+                            login.method
                         )));
                     }
                 }
@@ -298,46 +300,6 @@ impl Conn {
                     self.backend_key = Some((body.process_id(), body.secret_key()));
                 }
                 Message::NoticeResponse(_) => {}
-                Message::AuthenticationCleartextPassword => {
-                    method = "password";
-                    self.refuse_unbound(p, method)?;
-                    frontend::password_message(password(method)?.as_bytes(), &mut self.wbuf)?;
-                    self.flush()?;
-                }
-                Message::AuthenticationMd5Password(body) => {
-                    method = "md5";
-                    self.refuse_unbound(p, method)?;
-                    let pw = password(method)?;
-                    let hash = md5_hash(p.user.as_bytes(), pw.as_bytes(), body.salt());
-                    frontend::password_message(hash.as_bytes(), &mut self.wbuf)?;
-                    self.flush()?;
-                }
-                Message::AuthenticationSasl(body) => {
-                    method = "scram-sha-256";
-                    let pw = password(method)?;
-                    let mechs: Vec<String> =
-                        body.mechanisms().map(|m| Ok(m.to_string())).collect()?;
-                    let (mech, binding) = self.channel_binding(p, &mechs)?;
-                    bound = mech == sasl::SCRAM_SHA_256_PLUS;
-                    let s = sasl::ScramSha256::new(pw.as_bytes(), binding);
-                    frontend::sasl_initial_response(mech, s.message(), &mut self.wbuf)?;
-                    self.flush()?;
-                    scram = Some(s);
-                }
-                Message::AuthenticationSaslContinue(body) => {
-                    let s = scram
-                        .as_mut()
-                        .ok_or_else(|| PgError::Protocol("unexpected SASL message".into()))?;
-                    s.update(body.data())?;
-                    frontend::sasl_response(s.message(), &mut self.wbuf)?;
-                    self.flush()?;
-                }
-                Message::AuthenticationSaslFinal(body) => {
-                    let s = scram
-                        .as_mut()
-                        .ok_or_else(|| PgError::Protocol("unexpected SASL message".into()))?;
-                    s.finish(body.data())?;
-                }
                 Message::ParameterStatus(body) => {
                     if body.name()? == "server_version" {
                         self.server_version = body.value()?.to_string();
@@ -347,7 +309,8 @@ impl Conn {
                     return Err(match db_error(&body) {
                         PgError::Db { code, message } if code.starts_with("28") => PgError::Db {
                             message: format!(
-                                "{message} (the server asked for {method}; over {})",
+                                "{message} (the server asked for {}; over {})",
+                                login.method,
                                 self.transport.describe()
                             ),
                             code,
@@ -356,13 +319,67 @@ impl Conn {
                     });
                 }
                 Message::ReadyForQuery(_) => return Ok(()),
-                _ => {
-                    return Err(PgError::Protocol(
-                        "unexpected message during authentication".into(),
-                    ));
-                }
+                msg => self.answer(p, &mut login, msg)?,
             }
         }
+    }
+
+    /// Answer the server's request for a password: in clear, as an MD5 hash, or through a
+    /// SCRAM exchange (bound to the TLS channel where it can be).
+    fn answer(&mut self, p: &ConnectParams, login: &mut Login, msg: Message) -> PgResult<()> {
+        let password = |method: &str| {
+            p.password.ok_or_else(|| PgError::Db {
+                code: "28P01".into(),
+                message: format!(
+                    "the server asks for a password ({method}): give it in the DSN, PGPASSWORD, ~/.pgpass or --password-file"
+                ),
+            })
+        };
+        match msg {
+            Message::AuthenticationCleartextPassword => {
+                login.method = "password";
+                self.refuse_unbound(p, login.method)?;
+                frontend::password_message(password(login.method)?.as_bytes(), &mut self.wbuf)?;
+            }
+            Message::AuthenticationMd5Password(body) => {
+                login.method = "md5";
+                self.refuse_unbound(p, login.method)?;
+                let pw = password(login.method)?;
+                let hash = md5_hash(p.user.as_bytes(), pw.as_bytes(), body.salt());
+                frontend::password_message(hash.as_bytes(), &mut self.wbuf)?;
+            }
+            Message::AuthenticationSasl(body) => {
+                login.method = "scram-sha-256";
+                let pw = password(login.method)?;
+                let mechs: Vec<String> = body.mechanisms().map(|m| Ok(m.to_string())).collect()?;
+                let (mech, binding) = self.channel_binding(p, &mechs)?;
+                login.bound = mech == sasl::SCRAM_SHA_256_PLUS;
+                let s = sasl::ScramSha256::new(pw.as_bytes(), binding);
+                frontend::sasl_initial_response(mech, s.message(), &mut self.wbuf)?;
+                login.scram = Some(s);
+            }
+            Message::AuthenticationSaslContinue(body) => {
+                let s = login
+                    .scram
+                    .as_mut()
+                    .ok_or_else(|| PgError::Protocol("unexpected SASL message".into()))?;
+                s.update(body.data())?;
+                frontend::sasl_response(s.message(), &mut self.wbuf)?;
+            }
+            Message::AuthenticationSaslFinal(body) => {
+                let s = login
+                    .scram
+                    .as_mut()
+                    .ok_or_else(|| PgError::Protocol("unexpected SASL message".into()))?;
+                return Ok(s.finish(body.data())?);
+            }
+            _ => {
+                return Err(PgError::Protocol(
+                    "unexpected message during authentication".into(),
+                ));
+            }
+        }
+        Ok(self.flush()?)
     }
 
     fn refuse_unbound(&self, p: &ConnectParams, method: &str) -> PgResult<()> {

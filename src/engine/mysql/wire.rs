@@ -11,8 +11,8 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use super::tls::{Mode, Tls, TlsStream, Transport};
-use super::{DbError, ErrorClass, SocketHandle, Value};
+use crate::engine::tls::{Mode, Tls, TlsStream, Transport};
+use crate::engine::{SocketHandle, Value};
 
 // Capability flags (the protocol's CLIENT_* constants).
 const LONG_PASSWORD: u32 = 0x1;
@@ -160,40 +160,6 @@ impl std::fmt::Display for WireError {
     }
 }
 
-impl WireError {
-    /// The error's class by MariaDB/MySQL error number; I/O errors mean the server is gone
-    /// (or, while connecting, unreachable).
-    pub fn classify(&self, connecting: bool) -> DbError {
-        match self {
-            WireError::Server { code, message } => {
-                let class = match code {
-                    1213 => ErrorClass::Deadlock,
-                    1205 => ErrorClass::LockTimeout,
-                    1020 => ErrorClass::Serialization,
-                    1045 | 1698 => ErrorClass::AuthFailed,
-                    1146 => ErrorClass::UndefinedTable,
-                    1969 | 3024 => ErrorClass::StatementTimeout,
-                    1062 => ErrorClass::UniqueViolation,
-                    1927 | 2006 | 2013 => ErrorClass::ConnectionLost,
-                    code => ErrorClass::Other(code.to_string()),
-                };
-                let hint = if *code == 1040 {
-                    "; lower --clients or raise the server's max_connections"
-                } else {
-                    ""
-                };
-                DbError::new(class, format!("{message} (error {code}){hint}"))
-            }
-            WireError::Io(e) => DbError::new(ErrorClass::link(connecting), e.to_string()),
-            WireError::Tls(m) => DbError::new(ErrorClass::link(connecting), m.clone()),
-            WireError::Protocol(m) => DbError::new(
-                ErrorClass::Other("protocol".into()),
-                format!("MariaDB/MySQL protocol error: {m}"),
-            ),
-        }
-    }
-}
-
 type WireResult<T> = Result<T, WireError>;
 
 /// A prepared statement on the server.
@@ -231,6 +197,13 @@ impl Drop for Wire {
         // COM_QUIT, best effort.
         let _ = self.command(&[0x01]);
     }
+}
+
+/// What the server's initial handshake offers.
+struct Greeting {
+    server_caps: u32,
+    nonce: Vec<u8>,
+    plugin: String,
 }
 
 impl Wire {
@@ -319,7 +292,9 @@ impl Wire {
         Ok(())
     }
 
-    fn handshake(&mut self, login: &Login<'_>, host: Option<&str>) -> WireResult<()> {
+    /// Read the server's initial handshake (v10): its version, connection id and
+    /// capabilities, the scramble and the authentication plugin it starts with.
+    fn greeting(&mut self) -> WireResult<Greeting> {
         self.read_packet()?;
         let p = std::mem::take(&mut self.packet);
         if p.first() == Some(&0xFF) {
@@ -363,6 +338,19 @@ impl Wire {
                 plugin = String::from_utf8_lossy(name).into_owned();
             }
         }
+        Ok(Greeting {
+            server_caps,
+            nonce,
+            plugin,
+        })
+    }
+
+    fn handshake(&mut self, login: &Login<'_>, host: Option<&str>) -> WireResult<()> {
+        let Greeting {
+            server_caps,
+            nonce,
+            plugin,
+        } = self.greeting()?;
         let mut caps = WANTED & server_caps;
         if login.database.is_some() {
             caps |= CONNECT_WITH_DB & server_caps;
@@ -1088,6 +1076,5 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(server_error(&p).classify(false).class, ErrorClass::Deadlock);
     }
 }

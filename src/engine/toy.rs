@@ -1,0 +1,42 @@
+//! A toy engine, compiled for tests only: SQLite under another name and scheme (`toylite`),
+//! added the way a contributor adds an engine (this file and one line in `ENGINES`), so that
+//! a test can show every workload running on an engine the shared code has never heard of.
+
+use super::{DbResult, Engine, EngineEntry, EngineOptions, Protocol, Session};
+use crate::dsn::Dsn;
+use crate::error::Error;
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "toylite",
+    schemes: &["toylite"],
+    about: "SQLite under another name (tests only)",
+    open,
+    file: true,
+};
+
+/// SQLite's engine under the toy's name; it speaks SQLite's dialect.
+struct Toy(Box<dyn Engine>);
+
+fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    Ok(Box::new(Toy((super::sqlite::ENTRY.open)(
+        dsn, opts, protocol,
+    )?)))
+}
+
+impl Engine for Toy {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn dialect(&self) -> &'static str {
+        self.0.dialect()
+    }
+    fn embedded(&self) -> bool {
+        self.0.embedded()
+    }
+    fn connect(&self) -> DbResult<Box<dyn Session>> {
+        self.0.connect()
+    }
+    fn table_options(&self, fillfactor: Option<u32>) -> String {
+        self.0.table_options(fillfactor)
+    }
+}
