@@ -16,6 +16,9 @@ use crate::engine::{DbError, DbResult, ErrorClass, Session, StmtId, Value};
 use crate::sql::SqlSet;
 use crate::workload::Client;
 
+/// A stock row as New-Order reads it (S_QUANTITY, S_DATA, S_DIST_01..10), by (warehouse, item).
+type StockRow = ((i64, i64), Vec<Value>);
+
 /// Statements, in the order of `Stmt`'s variants.
 const NAMES: [&str; 28] = [
     "no_warehouse",
@@ -427,14 +430,8 @@ impl TpccClient {
         // Per distinct home item: (new S_QUANTITY, S_YTD increment, S_ORDER_CNT increment).
         let mut home_updates = vec![(0i64, 0i64, 0i64); home.len()];
         // Stock rows as (S_QUANTITY, S_DATA, S_DIST_01..10), by (warehouse, item).
-        let mut stocks: Vec<((i64, i64), Vec<Value>)> = Vec::new();
+        let mut stocks = self.home_stocks(s, &home)?;
         if !home.is_empty() {
-            let mut params = vec![w.clone()];
-            params.extend(home.iter().map(|&i| Value::Int(i)));
-            for mut row in s.query(self.stocks_by_count[home.len()], &params)? {
-                let i_id = row.remove(0).as_i64().unwrap_or(0);
-                stocks.push(((self.home.w_id, i_id), row));
-            }
             sent += 1;
         }
         for (number, line) in lines.iter().enumerate() {
@@ -500,22 +497,50 @@ impl TpccClient {
             ]);
         }
         if !home.is_empty() {
-            let pairs = |f: &dyn Fn(&(i64, i64, i64)) -> i64| {
-                home.iter()
-                    .zip(&home_updates)
-                    .flat_map(|(&i, u)| [Value::Int(i), Value::Int(f(u))])
-                    .collect::<Vec<_>>()
-            };
-            let mut params = pairs(&|u| u.0);
-            params.extend(pairs(&|u| u.1));
-            params.extend(pairs(&|u| u.2));
-            params.push(w.clone());
-            params.extend(home.iter().map(|&i| Value::Int(i)));
-            s.exec(self.stock_updates_by_count[home.len()], &params)?;
+            self.update_home_stocks(s, &home, &home_updates)?;
             sent += 1;
         }
         s.exec(self.lines_by_count[lines.len()], &values)?;
         Ok((total, sent + 1))
+    }
+
+    /// The home warehouse's stock rows of an order's distinct home items, read in one
+    /// statement (none when every line is supplied remotely), keyed by (warehouse, item).
+    fn home_stocks(&self, s: &mut dyn Session, home: &[i64]) -> DbResult<Vec<StockRow>> {
+        let mut stocks = Vec::new();
+        if home.is_empty() {
+            return Ok(stocks);
+        }
+        let mut params = vec![Value::Int(self.home.w_id)];
+        params.extend(home.iter().map(|&i| Value::Int(i)));
+        for mut row in s.query(self.stocks_by_count[home.len()], &params)? {
+            let i_id = row.remove(0).as_i64().unwrap_or(0);
+            stocks.push(((self.home.w_id, i_id), row));
+        }
+        Ok(stocks)
+    }
+
+    /// The home items' stock updates in one statement: per distinct item its new S_QUANTITY,
+    /// S_YTD increment and S_ORDER_CNT increment (`updates`, in the order of `home`).
+    fn update_home_stocks(
+        &self,
+        s: &mut dyn Session,
+        home: &[i64],
+        updates: &[(i64, i64, i64)],
+    ) -> DbResult<()> {
+        let pairs = |f: &dyn Fn(&(i64, i64, i64)) -> i64| {
+            home.iter()
+                .zip(updates)
+                .flat_map(|(&i, u)| [Value::Int(i), Value::Int(f(u))])
+                .collect::<Vec<_>>()
+        };
+        let mut params = pairs(&|u| u.0);
+        params.extend(pairs(&|u| u.1));
+        params.extend(pairs(&|u| u.2));
+        params.push(Value::Int(self.home.w_id));
+        params.extend(home.iter().map(|&i| Value::Int(i)));
+        s.exec(self.stock_updates_by_count[home.len()], &params)?;
+        Ok(())
     }
 
     /// Clause 2.5.2.2.
