@@ -338,12 +338,15 @@ fn killed_mid_run(kind: &'static ServerKind, down: Duration) -> Result<(), Strin
     let windows = r["windows"].as_array().cloned().unwrap_or_default();
     let count = |w: &serde_json::Value| w["transactions"].as_u64().unwrap_or(0);
     // The outage shows as a second with next to nothing in it: a server back within the
-    // second (Firebird restarts fast) may let a few transactions through.
-    let mut counts: Vec<u64> = windows.iter().map(count).collect();
-    counts.sort_unstable();
-    let median = counts.get(counts.len() / 2).copied().unwrap_or(0);
+    // second (Firebird restarts fast) may let a few transactions through. Compared with the
+    // busiest second, not the median: on a loaded machine the restart may take most of the run.
+    let counts: Vec<u64> = windows.iter().map(count).collect();
+    let (least, most) = (
+        counts.iter().min().copied().unwrap_or(0),
+        counts.iter().max().copied().unwrap_or(0),
+    );
     ensure(
-        counts.first().is_some_and(|&least| least * 10 < median),
+        least * 10 < most,
         || format!("no second of the outage: {windows:?}"),
     )?;
     ensure(windows.iter().rev().take(2).any(|w| count(w) > 0), || {
