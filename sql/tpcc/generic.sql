@@ -236,7 +236,6 @@ DECLARE
   v_d_tax numeric;
   v_discount numeric;
   v_price numeric;
-  v_stock int;
   v_dist char(24);
   v_amount numeric;
 BEGIN
@@ -252,13 +251,7 @@ BEGIN
   order_total := 0;
   FOR k IN 1 .. v_lines LOOP
     SELECT i_price INTO v_price FROM item WHERE i_id = p_items[k];
-    SELECT s_quantity, CASE p_d WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_stock, v_dist FROM stock WHERE s_w_id = p_supply[k] AND s_i_id = p_items[k] FOR UPDATE;
-    IF v_stock >= p_quantity[k] + 10 THEN
-      v_stock := v_stock - p_quantity[k];
-    ELSE
-      v_stock := v_stock - p_quantity[k] + 91;
-    END IF;
-    UPDATE stock SET s_quantity = v_stock, s_ytd = s_ytd + p_quantity[k], s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN p_supply[k] = p_w THEN 0 ELSE 1 END WHERE s_w_id = p_supply[k] AND s_i_id = p_items[k];
+    UPDATE stock SET s_quantity = CASE WHEN s_quantity >= p_quantity[k] + 10 THEN s_quantity - p_quantity[k] ELSE s_quantity - p_quantity[k] + 91 END, s_ytd = s_ytd + p_quantity[k], s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN p_supply[k] = p_w THEN 0 ELSE 1 END WHERE s_w_id = p_supply[k] AND s_i_id = p_items[k] RETURNING CASE p_d WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_dist;
     v_amount := round(p_quantity[k] * v_price, 2);
     order_total := order_total + v_amount;
     INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (order_id, p_d, p_w, k, p_items[k], p_supply[k], NULL, p_quantity[k], v_amount, v_dist);
@@ -275,16 +268,13 @@ DECLARE
   v_credit text;
   v_data text;
 BEGIN
-  UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w;
-  SELECT w_name INTO v_w_name FROM warehouse WHERE w_id = p_w;
-  UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w AND d_id = p_d;
-  SELECT d_name INTO v_d_name FROM district WHERE d_w_id = p_w AND d_id = p_d;
+  UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w RETURNING w_name INTO v_w_name;
+  UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w AND d_id = p_d RETURNING d_name INTO v_d_name;
   IF p_c = 0 THEN
     v_c := tpcc_customer_by_name(p_c_w, p_c_d, p_last);
   END IF;
-  SELECT c_credit INTO v_credit FROM customer WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c FOR UPDATE;
+  SELECT c_credit, c_data INTO v_credit, v_data FROM customer WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c FOR UPDATE;
   IF v_credit = 'BC' THEN
-    SELECT c_data INTO v_data FROM customer WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
     v_data := left(format('%s %s %s %s %s %s|%s', v_c, p_c_d, p_c_w, p_d, p_w, round(p_amount, 2), v_data), 500);
     UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount, c_payment_cnt = c_payment_cnt + 1, c_data = v_data WHERE c_w_id = p_c_w AND c_d_id = p_c_d AND c_id = v_c;
   ELSE
@@ -320,19 +310,13 @@ DECLARE
   v_o int;
   v_c int;
   v_sum numeric;
-  v_rows int;
   v_done int := 0;
 BEGIN
   FOR v_d IN 1 .. 10 LOOP
-    SELECT min(no_o_id) INTO v_o FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d;
+    DELETE FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d AND no_o_id = (SELECT min(no_o_id) FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d) RETURNING no_o_id INTO v_o;
     CONTINUE WHEN v_o IS NULL;
-    DELETE FROM new_order WHERE no_w_id = p_w AND no_d_id = v_d AND no_o_id = v_o;
-    GET DIAGNOSTICS v_rows = ROW_COUNT;
-    CONTINUE WHEN v_rows = 0;
-    SELECT o_c_id INTO v_c FROM orders WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o;
-    UPDATE orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o;
-    UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
-    SELECT COALESCE(sum(ol_amount), 0) INTO v_sum FROM order_line WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o;
+    UPDATE orders SET o_carrier_id = p_carrier WHERE o_w_id = p_w AND o_d_id = v_d AND o_id = v_o RETURNING o_c_id INTO v_c;
+    WITH delivered AS (UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = p_w AND ol_d_id = v_d AND ol_o_id = v_o RETURNING ol_amount) SELECT COALESCE(sum(ol_amount), 0) INTO v_sum FROM delivered;
     UPDATE customer SET c_balance = c_balance + v_sum, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = p_w AND c_d_id = v_d AND c_id = v_c;
     v_done := v_done + 1;
   END LOOP;
