@@ -217,6 +217,9 @@ DROP FUNCTION IF EXISTS tpcc_customer_by_name;
 
 -- PL/pgSQL, sent as one batch (bodies hold semicolons). Comments stay out of the bodies: this
 -- file's comment lines are not kept.
+-- tpcc_new_order updates its stock rows and inserts its order lines in one statement each when
+-- no (warehouse, item) pair repeats in the order; an order that names an item twice takes the
+-- line-by-line loop, where the second line sees the first one's stock update (clause 2.4.2.2).
 -- name: procedures
 CREATE FUNCTION tpcc_customer_by_name(p_w int, p_d int, p_last text) RETURNS int AS $$
 DECLARE
@@ -248,14 +251,21 @@ BEGIN
   END IF;
   UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = p_w AND d_id = p_d RETURNING d_next_o_id - 1, d_tax INTO order_id, v_d_tax;
   INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (order_id, p_d, p_w, p_c, CURRENT_TIMESTAMP, NULL, v_lines, CASE WHEN p_w = ALL (p_supply) THEN 1 ELSE 0 END);
-  order_total := 0;
-  FOR k IN 1 .. v_lines LOOP
-    SELECT i_price INTO v_price FROM item WHERE i_id = p_items[k];
-    UPDATE stock SET s_quantity = CASE WHEN s_quantity >= p_quantity[k] + 10 THEN s_quantity - p_quantity[k] ELSE s_quantity - p_quantity[k] + 91 END, s_ytd = s_ytd + p_quantity[k], s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN p_supply[k] = p_w THEN 0 ELSE 1 END WHERE s_w_id = p_supply[k] AND s_i_id = p_items[k] RETURNING CASE p_d WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_dist;
-    v_amount := round(p_quantity[k] * v_price, 2);
-    order_total := order_total + v_amount;
-    INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (order_id, p_d, p_w, k, p_items[k], p_supply[k], NULL, p_quantity[k], v_amount, v_dist);
-  END LOOP;
+  IF (SELECT count(DISTINCT (w, i)) FROM unnest(p_supply, p_items) AS l(w, i)) = v_lines THEN
+    WITH l AS (SELECT * FROM unnest(p_items, p_supply, p_quantity) WITH ORDINALITY AS l(i, w, q, n)),
+    s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity >= l.q + 10 THEN s_quantity - l.q ELSE s_quantity - l.q + 91 END, s_ytd = s_ytd + l.q, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN l.w = p_w THEN 0 ELSE 1 END FROM l WHERE s_w_id = l.w AND s_i_id = l.i RETURNING s_w_id, s_i_id, CASE p_d WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist),
+    ol AS (INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) SELECT order_id, p_d, p_w, l.n, l.i, l.w, NULL, l.q, round(l.q * item.i_price, 2), s.dist FROM l JOIN item ON item.i_id = l.i JOIN s ON s.s_w_id = l.w AND s.s_i_id = l.i RETURNING ol_amount)
+    SELECT COALESCE(sum(ol_amount), 0) INTO order_total FROM ol;
+  ELSE
+    order_total := 0;
+    FOR k IN 1 .. v_lines LOOP
+      SELECT i_price INTO v_price FROM item WHERE i_id = p_items[k];
+      UPDATE stock SET s_quantity = CASE WHEN s_quantity >= p_quantity[k] + 10 THEN s_quantity - p_quantity[k] ELSE s_quantity - p_quantity[k] + 91 END, s_ytd = s_ytd + p_quantity[k], s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN p_supply[k] = p_w THEN 0 ELSE 1 END WHERE s_w_id = p_supply[k] AND s_i_id = p_items[k] RETURNING CASE p_d WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END INTO v_dist;
+      v_amount := round(p_quantity[k] * v_price, 2);
+      order_total := order_total + v_amount;
+      INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (order_id, p_d, p_w, k, p_items[k], p_supply[k], NULL, p_quantity[k], v_amount, v_dist);
+    END LOOP;
+  END IF;
   INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (order_id, p_d, p_w);
   order_total := order_total * (1 - v_discount) * (1 + v_w_tax + v_d_tax);
 END $$ LANGUAGE plpgsql;
