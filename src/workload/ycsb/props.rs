@@ -161,20 +161,15 @@ fn base(name: &str) -> Result<(&'static str, Pairs), Error> {
     Ok(("file", parse_file(&text, name)?))
 }
 
-/// The properties in effect: the file (`workload` option) or the built-in variant, workloada
-/// when neither is given, then every other option as a `-p` override.
+/// The properties in effect: the file (`workload` option), else the built-in variant, else
+/// workloada, then every other option as a `-p` override.
 pub fn resolve(variant: Option<&str>, options: &BTreeMap<String, String>) -> Result<Props, Error> {
     let file = options
         .get(FILE_OPTION)
         .filter(|v| *v != CORE_WORKLOAD)
         .map(String::as_str);
-    if let (Some(f), Some(v)) = (file, variant)
-        && f != v
-    {
-        return Err(Error::Usage(format!(
-            "-P {f} and --builtin {v} name two YCSB workloads: give one"
-        )));
-    }
+    // The file named wins over the variant: a sweep point without a `variant` key is given
+    // the entry's first one, and its `[options] workload` is what the plan asks for.
     let (name, mut pairs) = base(file.or(variant).unwrap_or("workloada"))?;
     pairs.extend(
         options
@@ -374,6 +369,9 @@ mod tests {
             ("workloada", Distribution::Zipfian)
         );
         assert_eq!((a.fieldcount, a.fieldlength, a.ordered), (10, 100, false));
+        // A sweep point gives the first variant; the plan's file wins over it.
+        let c = resolve(Some("workloada"), &options(&[("workload", "workloadc")])).unwrap();
+        assert_eq!((c.base, c.proportions[0]), ("workloadc", 1.0));
     }
 
     #[test]
