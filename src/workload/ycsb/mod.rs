@@ -449,6 +449,24 @@ impl Workload for Ycsb {
         {
             out.insert(k, v);
         }
+        let p = &self.props;
+        let names = [
+            "readproportion",
+            "updateproportion",
+            "insertproportion",
+            "scanproportion",
+            "readmodifywriteproportion",
+        ];
+        for (name, share) in names.iter().zip(p.proportions) {
+            out.insert(name.to_string(), share.to_string());
+        }
+        out.insert(
+            "requestdistribution".into(),
+            format!("{:?}", p.distribution).to_lowercase(),
+        );
+        out.insert("readallfields".into(), p.readallfields.to_string());
+        out.insert("writeallfields".into(), p.writeallfields.to_string());
+        out.insert("operationcount".into(), p.operationcount.to_string());
         out
     }
 }
