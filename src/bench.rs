@@ -108,9 +108,12 @@ pub fn run_point(
     };
     let measured = measure(plan, &run, engine.clone(), workload.clone(), stop);
     let resources = observer.map(|o| o.stop()).unwrap_or_default();
-    let measured = measured?;
     // A server that stalled during the run must not hold the end of it either.
     admin.set_timeout(Some(2 * runner::GRACE));
+    // Recorded even when the run failed: its changes are in the data all the same.
+    let finished = workload.finish(admin.as_mut());
+    let measured = measured?;
+    finished?;
     let size_after = admin.database_size().unwrap_or(0);
     let point = Point {
         plan,

@@ -230,6 +230,15 @@ impl TpccRunArgs {
     }
 }
 
+/// YCSB's overrides, for `prepare` and `run` (YCSB's own -p).
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "YCSB options")]
+pub struct YcsbArgs {
+    /// A YCSB property, as YCSB's -p (repeatable): -p recordcount=100000.
+    #[arg(short = 'p', long = "property", value_name = "NAME=VALUE")]
+    pub properties: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 /// The flattened groups come after the command's own options: a group's help heading holds
 /// for every option declared after it.
@@ -246,6 +255,11 @@ pub struct PrepareArgs {
     pub sysbench: SysbenchArgs,
     #[command(flatten)]
     pub tpcc: TpccArgs,
+    /// YCSB: a property file, or one of the core workloads built in (workloada..workloadf).
+    #[arg(short = 'P', long, value_name = "FILE", help_heading = "YCSB options")]
+    pub property_file: Option<String>,
+    #[command(flatten)]
+    pub ycsb: YcsbArgs,
 }
 
 #[derive(Debug, Args)]
@@ -269,9 +283,10 @@ pub struct RunArgs {
     /// Target total rate in transactions per second (open loop; latency counts from the schedule).
     #[arg(short = 'R', long, value_name = "TPS")]
     pub rate: Option<f64>,
-    /// Print a progress line every N seconds.
+    /// Print a progress line every N seconds. For ycsb, -P with a name that is not a number
+    /// is YCSB's -P: a property file, or a core workload built in (workloada..workloadf).
     #[arg(short = 'P', long, value_name = "SECONDS")]
-    pub progress: Option<u64>,
+    pub progress: Option<String>,
     /// How statements are sent.
     #[arg(short = 'M', long, value_enum, default_value_t = Protocol::Simple)]
     pub protocol: Protocol,
@@ -311,6 +326,11 @@ pub struct RunArgs {
     pub tpcc: TpccArgs,
     #[command(flatten)]
     pub tpcc_run: TpccRunArgs,
+    /// YCSB: a property file, or a core workload built in (workloada..workloadf).
+    #[arg(long, value_name = "FILE", help_heading = "YCSB options")]
+    pub property_file: Option<String>,
+    #[command(flatten)]
+    pub ycsb: YcsbArgs,
 }
 
 #[derive(Debug, Args)]

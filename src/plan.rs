@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{PrepareArgs, RunArgs, SysbenchArgs, TargetArgs, TpccArgs};
+use crate::cli::{PrepareArgs, RunArgs, SysbenchArgs, TargetArgs, TpccArgs, YcsbArgs};
 use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
 use crate::error::Error;
@@ -78,7 +78,11 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
             scale: args.scale,
             fillfactor: args.fillfactor,
             variant: None,
-            params: params(&args.sysbench, &args.tpcc)?,
+            params: {
+                let mut all = params(&args.sysbench, &args.tpcc)?;
+                all.extend(ycsb_params(&args.ycsb, args.property_file.as_deref())?);
+                all
+            },
             clients: 0,
             run_s: None,
             scripts: None,
@@ -143,6 +147,8 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     let mut params = params(&args.sysbench, &args.tpcc)?;
     params.extend(args.sysbench_run.params());
     params.extend(args.tpcc_run.params());
+    let (progress, file) = progress_or_file(args)?;
+    params.extend(ycsb_params(&args.ycsb, file)?);
     RunInput {
         target,
         scale: args.scale,
@@ -153,7 +159,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         transactions: args.transactions,
         warmup: args.warmup,
         rate: args.rate,
-        progress: args.progress,
+        progress,
         max_tries: args.max_tries,
         seed: args.seed,
         protocol: args.protocol,
@@ -168,7 +174,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
 impl RunInput {
     /// Check everything a run can be refused for before it connects, and give the plan.
     pub fn plan(self) -> Result<RunPlan, Error> {
-        let limit = self.check()?;
+        let mut limit = self.check()?;
         let seed = self.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -187,21 +193,33 @@ impl RunInput {
             )?;
             Some(std::sync::Arc::new(program))
         };
+        let mut workload = WorkloadOptions {
+            scale: self.scale.unwrap_or(0),
+            fillfactor: None,
+            variant: self.variant,
+            params: self.params,
+            clients: self.clients,
+            run_s: None,
+            scripts,
+        };
+        let mut transactions = self.transactions;
+        if self.time.is_none() && self.transactions.is_none() {
+            // A workload that counts its operations for the whole run (YCSB's
+            // operationcount) gives each client its share, rounded up.
+            if let Some(n) = (self.target.workload.new)(&workload)?.operations() {
+                let each = n.div_ceil(u64::from(self.clients));
+                limit = Limit::Transactions(each);
+                transactions = Some(each);
+            }
+        }
         let time_s = match limit {
             Limit::Time(t) => Some(t.as_secs()),
             Limit::Transactions(_) => None,
         };
+        workload.run_s = time_s.map(|t| t + self.warmup);
         Ok(RunPlan {
             target: self.target,
-            workload: WorkloadOptions {
-                scale: self.scale.unwrap_or(0),
-                fillfactor: None,
-                variant: self.variant,
-                params: self.params,
-                clients: self.clients,
-                run_s: time_s.map(|t| t + self.warmup),
-                scripts,
-            },
+            workload,
             protocol: self.protocol,
             run: RunConfig {
                 clients: self.clients,
@@ -215,7 +233,7 @@ impl RunInput {
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
             time_s,
-            transactions: self.transactions,
+            transactions,
         })
     }
 
@@ -300,6 +318,39 @@ fn params(sysbench: &SysbenchArgs, tpcc: &TpccArgs) -> Result<BTreeMap<String, S
     let mut all = sysbench.params();
     all.extend(tpcc.params());
     Ok(all)
+}
+
+/// `run -P`: seconds between progress lines (pgbench's -P), or, when not a number, YCSB's
+/// property file (YCSB's -P), which `--property-file` names too.
+fn progress_or_file(args: &RunArgs) -> Result<(Option<u64>, Option<&str>), Error> {
+    let given = args.progress.as_deref();
+    match (
+        given.map(|p| p.parse::<u64>()),
+        args.property_file.as_deref(),
+    ) {
+        (Some(Ok(secs)), file) => Ok((Some(secs), file)),
+        (Some(Err(_)), Some(_)) => {
+            usage("-P FILE and --property-file name two YCSB property files: give one")
+        }
+        (Some(Err(_)), None) => Ok((None, given)),
+        (None, file) => Ok((None, file)),
+    }
+}
+
+/// YCSB's `-p name=value` overrides and its property file (under `workload`, the key a plan's
+/// `[options]` gives it), by name.
+fn ycsb_params(args: &YcsbArgs, file: Option<&str>) -> Result<BTreeMap<String, String>, Error> {
+    let mut out = BTreeMap::new();
+    for p in &args.properties {
+        let Some((name, value)) = p.split_once('=') else {
+            return usage(format!("-p {p}: give a YCSB property as name=value"));
+        };
+        out.insert(name.trim().to_string(), value.trim().to_string());
+    }
+    if let Some(f) = file {
+        out.insert(workload::ycsb::FILE_OPTION.to_string(), f.to_string());
+    }
+    Ok(out)
 }
 
 fn variant(args: &RunArgs) -> Result<Option<String>, Error> {

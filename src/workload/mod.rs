@@ -6,6 +6,7 @@ pub mod script;
 pub mod sysbench;
 pub mod tpcb;
 pub mod tpcc;
+pub mod ycsb;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -67,6 +68,7 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
     &sysbench::PROBES,
     &[script::ENTRY],
     &[tpcc::ENTRY],
+    &[ycsb::ENTRY],
 ];
 
 /// Every workload, in registry order.
@@ -154,6 +156,16 @@ pub trait Workload: Send + Sync {
     /// dbduel_facts. None: the workload prepares nothing and runs on whatever data is there.
     fn dataset(&self) -> Option<String> {
         Some(self.name().to_string())
+    }
+    /// The operations a run makes in all when neither `-T` nor `-t` is given (YCSB's
+    /// operationcount); None: the default duration.
+    fn operations(&self) -> Option<u64> {
+        None
+    }
+    /// After the measured run, on the admin session: record what the run changed that
+    /// `check` needs to know (YCSB: the inserts acknowledged).
+    fn finish(&self, _session: &mut dyn Session) -> Result<(), Error> {
+        Ok(())
     }
 }
 

@@ -197,6 +197,9 @@ fn substitute(command: &str, dsns: &mut Dsns, dir: &Path) -> Result<String, Stri
         if let (Some(v), Some(next)) = (value, words.get_mut(i + 1)) {
             *next = v;
         }
+        if words[i].starts_with("recordcount=") {
+            words[i] = "recordcount=1000".into();
+        }
         if words[i] == "sweep"
             && let Some(plan) = words.get_mut(i + 1)
         {

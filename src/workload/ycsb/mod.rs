@@ -1,0 +1,486 @@
+//! YCSB 0.17's CoreWorkload (site.ycsb.workloads.CoreWorkload): the registry entry with the
+//! six core workloads as variants, `usertable` and its load, the record of what was loaded
+//! and inserted (dbduel_facts), and the checks. Properties in props.rs, generators in gen.rs,
+//! the operations in client.rs; the SQL in sql/ycsb/.
+
+mod client;
+mod generate;
+mod props;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::engine::{DbResult, Engine, RowSource, Session, Value};
+use crate::error::Error;
+use crate::sql::SqlSet;
+
+use super::{
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
+    meta_get, meta_set, run_all, start_over,
+};
+use generate::{AcknowledgedCounter, Sequential};
+pub use props::FILE_OPTION;
+use props::{Lengths, Props};
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "ycsb",
+    about: "YCSB's core workloads A to F (-P workloada..workloadf or a property file, -p name=value)",
+    variants: &[
+        "workloada",
+        "workloadb",
+        "workloadc",
+        "workloadd",
+        "workloade",
+        "workloadf",
+    ],
+    // 1,000 records (workloada's recordcount) of ten 100-byte fields, with the key index.
+    bytes_per_scale: 1_300_000,
+    new,
+};
+
+/// The facts a load leaves in dbduel_facts.
+const FACT_LAYOUT: &str = "ycsb.layout";
+const FACT_INSERTED: &str = "ycsb.inserted";
+/// Records per loading job: the sessions of a load take jobs until none is left.
+const LOAD_JOB: i64 = 50_000;
+
+fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    let props = props::resolve(opts.variant.as_deref(), &opts.params)?;
+    Ok(Box::new(Ycsb {
+        variant: opts.variant.clone(),
+        options: opts.params.clone(),
+        props,
+        inserted_before: 0,
+        shared: OnceLock::new(),
+    }))
+}
+
+/// What the clients of a run share, as YCSB's threads share one CoreWorkload: the insert key
+/// counter, the sequential key chooser, and the inserts that succeeded.
+pub(crate) struct Shared {
+    pub counter: AcknowledgedCounter,
+    pub sequential: Sequential,
+    pub inserted: AtomicU64,
+}
+
+pub struct Ycsb {
+    variant: Option<String>,
+    options: BTreeMap<String, String>,
+    props: Props,
+    /// Inserts of earlier runs on this data (dbduel_facts), read by `attach`.
+    inserted_before: u64,
+    shared: OnceLock<Arc<Shared>>,
+}
+
+fn sql(engine: &dyn Engine) -> SqlSet {
+    SqlSet::load(&crate::sql::files("ycsb"), engine.dialect())
+}
+
+/// `{table}`, `{TABLE}`, `{fields}`, `{columns}`... for the SQL of sql/ycsb/.
+fn vars(sql: &SqlSet, engine: &dyn Engine, p: &Props) -> Vec<(&'static str, String)> {
+    let names = field_names(p.fieldcount);
+    let typ = sql.statements("field_type", &[("fieldlength", &p.fieldlength.to_string())]);
+    let typ = typ
+        .first()
+        .map(|t| t.trim().to_string())
+        .unwrap_or_default();
+    let columns: Vec<String> = names.iter().map(|f| format!("{f} {typ}")).collect();
+    vec![
+        ("table", p.table.clone()),
+        ("TABLE", p.table.to_uppercase()),
+        ("fields", names.join(", ")),
+        ("columns", columns.join(", ")),
+        ("plain", engine.table_options(None)),
+    ]
+}
+
+fn statements(sql: &SqlSet, name: &str, vars: &[(&'static str, String)]) -> Vec<String> {
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    sql.statements(name, &vars)
+}
+
+/// One statement of a section, with its variables.
+fn statement(sql: &SqlSet, name: &str, vars: &[(&'static str, String)]) -> String {
+    statements(sql, name, vars).join("\n")
+}
+
+/// FIELD0..FIELDn, as the JDBC binding names YCSB's fields.
+pub(crate) fn field_names(count: usize) -> Vec<String> {
+    (0..count).map(|i| format!("FIELD{i}")).collect()
+}
+
+/// A field's value: `len` random printable characters, as YCSB's RandomByteIterator makes
+/// them, without the quote and the backslash.
+pub(crate) fn field_value(rng: &mut SmallRng, len: i64) -> String {
+    (0..len)
+        .map(|_| match rng.random_range(b' '..=b'~') {
+            b'\'' | b'\\' => 'x',
+            c => c as char,
+        })
+        .collect()
+}
+
+/// The length of each field value (CoreWorkload.getFieldLengthGenerator).
+pub(crate) struct FieldLengths {
+    lengths: Lengths,
+    min: i64,
+    max: i64,
+    zipfian: Option<generate::Zipfian>,
+}
+
+impl FieldLengths {
+    pub fn new(p: &Props) -> FieldLengths {
+        FieldLengths {
+            lengths: p.lengths,
+            min: p.minfieldlength,
+            max: p.fieldlength,
+            zipfian: (p.lengths == Lengths::Zipfian)
+                .then(|| generate::Zipfian::new(p.minfieldlength, p.fieldlength)),
+        }
+    }
+    pub fn next(&mut self, rng: &mut SmallRng) -> i64 {
+        match (self.lengths, self.zipfian.as_mut()) {
+            (Lengths::Zipfian, Some(z)) => z.next(rng),
+            (Lengths::Uniform, _) => rng.random_range(self.min..=self.max),
+            _ => self.max,
+        }
+    }
+}
+
+/// The rows of one loading job: key numbers `from..to` of the load's key sequence
+/// (CoreWorkload.doInsert with its CounterGenerator from insertstart).
+struct Rows<'a> {
+    next: i64,
+    to: i64,
+    p: &'a Props,
+    rng: SmallRng,
+    lengths: FieldLengths,
+}
+
+impl RowSource for Rows<'_> {
+    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
+        if self.next >= self.to {
+            return false;
+        }
+        row.clear();
+        row.push(Value::Text(generate::key_name(
+            self.next,
+            self.p.zeropadding,
+            self.p.ordered,
+        )));
+        for _ in 0..self.p.fieldcount {
+            let len = self.lengths.next(&mut self.rng);
+            row.push(Value::Text(field_value(&mut self.rng, len)));
+        }
+        self.next += 1;
+        true
+    }
+    fn total(&self) -> u64 {
+        (self.to - self.next).max(0) as u64
+    }
+}
+
+impl Ycsb {
+    /// The properties with the layout recorded by `prepare` in place of the given ones.
+    fn with_layout(&self, s: &mut dyn Session) -> Result<Props, Error> {
+        let Some(layout) = meta_get(s, FACT_LAYOUT) else {
+            return Err(Error::Usage(
+                "the database holds no ycsb data: run `dbduel prepare ycsb --dsn ...` first".into(),
+            ));
+        };
+        let mut options = self.options.clone();
+        for (k, v) in props::parse_file(&layout.replace(';', "\n"), FACT_LAYOUT)? {
+            options.insert(k, v);
+        }
+        props::resolve(self.variant.as_deref(), &options)
+    }
+
+    fn layout(&self) -> String {
+        let p = &self.props;
+        let lengths = match p.lengths {
+            Lengths::Constant => "constant",
+            Lengths::Uniform => "uniform",
+            Lengths::Zipfian => "zipfian",
+        };
+        format!(
+            "recordcount={};insertstart={};insertcount={};table={};fieldcount={};fieldlength={};minfieldlength={};fieldlengthdistribution={lengths};insertorder={};zeropadding={}",
+            p.recordcount,
+            p.insertstart,
+            p.insertcount,
+            p.table,
+            p.fieldcount,
+            p.fieldlength,
+            p.minfieldlength,
+            if p.ordered { "ordered" } else { "hashed" },
+            p.zeropadding
+        )
+    }
+
+    /// Load the records on `workers` sessions, each taking the next job of LOAD_JOB keys.
+    fn load(
+        &self,
+        engine: &dyn Engine,
+        first: &mut dyn Session,
+        loader: &Loader,
+    ) -> Result<(), Error> {
+        let p = &self.props;
+        let bar = loader.bar(p.insertcount as u64, &p.table);
+        let jobs = (p.insertcount + LOAD_JOB - 1) / LOAD_JOB;
+        let next = AtomicI64::new(0);
+        let failed = AtomicBool::new(false);
+        let error: Mutex<Option<Error>> = Mutex::new(None);
+        let columns: Vec<String> = std::iter::once("YCSB_KEY".to_string())
+            .chain(field_names(p.fieldcount))
+            .collect();
+        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let work = |s: &mut dyn Session| {
+            while !failed.load(Ordering::Relaxed) {
+                let job = next.fetch_add(1, Ordering::Relaxed);
+                if job >= jobs {
+                    break;
+                }
+                let from = p.insertstart + job * LOAD_JOB;
+                let mut rows = Rows {
+                    next: from,
+                    to: (from + LOAD_JOB).min(p.insertstart + p.insertcount),
+                    p,
+                    rng: SmallRng::seed_from_u64(from as u64 ^ 0x5943_5342),
+                    lengths: FieldLengths::new(p),
+                };
+                if let Err(e) = loader.append(s, &p.table, &columns, &mut rows, &bar) {
+                    failed.store(true, Ordering::Relaxed);
+                    error.lock().expect("error lock").get_or_insert(e);
+                }
+            }
+        };
+        let workers = if engine.embedded() { 1 } else { 4 };
+        std::thread::scope(|scope| {
+            for _ in 1..workers.min(jobs) {
+                scope.spawn(|| match engine.connect() {
+                    Ok(mut s) => work(s.as_mut()),
+                    Err(e) => eprintln!("a loading session could not connect: {}", e.message),
+                });
+            }
+            work(first);
+        });
+        bar.finish_and_clear();
+        match error.into_inner().expect("error lock") {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Workload for Ycsb {
+    fn name(&self) -> &'static str {
+        "ycsb"
+    }
+    fn variant(&self) -> &'static str {
+        self.props.base
+    }
+    fn scale(&self) -> Option<u32> {
+        None
+    }
+
+    fn prepare(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        loader: &Loader,
+    ) -> Result<(), Error> {
+        if self.props.insertcount == 0 {
+            return Err(Error::Usage(
+                "YCSB property recordcount=0: give the records to load (-p recordcount=N)".into(),
+            ));
+        }
+        let sql = sql(engine);
+        let vars = vars(&sql, engine, &self.props);
+        start_over(
+            s,
+            "ycsb.",
+            &statements(&sql, "drop", &vars),
+            &statements(&sql, "create", &vars),
+            "the ycsb table",
+        )?;
+        let started = std::time::Instant::now();
+        self.load(engine, s, loader)?;
+        if !loader.quiet {
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "{:>18}: {} records in {secs:.2} s ({:.0} records/s)",
+                self.props.table,
+                self.props.insertcount,
+                self.props.insertcount as f64 / secs.max(1e-9)
+            );
+        }
+        run_all(
+            s,
+            &statements(&sql, "analyze", &vars),
+            "analyzing the ycsb table",
+        )?;
+        let record = |s: &mut dyn Session, k: &str, v: &str| {
+            meta_set(s, k, v).map_err(|e| db_error(e, "writing dbduel_facts"))
+        };
+        record(s, FACT_LAYOUT, &self.layout())?;
+        record(s, FACT_INSERTED, "0")
+    }
+
+    fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
+        let sql = sql(engine);
+        let props = self.with_layout(s).unwrap_or_else(|_| self.props.clone());
+        let vars = vars(&sql, engine, &props);
+        run_all(
+            s,
+            &statements(&sql, "drop", &vars),
+            "dropping the ycsb table",
+        )?;
+        meta_clear(s, "ycsb.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+    }
+
+    fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
+        let props = self.with_layout(s)?;
+        let inserted = read_inserted(s)?;
+        client::check(
+            &sql(engine),
+            &vars(&sql(engine), engine, &props),
+            &props,
+            inserted,
+            s,
+        )
+    }
+
+    fn attach(&mut self, _engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
+        let loaded = self.with_layout(s)?;
+        let mut warnings = Vec::new();
+        if self.options.contains_key("recordcount") && loaded.recordcount != self.props.recordcount
+        {
+            warnings.push(format!(
+                "recordcount={} ignored: the database holds {} records as loaded",
+                self.props.recordcount, loaded.recordcount
+            ));
+        }
+        // The run's properties, over the key space and fields the data was loaded with.
+        let mut props = self.props.clone();
+        for (mine, theirs) in [
+            (&mut props.recordcount, loaded.recordcount),
+            (&mut props.insertstart, loaded.insertstart),
+            (&mut props.insertcount, loaded.insertcount),
+            (&mut props.fieldlength, loaded.fieldlength),
+        ] {
+            *mine = theirs;
+        }
+        props.fieldcount = loaded.fieldcount;
+        props.table = loaded.table.clone();
+        props.ordered = loaded.ordered;
+        props.zeropadding = loaded.zeropadding;
+        self.props = props;
+        self.inserted_before = read_inserted(s)?;
+        // Inserts go on after the keys of earlier runs, so that a second run inserts no key
+        // twice (YCSB starts its counter at recordcount every time).
+        let start = self.props.recordcount + self.inserted_before as i64;
+        let last = self.props.insertstart + self.props.insertcount - 1;
+        let shared = Shared {
+            counter: AcknowledgedCounter::new(start),
+            sequential: Sequential::new(self.props.insertstart, last),
+            inserted: AtomicU64::new(0),
+        };
+        let _ = self.shared.set(Arc::new(shared));
+        Ok(warnings)
+    }
+
+    fn transaction_types(&self) -> Vec<&'static str> {
+        client::types(&self.props)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    fn client(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        _id: u32,
+        seed: u64,
+    ) -> DbResult<Box<dyn Client>> {
+        let shared = self.shared.get().cloned().unwrap_or_else(|| {
+            Arc::new(Shared {
+                counter: AcknowledgedCounter::new(self.props.recordcount),
+                sequential: Sequential::new(
+                    self.props.insertstart,
+                    self.props.insertstart + self.props.insertcount - 1,
+                ),
+                inserted: AtomicU64::new(0),
+            })
+        });
+        let sql = sql(engine);
+        client::YcsbClient::new(
+            &sql,
+            &vars(&sql, engine, &self.props),
+            &self.props,
+            shared,
+            s,
+            seed,
+        )
+        .map(|c| Box::new(c) as Box<dyn Client>)
+    }
+
+    fn operations(&self) -> Option<u64> {
+        (self.props.operationcount > 0).then_some(self.props.operationcount)
+    }
+
+    fn finish(&self, s: &mut dyn Session) -> Result<(), Error> {
+        let Some(shared) = self.shared.get() else {
+            return Ok(());
+        };
+        let total = self.inserted_before + shared.inserted.load(Ordering::SeqCst);
+        meta_set(s, FACT_INSERTED, &total.to_string())
+            .map_err(|e| db_error(e, "writing dbduel_facts"))
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for (k, v) in
+            props::parse_file(&self.layout().replace(';', "\n"), "layout").unwrap_or_default()
+        {
+            out.insert(k, v);
+        }
+        let p = &self.props;
+        let names = [
+            "readproportion",
+            "updateproportion",
+            "insertproportion",
+            "scanproportion",
+            "readmodifywriteproportion",
+        ];
+        for (name, share) in names.iter().zip(p.proportions) {
+            out.insert(name.to_string(), share.to_string());
+        }
+        out.insert(
+            "requestdistribution".into(),
+            format!("{:?}", p.distribution).to_lowercase(),
+        );
+        out.insert("readallfields".into(), p.readallfields.to_string());
+        out.insert("writeallfields".into(), p.writeallfields.to_string());
+        out.insert("operationcount".into(), p.operationcount.to_string());
+        out
+    }
+}
+
+fn read_inserted(s: &mut dyn Session) -> Result<u64, Error> {
+    let v = meta_get(s, FACT_INSERTED).unwrap_or_else(|| "0".into());
+    v.trim().parse().map_err(|_| {
+        Error::Database(format!(
+            "dbduel_facts: {FACT_INSERTED} is '{v}', not a count"
+        ))
+    })
+}
+
+/// For client.rs: a statement of a section with its variables.
+pub(crate) fn one(sql: &SqlSet, name: &str, vars: &[(&'static str, String)]) -> String {
+    statement(sql, name, vars)
+}
