@@ -345,10 +345,9 @@ fn killed_mid_run(kind: &'static ServerKind, down: Duration) -> Result<(), Strin
         counts.iter().min().copied().unwrap_or(0),
         counts.iter().max().copied().unwrap_or(0),
     );
-    ensure(
-        least * 10 < most,
-        || format!("no second of the outage: {windows:?}"),
-    )?;
+    ensure(least * 10 < most, || {
+        format!("no second of the outage: {windows:?}")
+    })?;
     ensure(windows.iter().rev().take(2).any(|w| count(w) > 0), || {
         format!("the run did not go on after the restart: {windows:?}\n{all}")
     })?;
