@@ -374,22 +374,27 @@ fn spec_timing_short(env: &Env) -> Result<(), String> {
         0,
         "prepare",
     )?;
-    let r = run_json(
-        env,
-        "spec_short",
-        &[
-            "run",
-            "tpcc",
-            "--dsn",
-            &dsn,
-            "--spec-timing",
-            "-c",
-            "2",
-            "-T",
-            "3",
-        ],
-        1,
-    )?;
+    let json = env.path("spec_short.json");
+    let json_s = json.display().to_string();
+    let out = dbduel(&[
+        "run",
+        "tpcc",
+        "--dsn",
+        &dsn,
+        "--spec-timing",
+        "-c",
+        "2",
+        "-T",
+        "3",
+        "--json",
+        &json_s,
+    ]);
+    let r = read_result(&json)?;
+    // A client whose first card is not a New-Order (2-3 s of keying) may finish one
+    // transaction; the exit code says whether any did (none measured is a failure).
+    let done = r["transactions"].as_u64().unwrap_or(u64::MAX);
+    ensure(done <= 2, || format!("{done} transactions in 3 s"))?;
+    expect_code(&out, if done == 0 { 1 } else { 0 }, "spec_short")?;
     let warnings = r["warnings"].to_string();
     ensure(
         warnings.contains("with a 3 s run: every New-Order waits 18 s of keying time")
