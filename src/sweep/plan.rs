@@ -247,13 +247,21 @@ impl PlanFile {
         Ok((plan, text))
     }
 
-    /// The variants to measure (none given: the workload's first).
+    /// The variants to measure (none given: the one the workload runs with the plan's options,
+    /// as YCSB's `[options] workload = "workloadb"` selects workloadb; else its first).
     pub fn variants(&self) -> Vec<String> {
         let first = || {
-            crate::workload::find(&self.workload)
-                .ok()
-                .and_then(|e| e.variants.first())
-                .map(|v| v.to_string())
+            let entry = crate::workload::find(&self.workload).ok()?;
+            let options = crate::workload::WorkloadOptions {
+                scale: self.scale,
+                params: self.params().ok()?,
+                ..Default::default()
+            };
+            let chosen = (entry.new)(&options).ok().map(|w| w.variant());
+            chosen
+                .filter(|v| entry.variants.contains(v))
+                .or(entry.variants.first().copied())
+                .map(str::to_string)
         };
         match (&self.variant, self.variants.is_empty()) {
             (_, false) => self.variants.clone(),
@@ -515,6 +523,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("'select-all' is not a variant of tpcb"), "{e}");
+        // A plan that names no variant measures the one its options select.
+        let ycsb = "workload = \"ycsb\"\n[options]\nworkload = \"workloadb\"\n";
+        assert_eq!(parse(ycsb).unwrap().variants(), ["workloadb"]);
+        let ycsb = "workload = \"ycsb\"\n[options]\nrecordcount = 100\n";
+        assert_eq!(parse(ycsb).unwrap().variants(), ["workloada"]);
     }
 
     #[test]
