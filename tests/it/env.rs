@@ -172,6 +172,27 @@ pub fn dbduel<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     out
 }
 
+/// One trial per refused command line: `GROUP::refuses::NAME` runs it and expects exit code 2
+/// with a message that contains the needle.
+pub fn refusals(
+    group: &str,
+    cases: impl IntoIterator<Item = (&'static str, &'static [&'static str], &'static str)>,
+) -> Vec<libtest_mimic::Trial> {
+    cases
+        .into_iter()
+        .map(|(name, args, needle)| {
+            libtest_mimic::Trial::test(format!("{group}::refuses::{name}"), move || {
+                let out = dbduel(args);
+                expect_code(&out, 2, name)?;
+                let all = text(&out);
+                Ok(ensure(all.contains(needle), || {
+                    format!("message lacks '{needle}':\n{all}")
+                })?)
+            })
+        })
+        .collect()
+}
+
 pub fn text(out: &Output) -> String {
     format!(
         "{}{}",

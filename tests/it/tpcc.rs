@@ -11,7 +11,7 @@ use std::sync::Arc;
 use dbduel::engine::{DbError, ErrorClass};
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, refusals, session, text};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let refused: [(&str, &[&str], &str); 5] = [
@@ -48,19 +48,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "SQLite has no stored procedures",
         ),
     ];
-    let mut out: Vec<Trial> = refused
-        .into_iter()
-        .map(|(name, args, needle)| {
-            Trial::test(format!("tpcc::refuses::{name}"), move || {
-                let out = dbduel(args);
-                expect_code(&out, 2, name)?;
-                let all = text(&out);
-                Ok(ensure(all.contains(needle), || {
-                    format!("message lacks '{needle}':\n{all}")
-                })?)
-            })
-        })
-        .collect();
+    let mut out = refusals("tpcc", refused);
     let env2 = env.clone();
     out.push(Trial::test(
         "tpcc::postgres_two_warehouses_serializable_then_an_order_deleted",

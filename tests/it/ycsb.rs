@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, refusals, session, text};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let refused: [(&str, &[&str], &str); 5] = [
@@ -44,19 +44,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "YCSB property file /nonexistent/workloadz",
         ),
     ];
-    let mut out: Vec<Trial> = refused
-        .into_iter()
-        .map(|(name, args, needle)| {
-            Trial::test(format!("ycsb::refuses::{name}"), move || {
-                let out = dbduel(args);
-                expect_code(&out, 2, name)?;
-                let all = text(&out);
-                Ok(ensure(all.contains(needle), || {
-                    format!("message lacks '{needle}':\n{all}")
-                })?)
-            })
-        })
-        .collect();
+    let mut out = refusals("ycsb", refused);
     let e = env.clone();
     out.push(Trial::test("ycsb::workloade_scans_postgres", move || {
         Ok(workloade_scans(&e)?)
