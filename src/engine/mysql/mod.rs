@@ -258,6 +258,12 @@ struct MySession {
 /// MySQL string literal: quotes doubled and backslashes escaped (NO_BACKSLASH_ESCAPES off).
 fn quote_mysql(s: &str, out: &mut String) {
     out.push('\'');
+    // Most loaded text has nothing to escape: copy it whole.
+    if !s.bytes().any(|b| matches!(b, b'\'' | b'\\' | 0)) {
+        out.push_str(s);
+        out.push('\'');
+        return;
+    }
     for c in s.chars() {
         match c {
             '\'' => out.push_str("''"),
@@ -582,6 +588,18 @@ fn classify(e: &WireError, connecting: bool) -> DbError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literals_are_quoted() {
+        let quoted = |s: &str| {
+            let mut out = String::new();
+            quote_mysql(s, &mut out);
+            out
+        };
+        assert_eq!(quoted("plain text"), "'plain text'");
+        assert_eq!(quoted("it's a \\ and \0"), "'it''s a \\\\ and \\0'");
+        assert_eq!(quoted(""), "''");
+    }
 
     #[test]
     fn error_numbers_are_classified() {
