@@ -53,6 +53,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "many_prepared_statements_on_mariadb".into(),
             many_statements,
         ),
+        (
+            "mariadb_loads_through_load_data_or_inserts".into(),
+            maria_load_paths,
+        ),
     ];
     for (label, t) in [
         ("sqlite", half_applied_sqlite as Test),
@@ -861,4 +865,117 @@ fn broken_index_pg(env: &Env) -> Result<(), String> {
             "UPDATE pg_index SET indisready = true WHERE indexrelid = 'k_1'::regclass",
         ],
     )
+}
+
+/// MariaDB loads through LOAD DATA LOCAL INFILE: values with tabs, newlines, backslashes,
+/// quotes, NULLs and decimals come back as they went; with local_infile=OFF the same load
+/// goes by INSERT and nothing is lost.
+fn maria_load_paths(env: &Env) -> Result<(), String> {
+    use dbduel::engine::{Load, RowSource, Value};
+    struct Rows(Vec<Vec<Value>>);
+    impl RowSource for Rows {
+        fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
+            match self.0.pop() {
+                Some(r) => {
+                    *row = r;
+                    true
+                }
+                None => false,
+            }
+        }
+        fn total(&self) -> u64 {
+            self.0.len() as u64
+        }
+    }
+    let texts = [
+        "tab\there",
+        "line\nbreak\r",
+        "back\\slash \\N",
+        "it's",
+        "",
+        "zürich",
+    ];
+    let rows: Vec<Vec<Value>> = (0..3000)
+        .map(|i| {
+            let text = texts[i % texts.len()];
+            vec![
+                Value::Int(i as i64),
+                if i % 7 == 0 {
+                    Value::Null
+                } else {
+                    Value::Text(text.into())
+                },
+                Value::Float(i as f64 / 8.0),
+            ]
+        })
+        .collect();
+    let dsn = env.fresh_db(Target::MariaDb("InnoDB"), "load_paths");
+    let mut s = session(&dsn);
+    let count = |s: &mut Box<dyn dbduel::engine::Session>, what: &str| -> Result<i64, String> {
+        let rows = s.query_text(what).map_err(|e| e.message)?;
+        Ok(rows
+            .first()
+            .and_then(|r| r[1].to_string().parse().ok())
+            .unwrap_or(-1))
+    };
+    let load = |s: &mut Box<dyn dbduel::engine::Session>| -> Result<Vec<Vec<String>>, String> {
+        s.batch(
+            "CREATE OR REPLACE TABLE t (id INT PRIMARY KEY, txt VARCHAR(40), amount DECIMAL(12,3))",
+        )
+        .map_err(|e| e.message)?;
+        let mut source = Rows(rows.clone());
+        let n = s
+            .bulk_load(
+                "t",
+                &["id", "txt", "amount"],
+                &mut source,
+                &mut |_| true,
+                Load::Replace,
+            )
+            .map_err(|e| e.message)?;
+        ensure(n == 3000, || format!("{n} rows loaded of 3000"))?;
+        let back = s
+            .query_text("SELECT id, COALESCE(txt, 'NULL!'), amount FROM t ORDER BY id")
+            .map_err(|e| e.message)?;
+        Ok(back
+            .iter()
+            .map(|r| r.iter().map(|v| v.to_string()).collect())
+            .collect())
+    };
+    let expected: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let txt = match &r[1] {
+                Value::Text(t) => t.clone(),
+                _ => "NULL!".into(),
+            };
+            let Value::Float(x) = r[2] else {
+                unreachable!()
+            };
+            vec![r[0].to_string(), txt, format!("{x:.3}")]
+        })
+        .collect();
+    let before = count(&mut s, "SHOW GLOBAL STATUS LIKE 'Com_load'")?;
+    let through_load_data = load(&mut s)?;
+    let after = count(&mut s, "SHOW GLOBAL STATUS LIKE 'Com_load'")?;
+    ensure(after > before, || {
+        format!("Com_load {before} -> {after}: no LOAD DATA ran")
+    })?;
+    ensure(through_load_data == expected, || {
+        let bad = through_load_data
+            .iter()
+            .zip(&expected)
+            .find(|(a, b)| a != b);
+        format!("LOAD DATA changed a row: {bad:?}")
+    })?;
+    // A server that takes no local files: a new session falls back to INSERTs.
+    s.batch("SET GLOBAL local_infile = OFF")
+        .map_err(|e| e.message)?;
+    let mut other = session(&dsn);
+    let through_inserts = load(&mut other);
+    s.batch("SET GLOBAL local_infile = ON")
+        .map_err(|e| e.message)?;
+    ensure(through_inserts? == expected, || {
+        "the INSERT path changed a row".into()
+    })
 }
