@@ -56,12 +56,6 @@ const SETTINGS: &[&str] = &[
 /// Rows per multi-row INSERT, and rows per transaction, when loading.
 const INSERT_ROWS: usize = 2000;
 const COMMIT_ROWS: u64 = 100_000;
-/// Bytes of LOAD DATA LOCAL content per packet sent.
-const PIECE_BYTES: usize = 256 * 1024;
-/// Errors that say the server does not take LOAD DATA LOCAL: ER_NOT_ALLOWED_COMMAND (MySQL 5.7,
-/// MariaDB before 10.5), MySQL 8's ER_CLIENT_LOCAL_FILES_DISABLED, MariaDB's
-/// ER_LOAD_INFILE_CAPABILITY_DISABLED.
-const LOCAL_FILES_REFUSED: [u16; 3] = [1148, 3948, 4166];
 
 struct MySql {
     target: Address,
@@ -238,7 +232,6 @@ impl Engine for MySql {
             stmts: Vec::new(),
             sql: String::new(),
             innodb_metrics: true,
-            local_files: true,
         }))
     }
     fn table_options(&self, _fillfactor: Option<u32>) -> String {
@@ -260,8 +253,6 @@ struct MySession {
     sql: String,
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
-    /// Whether loading tries LOAD DATA LOCAL INFILE (until the server refuses it once).
-    local_files: bool,
 }
 
 /// MySQL string literal: quotes doubled and backslashes escaped (NO_BACKSLASH_ESCAPES off).
@@ -284,43 +275,6 @@ fn quote_mysql(s: &str, out: &mut String) {
     out.push('\'');
 }
 
-/// One row of LOAD DATA's default format: fields separated by tabs, a newline at the end,
-/// NULL as `\N`, and backslash, tab, newline, carriage return and NUL escaped.
-fn tsv_row(row: &[Value], out: &mut Vec<u8>) {
-    use std::io::Write;
-    for (i, v) in row.iter().enumerate() {
-        if i > 0 {
-            out.push(b'\t');
-        }
-        match v {
-            Value::Null => out.extend_from_slice(b"\\N"),
-            Value::Int(x) => out.extend_from_slice(itoa::Buffer::new().format(*x).as_bytes()),
-            // Display writes no exponent: plain digits, as a DECIMAL column reads them.
-            Value::Float(x) => {
-                let _ = write!(out, "{x}");
-            }
-            Value::Text(s) => {
-                let special = |b: u8| matches!(b, b'\\' | b'\t' | b'\n' | b'\r' | 0);
-                if !s.bytes().any(special) {
-                    out.extend_from_slice(s.as_bytes());
-                    continue;
-                }
-                for b in s.bytes() {
-                    match b {
-                        b'\\' => out.extend_from_slice(b"\\\\"),
-                        b'\t' => out.extend_from_slice(b"\\t"),
-                        b'\n' => out.extend_from_slice(b"\\n"),
-                        b'\r' => out.extend_from_slice(b"\\r"),
-                        0 => out.extend_from_slice(b"\\0"),
-                        b => out.push(b),
-                    }
-                }
-            }
-        }
-    }
-    out.push(b'\n');
-}
-
 impl MySession {
     /// The storage engines of the current database's tables (dbduel's own facts table left
     /// out), as the data holds them: a run on tables made Aria says Aria, whatever the flags.
@@ -333,8 +287,7 @@ impl MySession {
         Ok((!engines.is_empty()).then(|| engines.join(", ")))
     }
 
-    /// Load rows through the bulk path; `replace` empties the table first. LOAD DATA LOCAL
-    /// INFILE where the server takes it, multi-row INSERTs where it does not.
+    /// Load rows through the bulk path; `replace` empties the table first.
     fn load_rows(
         &mut self,
         table: &str,
@@ -343,96 +296,10 @@ impl MySession {
         progress: LoadProgress<'_>,
         replace: bool,
     ) -> DbResult<u64> {
+        use std::fmt::Write;
         if replace {
             self.batch(&format!("TRUNCATE TABLE {table}"))?;
         }
-        let mut loaded = 0;
-        if self.local_files {
-            let all;
-            (loaded, all) = self.load_data(table, columns, rows, progress)?;
-            if all {
-                return Ok(loaded);
-            }
-            // Refused: the rows not loaded yet go by INSERT, now and from now on.
-            self.local_files = false;
-        }
-        Ok(loaded + self.insert_rows(table, columns, rows, progress)?)
-    }
-
-    /// LOAD DATA LOCAL INFILE, the path mysqlimport --local takes: the rows as tab-separated
-    /// text with the statement's default escapes (backslash, `\N` for NULL), one statement and
-    /// one transaction per COMMIT_ROWS rows. Returns the rows loaded and whether that is all of
-    /// them: a server that does not take local files (local_infile=OFF, which may change while
-    /// loading) refuses a statement before asking for its rows, so none are lost.
-    fn load_data(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
-    ) -> DbResult<(u64, bool)> {
-        let sql = format!(
-            "LOAD DATA LOCAL INFILE 'dbduel-rows' INTO TABLE {table} CHARACTER SET utf8mb4 ({})",
-            columns.join(", ")
-        );
-        let (mut row, mut n, mut done, mut stopped) = (Vec::new(), 0u64, false, false);
-        while !done {
-            self.begin(true)?;
-            let (mut in_txn, mut unreported) = (0u64, 0u64);
-            let loaded = self.conn.load_local(&sql, &mut |piece: &mut Vec<u8>| {
-                while piece.len() < PIECE_BYTES {
-                    if in_txn == COMMIT_ROWS {
-                        return false;
-                    }
-                    if !rows.next_row(&mut row) {
-                        done = true;
-                        return false;
-                    }
-                    tsv_row(&row, piece);
-                    (in_txn, unreported) = (in_txn + 1, unreported + 1);
-                    if unreported == INSERT_ROWS as u64 {
-                        unreported = 0;
-                        if !progress(INSERT_ROWS as u64) {
-                            stopped = true;
-                            return false;
-                        }
-                    }
-                }
-                true
-            });
-            match loaded {
-                Err(WireError::Server { code, .. })
-                    if in_txn == 0 && LOCAL_FILES_REFUSED.contains(&code) =>
-                {
-                    let _ = self.rollback();
-                    return Ok((n, false));
-                }
-                Err(e) => {
-                    let _ = self.rollback();
-                    return Err(classify(&e, false));
-                }
-                Ok(_) if stopped => {
-                    let _ = self.rollback();
-                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
-                }
-                Ok(_) => {}
-            }
-            self.commit()?;
-            n += in_txn;
-            progress(unreported);
-        }
-        Ok((n, true))
-    }
-
-    /// Multi-row INSERTs of INSERT_ROWS rows, COMMIT_ROWS rows a transaction.
-    fn insert_rows(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
-    ) -> DbResult<u64> {
-        use std::fmt::Write;
         let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
         let (mut row, mut n, mut in_stmt) = (Vec::new(), 0u64, 0usize);
         self.begin(true)?;
@@ -732,23 +599,6 @@ mod tests {
         assert_eq!(quoted("plain text"), "'plain text'");
         assert_eq!(quoted("it's a \\ and \0"), "'it''s a \\\\ and \\0'");
         assert_eq!(quoted(""), "''");
-    }
-
-    #[test]
-    fn rows_are_written_as_load_data_reads_them() {
-        let mut out = Vec::new();
-        let row = [
-            Value::Int(-7),
-            Value::Null,
-            Value::Float(0.25),
-            Value::Text("tab\there, line\nthere, back\\slash".into()),
-            Value::Text("plain".into()),
-        ];
-        tsv_row(&row, &mut out);
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "-7\t\\N\t0.25\ttab\\there, line\\nthere, back\\\\slash\tplain\n"
-        );
     }
 
     #[test]

@@ -23,9 +23,6 @@ const LONG_FLAG: u32 = 0x4;
 const CONNECT_WITH_DB: u32 = 0x8;
 const PROTOCOL_41: u32 = 0x200;
 const SSL: u32 = 0x800;
-/// The client may send LOAD DATA LOCAL INFILE's content (which the server asks for by
-/// name; dbduel sends only the rows it is loading, never a file).
-const LOCAL_FILES: u32 = 0x80;
 const TRANSACTIONS: u32 = 0x2000;
 const SECURE_CONNECTION: u32 = 0x8000;
 const MULTI_STATEMENTS: u32 = 0x1_0000;
@@ -42,7 +39,6 @@ const WANTED: u32 = LONG_PASSWORD
     | FOUND_ROWS
     | LONG_FLAG
     | PROTOCOL_41
-    | LOCAL_FILES
     | TRANSACTIONS
     | SECURE_CONNECTION
     | MULTI_STATEMENTS
@@ -548,47 +544,6 @@ impl Wire {
         self.packet = payload;
         sent?;
         self.results(None, keep)
-    }
-
-    /// LOAD DATA LOCAL INFILE: `sql` is the statement; when the server asks for the file,
-    /// `fill` writes the next piece of its content into the buffer it is given (cleared),
-    /// until it returns false. Returns the rows loaded. A server that does not take local
-    /// files (local_infile=OFF) answers with an error before asking.
-    pub fn load_local(
-        &mut self,
-        sql: &str,
-        fill: &mut dyn FnMut(&mut Vec<u8>) -> bool,
-    ) -> WireResult<u64> {
-        let mut payload = Vec::with_capacity(sql.len() + 1);
-        payload.push(0x03);
-        payload.extend_from_slice(sql.as_bytes());
-        self.command(&payload)?;
-        self.read_packet()?;
-        match self.packet.first() {
-            Some(0xFB) => {}
-            Some(0xFF) => return Err(server_error(&self.packet)),
-            Some(0x00) => return Ok(ok_packet(&self.packet[1..])?.0),
-            _ => {
-                return Err(WireError::Protocol(
-                    "unexpected answer to LOAD DATA LOCAL INFILE".into(),
-                ));
-            }
-        }
-        let mut piece = std::mem::take(&mut payload);
-        loop {
-            piece.clear();
-            let more = fill(&mut piece);
-            // Packets shorter than the largest, since an empty packet ends the content (and
-            // `send` follows a largest one with an empty packet).
-            for chunk in piece.chunks(MAX_PACKET - 1) {
-                self.send(chunk)?;
-            }
-            if !more {
-                break;
-            }
-        }
-        self.send(&[])?;
-        self.results(None, None)
     }
 
     /// COM_STMT_PREPARE.
