@@ -39,6 +39,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Read the results store back: list, show, export.
     Results(ResultsArgs),
+    /// Whether two runs, or two sets of repeats, differ beyond their noise (tps, latency
+    /// percentiles), with confidence intervals; --fail-if sets the exit code for CI.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Args)]
@@ -481,4 +484,31 @@ pub enum ResultsAction {
         #[arg(long)]
         plan: Option<String>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a run id of the store, ids of repeats (3,4,5), @ID (every repeat of run
+    /// ID's sweep point), or result files of `run --json` (a.json, or a1.json,a2.json,a3.json).
+    #[arg(value_name = "A")]
+    pub a: String,
+    /// The side judged against A, given the same ways.
+    #[arg(value_name = "B")]
+    pub b: String,
+    /// The results store, for run ids.
+    #[arg(long, value_name = "FILE", default_value = "dbduel-results.db")]
+    pub results: PathBuf,
+    /// Exit 1 when a figure changed beyond the noise and past this change from A (repeatable):
+    /// 'tps<-5%', 'p99>+10%'. Figures: tps, p50, p90, p95, p99.
+    #[arg(long = "fail-if", value_name = "CONDITION", allow_hyphen_values = true)]
+    pub fail_if: Vec<String>,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
 }

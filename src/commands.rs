@@ -1,5 +1,5 @@
 //! The commands: `list`, `check`, `cleanup`, `run`, `server start|stop|status`, `sweep`,
-//! `duel`, `report` and `results list|show|export`. The measuring itself is in bench.rs and
+//! `duel`, `report`, `results list|show|export` and `compare`. The measuring itself is in bench.rs and
 //! sweep/.
 
 use std::path::Path;
@@ -8,8 +8,8 @@ use std::sync::atomic::AtomicBool;
 
 use crate::bench::{self, Observe, Outcome};
 use crate::cli::{
-    DuelArgs, ExportFormat, ReportArgs, ReportFormat, ResultsAction, ResultsArgs, ServerAction,
-    ServerDirArgs, ServerStartArgs, SweepArgs,
+    CompareArgs, CompareFormat, DuelArgs, ExportFormat, ReportArgs, ReportFormat, ResultsAction,
+    ResultsArgs, ServerAction, ServerDirArgs, ServerStartArgs, SweepArgs,
 };
 use crate::dsn::Dsn;
 use crate::engine;
@@ -241,6 +241,43 @@ pub fn report_cmd(a: &ReportArgs) -> Result<Outcome, Error> {
         None => print!("{text}"),
     }
     Ok(Outcome::Success)
+}
+
+/// `compare`: the conditions of --fail-if first, then both sides, the comparison, its
+/// view; exits 1 when a condition is met.
+pub fn compare(a: &CompareArgs) -> Result<Outcome, Error> {
+    use report::compare::{self, fail_if, render};
+    let conditions = a
+        .fail_if
+        .iter()
+        .map(|c| fail_if::parse(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let specs = [
+        compare::parse_side("A", &a.a)?,
+        compare::parse_side("B", &a.b)?,
+    ];
+    let mut store = None;
+    let side_a = compare::load(&specs[0], &a.a, &a.results, &mut store)?;
+    let side_b = compare::load(&specs[1], &a.b, &a.results, &mut store)?;
+    let mut c = compare::compare(&side_a, &side_b)?;
+    c.fail_if = conditions
+        .iter()
+        .map(|cond| fail_if::judge(cond, &c.figures))
+        .collect();
+    c.failed = c.fail_if.iter().any(|j| j.failed);
+    print!(
+        "{}",
+        match a.format {
+            CompareFormat::Text => render::text(&c),
+            CompareFormat::Markdown => render::markdown(&c),
+            CompareFormat::Json => render::json(&c),
+        }
+    );
+    Ok(if c.failed {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
 }
 
 pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {

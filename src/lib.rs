@@ -11,6 +11,7 @@ pub mod event;
 pub mod metrics;
 pub mod plan;
 pub mod report;
+pub mod resample;
 pub mod result;
 pub mod runner;
 pub mod server;
@@ -51,5 +52,6 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
         Command::Duel(args) => commands::duel(&args, &stop),
         Command::Report(args) => commands::report_cmd(&args),
         Command::Results(args) => commands::results(&args),
+        Command::Compare(args) => commands::compare(&args),
     }
 }

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     // talk to servers, and a closed socket must be an error, not the end of the process.
     if matches!(
         cli.command,
-        Command::Results(_) | Command::Report(_) | Command::List
+        Command::Results(_) | Command::Report(_) | Command::Compare(_) | Command::List
     ) {
         // SAFETY: restores the default action of one signal before any thread starts.
         unsafe {

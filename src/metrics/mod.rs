@@ -61,6 +61,8 @@ pub struct Window {
     pub errors_by_kind: BTreeMap<String, u64>,
     pub retries: u64,
     pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
     pub p99_ms: Option<f64>,
 }
 
@@ -362,6 +364,8 @@ impl Aggregator {
                     errors_by_kind: BTreeMap::new(),
                     retries: 0,
                     p50_ms: None,
+                    p90_ms: None,
+                    p95_ms: None,
                     p99_ms: None,
                 },
                 hist: Some(histogram(2)),
@@ -374,8 +378,11 @@ impl Aggregator {
     pub fn settle(&mut self, second: usize) {
         for w in self.windows.iter_mut().take(second) {
             if let Some(h) = w.hist.take().filter(|h| !h.is_empty()) {
-                w.window.p50_ms = Some(h.value_at_quantile(0.5) as f64 / 1000.0);
-                w.window.p99_ms = Some(h.value_at_quantile(0.99) as f64 / 1000.0);
+                let ms = |q: f64| Some(h.value_at_quantile(q) as f64 / 1000.0);
+                w.window.p50_ms = ms(0.5);
+                w.window.p90_ms = ms(0.9);
+                w.window.p95_ms = ms(0.95);
+                w.window.p99_ms = ms(0.99);
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Results as people read them: the terminal summary of a run (`RunResult`, in result.rs),
 //! and the views of the store's runs (`summary.rs` into `data.rs`'s `ReportData`), drawn as
-//! HTML and markdown.
+//! HTML and markdown; `compare/`, whether two runs or two sets of repeats differ.
 
+pub mod compare;
 pub mod data;
 pub mod html;
 pub mod markdown;

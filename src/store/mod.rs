@@ -241,16 +241,27 @@ impl Store {
             .query_row("SELECT result FROM runs WHERE id = ?1", [id], |r| r.get(0))
             .optional()
             .map_err(|e| db(e, &self.path))?;
-        let text = text.ok_or_else(|| {
-            Error::Usage(format!(
-                "no run {id} in {}: see `dbduel results list`",
-                self.path.display()
-            ))
-        })?;
+        let text = text.ok_or_else(|| self.no_run(id))?;
         serde_json::from_str(&text).map_err(|e| Error::StoredRun {
             id,
             message: e.to_string(),
         })
+    }
+
+    /// The runs of the sweep point that run `id` belongs to: its repeats, by repeat.
+    pub fn point_runs(&self, id: i64) -> Result<Vec<i64>, Error> {
+        let ids = schema::point_runs(&self.conn, id).map_err(|e| db(e, &self.path))?;
+        if ids.is_empty() {
+            return Err(self.no_run(id));
+        }
+        Ok(ids)
+    }
+
+    fn no_run(&self, id: i64) -> Error {
+        Error::Usage(format!(
+            "no run {id} in {}: see `dbduel results list`",
+            self.path.display()
+        ))
     }
 
     /// The per-second server resources of one run.

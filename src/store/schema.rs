@@ -92,6 +92,11 @@ CREATE TABLE sweeps (
     started_at TEXT NOT NULL
 );
 "#,
+    // The per-second p90 and p95, which `compare` resamples; empty for older runs.
+    r#"
+ALTER TABLE windows ADD COLUMN p90_ms REAL;
+ALTER TABLE windows ADD COLUMN p95_ms REAL;
+"#,
 ];
 
 /// Bring the store to the newest schema. A store that is current is only read (so a
@@ -173,7 +178,8 @@ pub fn insert_run(tx: &Transaction, rec: &PointRecord) -> rusqlite::Result<i64> 
 pub fn insert_details(tx: &Transaction, id: i64, rec: &PointRecord) -> rusqlite::Result<()> {
     let m = &rec.result.measurement;
     let mut w = tx.prepare(
-        "INSERT INTO windows (run_id, t, warmup, transactions, errors, retries, p50_ms, p99_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO windows (run_id, t, warmup, transactions, errors, retries, p50_ms, p90_ms, p95_ms, p99_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     for win in &m.windows {
         w.execute(params![
@@ -184,6 +190,8 @@ pub fn insert_details(tx: &Transaction, id: i64, rec: &PointRecord) -> rusqlite:
             win.errors as i64,
             win.retries as i64,
             win.p50_ms,
+            win.p90_ms,
+            win.p95_ms,
             win.p99_ms
         ])?;
     }
@@ -207,6 +215,21 @@ pub fn insert_details(tx: &Transaction, id: i64, rec: &PointRecord) -> rusqlite:
         s.execute(params![id, t as i64, sample.to_string()])?;
     }
     Ok(())
+}
+
+/// The runs of the point run `id` belongs to (same plan, engine, profile, workload, variant,
+/// scale, clients, cold or warm: its repeats), by repeat; empty when there is no run `id`.
+pub fn point_runs(conn: &Connection, id: i64) -> rusqlite::Result<Vec<i64>> {
+    let mut stmt = conn.prepare(
+        "SELECT sibling.id FROM runs AS run JOIN runs AS sibling
+            ON sibling.plan_id = run.plan_id AND sibling.engine = run.engine
+            AND sibling.profile = run.profile AND sibling.workload = run.workload
+            AND sibling.variant = run.variant AND sibling.scale = run.scale
+            AND sibling.clients = run.clients AND sibling.cold = run.cold
+         WHERE run.id = ?1 ORDER BY sibling.repeat, sibling.id",
+    )?;
+    let ids = stmt.query_map([id], |r| r.get(0))?;
+    ids.collect()
 }
 
 pub fn list(conn: &Connection, plan: Option<&str>) -> rusqlite::Result<Vec<RunRow>> {

@@ -4,6 +4,7 @@
 
 mod behaviour;
 mod client_cpu;
+mod compare;
 mod conformance;
 mod custom;
 mod env;
@@ -54,6 +55,7 @@ fn main() {
     trials.extend(prepare::trials(&env));
     trials.extend(latency::trials(&env));
     trials.extend(client_cpu::trials(&env));
+    trials.extend(compare::trials());
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();

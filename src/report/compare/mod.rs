@@ -1,0 +1,631 @@
+//! `compare`: whether two runs, or two sets of repeats, differ beyond their noise. Loads each
+//! side (store run ids, a sweep point's repeats, or result files), checks that both ran one
+//! workload, lists what else differs, and for tps and each latency percentile gives the
+//! difference with a bootstrap confidence interval (over repeats, or over per-second windows
+//! in blocks when there are too few repeats) and a verdict. The intervals hold for the table
+//! as a whole: each figure is judged at 1 - 0.05/k (Bonferroni).
+
+pub mod fail_if;
+pub mod render;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::resample::{self, Sample, Scheme};
+use crate::store::Store;
+
+/// The confidence of the table as a whole.
+pub const CONFIDENCE: f64 = 0.95;
+pub const RESAMPLES: usize = 10_000;
+/// The resampling's seed: the same runs always give the same intervals.
+pub const SEED: u64 = 16;
+/// Fewest runs on each side for the bootstrap over repeats.
+pub const MIN_REPEATS: usize = 3;
+/// Fewest measured seconds on each side for the bootstrap over seconds.
+pub const MIN_SECONDS: usize = 5;
+
+/// A figure compared: its name, whether more is better, and where a run and a second keep it.
+pub struct FigureDef {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    /// The run's figure: a path in the result record.
+    run: &'static [&'static str],
+    /// The second's figure: a field of a window.
+    second: &'static str,
+}
+
+pub const FIGURES: &[FigureDef] = &[
+    FigureDef {
+        name: "tps",
+        unit: "tps",
+        higher_is_better: true,
+        run: &["tps"],
+        second: "transactions",
+    },
+    latency("p50", &["latency_ms", "p50"], "p50_ms"),
+    latency("p90", &["latency_ms", "p90"], "p90_ms"),
+    latency("p95", &["latency_ms", "p95"], "p95_ms"),
+    latency("p99", &["latency_ms", "p99"], "p99_ms"),
+];
+
+/// A latency percentile: less is better.
+const fn latency(
+    name: &'static str,
+    run: &'static [&'static str],
+    second: &'static str,
+) -> FigureDef {
+    FigureDef {
+        name,
+        unit: "ms",
+        higher_is_better: false,
+        run,
+        second,
+    }
+}
+
+/// One run as `compare` reads it: where it came from and its result record.
+pub struct Run {
+    pub source: String,
+    pub result: Value,
+    /// The sweep profile it ran under (store runs only).
+    pub profile: Option<String>,
+}
+
+/// One side: a run or a set of repeats.
+pub struct Side {
+    pub label: String,
+    pub runs: Vec<Run>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Percentile bootstrap over the repeats of each side.
+    Repeats,
+    /// Circular block bootstrap over the measured seconds of each side.
+    Seconds,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    NoDifference,
+    /// The noise could not be estimated (too few seconds, figures missing).
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SideSummary {
+    pub label: String,
+    pub sources: Vec<String>,
+    pub runs: usize,
+    pub engine: String,
+    pub workload: String,
+    pub variant: String,
+    /// Measured seconds resampled (the seconds method), over all the side's runs.
+    pub seconds: Option<usize>,
+    /// Block length of the seconds method, chosen from the tps series' autocorrelation.
+    pub block_s: Option<usize>,
+}
+
+/// A setting that differs between the sides (first run of each).
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    pub name: String,
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FigureComparison {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    /// The side's figure: its run's, or the mean of its runs'.
+    pub a: f64,
+    pub b: f64,
+    pub difference: f64,
+    pub difference_pct: f64,
+    /// The interval of the difference at `per_figure_confidence`.
+    pub ci: Option<[f64; 2]>,
+    pub ci_pct: Option<[f64; 2]>,
+    pub verdict: Verdict,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub a: SideSummary,
+    pub b: SideSummary,
+    pub differences: Vec<Difference>,
+    pub method: Method,
+    pub confidence: f64,
+    pub per_figure_confidence: f64,
+    pub resamples: usize,
+    pub seed: u64,
+    pub figures: Vec<FigureComparison>,
+    pub fail_if: Vec<fail_if::Judgement>,
+    pub failed: bool,
+}
+
+/// What a side's argument names.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SideSpec {
+    /// Store runs: one, or repeats as a comma list.
+    Ids(Vec<i64>),
+    /// `@ID`: every repeat of run ID's sweep point.
+    Point(i64),
+    /// Result files (`run --json`), comma-separated.
+    Files(Vec<PathBuf>),
+}
+
+/// Read a side's argument: `@ID`, `ID[,ID...]`, or `FILE[,FILE...]`.
+pub fn parse_side(which: &str, text: &str) -> Result<SideSpec, Error> {
+    let bad = |why: String| {
+        Error::Usage(format!(
+            "compare {which} '{text}': {why}; give a run id of the store (see `dbduel results list`), \
+             ids of repeats (3,4,5), @ID for every repeat of run ID's sweep point, or result files (run --json)"
+        ))
+    };
+    let text = text.trim();
+    if let Some(id) = text.strip_prefix('@') {
+        return id
+            .trim()
+            .parse()
+            .map(SideSpec::Point)
+            .map_err(|_| bad(format!("'{id}' after @ is not a run id")));
+    }
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(bad("an empty item".into()));
+    }
+    if let Ok(ids) = parts.iter().map(|p| p.parse::<i64>()).collect() {
+        return Ok(SideSpec::Ids(ids));
+    }
+    let files: Vec<PathBuf> = parts.iter().map(PathBuf::from).collect();
+    if let Some(missing) = files.iter().find(|f| !f.is_file()) {
+        return Err(bad(format!(
+            "no such file or run id: {}",
+            missing.display()
+        )));
+    }
+    Ok(SideSpec::Files(files))
+}
+
+/// Load a side's runs from the store (opened on first need) or from its files.
+pub fn load(
+    spec: &SideSpec,
+    label: &str,
+    results: &Path,
+    store: &mut Option<Store>,
+) -> Result<Side, Error> {
+    let runs = match spec {
+        SideSpec::Files(files) => files
+            .iter()
+            .map(|f| load_file(f))
+            .collect::<Result<_, _>>()?,
+        SideSpec::Ids(ids) => store_runs(open(results, store)?, ids)?,
+        SideSpec::Point(id) => {
+            let store = open(results, store)?;
+            let ids = store.point_runs(*id)?;
+            store_runs(store, &ids)?
+        }
+    };
+    let side = Side {
+        label: label.to_string(),
+        runs,
+    };
+    one_workload(&side)?;
+    Ok(side)
+}
+
+fn open<'a>(results: &Path, store: &'a mut Option<Store>) -> Result<&'a Store, Error> {
+    if store.is_none() {
+        if !results.exists() {
+            return Err(Error::Usage(format!(
+                "no results store at {}: give --results, or compare result files (`run --json`)",
+                results.display()
+            )));
+        }
+        *store = Some(Store::open(results)?);
+    }
+    Ok(store.as_ref().expect("opened above"))
+}
+
+fn store_runs(store: &Store, ids: &[i64]) -> Result<Vec<Run>, Error> {
+    let rows = store.list(None)?;
+    ids.iter()
+        .map(|&id| {
+            let result = store.result(id)?;
+            Ok(Run {
+                source: format!("run {id}"),
+                result,
+                profile: rows.iter().find(|r| r.id == id).map(|r| r.profile.clone()),
+            })
+        })
+        .collect()
+}
+
+fn load_file(path: &Path) -> Result<Run, Error> {
+    let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
+    let result: Value = serde_json::from_str(&text).map_err(|e| {
+        Error::Usage(format!(
+            "{}: not a dbduel result file ({e}); give the file `dbduel run --json` wrote",
+            path.display()
+        ))
+    })?;
+    if !result["tps"].is_number() || !result["windows"].is_array() {
+        return Err(Error::Usage(format!(
+            "{}: not a dbduel result file (no tps or windows); give the file `dbduel run --json` wrote",
+            path.display()
+        )));
+    }
+    Ok(Run {
+        source: path.display().to_string(),
+        result,
+        profile: None,
+    })
+}
+
+/// The workload and variant a run ran.
+fn workload_of(run: &Run) -> (String, String) {
+    let w = &run.result["workload"];
+    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+    (s(&w["name"]), s(&w["variant"]))
+}
+
+fn one_workload(side: &Side) -> Result<(), Error> {
+    let first = &side.runs[0];
+    for run in &side.runs[1..] {
+        if workload_of(run) != workload_of(first) {
+            return Err(Error::Usage(format!(
+                "compare {}: {} ran {} and {} ran {}: the runs of a side must be repeats of one workload",
+                side.label,
+                first.source,
+                workload_of(first).0 + " " + &workload_of(first).1,
+                run.source,
+                workload_of(run).0 + " " + &workload_of(run).1,
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Compare side b against side a.
+pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
+    let (wa, wb) = (workload_of(&a.runs[0]), workload_of(&b.runs[0]));
+    if wa != wb {
+        return Err(Error::Usage(format!(
+            "A ran {} {} and B ran {} {}: compare runs of one workload and variant",
+            wa.0, wa.1, wb.0, wb.1
+        )));
+    }
+    let method = if a.runs.len() >= MIN_REPEATS && b.runs.len() >= MIN_REPEATS {
+        Method::Repeats
+    } else {
+        Method::Seconds
+    };
+    let per_figure = 1.0 - (1.0 - CONFIDENCE) / FIGURES.len() as f64;
+    let figures = FIGURES
+        .iter()
+        .enumerate()
+        .map(|(i, f)| figure(f, a, b, method, per_figure, SEED + i as u64))
+        .collect();
+    Ok(Comparison {
+        a: summary(a, method),
+        b: summary(b, method),
+        differences: differences(&a.runs[0], &b.runs[0]),
+        method,
+        confidence: CONFIDENCE,
+        per_figure_confidence: per_figure,
+        resamples: RESAMPLES,
+        seed: SEED,
+        figures,
+        fail_if: Vec::new(),
+        failed: false,
+    })
+}
+
+fn summary(side: &Side, method: Method) -> SideSummary {
+    let first = &side.runs[0];
+    let (workload, variant) = workload_of(first);
+    let tps = seconds(side, &FIGURES[0]);
+    let seconds_method = method == Method::Seconds;
+    SideSummary {
+        label: side.label.clone(),
+        sources: side.runs.iter().map(|r| r.source.clone()).collect(),
+        runs: side.runs.len(),
+        engine: first.result["engine"]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+        workload,
+        variant,
+        seconds: seconds_method.then_some(tps.len()),
+        block_s: seconds_method.then(|| resample::block_length(&tps)),
+    }
+}
+
+/// A run's figure, when its record has it.
+fn run_value(run: &Run, f: &FigureDef) -> Option<f64> {
+    f.run
+        .iter()
+        .fold(&run.result, |v, key| &v[*key])
+        .as_f64()
+        .filter(|v| v.is_finite())
+}
+
+/// The measured seconds of a side's runs, one after the other: the warm-up and each run's
+/// last second (usually partial) left out, and seconds without the figure skipped.
+fn seconds(side: &Side, f: &FigureDef) -> Vec<f64> {
+    let mut out = Vec::new();
+    for run in &side.runs {
+        let windows = run.result["windows"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let measured: Vec<&Value> = windows.iter().filter(|w| w["warmup"] == false).collect();
+        let whole = &measured[..measured.len().saturating_sub(1)];
+        out.extend(whole.iter().filter_map(|w| w[f.second].as_f64()));
+    }
+    out
+}
+
+/// One figure compared: values, difference, interval and verdict.
+fn figure(
+    f: &'static FigureDef,
+    a: &Side,
+    b: &Side,
+    method: Method,
+    level: f64,
+    seed: u64,
+) -> FigureComparison {
+    let runs = |s: &Side| -> Vec<f64> { s.runs.iter().filter_map(|r| run_value(r, f)).collect() };
+    let (ra, rb) = (runs(a), runs(b));
+    let (va, vb) = (resample::mean(&ra), resample::mean(&rb));
+    let mut out = FigureComparison {
+        name: f.name,
+        unit: f.unit,
+        higher_is_better: f.higher_is_better,
+        a: va,
+        b: vb,
+        difference: vb - va,
+        difference_pct: (vb / va - 1.0) * 100.0,
+        ci: None,
+        ci_pct: None,
+        verdict: Verdict::Unknown,
+        note: None,
+    };
+    let samples = match method {
+        Method::Repeats => Ok((
+            ra.clone(),
+            rb.clone(),
+            Scheme::Independent,
+            Scheme::Independent,
+        )),
+        Method::Seconds => second_samples(f, a, b),
+    };
+    let (sa, sb, scheme_a, scheme_b) = match samples {
+        Ok(s) => s,
+        Err(note) => {
+            out.note = Some(note);
+            return out;
+        }
+    };
+    if !(va.is_finite() && vb.is_finite() && va > 0.0) {
+        out.note = Some(format!("no {} on a side", f.name));
+        return out;
+    }
+    let interval = resample::ratio_interval(
+        &Sample {
+            values: &sa,
+            scheme: scheme_a,
+        },
+        &Sample {
+            values: &sb,
+            scheme: scheme_b,
+        },
+        level,
+        RESAMPLES,
+        seed,
+    );
+    let Some((lo, hi)) = interval else {
+        out.note = Some("no noise estimate (a side's mean is zero)".into());
+        return out;
+    };
+    // The interval of the samples' ratio, moved onto the figures' own ratio (a run's p99 is
+    // not the mean of its seconds' p99).
+    let shift = (vb / va) / (resample::mean(&sb) / resample::mean(&sa));
+    let (lo, hi) = (lo * shift, hi * shift);
+    out.ci_pct = Some([(lo - 1.0) * 100.0, (hi - 1.0) * 100.0]);
+    out.ci = Some([(lo - 1.0) * va, (hi - 1.0) * va]);
+    out.verdict = verdict(lo, hi, f.higher_is_better);
+    out
+}
+
+type Samples = (Vec<f64>, Vec<f64>, Scheme, Scheme);
+
+/// Each side's seconds and its block length, or why they cannot be resampled.
+fn second_samples(f: &FigureDef, a: &Side, b: &Side) -> Result<Samples, String> {
+    let short = seconds(a, &FIGURES[0])
+        .len()
+        .min(seconds(b, &FIGURES[0]).len());
+    if short < MIN_SECONDS {
+        return Err(format!(
+            "{short} measured second(s) on a side, fewer than {MIN_SECONDS}: run longer, or {MIN_REPEATS} repeats a side"
+        ));
+    }
+    let (sa, sb) = (seconds(a, f), seconds(b, f));
+    if sa.is_empty() || sb.is_empty() {
+        return Err(format!(
+            "a side's per-second windows hold no {} (runs recorded by an older dbduel)",
+            f.name
+        ));
+    }
+    let blocks = |v: &[f64]| Scheme::Blocks {
+        block: resample::block_length(v),
+    };
+    let (ba, bb) = (blocks(&sa), blocks(&sb));
+    Ok((sa, sb, ba, bb))
+}
+
+/// The verdict of an interval of b/a: above 1 is "b higher", below 1 is "b lower".
+fn verdict(lo: f64, hi: f64, higher_is_better: bool) -> Verdict {
+    let higher = lo > 1.0;
+    let lower = hi < 1.0;
+    match (higher, lower) {
+        (false, false) => Verdict::NoDifference,
+        (true, _) if higher_is_better => Verdict::Faster,
+        (true, _) => Verdict::Slower,
+        (_, true) if higher_is_better => Verdict::Slower,
+        (_, true) => Verdict::Faster,
+    }
+}
+
+/// What was set differently: engine, server version, profile, the engine's and the
+/// workload's settings, the run's options, dbduel's version.
+fn differences(a: &Run, b: &Run) -> Vec<Difference> {
+    let (fa, fb) = (facts(a), facts(b));
+    let mut names: Vec<&String> = fa.keys().chain(fb.keys()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter(|n| fa.get(*n) != fb.get(*n))
+        .map(|n| Difference {
+            name: n.clone(),
+            a: fa.get(n).cloned(),
+            b: fb.get(n).cloned(),
+        })
+        .collect()
+}
+
+fn facts(run: &Run) -> BTreeMap<String, String> {
+    let r = &run.result;
+    let mut out = BTreeMap::new();
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    for key in ["name", "server_version", "isolation"] {
+        out.insert(format!("engine.{key}"), text(&r["engine"][key]));
+    }
+    out.insert("dbduel_version".into(), text(&r["dbduel_version"]));
+    out.insert("workload.scale".into(), text(&r["workload"]["scale"]));
+    for (section, path) in [
+        ("engine.settings", &r["engine"]["settings"]),
+        ("workload.settings", &r["workload"]["settings"]),
+        ("options", &r["options"]),
+    ] {
+        if let Some(map) = path.as_object() {
+            for (k, v) in map {
+                out.insert(format!("{section}.{k}"), text(v));
+            }
+        }
+    }
+    if let Some(p) = &run.profile {
+        out.insert("profile".into(), p.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(tps: &[f64], p99: f64, variant: &str) -> Run {
+        let windows: Vec<Value> = tps
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                serde_json::json!({"t": i + 1, "warmup": false, "transactions": t,
+                    "p50_ms": 1.0, "p90_ms": 2.0, "p95_ms": 3.0, "p99_ms": p99})
+            })
+            .collect();
+        let mean = resample::mean(tps);
+        Run {
+            source: "test".into(),
+            result: serde_json::json!({
+                "tps": mean, "latency_ms": {"p50": 1.0, "p90": 2.0, "p95": 3.0, "p99": p99},
+                "windows": windows, "engine": {"name": "sqlite", "settings": {}},
+                "workload": {"name": "tpcb", "variant": variant, "settings": {}},
+                "options": {"clients": 1}
+            }),
+            profile: None,
+        }
+    }
+
+    fn side(runs: Vec<Run>) -> Side {
+        Side {
+            label: "x".into(),
+            runs,
+        }
+    }
+
+    #[test]
+    fn sides_are_parsed() {
+        assert_eq!(parse_side("A", "7").unwrap(), SideSpec::Ids(vec![7]));
+        assert_eq!(
+            parse_side("A", "3, 4,5").unwrap(),
+            SideSpec::Ids(vec![3, 4, 5])
+        );
+        assert_eq!(parse_side("A", "@12").unwrap(), SideSpec::Point(12));
+        let e = parse_side("B", "@x").unwrap_err().to_string();
+        assert!(e.contains("compare B '@x'"), "{e}");
+        let e = parse_side("A", "/no/such.json").unwrap_err().to_string();
+        assert!(e.contains("no such file or run id: /no/such.json"), "{e}");
+    }
+
+    #[test]
+    fn seconds_method_finds_a_slower_run_and_not_an_equal_one() {
+        let steady: Vec<f64> = (0..20).map(|i| 100.0 + (i % 3) as f64).collect();
+        let slow: Vec<f64> = steady.iter().map(|t| t * 0.8).collect();
+        let a = side(vec![run(&steady, 5.0, "tpcb-like")]);
+        let b = side(vec![run(&slow, 5.0, "tpcb-like")]);
+        let c = compare(&a, &b).unwrap();
+        assert_eq!(c.method, Method::Seconds);
+        assert_eq!(c.figures[0].verdict, Verdict::Slower);
+        assert!((c.figures[0].difference_pct + 20.0).abs() < 1.0);
+        let same = compare(&a, &a).unwrap();
+        assert!(same.figures.iter().all(|f| f.verdict != Verdict::Slower));
+        assert_eq!(same.figures[0].verdict, Verdict::NoDifference);
+        assert!(same.differences.is_empty());
+    }
+
+    #[test]
+    fn repeats_method_and_latency_direction() {
+        let runs = |p99s: &[f64]| {
+            side(
+                p99s.iter()
+                    .map(|&p| run(&[100.0; 6], p, "tpcb-like"))
+                    .collect(),
+            )
+        };
+        let c = compare(&runs(&[5.0, 5.1, 4.9]), &runs(&[9.0, 9.2, 8.9])).unwrap();
+        assert_eq!(c.method, Method::Repeats);
+        let p99 = c.figures.iter().find(|f| f.name == "p99").unwrap();
+        assert_eq!(p99.verdict, Verdict::Slower);
+        assert!((c.per_figure_confidence - 0.99).abs() < 1e-9);
+    }
+
+    #[test]
+    fn too_few_seconds_or_other_workloads() {
+        let a = side(vec![run(&[100.0, 101.0], 5.0, "tpcb-like")]);
+        let c = compare(&a, &a).unwrap();
+        assert_eq!(c.figures[0].verdict, Verdict::Unknown);
+        assert!(c.figures[0].note.as_ref().unwrap().contains("fewer than 5"));
+        let b = side(vec![run(&[100.0; 9], 5.0, "select-only")]);
+        let e = compare(&a, &b).err().unwrap().to_string();
+        assert!(
+            e.contains("A ran tpcb tpcb-like and B ran tpcb select-only"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,277 @@
+//! A comparison as text (the terminal), markdown (a pull request's comment) or JSON (its
+//! schema is schema/compare.schema.json).
+
+use super::{Comparison, FigureComparison, Method, SideSummary, Verdict};
+use crate::report::data::{sig3, tps_text};
+use crate::report::markdown::cell;
+use crate::report::text_table;
+
+pub fn json(c: &Comparison) -> String {
+    serde_json::to_string_pretty(c).expect("a comparison serializes") + "\n"
+}
+
+pub fn text(c: &Comparison) -> String {
+    let mut out = String::new();
+    out += &format!("A: {}\nB: {}\n", side(&c.a), side(&c.b));
+    if !c.differences.is_empty() {
+        out += "what differs:\n";
+        let rows: Vec<Vec<String>> = c
+            .differences
+            .iter()
+            .map(|d| {
+                vec![
+                    format!("  {}", d.name),
+                    setting(&d.a),
+                    "->".into(),
+                    setting(&d.b),
+                ]
+            })
+            .collect();
+        out += &text_table(&["", "A", "", "B"], &[], &rows)
+            .lines()
+            .skip(1)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>();
+    }
+    out += &format!("{}\n{}\n\n", method(c), confidence(c));
+    let header = ["figure", "A", "B", "change", interval_header(c), "verdict"];
+    let rows: Vec<Vec<String>> = c.figures.iter().map(row).collect();
+    out += &text_table(&header, &header[1..5], &rows);
+    out += &notes(c, "");
+    for j in &c.fail_if {
+        out += &format!(
+            "fail-if {}: {}: {}\n",
+            j.condition,
+            if j.failed { "FAILED" } else { "ok" },
+            j.reason
+        );
+    }
+    out
+}
+
+pub fn markdown(c: &Comparison) -> String {
+    let mut out = format!(
+        "### dbduel compare\n\n- A: {}\n- B: {}\n",
+        cell(&side(&c.a)),
+        cell(&side(&c.b))
+    );
+    for d in &c.differences {
+        out += &format!(
+            "- {}: {} → {}\n",
+            cell(&d.name),
+            cell(&setting(&d.a)),
+            cell(&setting(&d.b))
+        );
+    }
+    out += &format!("\n{}; {}\n\n", cell(&method(c)), cell(&confidence(c)));
+    out += &format!(
+        "| figure | A | B | change | {} | verdict |\n|---|---:|---:|---:|---:|---|\n",
+        interval_header(c)
+    );
+    for f in &c.figures {
+        let cells: Vec<String> = row(f).iter().map(|s| cell(s)).collect();
+        out += &format!("| {} |\n", cells.join(" | "));
+    }
+    let notes = notes(c, "- ");
+    if !notes.is_empty() {
+        out += "\n";
+        out += &notes;
+    }
+    for j in &c.fail_if {
+        out += &format!(
+            "\n**fail-if {}**: {}: {}\n",
+            cell(&j.condition),
+            if j.failed { "FAILED" } else { "ok" },
+            cell(&j.reason)
+        );
+    }
+    out
+}
+
+fn side(s: &SideSummary) -> String {
+    let what = format!("{}, {} {}", s.engine, s.workload, s.variant);
+    if s.sources.len() == 1 && s.sources[0] != s.label {
+        format!("{} ({}; {what})", s.label, s.sources[0])
+    } else if s.sources.len() == 1 {
+        format!("{} ({what})", s.label)
+    } else {
+        format!(
+            "{} ({} runs: {}; {what})",
+            s.label,
+            s.runs,
+            s.sources.join(", ")
+        )
+    }
+}
+
+fn setting(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "(not set)".into())
+}
+
+fn method(c: &Comparison) -> String {
+    let head = match c.method {
+        Method::Repeats => format!(
+            "method: bootstrap over repeats ({} and {} runs; means of repeats)",
+            c.a.runs, c.b.runs
+        ),
+        Method::Seconds => {
+            let s = |x: &SideSummary| {
+                format!(
+                    "{}: {} s in blocks of {} s",
+                    x.label,
+                    x.seconds.unwrap_or(0),
+                    x.block_s.unwrap_or(1)
+                )
+            };
+            format!(
+                "method: circular block bootstrap over per-second windows ({}; {}), as fewer than {} repeats a side",
+                s(&c.a),
+                s(&c.b),
+                super::MIN_REPEATS
+            )
+        }
+    };
+    format!("{head}, {} resamples, seed {}", c.resamples, c.seed)
+}
+
+fn confidence(c: &Comparison) -> String {
+    format!(
+        "confidence: {}% for the table as a whole (Bonferroni: each of {} figures at {}%)",
+        percent(c.confidence),
+        c.figures.len(),
+        percent(c.per_figure_confidence)
+    )
+}
+
+fn percent(share: f64) -> String {
+    let p = format!("{:.2}", share * 100.0);
+    p.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn interval_header(c: &Comparison) -> &'static str {
+    if (c.per_figure_confidence - 0.99).abs() < 1e-9 {
+        "99% interval"
+    } else {
+        "interval"
+    }
+}
+
+fn row(f: &FigureComparison) -> Vec<String> {
+    let value = |v: f64| {
+        if f.unit == "tps" {
+            tps_text(v)
+        } else {
+            sig3(v)
+        }
+    };
+    let name = if f.unit == "ms" {
+        format!("{} ms", f.name)
+    } else {
+        f.name.to_string()
+    };
+    vec![
+        name,
+        value(f.a),
+        value(f.b),
+        format!("{:+.1}%", f.difference_pct),
+        f.ci_pct
+            .map_or("—".into(), |[lo, hi]| format!("{lo:+.1}% .. {hi:+.1}%")),
+        verdict(f.verdict).into(),
+    ]
+}
+
+pub fn verdict(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::NoDifference => "no difference beyond the noise",
+        Verdict::Unknown => "noise unknown",
+    }
+}
+
+fn notes(c: &Comparison, bullet: &str) -> String {
+    c.figures
+        .iter()
+        .filter_map(|f| {
+            f.note
+                .as_ref()
+                .map(|n| format!("{bullet}{}: {n}\n", f.name))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Difference, fail_if};
+    use super::*;
+
+    fn sample() -> Comparison {
+        let side = |label: &str| SideSummary {
+            label: label.into(),
+            sources: vec!["run 1".into(), "run 2".into(), "run 3".into()],
+            runs: 3,
+            engine: "sqlite".into(),
+            workload: "tpcb".into(),
+            variant: "tpcb-like".into(),
+            seconds: None,
+            block_s: None,
+        };
+        let fig = FigureComparison {
+            name: "tps",
+            unit: "tps",
+            higher_is_better: true,
+            a: 500.0,
+            b: 1000.0,
+            difference: 500.0,
+            difference_pct: 100.0,
+            ci: Some([400.0, 600.0]),
+            ci_pct: Some([80.0, 120.0]),
+            verdict: Verdict::Faster,
+            note: None,
+        };
+        let judged = fail_if::judge(
+            &fail_if::parse("tps>+50%").unwrap(),
+            std::slice::from_ref(&fig),
+        );
+        Comparison {
+            a: side("@1"),
+            b: side("@4"),
+            differences: vec![Difference {
+                name: "profile".into(),
+                a: Some("default".into()),
+                b: Some("unsafe".into()),
+            }],
+            method: Method::Repeats,
+            confidence: 0.95,
+            per_figure_confidence: 0.99,
+            resamples: 10_000,
+            seed: 16,
+            figures: vec![fig],
+            fail_if: vec![judged],
+            failed: true,
+        }
+    }
+
+    #[test]
+    fn text_and_markdown_say_the_same() {
+        let c = sample();
+        let t = text(&c);
+        assert!(t.contains("A: @1 (3 runs: run 1, run 2, run 3; sqlite, tpcb tpcb-like)"));
+        assert!(t.contains("profile") && t.contains("default") && t.contains("unsafe"));
+        assert!(t.contains("each of 1 figures at 99%"), "{t}");
+        assert!(
+            t.contains("+80.0% .. +120.0%") && t.contains("faster"),
+            "{t}"
+        );
+        assert!(t.contains("fail-if tps>+50%: FAILED"), "{t}");
+        let md = markdown(&c);
+        assert!(
+            md.contains("| tps | 500 | 1,000 | +100.0% | +80.0% .. +120.0% | faster |"),
+            "{md}"
+        );
+        assert!(md.contains("- profile: default → unsafe"), "{md}");
+        let j: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
+        assert_eq!(j["figures"][0]["verdict"], "faster");
+        assert_eq!(j["method"], "repeats");
+    }
+}
