@@ -104,29 +104,37 @@ fn variance_factor(s: &Sample) -> f64 {
 /// A side's resampled means, `resamples` of them, spread around the side's mean so that
 /// their variance is at least what `variance_factor` says the mean's is. The plain bootstrap
 /// falls short of it: a few repeats look steadier than they are (by (n - 1) / n), and blocks
-/// of a short series keep only part of its autocorrelation.
+/// of a short series keep only part of its autocorrelation. The spreading is done on a log
+/// scale, so that a mean stays positive however wide its noise.
 fn resampled_means(s: &Sample, resamples: usize, rng: &mut SmallRng) -> Vec<f64> {
     let mut buf = Vec::new();
     let means: Vec<f64> = (0..resamples)
         .map(|_| {
             draw(s, rng, &mut buf);
-            mean(&buf)
+            mean(&buf).ln()
         })
         .collect();
     let n = s.values.len() as f64;
     let m = mean(s.values);
-    if n < 2.0 {
-        return means;
+    let lm = m.ln();
+    if n < 2.0 || !lm.is_finite() {
+        return means.iter().map(|x| x.exp()).collect();
     }
-    let var = |v: &[f64], c: f64| v.iter().map(|x| (x - c).powi(2)).sum::<f64>();
-    let target = var(s.values, m) / (n - 1.0) / n * variance_factor(s);
-    let got = var(&means, m) / resamples as f64;
+    let var = |v: &[f64], c: f64| {
+        v.iter()
+            .filter(|x| x.is_finite())
+            .map(|x| (x - c).powi(2))
+            .sum::<f64>()
+    };
+    // The variance of the mean, relative to the mean squared: the variance of its log.
+    let target = var(s.values, m) / (n - 1.0) / n * variance_factor(s) / (m * m);
+    let got = var(&means, lm) / resamples as f64;
     let k = if got > 0.0 {
         (target / got).sqrt().max(1.0)
     } else {
         1.0
     };
-    means.iter().map(|x| m + (x - m) * k).collect()
+    means.iter().map(|x| (lm + (x - lm) * k).exp()).collect()
 }
 
 /// The bootstrap distribution of mean(b) / mean(a) over its value in the data: both sides

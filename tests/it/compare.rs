@@ -1,5 +1,5 @@
 //! `dbduel compare` on real runs on embedded SQLite: two result files (a closed-loop run and
-//! one held to 20 tps) judged by their seconds; two sweep points of three repeats each
+//! one held to 10 tps) judged by their seconds; two sweep points of three repeats each
 //! (SQLite's default profile against `unsafe`, synchronous off) judged by their repeats, by
 //! @ID and by id lists; --fail-if exit codes; JSON checked against schema/compare.schema.json;
 //! refusals.
@@ -87,15 +87,15 @@ fn verdict(c: &Value, figure: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A closed-loop run against one held to 20 tps: slower beyond the noise by its seconds,
+/// A closed-loop run against one held to 10 tps: slower beyond the noise by its seconds,
 /// --fail-if exits 1 only for the condition it meets; a run against itself shows no
 /// difference; a run of another variant is refused.
 fn result_files() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let file = |n: &str| dir.path().join(n).display().to_string();
     let (a, b, c) = (file("a.json"), file("b.json"), file("c.json"));
-    run_ok(&["run", "tpcb", "-T", "6", "--json", &a], 0)?;
-    run_ok(&["run", "tpcb", "-T", "6", "-R", "20", "--json", &b], 0)?;
+    run_ok(&["run", "tpcb", "-T", "12", "--json", &a], 0)?;
+    run_ok(&["run", "tpcb", "-T", "12", "-R", "10", "--json", &b], 0)?;
     let cmp = compare_json(&[&a, &b])?;
     ensure(cmp["method"] == "seconds", || cmp.to_string())?;
     ensure(verdict(&cmp, "tps") == "slower", || cmp.to_string())?;

@@ -25,8 +25,11 @@ pub const RESAMPLES: usize = 10_000;
 pub const SEED: u64 = 16;
 /// Fewest runs on each side for the bootstrap over repeats.
 pub const MIN_REPEATS: usize = 3;
-/// Fewest measured seconds on each side for the bootstrap over seconds.
-pub const MIN_SECONDS: usize = 5;
+/// Fewest measured seconds on each side for the bootstrap over seconds: fewer cannot tell how
+/// long the seconds remember each other.
+pub const MIN_SECONDS: usize = 10;
+/// Options that differ between any two runs and say nothing about them.
+const NOT_DIFFERENCES: &[&str] = &["options.seed", "options.progress_s"];
 
 /// A figure compared: its name, whether more is better, and where a run and a second keep it.
 pub struct FigureDef {
@@ -459,7 +462,7 @@ fn second_samples(f: &FigureDef, a: &Side, b: &Side) -> Result<Samples, String> 
         .min(seconds(b, &FIGURES[0]).len());
     if short < MIN_SECONDS {
         return Err(format!(
-            "{short} measured second(s) on a side, fewer than {MIN_SECONDS}: run longer, or {MIN_REPEATS} repeats a side"
+            "{short} measured second(s) on a side, fewer than {MIN_SECONDS}: run longer (-T 30 or more), or {MIN_REPEATS} repeats a side"
         ));
     }
     let (sa, sb) = (seconds(a, f), seconds(b, f));
@@ -498,7 +501,7 @@ fn differences(a: &Run, b: &Run) -> Vec<Difference> {
     names.dedup();
     names
         .into_iter()
-        .filter(|n| fa.get(*n) != fb.get(*n))
+        .filter(|n| fa.get(*n) != fb.get(*n) && !NOT_DIFFERENCES.contains(&n.as_str()))
         .map(|n| Difference {
             name: n.clone(),
             a: fa.get(n).cloned(),
@@ -620,7 +623,13 @@ mod tests {
         let a = side(vec![run(&[100.0, 101.0], 5.0, "tpcb-like")]);
         let c = compare(&a, &a).unwrap();
         assert_eq!(c.figures[0].verdict, Verdict::Unknown);
-        assert!(c.figures[0].note.as_ref().unwrap().contains("fewer than 5"));
+        assert!(
+            c.figures[0]
+                .note
+                .as_ref()
+                .unwrap()
+                .contains("fewer than 10")
+        );
         let b = side(vec![run(&[100.0; 9], 5.0, "select-only")]);
         let e = compare(&a, &b).err().unwrap().to_string();
         assert!(
