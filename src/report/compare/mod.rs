@@ -618,6 +618,65 @@ mod tests {
         assert!((c.per_figure_confidence - 0.99).abs() < 1e-9);
     }
 
+    /// A simulated run of one configuration: 30 seconds whose throughput remembers the second
+    /// before (AR(1), rho 0.5), latencies following the throughput with noise of their own.
+    fn simulated(rng: &mut rand::rngs::SmallRng) -> Run {
+        use rand::RngExt;
+        let mut x = 0.0;
+        let windows: Vec<Value> = (0..31)
+            .map(|i| {
+                x = 0.5 * x + rng.random_range(-60.0..60.0);
+                let tps = 1000.0 + x;
+                let lat = |base: f64, rng: &mut rand::rngs::SmallRng| {
+                    base * 1000.0 / tps * (1.0 + rng.random_range(-0.1..0.1))
+                };
+                serde_json::json!({"t": i + 1, "warmup": false, "transactions": tps.round(),
+                    "p50_ms": lat(1.0, rng), "p90_ms": lat(2.0, rng), "p95_ms": lat(3.0, rng),
+                    "p99_ms": lat(5.0, rng)})
+            })
+            .collect();
+        let figure = |key: &str| {
+            resample::mean(
+                &windows[..30]
+                    .iter()
+                    .map(|w| w[key].as_f64().unwrap())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        Run {
+            source: "simulated".into(),
+            result: serde_json::json!({
+                "tps": figure("transactions"),
+                "latency_ms": {"p50": figure("p50_ms"), "p90": figure("p90_ms"),
+                    "p95": figure("p95_ms"), "p99": figure("p99_ms")},
+                "windows": windows, "engine": {"name": "sqlite", "settings": {}},
+                "workload": {"name": "tpcb", "variant": "tpcb-like", "settings": {}},
+                "options": {"clients": 1}
+            }),
+            profile: None,
+        }
+    }
+
+    /// The promise: two runs of one configuration are judged "no difference" on every
+    /// figure of the table in at least 19 of 20 trials.
+    #[test]
+    fn equal_runs_show_no_difference_in_19_of_20_tables() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(20);
+        let mut clean = 0;
+        for _ in 0..20 {
+            let a = side(vec![simulated(&mut rng)]);
+            let b = side(vec![simulated(&mut rng)]);
+            let c = compare(&a, &b).unwrap();
+            assert!(c.figures.iter().all(|f| f.verdict != Verdict::Unknown));
+            clean += usize::from(c.figures.iter().all(|f| f.verdict == Verdict::NoDifference));
+        }
+        assert!(
+            clean >= 19,
+            "{clean} of 20 tables without a false difference"
+        );
+    }
+
     #[test]
     fn too_few_seconds_or_other_workloads() {
         let a = side(vec![run(&[100.0, 101.0], 5.0, "tpcb-like")]);

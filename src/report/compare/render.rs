@@ -90,7 +90,10 @@ pub fn markdown(c: &Comparison) -> String {
 
 fn side(s: &SideSummary) -> String {
     let what = format!("{}, {} {}", s.engine, s.workload, s.variant);
-    if s.sources.len() == 1 && s.sources[0] != s.label {
+    // A bare run id says no more than its source ("run 3").
+    if s.sources.len() == 1 && s.label.parse::<i64>().is_ok() {
+        format!("{} ({what})", s.sources[0])
+    } else if s.sources.len() == 1 && s.sources[0] != s.label {
         format!("{} ({}; {what})", s.label, s.sources[0])
     } else if s.sources.len() == 1 {
         format!("{} ({what})", s.label)
@@ -189,7 +192,15 @@ pub fn verdict(v: Verdict) -> &'static str {
     }
 }
 
+/// Why a figure's noise is unknown, once when every figure has the same reason.
 fn notes(c: &Comparison, bullet: &str) -> String {
+    let first = c.figures.first().and_then(|f| f.note.as_ref());
+    if let Some(note) = first
+        && c.figures.len() > 1
+        && c.figures.iter().all(|f| f.note.as_ref() == first)
+    {
+        return format!("{bullet}every figure: {note}\n");
+    }
     c.figures
         .iter()
         .filter_map(|f| {
