@@ -318,6 +318,51 @@ fn json<T: serde::Serialize>(value: &T) -> String {
 mod tests {
     use super::*;
 
+    /// A run's point siblings are its repeats: same plan and point but for the repeat; a
+    /// store written before the windows' p90 and p95 gets the columns, empty, on opening.
+    #[test]
+    fn point_runs_are_the_repeats_of_a_point() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for m in &MIGRATIONS[..3] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.execute_batch("INSERT INTO plans VALUES (1, 'p', '', ''), (2, 'q', '', '');")
+            .unwrap();
+        let rows = [
+            (1, 1, "default", 1),
+            (2, 1, "default", 2),
+            (3, 1, "unsafe", 1),
+            (4, 2, "default", 1),
+            (5, 1, "default", 3),
+        ];
+        for (id, plan, profile, repeat) in rows {
+            conn.execute(
+                "INSERT INTO runs (id, plan_id, point_key, engine, profile, unsafe_profile, workload, variant, scale,
+                    clients, repeat, cold, started_at, duration_s, tps, transactions, errors, retries, p50_ms, p95_ms,
+                    p99_ms, max_ms, client_cpu_s, client_bound, interrupted, server_version, settings, host,
+                    database_size_bytes, result)
+                 VALUES (?1, ?2, ?1, 'sqlite', ?3, 0, 'tpcb', 'tpcb-like', 1, 1, ?4, 0, '', 1, 1, 1, 0, 0, 1, 1, 1,
+                    1, 0, 0, 0, '', '{}', '{}', 0, '{}')",
+                params![id, plan, profile, repeat],
+            )
+            .unwrap();
+        }
+        conn.execute("INSERT INTO windows (run_id, t, warmup, transactions, errors, retries) VALUES (1, 1, 0, 5, 0, 0)", [])
+            .unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(point_runs(&conn, 2).unwrap(), vec![1, 2, 5]);
+        assert_eq!(point_runs(&conn, 3).unwrap(), vec![3]);
+        assert_eq!(point_runs(&conn, 4).unwrap(), vec![4]);
+        assert!(point_runs(&conn, 99).unwrap().is_empty());
+        let p90: Option<f64> = conn
+            .query_row("SELECT p90_ms FROM windows WHERE run_id = 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(p90, None);
+    }
+
     /// A store written before run_metrics existed gets its runs' figures on opening.
     #[test]
     fn migration_fills_figures_of_older_runs() {
