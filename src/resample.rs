@@ -6,6 +6,11 @@
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
+/// Resamples of each side: enough for the 0.5% tails of a 99% interval to hold 50 each.
+pub const RESAMPLES: usize = 10_000;
+/// The seed of every comparison: the same values always give the same interval.
+pub const SEED: u64 = 16;
+
 /// How one side's values are drawn again.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scheme {

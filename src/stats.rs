@@ -1,6 +1,8 @@
 //! Statistics that say when a result is noise: median and spread of repeats, instability
 //! (repeats that disagree, throughput that collapses for seconds), and whether the difference
-//! between two sets of repeats exceeds their noise.
+//! between two sets of repeats exceeds their noise (by resample.rs's bootstrap, as `compare`).
+
+use crate::resample;
 
 /// Repeats that differ by more than this share of their median make a point unstable.
 pub const UNSTABLE_SPREAD: f64 = 0.10;
@@ -107,16 +109,20 @@ pub struct Comparison {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Every repeat of b is above every repeat of a.
+    /// b's mean is above a's beyond the noise.
     Higher,
     Lower,
-    /// The ranges of the repeats overlap: the difference does not exceed the noise.
+    /// The interval holds "no change": the difference does not exceed the noise.
     WithinNoise,
     /// Fewer than two repeats on a side: the noise is unknown.
     Unknown,
 }
 
-/// Compare b against a. The difference exceeds the noise only when their ranges do not overlap.
+/// The confidence at which `compare` judges a difference.
+pub const COMPARE_CONFIDENCE: f64 = 0.95;
+
+/// Compare b against a: the same judgement as `dbduel compare` over repeats (the bootstrap
+/// interval of mean(b) / mean(a), `resample::ratio_interval`, at 95%, seeded).
 pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
     let (sa, sb) = (spread(a), spread(b));
     let ratio = if sa.median > 0.0 {
@@ -124,14 +130,27 @@ pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
     } else {
         f64::NAN
     };
-    let verdict = if sa.n < 2 || sb.n < 2 {
-        Verdict::Unknown
-    } else if sb.min > sa.max {
-        Verdict::Higher
-    } else if sb.max < sa.min {
-        Verdict::Lower
-    } else {
-        Verdict::WithinNoise
+    if sa.n < 2 || sb.n < 2 {
+        return Comparison {
+            ratio,
+            verdict: Verdict::Unknown,
+        };
+    }
+    let side = |values| resample::Sample {
+        values,
+        scheme: resample::Scheme::Independent,
+    };
+    let interval = resample::ratio_interval(
+        &side(a),
+        &side(b),
+        COMPARE_CONFIDENCE,
+        resample::RESAMPLES,
+        resample::SEED,
+    );
+    let verdict = match interval {
+        Some((lo, _)) if lo > 1.0 => Verdict::Higher,
+        Some((_, hi)) if hi < 1.0 => Verdict::Lower,
+        _ => Verdict::WithinNoise,
     };
     Comparison { ratio, verdict }
 }
@@ -162,7 +181,7 @@ mod tests {
     }
 
     #[test]
-    fn comparison_needs_ranges_apart() {
+    fn comparison_judges_the_noise() {
         assert_eq!(
             compare(&[100.0, 102.0], &[110.0, 112.0]).verdict,
             Verdict::Higher

@@ -20,9 +20,7 @@ use crate::store::Store;
 
 /// The confidence of the table as a whole.
 pub const CONFIDENCE: f64 = 0.95;
-pub const RESAMPLES: usize = 10_000;
-/// The resampling's seed: the same runs always give the same intervals.
-pub const SEED: u64 = 16;
+pub use resample::{RESAMPLES, SEED};
 /// Fewest runs on each side for the bootstrap over repeats.
 pub const MIN_REPEATS: usize = 3;
 /// Fewest measured seconds on each side for the bootstrap over seconds: fewer cannot tell how
