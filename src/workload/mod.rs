@@ -6,6 +6,7 @@ pub mod script;
 pub mod sysbench;
 pub mod tpcb;
 pub mod tpcc;
+pub mod tpch;
 pub mod ycsb;
 
 use std::collections::BTreeMap;
@@ -69,6 +70,7 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
     &[script::ENTRY],
     &[tpcc::ENTRY],
     &[ycsb::ENTRY],
+    &[tpch::ENTRY],
 ];
 
 /// Every workload, in registry order.
@@ -162,6 +164,12 @@ pub trait Workload: Send + Sync {
     fn operations(&self) -> Option<u64> {
         None
     }
+    /// Clients whose work the workload fixes (TPC-H's streams), as the transactions each
+    /// runs before it ends (`Client::finished`); None: as many as `--clients`, for as long
+    /// as `--time` or `--transactions` say.
+    fn fixed_clients(&self) -> Option<Vec<u64>> {
+        None
+    }
     /// After the measured run, on the admin session: record what the run changed that
     /// `check` needs to know (YCSB: the inserts acknowledged).
     fn finish(&self, _session: &mut dyn Session) -> Result<(), Error> {
@@ -195,6 +203,11 @@ pub trait Client: Send {
     /// think and keying times), outside its latency. Zero by default.
     fn pause(&mut self) -> Duration {
         Duration::ZERO
+    }
+    /// After a transaction: whether the client has done all its work and ends (a TPC-H
+    /// stream after its last query). False by default: the run's limit ends it.
+    fn finished(&self) -> bool {
+        false
     }
 }
 
