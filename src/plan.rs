@@ -72,23 +72,23 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
     if args.scale == 0 {
         return usage("--scale must be at least 1");
     }
-    Ok((
-        target,
-        WorkloadOptions {
-            scale: args.scale,
-            fillfactor: args.fillfactor,
-            variant: None,
-            params: {
-                let mut all = params(&args.sysbench, &args.tpcc)?;
-                all.extend(ycsb_params(&args.ycsb, args.property_file.as_deref())?);
-                all.extend(args.tpch.params());
-                all
-            },
-            clients: 0,
-            run_s: None,
-            scripts: None,
+    let opts = WorkloadOptions {
+        scale: args.scale,
+        fillfactor: args.fillfactor,
+        variant: None,
+        params: {
+            let mut all = params(&args.sysbench, &args.tpcc)?;
+            all.extend(ycsb_params(&args.ycsb, args.property_file.as_deref())?);
+            all.extend(args.tpch.params());
+            all
         },
-    ))
+        clients: 0,
+        run_s: None,
+        scripts: None,
+    };
+    // The workload's own options are checked before anything connects.
+    (target.workload.new)(&opts)?;
+    Ok((target, opts))
 }
 
 /// A run as asked for, before anything is checked: what the flags of `dbduel run` or one

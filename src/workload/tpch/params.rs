@@ -418,7 +418,7 @@ fn params_7_to_12(q: u8, sf: f64, src: &mut Source) -> Params {
             let fraction = src.pick(0.0001, |_| 0.0001 / sf);
             vec![
                 ("NATION", text(nation)),
-                ("FRACTION", text(format!("{fraction:.10}"))),
+                ("FRACTION", text(fraction_literal(fraction))),
             ]
         }
         // Clause 2.4.12.3.
@@ -434,6 +434,17 @@ fn params_7_to_12(q: u8, sf: f64, src: &mut Source) -> Params {
                 ("DATE_1YEAR", Param::Date(date.plus_months(12))),
             ]
         }
+    }
+}
+
+/// Q11's FRACTION as a literal: an exact decimal of at most six places, a float past them
+/// (Firebird's decimal arithmetic overflows on a product with more places).
+fn fraction_literal(fraction: f64) -> String {
+    let exact = format!("{fraction:.10}");
+    let exact = exact.trim_end_matches('0');
+    match exact.split_once('.') {
+        Some((_, places)) if places.len() > 6 => format!("{fraction:e}"),
+        _ => exact.to_string(),
     }
 }
 
@@ -571,6 +582,13 @@ mod tests {
             Date::new(1996, 3, 1).plus_days(-1).to_string(),
             "1996-02-29"
         );
+    }
+
+    #[test]
+    fn fractions_are_short_decimals_or_floats() {
+        assert_eq!(fraction_literal(0.0001 / 0.01), "0.01");
+        assert_eq!(fraction_literal(0.0001), "0.0001");
+        assert_eq!(fraction_literal(0.0001 / 3.0), "3.3333333333333335e-5");
     }
 
     #[test]
