@@ -89,6 +89,11 @@ GROUP BY ps_partkey
 HAVING sum(ps_supplycost * ps_availqty) > (SELECT sum(ps_supplycost * ps_availqty) * {FRACTION} FROM partsupp, supplier, nation WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_name = '{NATION}')
 ORDER BY "VALUE" DESC
 
--- name: rf_leftovers
-DELETE FROM lineitem WHERE mod(l_orderkey, 32) >= 8;
-DELETE FROM orders WHERE mod(o_orderkey, 32) >= 8;
+-- name: rf_leftover_lines
+DELETE FROM lineitem WHERE l_orderkey BETWEEN ? AND ? AND mod(l_orderkey, 32) >= 8
+
+-- name: rf_leftover_orders
+DELETE FROM orders WHERE o_orderkey BETWEEN ? AND ? AND mod(o_orderkey, 32) >= 8
+
+-- name: query_timeout_refused
+Firebird 3 takes no statement timeout (it came with Firebird 4): drop it

@@ -270,8 +270,18 @@ FROM (SELECT substring(c_phone FROM 1 FOR 2) AS cntrycode, c_acctbal FROM custom
 GROUP BY cntrycode
 ORDER BY cntrycode
 
--- The orders of a refresh function 1 whose refresh function 2 never ran (an interrupted run):
--- their keys lie in the sparse range no loaded order takes (8 to 31 of every 32).
--- name: rf_leftovers
-DELETE FROM lineitem WHERE l_orderkey % 32 >= 8;
-DELETE FROM orders WHERE o_orderkey % 32 >= 8;
+-- The orders a refresh pair inserts, between two keys, left by an interrupted run whose
+-- refresh function 2 never ran: their keys lie in the sparse range no loaded order takes (8 to
+-- 31 of every 32).
+-- name: rf_leftover_lines
+DELETE FROM lineitem WHERE l_orderkey BETWEEN ? AND ? AND l_orderkey % 32 >= 8
+
+-- name: rf_leftover_orders
+DELETE FROM orders WHERE o_orderkey BETWEEN ? AND ? AND o_orderkey % 32 >= 8
+
+-- `--query-timeout` on a stream's session ({ms} milliseconds, {seconds} seconds), and, where
+-- the dialect has no such limit, the reason it is refused.
+-- name: query_timeout
+SET statement_timeout = {ms};
+
+-- name: query_timeout_refused

@@ -60,3 +60,6 @@ FROM (SELECT substr(c_phone, 1, 2) AS cntrycode, c_acctbal FROM customer
 GROUP BY cntrycode
 ORDER BY cntrycode
 
+
+-- name: query_timeout_refused
+SQLite has no statement timeout of its own: drop it

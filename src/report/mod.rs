@@ -23,6 +23,9 @@ fn metric_meaning(name: &str) -> &'static str {
         "throughput_at_size" => {
             "TPC-H Throughput@Size: streams x 22 x 3600 / throughput test seconds x SF (clause 5.4.2)"
         }
+        "unanswered" => {
+            "TPC-H queries and refresh functions without an answer (errors, timeouts): no metric"
+        }
         "qphh_at_size" => "TPC-H QphH@Size: sqrt(Power@Size x Throughput@Size) (clause 5.4.3)",
         _ => "",
     }
