@@ -286,6 +286,46 @@ impl Loader<'_> {
     }
 }
 
+/// Run `jobs` numbered jobs on `workers` sessions (the first is `first`, the others opened
+/// here), each session taking the next job until none is left; the first error stops the
+/// others and is returned. A session that cannot connect leaves its jobs to the others.
+pub fn in_parallel(
+    engine: &dyn Engine,
+    first: &mut dyn Session,
+    workers: usize,
+    jobs: usize,
+    job: &(dyn Fn(&mut dyn Session, usize) -> Result<(), Error> + Sync),
+) -> Result<(), Error> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let error: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
+    let work = |s: &mut dyn Session| {
+        while !failed.load(Ordering::Relaxed) {
+            let n = next.fetch_add(1, Ordering::Relaxed);
+            if n >= jobs {
+                break;
+            }
+            if let Err(e) = job(s, n) {
+                failed.store(true, Ordering::Relaxed);
+                error.lock().expect("error lock").get_or_insert(e);
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..workers.min(jobs) {
+            scope.spawn(|| match engine.connect() {
+                Ok(mut s) => work(s.as_mut()),
+                Err(e) => eprintln!("a loading session could not connect: {}", e.message),
+            });
+        }
+        work(first);
+    });
+    match error.into_inner().expect("error lock") {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// Turn a database error met outside the measured run into a user-facing error.
 pub fn db_error(e: DbError, doing: &str) -> Error {
     match e.class {

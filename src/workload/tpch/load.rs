@@ -3,8 +3,7 @@
 //! `Load::Append` mode) by parallel sessions taking jobs (a table, or one part of a large
 //! one) until none is left; and the new orders of refresh function 1 (clause 2.5.2).
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tpchgen::generators::{
     CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator,
@@ -13,7 +12,7 @@ use tpchgen::generators::{
 
 use crate::engine::{Engine, RowSource, Session, Value};
 use crate::error::Error;
-use crate::workload::Loader;
+use crate::workload::{Loader, in_parallel};
 
 /// One table: its columns in dbgen's order, and which of them hold integers (the others go
 /// as text: decimals, dates and strings, which every engine converts to the column's type).
@@ -237,40 +236,18 @@ pub fn load(
     let jobs = jobs(sf);
     let total: u64 = (0..TABLES.len()).map(|t| rows_at(t, sf)).sum();
     let bar = loader.bar(total, "tpch");
-    let next = AtomicUsize::new(0);
-    let loaded = std::sync::atomic::AtomicU64::new(0);
-    let failed = AtomicBool::new(false);
-    let error: Mutex<Option<Error>> = Mutex::new(None);
-    let work = |s: &mut dyn Session| {
-        while !failed.load(Ordering::Relaxed) {
-            let Some(&(table, part, parts)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                break;
-            };
-            let t = &TABLES[table];
-            let mut rows = TblRows::new(table, sf, part, parts, 0);
-            match loader.append(s, t.name, t.columns, &mut rows, &bar) {
-                Ok(n) => drop(loaded.fetch_add(n, Ordering::Relaxed)),
-                Err(e) => {
-                    failed.store(true, Ordering::Relaxed);
-                    error.lock().expect("error lock").get_or_insert(e);
-                }
-            }
-        }
+    let loaded = AtomicU64::new(0);
+    let job = |s: &mut dyn Session, n: usize| {
+        let (table, part, parts) = jobs[n];
+        let t = &TABLES[table];
+        let mut rows = TblRows::new(table, sf, part, parts, 0);
+        let n = loader.append(s, t.name, t.columns, &mut rows, &bar)?;
+        loaded.fetch_add(n, Ordering::Relaxed);
+        Ok(())
     };
-    std::thread::scope(|scope| {
-        for _ in 1..workers.min(jobs.len()) {
-            scope.spawn(|| match engine.connect() {
-                Ok(mut s) => work(s.as_mut()),
-                Err(e) => eprintln!("a loading session could not connect: {}", e.message),
-            });
-        }
-        work(first);
-    });
+    let done = in_parallel(engine, first, workers, jobs.len(), &job);
     bar.finish_and_clear();
-    match error.into_inner().expect("error lock") {
-        Some(e) => Err(e),
-        None => Ok(loaded.into_inner()),
-    }
+    done.map(|()| loaded.into_inner())
 }
 
 /// Orders per refresh function: 0.1% of ORDERS (clause 2.5.2.1: SF * 1,500).
