@@ -1,7 +1,7 @@
 //! TPC-H on every engine: `prepare` at scale factor 0.01, the power test in both protocols,
 //! and `check` against the reference answers; the throughput test (`--streams`) and chosen
-//! queries (`--queries`, `--repeat`); a damaged row failing `check` with the query named;
-//! refused command lines.
+//! queries (`--queries`, `--repeat`); `--query-timeout`; a sweep plan of `workload = "tpch"`;
+//! a damaged row failing `check` with the query named; refused command lines.
 
 use std::sync::Arc;
 
@@ -74,6 +74,8 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     out.push(Trial::test("tpch::queries_repeated", move || {
         Ok(queries_repeated(&e)?)
     }));
+    let e = env.clone();
+    out.push(Trial::test("tpch::sweep_plan", move || Ok(sweep_plan(&e)?)));
     let e = env.clone();
     out.push(Trial::test("tpch::check_names_a_wrong_answer", move || {
         Ok(check_names_a_wrong_answer(&e)?)
@@ -241,4 +243,28 @@ fn check_names_a_wrong_answer(env: &Env) -> Result<(), String> {
         all.contains("FAILED Q1 ") && all.contains("column 3 (sum_qty)"),
         || format!("check does not name Q1's sum_qty:\n{all}"),
     )
+}
+
+/// A plan takes `workload = "tpch"`: one power test per engine, its figures in the store.
+fn sweep_plan(env: &Env) -> Result<(), String> {
+    let plan = env.path("tpch-plan.toml");
+    let toml = "engines = [\"sqlite\"]\nworkload = \"tpch\"\nclients = [1]\n\n[options]\nscale-factor = 0.01\n";
+    std::fs::write(&plan, toml).map_err(|e| e.to_string())?;
+    let results = env.path("tpch-plan.db").display().to_string();
+    let plan = plan.display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results]);
+    expect_code(&out, 0, &format!("sweep of tpch:\n{}", text(&out)))?;
+    let out = dbduel(&["results", "--results", &results, "show", "1"]);
+    expect_code(&out, 0, "results show 1")?;
+    let r: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("results show: {e}"))?;
+    ensure(r["transactions"] == 24, || {
+        format!("transactions: {}", r["transactions"])
+    })?;
+    let power = r["workload"]["metrics"]["power_at_size"]
+        .as_f64()
+        .unwrap_or(0.0);
+    ensure(power > 0.0, || {
+        format!("no Power@Size stored: {}", r["workload"])
+    })
 }
