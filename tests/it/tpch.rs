@@ -224,10 +224,18 @@ fn queries_repeated(env: &Env) -> Result<(), String> {
             format!("{name}: {}", count(&r, name))
         })?;
     }
-    ensure(
-        r["workload"]["metrics"].get("power_at_size").is_none(),
-        || "chosen queries are no power test".into(),
-    )
+    let m = &r["workload"]["metrics"];
+    ensure(m.get("power_at_size").is_none(), || {
+        "chosen queries are no power test".into()
+    })?;
+    let (low, median, high) = (
+        m["Q06 min ms"].as_f64().unwrap_or(-1.0),
+        m["Q06 median ms"].as_f64().unwrap_or(-1.0),
+        m["Q06 max ms"].as_f64().unwrap_or(-1.0),
+    );
+    ensure(0.0 < low && low <= median && median <= high, || {
+        format!("Q6's repeats: {m}")
+    })
 }
 
 fn check_names_a_wrong_answer(env: &Env) -> Result<(), String> {

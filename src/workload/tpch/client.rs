@@ -343,13 +343,15 @@ impl Client for TpchClient {
         Ok(statements)
     }
 
-    /// A throughput stream waits for the end of the power test before its first job.
+    /// A throughput stream waits for the end of the power test before its first job; the
+    /// moment's pause after it lets the runner see a Ctrl-C that ended the power test.
     fn pause(&mut self) -> std::time::Duration {
-        if !self.waited {
-            self.shared.wait_power();
-            self.waited = true;
+        if self.waited {
+            return std::time::Duration::ZERO;
         }
-        std::time::Duration::ZERO
+        self.shared.wait_power();
+        self.waited = true;
+        std::time::Duration::from_micros(1)
     }
 
     fn finished(&self) -> bool {

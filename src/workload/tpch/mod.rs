@@ -351,6 +351,24 @@ impl Workload for Tpch {
     }
 }
 
+/// `--repeat`: each query's median time and its spread (the fastest and slowest run), in ms.
+fn repeats(power: &[&client::Timing], out: &mut BTreeMap<String, f64>) {
+    for q in 1..=22u8 {
+        let ms: Vec<f64> = power
+            .iter()
+            .filter(|t| t.job == Job::Query(q))
+            .map(|t| t.secs() * 1000.0)
+            .collect();
+        if ms.is_empty() {
+            continue;
+        }
+        let s = crate::stats::spread(&ms);
+        out.insert(format!("Q{q:02} median ms"), s.median);
+        out.insert(format!("Q{q:02} min ms"), s.min);
+        out.insert(format!("Q{q:02} max ms"), s.max);
+    }
+}
+
 /// Clause 5.4.1.4: a timing interval under 1/1000 of the longest counts as 1/1000 of it.
 fn floored(times: &[f64]) -> Vec<f64> {
     let longest = times.iter().copied().fold(0.0, f64::max);
@@ -373,6 +391,9 @@ fn metrics(timings: &[client::Timing], o: &Options, planned: &[u64]) -> BTreeMap
         if let Job::Query(q) = t.job {
             out.insert(format!("Q{q:02} rows"), t.rows as f64);
         }
+    }
+    if o.repeat > 1 {
+        repeats(&power, &mut out);
     }
     let unanswered = planned
         .iter()
