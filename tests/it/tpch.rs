@@ -56,6 +56,8 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         Target::Sqlite,
         Target::Postgres,
         Target::MariaDb("InnoDB"),
+        Target::MariaDb("MyISAM"),
+        Target::MariaDb("Aria"),
         Target::Firebird,
     ] {
         let e = env.clone();
