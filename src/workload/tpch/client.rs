@@ -97,11 +97,30 @@ impl Timing {
 pub struct Shared {
     pub timings: Mutex<Vec<Timing>>,
     pub params: Mutex<Vec<(u32, String)>>,
+    /// Each stream's next job, so that a client made anew after a lost connection goes on
+    /// where its stream was.
+    progress: Mutex<Vec<(u32, usize)>>,
     power_over: Mutex<bool>,
     power_cv: Condvar,
 }
 
 impl Shared {
+    fn progress(&self, stream: u32) -> usize {
+        let progress = self.progress.lock().expect("progress lock");
+        progress
+            .iter()
+            .find(|(s, _)| *s == stream)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    fn advance(&self, stream: u32, next: usize) {
+        let mut progress = self.progress.lock().expect("progress lock");
+        match progress.iter_mut().find(|(s, _)| *s == stream) {
+            Some(entry) => entry.1 = next,
+            None => progress.push((stream, next)),
+        }
+    }
+
     fn end_power(&self) {
         *self.power_over.lock().expect("power lock") = true;
         self.power_cv.notify_all();
@@ -191,10 +210,11 @@ impl TpchClient {
             .push((stream.number, recorded.join("; ")));
         let refresh = refresh(sql, s, &stream)?;
         let first = stream.jobs.first().copied().unwrap_or(Job::Query(1));
+        let next = shared.progress(stream.number);
         Ok(TpchClient {
             waited: stream.power,
             stream,
-            next: 0,
+            next,
             current: first,
             queries,
             refresh,
@@ -319,6 +339,7 @@ impl Client for TpchClient {
     fn next(&mut self) -> usize {
         self.current = self.stream.jobs[self.next.min(self.stream.jobs.len() - 1)];
         self.next += 1;
+        self.shared.advance(self.stream.number, self.next);
         self.current.type_index()
     }
 
@@ -366,5 +387,20 @@ impl Drop for TpchClient {
         if self.stream.power {
             self.shared.end_power();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_made_anew_goes_on_where_it_was() {
+        let shared = Shared::default();
+        assert_eq!(shared.progress(2), 0);
+        shared.advance(2, 5);
+        shared.advance(3, 1);
+        shared.advance(2, 6);
+        assert_eq!((shared.progress(2), shared.progress(3)), (6, 1));
     }
 }
