@@ -255,7 +255,8 @@ fn check_names_a_wrong_answer(env: &Env) -> Result<(), String> {
     )
 }
 
-/// A plan takes `workload = "tpch"`: one power test per engine, its figures in the store.
+/// A plan takes `workload = "tpch"`: one power test per engine, its figures in the store, and
+/// the report draws each query's time per engine and profile.
 fn sweep_plan(env: &Env) -> Result<(), String> {
     let plan = env.path("tpch-plan.toml");
     let toml = "engines = [\"sqlite\"]\nworkload = \"tpch\"\nclients = [1]\n\n[options]\nscale-factor = 0.01\n";
@@ -276,5 +277,13 @@ fn sweep_plan(env: &Env) -> Result<(), String> {
         .unwrap_or(0.0);
     ensure(power > 0.0, || {
         format!("no Power@Size stored: {}", r["workload"])
-    })
+    })?;
+    let page = env.path("tpch-report.html").display().to_string();
+    let out = dbduel(&["report", "--results", &results, "-o", &page]);
+    expect_code(&out, 0, "report of the tpch sweep")?;
+    let html = std::fs::read_to_string(&page).map_err(|e| e.to_string())?;
+    ensure(
+        html.contains("id=\"type-bars\"") && html.contains(">Q14<"),
+        || "the report draws no per-query bars".into(),
+    )
 }
