@@ -1,7 +1,8 @@
 //! The test of "Adding an engine" (ARCHITECTURE.md): the toy engine `toylite`
 //! (`engine/toy.rs`, one file and one registry line, as a contributor adds an engine) runs
 //! every workload through the commands, in process: each registered workload variant, a
-//! pgbench-format script and a declarative workload file, each prepared, run and checked.
+//! pgbench-format script and a declarative workload file, each prepared, run and checked; and
+//! TPC-H's power test, which has no variants.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -61,6 +62,17 @@ fn every_workload_runs_on_an_engine_added_in_one_file() {
         }
     }
     assert!(ran >= 20, "{ran} workload variants");
+    // TPC-H has no variants: its streams fix the clients and their work (the power test).
+    let db = dsn("tpch.db");
+    dbduel(&["prepare", "tpch", "--scale-factor", "0.01", "--dsn", &db]);
+    let json = dir.path().join("tpch.json");
+    let json_s = json.display().to_string();
+    dbduel(&["run", "tpch", "--dsn", &db, "--json", &json_s]);
+    let text = std::fs::read_to_string(&json).expect("the run wrote its result");
+    let r: serde_json::Value = serde_json::from_str(&text).expect("a JSON result");
+    assert_eq!(r["transactions"], 24, "tpch: {r}");
+    assert_eq!(r["errors"], 0, "tpch: {}", r["errors_by_kind"]);
+    dbduel(&["check", "tpch", "--dsn", &db]);
     let root = env!("CARGO_MANIFEST_DIR");
     let tpcb = dsn("tpcb-tpcb-like.db");
     let script = format!("{root}/bench/scripts/tpcb-like.sql");

@@ -233,6 +233,56 @@ impl TpccRunArgs {
     }
 }
 
+/// TPC-H's data option: what `prepare` loads and `run` prepares on a temporary SQLite database.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "TPC-H options")]
+pub struct TpchArgs {
+    /// TPC-H's scale factor, 0.01 and up (1: six million line items) [1; with `run --dsn`,
+    /// read from the database].
+    #[arg(long, value_name = "SF")]
+    pub scale_factor: Option<f64>,
+}
+
+/// TPC-H's options for `run`.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "TPC-H options")]
+pub struct TpchRunArgs {
+    /// Only these queries, in this order (1,6,14), without the refresh functions.
+    #[arg(long, value_name = "LIST")]
+    pub queries: Option<String>,
+    /// Runs of each query in each stream [1]: the latency table gives their median and spread.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    /// After the power test, the throughput test: N query streams and one refresh stream in
+    /// parallel (Throughput@Size and QphH@Size).
+    #[arg(long, value_name = "N")]
+    pub streams: Option<u32>,
+    /// The engine's own limit on each query and refresh function of the streams, in seconds
+    /// (PostgreSQL statement_timeout, MariaDB max_statement_time); one past it is reported
+    /// as a timeout and the stream goes on.
+    #[arg(long, value_name = "SECONDS")]
+    pub query_timeout: Option<f64>,
+}
+
+impl TpchArgs {
+    /// The options given, by name.
+    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
+        given([("scale_factor", text(&self.scale_factor))])
+    }
+}
+
+impl TpchRunArgs {
+    /// The options given, by name.
+    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
+        given([
+            ("queries", self.queries.clone()),
+            ("repeat", text(&self.repeat)),
+            ("streams", text(&self.streams)),
+            ("query_timeout", text(&self.query_timeout)),
+        ])
+    }
+}
+
 /// YCSB's overrides, for `prepare` and `run` (YCSB's own -p).
 #[derive(Debug, Args, Default)]
 #[command(next_help_heading = "YCSB options")]
@@ -258,6 +308,8 @@ pub struct PrepareArgs {
     pub sysbench: SysbenchArgs,
     #[command(flatten)]
     pub tpcc: TpccArgs,
+    #[command(flatten)]
+    pub tpch: TpchArgs,
     /// YCSB: a property file, or one of the core workloads built in (workloada..workloadf).
     #[arg(short = 'P', long, value_name = "FILE", help_heading = "YCSB options")]
     pub property_file: Option<String>,
@@ -329,6 +381,10 @@ pub struct RunArgs {
     pub tpcc: TpccArgs,
     #[command(flatten)]
     pub tpcc_run: TpccRunArgs,
+    #[command(flatten)]
+    pub tpch: TpchArgs,
+    #[command(flatten)]
+    pub tpch_run: TpchRunArgs,
     /// YCSB: a property file, or a core workload built in (workloada..workloadf).
     #[arg(long, value_name = "FILE", help_heading = "YCSB options")]
     pub property_file: Option<String>,

@@ -72,22 +72,23 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
     if args.scale == 0 {
         return usage("--scale must be at least 1");
     }
-    Ok((
-        target,
-        WorkloadOptions {
-            scale: args.scale,
-            fillfactor: args.fillfactor,
-            variant: None,
-            params: {
-                let mut all = params(&args.sysbench, &args.tpcc)?;
-                all.extend(ycsb_params(&args.ycsb, args.property_file.as_deref())?);
-                all
-            },
-            clients: 0,
-            run_s: None,
-            scripts: None,
+    let opts = WorkloadOptions {
+        scale: args.scale,
+        fillfactor: args.fillfactor,
+        variant: None,
+        params: {
+            let mut all = params(&args.sysbench, &args.tpcc)?;
+            all.extend(ycsb_params(&args.ycsb, args.property_file.as_deref())?);
+            all.extend(args.tpch.params());
+            all
         },
-    ))
+        clients: 0,
+        run_s: None,
+        scripts: None,
+    };
+    // The workload's own options are checked before anything connects.
+    (target.workload.new)(&opts)?;
+    Ok((target, opts))
 }
 
 /// A run as asked for, before anything is checked: what the flags of `dbduel run` or one
@@ -147,6 +148,8 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     let mut params = params(&args.sysbench, &args.tpcc)?;
     params.extend(args.sysbench_run.params());
     params.extend(args.tpcc_run.params());
+    params.extend(args.tpch.params());
+    params.extend(args.tpch_run.params());
     let (progress, file) = progress_or_file(args)?;
     params.extend(ycsb_params(&args.ycsb, file)?);
     RunInput {
@@ -196,14 +199,23 @@ impl RunInput {
         let mut workload = WorkloadOptions {
             scale: self.scale.unwrap_or(0),
             fillfactor: None,
-            variant: self.variant,
-            params: self.params,
+            variant: self.variant.clone(),
+            params: self.params.clone(),
             clients: self.clients,
             run_s: None,
             scripts,
         };
         let mut transactions = self.transactions;
-        if self.time.is_none() && self.transactions.is_none() {
+        let mut clients = self.clients;
+        if let Some(each) = (self.target.workload.new)(&workload)?.fixed_clients() {
+            // The workload's clients run their own work to its end (TPC-H's streams).
+            self.refuse_fixed()?;
+            clients = each.len() as u32;
+            let most = each.iter().copied().max().unwrap_or(1);
+            limit = Limit::Transactions(most);
+            transactions = Some(most);
+            workload.clients = clients;
+        } else if self.time.is_none() && self.transactions.is_none() {
             // A workload that counts its operations for the whole run (YCSB's
             // operationcount) gives each client its share, rounded up.
             if let Some(n) = (self.target.workload.new)(&workload)?.operations() {
@@ -222,7 +234,7 @@ impl RunInput {
             workload,
             protocol: self.protocol,
             run: RunConfig {
-                clients: self.clients,
+                clients,
                 limit,
                 warmup: Duration::from_secs(self.warmup),
                 rate: self.rate,
@@ -235,6 +247,25 @@ impl RunInput {
             time_s,
             transactions,
         })
+    }
+
+    /// A workload that fixes its clients and their work takes no --clients, --time,
+    /// --transactions nor --rate.
+    fn refuse_fixed(&self) -> Result<(), Error> {
+        let name = self.target.workload.name;
+        let given = [
+            (self.clients != 1, "--clients"),
+            (self.time.is_some(), "--time"),
+            (self.transactions.is_some(), "--transactions"),
+            (self.rate.is_some(), "--rate"),
+        ];
+        match given.iter().find(|(g, _)| *g) {
+            Some((_, flag)) => usage(format!(
+                "{}: {name} runs its streams to their end, one client each (--streams sets them): drop it",
+                self.asked_by.name(flag)
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The checks, in the order `dbduel run` has always made them; the limit of the run.

@@ -42,6 +42,7 @@ pub fn html(data: &ReportData) -> String {
         out += &resources_section(data);
         out += &comparison_section(data);
         out += &types_section(data);
+        out += &type_bars_section(data);
         out += &profile_comparison_section(data);
     }
     out += &settings_section(data);
@@ -827,6 +828,61 @@ fn types_section(data: &ReportData) -> String {
     out
 }
 
+/// Each transaction type's median latency per engine/profile side by side (TPC-H: a group per
+/// query), for the points with several types; the bars are on a log scale, so that a 10 ms
+/// query and a 100 s one both show.
+fn type_bars_section(data: &ReportData) -> String {
+    let points: Vec<&PointSummary> = data
+        .typed_points()
+        .into_iter()
+        .filter(|p| p.types.len() > 1)
+        .collect();
+    let p50s = || points.iter().flat_map(|p| p.types.iter().map(|t| t.p50_ms));
+    let lowest = p50s().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+    let highest = p50s().fold(0.0, f64::max);
+    if points.is_empty() || highest <= 0.0 {
+        return String::new();
+    }
+    // A decade below the fastest is the bar's zero.
+    let floor = lowest.log10() - 1.0;
+    let share = |v: f64| (v.log10() - floor) / (highest.log10() - floor);
+    let mut out = String::from(
+        "<section id=\"type-bars\"><h2>Per transaction type, side by side</h2><p class=\"note\">\
+         Each type's median latency (p50 over the repeats) per engine and profile; bars on a log \
+         scale.</p><table class=\"data\"><thead><tr><th>engine/profile</th><th>workload</th>\
+         <th class=\"num\">p50 ms</th></tr></thead><tbody>",
+    );
+    let mut names: Vec<&str> = Vec::new();
+    for t in points.iter().flat_map(|p| &p.types) {
+        if !names.contains(&t.name.as_str()) {
+            names.push(&t.name);
+        }
+    }
+    for name in names {
+        w!(
+            out,
+            "<tr class=\"group\"><th colspan=\"3\">{}</th></tr>",
+            esc(name)
+        );
+        for p in &points {
+            let Some(t) = p.types.iter().find(|t| t.name == name && t.p50_ms > 0.0) else {
+                continue;
+            };
+            w!(
+                out,
+                "<tr><td>{}</td><td>{} &middot; {} &middot; {} clients</td>{}</tr>",
+                series_label(&p.series(), p.unsafe_profile),
+                esc(&p.workload),
+                esc(&p.variant),
+                p.clients,
+                bar_cell(&sig3(t.p50_ms), share(t.p50_ms))
+            );
+        }
+    }
+    out += "</tbody></table></section>\n";
+    out
+}
+
 /// Each profile against its engine's baseline profile, with the verdict of the noise test.
 fn profile_comparison_section(data: &ReportData) -> String {
     if data.comparisons.is_empty() {
@@ -1080,6 +1136,31 @@ mod tests {
         ];
         assert!(ids.windows(2).all(|w| at(w[0]) < at(w[1])));
         assert!(page.find("class=\"facts\"").unwrap() < at("throughput"));
+    }
+
+    #[test]
+    fn types_are_drawn_side_by_side_on_a_log_scale() {
+        let mut data = sample();
+        data.points.retain(|p| p.clients == 1);
+        for (i, p) in data.points.iter_mut().enumerate() {
+            p.types = ["Q1", "Q2"]
+                .iter()
+                .zip([10.0, 1000.0])
+                .map(|(name, ms)| crate::report::data::TypeFigures {
+                    name: name.to_string(),
+                    p50_ms: ms * (i + 1) as f64,
+                    ..Default::default()
+                })
+                .collect();
+        }
+        let page = html(&data);
+        let section = &page[page.find("<section id=\"type-bars\"").expect("the section")..];
+        let section = &section[..section.find("</section>").expect("its end")];
+        assert!(section.find(">Q1<").unwrap() < section.find(">Q2<").unwrap());
+        // The slowest (4000 ms) fills its bar; the fastest (10 ms) shows one decade of the
+        // 3.6 from a decade below it: 27.8%.
+        assert!(section.contains("width:100.0%"), "{section}");
+        assert!(section.contains("width:27.8%"), "{section}");
     }
 
     #[test]

@@ -18,6 +18,16 @@ fn metric_meaning(name: &str) -> &'static str {
     match name {
         "nopm" => "New-Orders committed per minute (as HammerDB counts them)",
         "tpmC" => "New-Orders completed per minute, rolled back ones included (TPC-C 5.4)",
+        "power_at_size" => {
+            "TPC-H Power@Size: 3600 x SF / geometric mean of the power test's 24 intervals (clause 5.4.1)"
+        }
+        "throughput_at_size" => {
+            "TPC-H Throughput@Size: streams x 22 x 3600 / throughput test seconds x SF (clause 5.4.2)"
+        }
+        "unanswered" => {
+            "TPC-H queries and refresh functions without an answer (errors, timeouts): no metric"
+        }
+        "qphh_at_size" => "TPC-H QphH@Size: sqrt(Power@Size x Throughput@Size) (clause 5.4.3)",
         _ => "",
     }
 }

@@ -367,6 +367,9 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
                 break;
             }
         }
+        if state.client.finished() {
+            break;
+        }
     }
     if let Some(s) = schedule {
         outbox.push(Event::Schedule(s.due, s.started), Instant::now());

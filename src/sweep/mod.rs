@@ -421,6 +421,13 @@ fn run_plan(
     variant: &str,
     clients: u32,
 ) -> Result<crate::plan::RunPlan, Error> {
+    // A workload that runs its own streams to their end (TPC-H) takes no time.
+    let options = crate::workload::WorkloadOptions {
+        scale: plan.scale,
+        params: plan.params()?,
+        ..Default::default()
+    };
+    let streams = (entry.new)(&options).is_ok_and(|w| w.fixed_clients().is_some());
     let input = RunInput {
         target: crate::plan::Target {
             workload: entry,
@@ -433,7 +440,7 @@ fn run_plan(
         clients,
         // What the point was asked to do, as `run -T`/`-t` records it: a time or a count of
         // transactions per client, never both.
-        time: plan.transactions.is_none().then_some(plan.time),
+        time: (plan.transactions.is_none() && !streams).then_some(plan.time),
         transactions: plan.transactions,
         warmup: plan.warmup,
         rate: None,

@@ -259,7 +259,7 @@ impl PlanFile {
             };
             let chosen = (entry.new)(&options).ok().map(|w| w.variant());
             chosen
-                .filter(|v| entry.variants.contains(v))
+                .filter(|v| entry.variants.contains(v) || entry.variants.is_empty())
                 .or(entry.variants.first().copied())
                 .map(str::to_string)
         };
@@ -367,7 +367,15 @@ impl PlanFile {
     fn validate_workload(&self) -> Result<(), Error> {
         let bad = |msg: String| Err(Error::Usage(format!("plan {}: {msg}", self.name())));
         let entry = crate::workload::find(&self.workload)?;
-        if entry.variants.is_empty() {
+        let options = crate::workload::WorkloadOptions {
+            scale: self.scale,
+            params: self.params()?,
+            ..Default::default()
+        };
+        // A workload without variants that runs its own streams (TPC-H) is one point per
+        // engine and profile; any other one has nothing to sweep.
+        let streams = (entry.new)(&options).is_ok_and(|w| w.fixed_clients().is_some());
+        if entry.variants.is_empty() && !streams {
             return bad(format!(
                 "key `workload`: {} has nothing a plan can prepare and sweep; run it with `dbduel run`",
                 entry.name
@@ -376,7 +384,7 @@ impl PlanFile {
         if let Some(v) = self
             .variants()
             .iter()
-            .find(|v| !entry.variants.contains(&v.as_str()))
+            .find(|v| !entry.variants.contains(&v.as_str()) && !streams)
         {
             return bad(format!(
                 "key `variants`: '{v}' is not a variant of {}: use {}",
@@ -384,11 +392,6 @@ impl PlanFile {
                 entry.variants.join(", ")
             ));
         }
-        let options = crate::workload::WorkloadOptions {
-            scale: self.scale,
-            params: self.params()?,
-            ..Default::default()
-        };
         if let Err(e) = (entry.new)(&options) {
             return bad(format!("key `options`: {e}"));
         }

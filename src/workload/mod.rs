@@ -6,6 +6,7 @@ pub mod script;
 pub mod sysbench;
 pub mod tpcb;
 pub mod tpcc;
+pub mod tpch;
 pub mod ycsb;
 
 use std::collections::BTreeMap;
@@ -69,6 +70,7 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
     &[script::ENTRY],
     &[tpcc::ENTRY],
     &[ycsb::ENTRY],
+    &[tpch::ENTRY],
 ];
 
 /// Every workload, in registry order.
@@ -162,6 +164,12 @@ pub trait Workload: Send + Sync {
     fn operations(&self) -> Option<u64> {
         None
     }
+    /// Clients whose work the workload fixes (TPC-H's streams), as the transactions each
+    /// runs before it ends (`Client::finished`); None: as many as `--clients`, for as long
+    /// as `--time` or `--transactions` say.
+    fn fixed_clients(&self) -> Option<Vec<u64>> {
+        None
+    }
     /// After the measured run, on the admin session: record what the run changed that
     /// `check` needs to know (YCSB: the inserts acknowledged).
     fn finish(&self, _session: &mut dyn Session) -> Result<(), Error> {
@@ -195,6 +203,11 @@ pub trait Client: Send {
     /// think and keying times), outside its latency. Zero by default.
     fn pause(&mut self) -> Duration {
         Duration::ZERO
+    }
+    /// After a transaction: whether the client has done all its work and ends (a TPC-H
+    /// stream after its last query). False by default: the run's limit ends it.
+    fn finished(&self) -> bool {
+        false
     }
 }
 
@@ -270,6 +283,46 @@ impl Loader<'_> {
         session
             .bulk_load(table, columns, rows, &mut progress, Load::Append)
             .map_err(|e| db_error(e, &format!("loading {table}")))
+    }
+}
+
+/// Run `jobs` numbered jobs on `workers` sessions (the first is `first`, the others opened
+/// here), each session taking the next job until none is left; the first error stops the
+/// others and is returned. A session that cannot connect leaves its jobs to the others.
+pub fn in_parallel(
+    engine: &dyn Engine,
+    first: &mut dyn Session,
+    workers: usize,
+    jobs: usize,
+    job: &(dyn Fn(&mut dyn Session, usize) -> Result<(), Error> + Sync),
+) -> Result<(), Error> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let error: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
+    let work = |s: &mut dyn Session| {
+        while !failed.load(Ordering::Relaxed) {
+            let n = next.fetch_add(1, Ordering::Relaxed);
+            if n >= jobs {
+                break;
+            }
+            if let Err(e) = job(s, n) {
+                failed.store(true, Ordering::Relaxed);
+                error.lock().expect("error lock").get_or_insert(e);
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..workers.min(jobs) {
+            scope.spawn(|| match engine.connect() {
+                Ok(mut s) => work(s.as_mut()),
+                Err(e) => eprintln!("a loading session could not connect: {}", e.message),
+            });
+        }
+        work(first);
+    });
+    match error.into_inner().expect("error lock") {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 

@@ -21,6 +21,7 @@ mod store;
 mod sweep;
 mod tls;
 mod tpcc;
+mod tpch;
 mod ycsb;
 
 use std::sync::Arc;
@@ -48,6 +49,7 @@ fn main() {
     trials.extend(store::trials());
     trials.extend(script::trials(&env));
     trials.extend(tpcc::trials(&env));
+    trials.extend(tpch::trials(&env));
     trials.extend(ycsb::trials(&env));
     trials.extend(tls::trials());
     trials.extend(managed::trials());

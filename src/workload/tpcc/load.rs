@@ -3,9 +3,6 @@
 //! customers, history, orders, order lines and new orders, several warehouses at once on
 //! sessions of their own, all counted on one progress bar.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -16,7 +13,7 @@ use super::rand::{
 use super::{CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS};
 use crate::engine::{Engine, RowSource, Session, Value};
 use crate::error::Error;
-use crate::workload::Loader;
+use crate::workload::{Loader, in_parallel};
 
 /// Rows made on demand by a closure from their index.
 struct Gen<F: FnMut(i64, &mut Vec<Value>)> {
@@ -74,44 +71,19 @@ impl Load<'_> {
     pub fn run(&self, first: &mut dyn Session, workers: u32) -> Result<(), Error> {
         let total = ITEMS as u64 + ROWS_PER_WAREHOUSE * u64::from(self.warehouses);
         let bar = self.loader.bar(total, "tpcc");
-        let next = AtomicU32::new(0);
-        let failed = AtomicBool::new(false);
-        let error: Mutex<Option<Error>> = Mutex::new(None);
         let jobs = 1 + 3 * self.warehouses;
-        let work = |s: &mut dyn Session| {
-            while !failed.load(Ordering::Relaxed) {
-                let job = next.fetch_add(1, Ordering::Relaxed);
-                if job > jobs - 1 {
-                    break;
-                }
-                let done = if job == 0 {
-                    self.items(s, &bar)
-                } else {
-                    self.warehouse_part(s, (job - 1) / 3 + 1, (job - 1) % 3, &bar)
-                };
-                if let Err(e) = done {
-                    failed.store(true, Ordering::Relaxed);
-                    error.lock().expect("error lock").get_or_insert(e);
-                }
+        let job = |s: &mut dyn Session, job: usize| {
+            let job = job as u32;
+            if job == 0 {
+                self.items(s, &bar)
+            } else {
+                self.warehouse_part(s, (job - 1) / 3 + 1, (job - 1) % 3, &bar)
             }
         };
-        std::thread::scope(|scope| {
-            for _ in 1..workers.min(jobs) {
-                scope.spawn(|| match self.engine.connect() {
-                    Ok(mut s) => work(s.as_mut()),
-                    Err(e) => {
-                        // The other sessions carry on with the jobs this one cannot take.
-                        eprintln!("a loading session could not connect: {}", e.message);
-                    }
-                });
-            }
-            work(first);
-        });
+        // A session that cannot connect leaves its jobs to the others.
+        let done = in_parallel(self.engine, first, workers as usize, jobs as usize, &job);
         bar.finish_and_clear();
-        match error.into_inner().expect("error lock") {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        done
     }
 
     fn rng(&self, job: u32, table: u64) -> SmallRng {

@@ -9,8 +9,8 @@ mod props;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -20,8 +20,8 @@ use crate::error::Error;
 use crate::sql::SqlSet;
 
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all, start_over,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, in_parallel,
+    meta_clear, meta_get, meta_set, run_all, start_over,
 };
 use generate::{AcknowledgedCounter, Sequential};
 pub use props::FILE_OPTION;
@@ -231,48 +231,27 @@ impl Ycsb {
         let p = &self.props;
         let bar = loader.bar(p.insertcount as u64, &p.table);
         let jobs = (p.insertcount + LOAD_JOB - 1) / LOAD_JOB;
-        let next = AtomicI64::new(0);
-        let failed = AtomicBool::new(false);
-        let error: Mutex<Option<Error>> = Mutex::new(None);
         let columns: Vec<String> = std::iter::once("YCSB_KEY".to_string())
             .chain(field_names(p.fieldcount))
             .collect();
         let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let work = |s: &mut dyn Session| {
-            while !failed.load(Ordering::Relaxed) {
-                let job = next.fetch_add(1, Ordering::Relaxed);
-                if job >= jobs {
-                    break;
-                }
-                let from = p.insertstart + job * LOAD_JOB;
-                let mut rows = Rows {
-                    next: from,
-                    to: (from + LOAD_JOB).min(p.insertstart + p.insertcount),
-                    p,
-                    rng: SmallRng::seed_from_u64(from as u64 ^ 0x5943_5342),
-                    lengths: FieldLengths::new(p),
-                };
-                if let Err(e) = loader.append(s, &p.table, &columns, &mut rows, &bar) {
-                    failed.store(true, Ordering::Relaxed);
-                    error.lock().expect("error lock").get_or_insert(e);
-                }
-            }
+        let job = |s: &mut dyn Session, job: usize| {
+            let from = p.insertstart + job as i64 * LOAD_JOB;
+            let mut rows = Rows {
+                next: from,
+                to: (from + LOAD_JOB).min(p.insertstart + p.insertcount),
+                p,
+                rng: SmallRng::seed_from_u64(from as u64 ^ 0x5943_5342),
+                lengths: FieldLengths::new(p),
+            };
+            loader
+                .append(s, &p.table, &columns, &mut rows, &bar)
+                .map(drop)
         };
         let workers = if engine.embedded() { 1 } else { 4 };
-        std::thread::scope(|scope| {
-            for _ in 1..workers.min(jobs) {
-                scope.spawn(|| match engine.connect() {
-                    Ok(mut s) => work(s.as_mut()),
-                    Err(e) => eprintln!("a loading session could not connect: {}", e.message),
-                });
-            }
-            work(first);
-        });
+        let done = in_parallel(engine, first, workers, jobs as usize, &job);
         bar.finish_and_clear();
-        match error.into_inner().expect("error lock") {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        done
     }
 }
 

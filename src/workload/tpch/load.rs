@@ -1,0 +1,325 @@
+//! TPC-H's population (clause 4.2): the eight tables' rows as dbgen makes them, from the
+//! `tpchgen` crate, streamed through each engine's bulk path (`Session::bulk_load` in
+//! `Load::Append` mode) by parallel sessions taking jobs (a table, or one part of a large
+//! one) until none is left; and the new orders of refresh function 1 (clause 2.5.2).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tpchgen::generators::{
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator,
+    PartSuppGenerator, RegionGenerator, SupplierGenerator,
+};
+
+use crate::engine::{Engine, RowSource, Session, Value};
+use crate::error::Error;
+use crate::workload::{Loader, in_parallel};
+
+/// One table: its columns in dbgen's order, and which of them hold integers (the others go
+/// as text: decimals, dates and strings, which every engine converts to the column's type).
+pub struct Table {
+    pub name: &'static str,
+    pub columns: &'static [&'static str],
+    pub ints: &'static [usize],
+}
+
+pub const TABLES: [Table; 8] = [
+    Table {
+        name: "region",
+        columns: &["r_regionkey", "r_name", "r_comment"],
+        ints: &[0],
+    },
+    Table {
+        name: "nation",
+        columns: &["n_nationkey", "n_name", "n_regionkey", "n_comment"],
+        ints: &[0, 2],
+    },
+    Table {
+        name: "part",
+        columns: &[
+            "p_partkey",
+            "p_name",
+            "p_mfgr",
+            "p_brand",
+            "p_type",
+            "p_size",
+            "p_container",
+            "p_retailprice",
+            "p_comment",
+        ],
+        ints: &[0, 5],
+    },
+    Table {
+        name: "supplier",
+        columns: &[
+            "s_suppkey",
+            "s_name",
+            "s_address",
+            "s_nationkey",
+            "s_phone",
+            "s_acctbal",
+            "s_comment",
+        ],
+        ints: &[0, 3],
+    },
+    Table {
+        name: "partsupp",
+        columns: &[
+            "ps_partkey",
+            "ps_suppkey",
+            "ps_availqty",
+            "ps_supplycost",
+            "ps_comment",
+        ],
+        ints: &[0, 1, 2],
+    },
+    Table {
+        name: "customer",
+        columns: &[
+            "c_custkey",
+            "c_name",
+            "c_address",
+            "c_nationkey",
+            "c_phone",
+            "c_acctbal",
+            "c_mktsegment",
+            "c_comment",
+        ],
+        ints: &[0, 3],
+    },
+    Table {
+        name: "orders",
+        columns: &[
+            "o_orderkey",
+            "o_custkey",
+            "o_orderstatus",
+            "o_totalprice",
+            "o_orderdate",
+            "o_orderpriority",
+            "o_clerk",
+            "o_shippriority",
+            "o_comment",
+        ],
+        ints: &[0, 1, 7],
+    },
+    Table {
+        name: "lineitem",
+        columns: &[
+            "l_orderkey",
+            "l_partkey",
+            "l_suppkey",
+            "l_linenumber",
+            "l_quantity",
+            "l_extendedprice",
+            "l_discount",
+            "l_tax",
+            "l_returnflag",
+            "l_linestatus",
+            "l_shipdate",
+            "l_commitdate",
+            "l_receiptdate",
+            "l_shipinstruct",
+            "l_shipmode",
+            "l_comment",
+        ],
+        ints: &[0, 1, 2, 3],
+    },
+];
+
+pub const ORDERS: usize = 6;
+pub const LINEITEM: usize = 7;
+
+/// Rows per job of the large tables: a part of dbgen's output (tpchgen's `part` of `parts`).
+const JOB_ROWS: f64 = 100_000.0;
+
+/// Clause 4.2.5.1's cardinalities per scale factor (LINEITEM: about four lines an order).
+pub fn rows_at(table: usize, sf: f64) -> u64 {
+    let per_sf = [
+        0.0,
+        0.0,
+        200_000.0,
+        10_000.0,
+        800_000.0,
+        150_000.0,
+        1_500_000.0,
+        6_000_000.0,
+    ];
+    match table {
+        0 => 5,
+        1 => 25,
+        t => (per_sf[t] * sf).round() as u64,
+    }
+}
+
+/// dbgen's rows of one table's part, as its `.tbl` lines ("v1|v2|...|").
+fn lines(table: usize, sf: f64, part: i32, parts: i32) -> Box<dyn Iterator<Item = String>> {
+    fn text<T: ToString>(i: impl Iterator<Item = T> + 'static) -> Box<dyn Iterator<Item = String>> {
+        Box::new(i.map(|r| r.to_string()))
+    }
+    match table {
+        0 => text(RegionGenerator::new(sf, part, parts).into_iter()),
+        1 => text(NationGenerator::new(sf, part, parts).into_iter()),
+        2 => text(PartGenerator::new(sf, part, parts).into_iter()),
+        3 => text(SupplierGenerator::new(sf, part, parts).into_iter()),
+        4 => text(PartSuppGenerator::new(sf, part, parts).into_iter()),
+        5 => text(CustomerGenerator::new(sf, part, parts).into_iter()),
+        6 => text(OrderGenerator::new(sf, part, parts).into_iter()),
+        _ => text(LineItemGenerator::new(sf, part, parts).into_iter()),
+    }
+}
+
+/// A table's rows, from its `.tbl` lines, as values of the table's columns.
+pub struct TblRows {
+    lines: Box<dyn Iterator<Item = String>>,
+    table: &'static Table,
+    total: u64,
+}
+
+impl TblRows {
+    pub fn new(table: usize, sf: f64, part: i32, parts: i32, total: u64) -> TblRows {
+        TblRows {
+            lines: lines(table, sf, part, parts),
+            table: &TABLES[table],
+            total,
+        }
+    }
+}
+
+/// The values of one `.tbl` line.
+pub fn values(table: &Table, line: &str, row: &mut Vec<Value>) {
+    row.clear();
+    for (i, field) in line.split('|').take(table.columns.len()).enumerate() {
+        row.push(match field.parse::<i64>() {
+            Ok(v) if table.ints.contains(&i) => Value::Int(v),
+            _ => Value::Text(field.to_string()),
+        });
+    }
+}
+
+impl RowSource for TblRows {
+    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
+        let Some(line) = self.lines.next() else {
+            return false;
+        };
+        values(self.table, &line, row);
+        true
+    }
+    fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+/// The loading jobs: (table, part, parts), the largest first.
+fn jobs(sf: f64) -> Vec<(usize, i32, i32)> {
+    let mut out = Vec::new();
+    for table in (0..TABLES.len()).rev() {
+        // LINEITEM is split as ORDERS is (its rows follow the orders').
+        let rows = rows_at(if table == LINEITEM { ORDERS } else { table }, sf) as f64;
+        let parts = if table < 2 {
+            1
+        } else {
+            (rows / (JOB_ROWS / 4.0)).ceil().max(1.0) as i32
+        };
+        out.extend((1..=parts).map(|p| (table, p, parts)));
+    }
+    out
+}
+
+/// Load the eight tables on `workers` sessions (the first is `first`), each taking the next
+/// job until none is left. Returns the rows loaded.
+pub fn load(
+    engine: &dyn Engine,
+    first: &mut dyn Session,
+    loader: &Loader,
+    sf: f64,
+    workers: usize,
+) -> Result<u64, Error> {
+    let jobs = jobs(sf);
+    let total: u64 = (0..TABLES.len()).map(|t| rows_at(t, sf)).sum();
+    let bar = loader.bar(total, "tpch");
+    let loaded = AtomicU64::new(0);
+    let job = |s: &mut dyn Session, n: usize| {
+        let (table, part, parts) = jobs[n];
+        let t = &TABLES[table];
+        let mut rows = TblRows::new(table, sf, part, parts, 0);
+        let n = loader.append(s, t.name, t.columns, &mut rows, &bar)?;
+        loaded.fetch_add(n, Ordering::Relaxed);
+        Ok(())
+    };
+    let done = in_parallel(engine, first, workers, jobs.len(), &job);
+    bar.finish_and_clear();
+    done.map(|()| loaded.into_inner())
+}
+
+/// Orders per refresh function: 0.1% of ORDERS (clause 2.5.2.1: SF * 1,500).
+pub fn refresh_orders(sf: f64) -> usize {
+    ((sf * 1500.0).round() as usize).max(1)
+}
+
+/// dbgen uses the first 8 keys of every 32 (clause 4.2.3's sparse keys); a refresh pair's new
+/// orders take the next 8, so that they never meet a loaded order.
+pub const REFRESH_KEY_OFFSET: i64 = 8;
+
+/// The orders and line items refresh function 1 of pair `pair` inserts: dbgen's orders
+/// `pair * n .. (pair + 1) * n` (n = `refresh_orders`), their keys moved into the unused
+/// sparse range, with their lines.
+pub fn refresh_rows(sf: f64, pair: usize) -> (Vec<Vec<Value>>, Vec<Vec<Value>>) {
+    let n = refresh_orders(sf);
+    let skip = pair * n;
+    let orders: Vec<Vec<Value>> = OrderGenerator::new(sf, 1, 1)
+        .into_iter()
+        .skip(skip)
+        .take(n)
+        .map(|o| moved(&TABLES[ORDERS], &o.to_string()))
+        .collect();
+    let (Some(low), Some(high)) = (orders.first(), orders.last()) else {
+        return (orders, Vec::new());
+    };
+    let key = |row: &Vec<Value>| row[0].as_i64().unwrap_or(0) - REFRESH_KEY_OFFSET;
+    let (low, high) = (key(low), key(high));
+    let lines = LineItemGenerator::new(sf, 1, 1)
+        .into_iter()
+        .skip_while(|l| l.l_orderkey < low)
+        .take_while(|l| l.l_orderkey <= high)
+        .map(|l| moved(&TABLES[LINEITEM], &l.to_string()))
+        .collect();
+    (orders, lines)
+}
+
+/// A row of ORDERS or LINEITEM with its order key moved by REFRESH_KEY_OFFSET.
+fn moved(table: &Table, line: &str) -> Vec<Value> {
+    let mut row = Vec::new();
+    values(table, line, &mut row);
+    if let Some(k) = row[0].as_i64() {
+        row[0] = Value::Int(k + REFRESH_KEY_OFFSET);
+    }
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refresh_orders_take_keys_no_loaded_order_has() {
+        let (orders, lines) = refresh_rows(0.01, 1);
+        assert_eq!(orders.len(), 15);
+        assert!(lines.len() >= 15, "{} lines", lines.len());
+        for row in orders.iter().chain(&lines) {
+            let key = row[0].as_i64().expect("an order key");
+            assert!((8..16).contains(&(key % 32)), "{key}");
+        }
+        let keys: Vec<i64> = orders.iter().filter_map(|r| r[0].as_i64()).collect();
+        assert!(
+            lines
+                .iter()
+                .all(|l| keys.contains(&l[0].as_i64().unwrap_or(0)))
+        );
+    }
+
+    #[test]
+    fn every_part_of_every_table_is_a_job() {
+        let jobs = jobs(1.0);
+        assert_eq!(jobs.iter().filter(|j| j.0 == LINEITEM).count(), 60);
+        assert_eq!(jobs.iter().filter(|j| j.0 == 0).count(), 1);
+    }
+}

@@ -1,0 +1,470 @@
+//! TPC-H (TPC Benchmark H, standard specification revision 3.0.1): the registry entry, its
+//! options (scale factor, queries, repeats, streams), the streams of a run (the power test,
+//! and with `--streams` the throughput test after it, clause 5.3), and the metrics of clause
+//! 5.4: Power@Size, Throughput@Size and QphH@Size. The data in load.rs, the substitution
+//! parameters in params.rs, the streams in client.rs, the answers' check in check.rs; the
+//! SQL in sql/tpch/.
+
+mod check;
+mod client;
+mod load;
+mod params;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::engine::{DbResult, Engine, Session};
+use crate::error::Error;
+use crate::sql::SqlSet;
+
+use super::{
+    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error,
+    meta_clear, meta_get, meta_set, run_all, start_over,
+};
+use client::{Job, ORDER, Shared, Stream, TYPES, TpchClient};
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "tpch",
+    about: "TPC-H: dbgen's data (--scale-factor), the power test (RF1, 22 queries, RF2), --streams, --queries, check against reference answers",
+    variants: &[],
+    // SF 1: about 1.4 GB with its keys and indexes.
+    bytes_per_scale: 1_400_000_000,
+    new,
+};
+
+/// The fact that records the scale factor the data was loaded at.
+const FACT_SF: &str = "tpch.scale_factor";
+
+/// What a run was asked for (`--queries`, `--repeat`, `--streams`).
+#[derive(Debug, Clone)]
+struct Options {
+    /// The scale factor to load at (`prepare`), or the one read from the data (`attach`).
+    sf: f64,
+    /// `--queries`: the queries to run, in this order; None: all 22 in each stream's order,
+    /// with the refresh functions.
+    queries: Option<Vec<u8>>,
+    repeat: u32,
+    streams: u32,
+    /// `--query-timeout`, in seconds.
+    timeout: Option<f64>,
+}
+
+fn usage<T>(msg: String) -> Result<T, Error> {
+    Err(Error::Usage(msg))
+}
+
+fn number<T: std::str::FromStr>(
+    params: &BTreeMap<String, String>,
+    name: &str,
+) -> Result<Option<T>, Error> {
+    let Some(v) = params.get(name) else {
+        return Ok(None);
+    };
+    match v.trim().parse() {
+        Ok(n) => Ok(Some(n)),
+        Err(_) => usage(format!("--{} {v}: give a number", name.replace('_', "-"))),
+    }
+}
+
+/// `--queries 1,6,14`: query numbers from 1 to 22, each once.
+fn queries(text: &str) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let q = match part.trim().parse::<u8>() {
+            Ok(q) if (1..=22).contains(&q) => q,
+            _ => {
+                return usage(format!(
+                    "--queries {text}: '{}' is not a TPC-H query; give numbers from 1 to 22, comma-separated (1,6,14)",
+                    part.trim()
+                ));
+            }
+        };
+        if out.contains(&q) {
+            return usage(format!("--queries {text}: query {q} is named twice"));
+        }
+        out.push(q);
+    }
+    Ok(out)
+}
+
+fn options(opts: &WorkloadOptions) -> Result<Options, Error> {
+    let p = &opts.params;
+    let sf = number::<f64>(p, "scale_factor")?.unwrap_or(f64::from(opts.scale.max(1)));
+    if !(0.01..=100_000.0).contains(&sf) {
+        return usage(format!(
+            "--scale-factor {sf}: TPC-H's scale factor goes from 0.01 to 100000"
+        ));
+    }
+    let repeat = number::<u32>(p, "repeat")?.unwrap_or(1);
+    if repeat == 0 || repeat > 10_000 {
+        return usage(format!(
+            "--repeat {repeat}: give 1 to 10000 runs of each query"
+        ));
+    }
+    let streams = number::<u32>(p, "streams")?.unwrap_or(0);
+    if streams > 1000 {
+        return usage(format!("--streams {streams}: at most 1000 query streams"));
+    }
+    let queries = p.get("queries").map(|q| queries(q)).transpose()?;
+    let timeout = number::<f64>(p, "query_timeout")?;
+    if let Some(t) = timeout.filter(|t| !(*t > 0.0 && *t <= 86_400.0)) {
+        return usage(format!(
+            "--query-timeout {t}: give seconds above 0 and at most 86400"
+        ));
+    }
+    Ok(Options {
+        sf,
+        queries,
+        repeat,
+        streams,
+        timeout,
+    })
+}
+
+fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    Ok(Box::new(Tpch {
+        options: options(opts)?,
+        sf_given: opts.params.contains_key("scale_factor"),
+        shared: Arc::new(Shared::default()),
+    }))
+}
+
+pub struct Tpch {
+    options: Options,
+    sf_given: bool,
+    shared: Arc<Shared>,
+}
+
+fn sql(engine: &dyn Engine) -> SqlSet {
+    SqlSet::load(&crate::sql::files("tpch"), engine.dialect())
+}
+
+fn statements(sql: &SqlSet, name: &str, engine: &dyn Engine) -> Vec<String> {
+    sql.statements(name, &[("plain", &engine.table_options(None))])
+}
+
+impl Tpch {
+    /// The queries of stream `s` (0: the power test's), in its order.
+    fn queries_of(&self, s: u32) -> Vec<u8> {
+        match &self.options.queries {
+            Some(q) => q.clone(),
+            None => ORDER[s as usize % ORDER.len()].to_vec(),
+        }
+    }
+
+    /// What client `id` runs: 0 the power test's stream, 1 to S the throughput test's query
+    /// streams, S + 1 its refresh stream (clause 5.3.4). The refresh functions run only with
+    /// all 22 queries: a run of chosen queries compares them, it is not a power test.
+    fn jobs(&self, id: u32) -> Vec<Job> {
+        let full = self.options.queries.is_none();
+        let s = self.options.streams;
+        if id == s + 1 {
+            return (1..=s as usize)
+                .flat_map(|p| [Job::Rf1(p), Job::Rf2(p)])
+                .collect();
+        }
+        let mut jobs = Vec::new();
+        for _ in 0..self.options.repeat {
+            jobs.extend(self.queries_of(id).into_iter().map(Job::Query));
+        }
+        if id == 0 && full {
+            jobs.insert(0, Job::Rf1(0));
+            jobs.push(Job::Rf2(0));
+        }
+        jobs
+    }
+
+    fn read_sf(s: &mut dyn Session) -> Result<f64, Error> {
+        let Some(sf) = meta_get(s, FACT_SF) else {
+            return usage(
+                "the database holds no tpch data: run `dbduel prepare tpch --scale-factor SF --dsn ...` first".into(),
+            );
+        };
+        sf.trim().parse().map_err(|_| {
+            Error::Database(format!(
+                "dbduel_facts: {FACT_SF} is '{sf}', not a scale factor"
+            ))
+        })
+    }
+}
+
+impl Workload for Tpch {
+    fn name(&self) -> &'static str {
+        "tpch"
+    }
+    fn variant(&self) -> &'static str {
+        if self.options.streams > 0 {
+            "throughput"
+        } else if self.options.queries.is_some() {
+            "queries"
+        } else {
+            "power"
+        }
+    }
+    fn scale(&self) -> Option<u32> {
+        None
+    }
+
+    fn prepare(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        loader: &Loader,
+    ) -> Result<(), Error> {
+        let sql = sql(engine);
+        start_over(
+            s,
+            "tpch.",
+            &statements(&sql, "drop", engine),
+            &statements(&sql, "create", engine),
+            "the tpch tables",
+        )?;
+        let sf = self.options.sf;
+        let started = std::time::Instant::now();
+        let workers = if engine.embedded() { 1 } else { 4 };
+        let rows = load::load(engine, s, loader, sf, workers)?;
+        if !loader.quiet {
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "{:>18}: {rows} rows at SF {sf} in {secs:.2} s ({:.0} rows/s)",
+                "tpch",
+                rows as f64 / secs.max(1e-9)
+            );
+        }
+        run_all(
+            s,
+            &statements(&sql, "keys", engine),
+            "adding the tpch keys and indexes",
+        )?;
+        run_all(
+            s,
+            &statements(&sql, "analyze", engine),
+            "analyzing the tpch tables",
+        )?;
+        meta_set(s, FACT_SF, &sf.to_string()).map_err(|e| db_error(e, "writing dbduel_facts"))
+    }
+
+    fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
+        let sql = sql(engine);
+        run_all(
+            s,
+            &statements(&sql, "drop", engine),
+            "dropping the tpch tables",
+        )?;
+        meta_clear(s, "tpch.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+    }
+
+    fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
+        let sf = Self::read_sf(s)?;
+        check::check(&sql(engine), s, sf)
+    }
+
+    fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
+        let sf = Self::read_sf(s)?;
+        let mut warnings = Vec::new();
+        if self.sf_given && (sf - self.options.sf).abs() > 1e-9 {
+            warnings.push(format!(
+                "--scale-factor {} ignored: the database holds SF {sf} as loaded",
+                self.options.sf
+            ));
+        }
+        self.options.sf = sf;
+        let refused = sql(engine)
+            .statements("query_timeout_refused", &[])
+            .join(" ");
+        if self.options.timeout.is_some() && !refused.is_empty() {
+            return usage(format!("--query-timeout: {refused}"));
+        }
+        Ok(warnings)
+    }
+
+    fn transaction_types(&self) -> Vec<&'static str> {
+        TYPES.to_vec()
+    }
+
+    fn client(
+        &self,
+        engine: &dyn Engine,
+        s: &mut dyn Session,
+        id: u32,
+        seed: u64,
+    ) -> DbResult<Box<dyn Client>> {
+        let stream = Stream {
+            number: id,
+            jobs: self.jobs(id),
+            power: id == 0,
+            sf: self.options.sf,
+            seed,
+        };
+        let sql = sql(engine);
+        if let Some(t) = self.options.timeout {
+            let ms = format!("{}", (t * 1000.0).round().max(1.0));
+            let limit =
+                sql.statements("query_timeout", &[("ms", &ms), ("seconds", &t.to_string())]);
+            for statement in limit {
+                s.batch(&statement)?;
+            }
+        }
+        let client = TpchClient::new(&sql, s, stream, self.shared.clone())?;
+        Ok(Box::new(client))
+    }
+
+    fn fixed_clients(&self) -> Option<Vec<u64>> {
+        let s = self.options.streams;
+        let refresh = u32::from(s > 0 && self.options.queries.is_none());
+        Some(
+            (0..1 + s + refresh)
+                .map(|id| self.jobs(id).len() as u64)
+                .collect(),
+        )
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        let o = &self.options;
+        let mut out = BTreeMap::from([
+            ("scale_factor".to_string(), o.sf.to_string()),
+            ("streams".to_string(), o.streams.to_string()),
+            ("repeat".to_string(), o.repeat.to_string()),
+        ]);
+        if let Some(t) = o.timeout {
+            out.insert("query_timeout_s".into(), t.to_string());
+        }
+        if let Some(q) = &o.queries {
+            let q: Vec<String> = q.iter().map(u8::to_string).collect();
+            out.insert("queries".into(), q.join(","));
+        }
+        for (stream, params) in self.shared.params.lock().expect("params lock").iter() {
+            if !params.is_empty() {
+                out.insert(format!("params.stream{stream}"), params.clone());
+            }
+        }
+        out
+    }
+
+    fn metrics(&self, _counts: &Counts) -> BTreeMap<String, f64> {
+        let timings = self.shared.timings.lock().expect("timings lock").clone();
+        metrics(
+            &timings,
+            &self.options,
+            &self.fixed_clients().unwrap_or_default(),
+        )
+    }
+}
+
+/// `--repeat`: each query's median time and its spread (the fastest and slowest run), in ms.
+fn repeats(power: &[&client::Timing], out: &mut BTreeMap<String, f64>) {
+    for q in 1..=22u8 {
+        let ms: Vec<f64> = power
+            .iter()
+            .filter(|t| t.job == Job::Query(q))
+            .map(|t| t.secs() * 1000.0)
+            .collect();
+        if ms.is_empty() {
+            continue;
+        }
+        let s = crate::stats::spread(&ms);
+        out.insert(format!("Q{q:02} median ms"), s.median);
+        out.insert(format!("Q{q:02} min ms"), s.min);
+        out.insert(format!("Q{q:02} max ms"), s.max);
+    }
+}
+
+/// Clause 5.4.1.4: a timing interval under 1/1000 of the longest counts as 1/1000 of it.
+fn floored(times: &[f64]) -> Vec<f64> {
+    let longest = times.iter().copied().fold(0.0, f64::max);
+    times.iter().map(|t| t.max(longest / 1000.0)).collect()
+}
+
+fn geometric_mean(times: &[f64]) -> f64 {
+    let logs: f64 = times.iter().map(|t| t.max(1e-9).ln()).sum();
+    (logs / times.len().max(1) as f64).exp()
+}
+
+/// The workload's figures: each query's rows in the power test's stream, the jobs that gave
+/// no answer (an error, a timeout, an interruption: the figures are then incomplete), and,
+/// when the tests ran whole, Power@Size (clause 5.4.1), Throughput@Size (5.4.2) and QphH@Size
+/// (5.4.3). `planned` is each client's count of jobs.
+fn metrics(timings: &[client::Timing], o: &Options, planned: &[u64]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let power: Vec<&client::Timing> = timings.iter().filter(|t| t.stream == 0).collect();
+    for t in &power {
+        if let Job::Query(q) = t.job {
+            out.insert(format!("Q{q:02} rows"), t.rows as f64);
+        }
+    }
+    if o.repeat > 1 {
+        repeats(&power, &mut out);
+    }
+    let unanswered = planned
+        .iter()
+        .sum::<u64>()
+        .saturating_sub(timings.len() as u64);
+    if unanswered > 0 {
+        out.insert("unanswered".into(), unanswered as f64);
+        return out;
+    }
+    let whole = o.queries.is_none() && o.repeat == 1;
+    if whole {
+        let times: Vec<f64> = power.iter().map(|t| t.secs()).collect();
+        let p = 3600.0 * o.sf / geometric_mean(&floored(&times));
+        out.insert("power_at_size".into(), p);
+        let streams: Vec<&client::Timing> = timings.iter().filter(|t| t.stream > 0).collect();
+        let expected = o.streams as usize * 22;
+        if o.streams > 0 {
+            let start = streams.iter().map(|t| t.start).min();
+            let end = streams.iter().map(|t| t.end).max();
+            if let (Some(start), Some(end)) = (start, end) {
+                let ts = (end - start).as_secs_f64().max(1e-9);
+                let t = expected as f64 * 3600.0 / ts * o.sf;
+                out.insert("throughput_at_size".into(), t);
+                out.insert("qphh_at_size".into(), (p * t).sqrt());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tpch(params: &[(&str, &str)]) -> Result<Box<dyn Workload>, Error> {
+        let opts = WorkloadOptions {
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..WorkloadOptions::default()
+        };
+        new(&opts)
+    }
+
+    #[test]
+    fn streams_are_the_power_test_the_query_streams_and_the_refresh_stream() {
+        let w = tpch(&[("streams", "2")]).expect("valid options");
+        assert_eq!(w.fixed_clients(), Some(vec![24, 22, 22, 4]));
+        let w = tpch(&[("queries", "1,6"), ("repeat", "3")]).expect("valid options");
+        assert_eq!(w.fixed_clients(), Some(vec![6]));
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_the_flag() {
+        for (k, v, flag) in [
+            ("queries", "1,23", "--queries"),
+            ("queries", "1,1", "--queries"),
+            ("repeat", "0", "--repeat"),
+            ("scale_factor", "0.001", "--scale-factor"),
+        ] {
+            let Err(Error::Usage(m)) = tpch(&[(k, v)]) else {
+                panic!("{k}={v} accepted");
+            };
+            assert!(m.starts_with(flag), "{m}");
+        }
+    }
+
+    #[test]
+    fn small_intervals_count_as_a_thousandth_of_the_longest() {
+        assert_eq!(floored(&[10.0, 0.001]), vec![10.0, 0.01]);
+        assert!((geometric_mean(&[1.0, 4.0]) - 2.0).abs() < 1e-12);
+    }
+}
