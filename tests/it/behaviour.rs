@@ -571,11 +571,21 @@ fn reconnect(env: &Env) -> Result<(), String> {
     let killer = {
         let mut admin = env.admin(Target::Postgres);
         std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(1500));
-            let sql = format!(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{db}' AND pid <> pg_backend_pid() AND application_name = 'dbduel'"
+            // Wait for both clients' sessions (a loaded machine may take seconds to start
+            // the run), then let them work half a second before terminating them.
+            let sessions = format!(
+                "FROM pg_stat_activity WHERE datname = '{db}' AND pid <> pg_backend_pid() AND application_name = 'dbduel'"
             );
-            admin.query_text(&sql).map(|rows| rows.len())
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while std::time::Instant::now() < deadline
+                && admin.query_text(&format!("SELECT pid {sessions}"))?.len() < 2
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            admin
+                .query_text(&format!("SELECT pg_terminate_backend(pid) {sessions}"))
+                .map(|rows| rows.len())
         })
     };
     let r = run_json(
