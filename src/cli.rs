@@ -349,7 +349,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     pub warmup: u64,
     /// Tries of a transaction that met a retryable error (serialization, deadlock, busy...)
-    /// [1: no retry; tpcc: 100].
+    /// [1: no retry; tpcc: 100]; from the second retry on, a random pause of up to 20 ms.
     #[arg(long, value_name = "N")]
     pub max_tries: Option<u32>,
     /// Write the full result as JSON to FILE (schema: schema/result.schema.json).

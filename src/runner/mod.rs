@@ -232,6 +232,8 @@ pub fn start(
 struct ClientState {
     session: Box<dyn Session>,
     client: Box<dyn Client>,
+    /// Draws the pauses between retries, apart from the workload's own streams.
+    backoff: SmallRng,
 }
 
 fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
@@ -244,7 +246,12 @@ fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
         .workload
         .client(shared.engine.as_ref(), session.as_mut(), id, seed)?;
     shared.doors.lock().expect("doors lock")[id as usize] = session.canceller();
-    Ok(ClientState { session, client })
+    let backoff = SmallRng::seed_from_u64(seed ^ 0xB5AD_4ECE_DA1C_E2A9);
+    Ok(ClientState {
+        session,
+        client,
+        backoff,
+    })
 }
 
 /// Counts a client out when its thread ends, however it ends.
@@ -637,7 +644,8 @@ impl Drop for Outbox<'_> {
     }
 }
 
-/// Execute the drawn transaction, retrying retryable errors up to `max_tries` in all.
+/// Execute the drawn transaction, retrying retryable errors up to `max_tries` in all. The
+/// first retry follows at once, as pgbench's; later ones after `retry_pause`.
 fn attempt(
     state: &mut ClientState,
     max_tries: u32,
@@ -656,9 +664,41 @@ fn attempt(
                 if !again || halt() {
                     return (tries, Err(e));
                 }
+                let pause = retry_pause(tries, &mut state.backoff);
+                if !pause.is_zero() && !sleep_while_running(pause, shared) {
+                    return (tries, Err(e));
+                }
             }
         }
     }
+}
+
+/// The longest pause before a retry: immediate retries of one transaction can lose to the
+/// same long concurrent transaction every time (PostgreSQL's serializable keeps a committed
+/// transaction's predicate locks until every overlapping one ends), so a transaction that
+/// failed twice waits a random time below a bound that doubles from 100 us up to this.
+pub const RETRY_PAUSE_MAX: Duration = Duration::from_millis(20);
+
+/// The pause before try `tries + 1`: none after the first failure, then uniform in
+/// [0, min(100 us x 2^(tries-2), RETRY_PAUSE_MAX)) (exponential backoff with full jitter).
+fn retry_pause(tries: u32, rng: &mut SmallRng) -> Duration {
+    if tries < 2 {
+        return Duration::ZERO;
+    }
+    let bound = (100u64 << (tries - 2).min(20)).min(RETRY_PAUSE_MAX.as_micros() as u64);
+    Duration::from_micros(rng.random_range(0..bound))
+}
+
+/// Sleep `pause` unless the run stops or ends first; false when it did.
+fn sleep_while_running(pause: Duration, shared: &Shared) -> bool {
+    let until = Instant::now() + pause;
+    while Instant::now() < until {
+        if shared.stop.load(Ordering::Relaxed) || shared.ending.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(5)));
+    }
+    true
 }
 
 /// How long a client of a run without an end in time (`-t`) keeps trying to reconnect.
@@ -826,5 +866,28 @@ mod tests {
             10 + 2,
             "client 0 ran its 10, client 1 two before the panic"
         );
+    }
+
+    #[test]
+    fn retry_pauses_start_after_the_first_retry_and_double_up_to_the_bound() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        assert_eq!(
+            retry_pause(1, &mut rng),
+            Duration::ZERO,
+            "first retry at once"
+        );
+        for (tries, bound_us) in [(2, 100), (3, 200), (5, 800), (9, 12_800), (10, 20_000)] {
+            let pauses: Vec<_> = (0..2000).map(|_| retry_pause(tries, &mut rng)).collect();
+            let longest = pauses.iter().max().unwrap().as_micros() as u64;
+            assert!(
+                longest < bound_us,
+                "try {tries}: {longest} us, bound {bound_us}"
+            );
+            assert!(
+                longest > bound_us * 9 / 10,
+                "try {tries}: spread to {longest} us only"
+            );
+        }
+        assert!(retry_pause(99, &mut rng) < RETRY_PAUSE_MAX);
     }
 }
