@@ -94,6 +94,3 @@ DELETE FROM lineitem WHERE l_orderkey BETWEEN ? AND ? AND mod(l_orderkey, 32) >=
 
 -- name: rf_leftover_orders
 DELETE FROM orders WHERE o_orderkey BETWEEN ? AND ? AND mod(o_orderkey, 32) >= 8
-
--- name: query_timeout_refused
-Firebird 3 takes no statement timeout (it came with Firebird 4): drop it

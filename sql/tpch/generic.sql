@@ -278,10 +278,3 @@ DELETE FROM lineitem WHERE l_orderkey BETWEEN ? AND ? AND l_orderkey % 32 >= 8
 
 -- name: rf_leftover_orders
 DELETE FROM orders WHERE o_orderkey BETWEEN ? AND ? AND o_orderkey % 32 >= 8
-
--- `--query-timeout` on a stream's session ({ms} milliseconds, {seconds} seconds), and, where
--- the dialect has no such limit, the reason it is refused.
--- name: query_timeout
-SET statement_timeout = {ms};
-
--- name: query_timeout_refused

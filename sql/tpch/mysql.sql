@@ -31,6 +31,3 @@ ALTER TABLE lineitem ADD FOREIGN KEY (l_partkey, l_suppkey) REFERENCES partsupp 
 
 -- name: analyze
 ANALYZE TABLE region, nation, part, supplier, partsupp, customer, orders, lineitem;
-
--- name: query_timeout
-SET SESSION max_statement_time = {seconds};

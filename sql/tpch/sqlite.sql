@@ -59,7 +59,3 @@ FROM (SELECT substr(c_phone, 1, 2) AS cntrycode, c_acctbal FROM customer
       AND NOT EXISTS (SELECT * FROM orders WHERE o_custkey = c_custkey)) custsale
 GROUP BY cntrycode
 ORDER BY cntrycode
-
-
--- name: query_timeout_refused
-SQLite has no statement timeout of its own: drop it

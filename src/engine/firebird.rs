@@ -11,8 +11,12 @@ use rsfbclient_core::{
 };
 use rsfbclient_rust::{RustFbClient, RustFbClientAttachmentConfig};
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use super::login;
 use super::tls::Transport;
+use super::watchdog::Watchdog;
 use super::{
     Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
     LoadProgress, Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error,
@@ -57,12 +61,10 @@ struct Firebird {
     protocol: Protocol,
     isolation: TrIsolationLevel,
     connect_timeout: std::time::Duration,
+    statement_timeout: Option<std::time::Duration>,
 }
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
-    opts.no_statement_timeout(
-        "Firebird 3 has no statement timeout (Firebird 4's is not used yet)",
-    )?;
     if opts.table_engine.is_some() {
         return Err(Error::Usage(
             "--table-engine applies to mysql:// only".into(),
@@ -113,6 +115,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         protocol,
         isolation,
         connect_timeout,
+        statement_timeout: opts.statement_timeout,
     }))
 }
 
@@ -143,31 +146,8 @@ impl Engine for Firebird {
         };
         let fail =
             |e: FbError| connect_error(classify(&e, true), "Firebird", &self.address, &self.user);
-        // The client has no timeout of its own: it attaches on a thread of its own, which a
-        // silent server leaves behind once the connect timeout has passed.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
-            let db = match cli.attach_database(&config, DIALECT, false) {
-                Err(e) if missing_file(&e) => {
-                    cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
-                    cli.create_database(&config, Some(PAGE_SIZE_FOR_CLIENT), DIALECT)
-                }
-                other => other,
-            };
-            let _ = tx.send(db.map(|db| (cli, db)));
-        });
-        let (cli, db) = match rx.recv_timeout(self.connect_timeout) {
-            Ok(attached) => attached.map_err(fail)?,
-            Err(_) => {
-                let e = login::explain_timeout(
-                    std::io::Error::from(std::io::ErrorKind::TimedOut),
-                    self.connect_timeout,
-                );
-                return Err(fail(FbError::Io(e)));
-            }
-        };
-        Ok(Box::new(FbSession {
+        let (cli, db) = attach(&config, self.connect_timeout, true).map_err(fail)?;
+        let mut session = FbSession {
             cli,
             db,
             tr: None,
@@ -179,11 +159,80 @@ impl Engine for Firebird {
                 isolation: self.isolation,
                 lock_resolution: TrLockResolution::Wait(None),
             },
-        }))
+            config,
+            connect_timeout: self.connect_timeout,
+            watchdog: None,
+        };
+        session.set_statement_timeout(self.statement_timeout)?;
+        Ok(Box::new(session))
     }
     fn table_options(&self, _fillfactor: Option<u32>) -> String {
         String::new()
     }
+}
+
+/// Attach to the database (creating its file first when asked and it does not exist). The
+/// client has no timeout of its own: it attaches on a thread of its own, which a silent server
+/// leaves behind once `timeout` has passed.
+fn attach(
+    config: &RustFbClientAttachmentConfig,
+    timeout: Duration,
+    create: bool,
+) -> Result<(RustFbClient, Db), FbError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = config.clone();
+    std::thread::spawn(move || {
+        let mut cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
+        let db = match cli.attach_database(&config, DIALECT, false) {
+            Err(e) if create && missing_file(&e) => {
+                cli = RustFbClient::new(rsfbclient_core::charset::UTF_8);
+                cli.create_database(&config, Some(PAGE_SIZE_FOR_CLIENT), DIALECT)
+            }
+            other => other,
+        };
+        let _ = tx.send(db.map(|db| (cli, db)));
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(attached) => attached,
+        Err(_) => {
+            let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
+            Err(FbError::Io(login::explain_timeout(e, timeout)))
+        }
+    }
+}
+
+/// Cancels a session's running statement the way Firebird 3 offers another connection of the
+/// same user: deleting its row of MON$STATEMENTS, active (1) or stalled between fetches (2)
+/// (Firebird 3 has no statement timeout; the wire protocol's own cancel packet is not in the
+/// client used here).
+struct FbCancel {
+    config: RustFbClientAttachmentConfig,
+    timeout: Duration,
+    attachment: i64,
+}
+
+impl super::Cancel for FbCancel {
+    fn cancel(&self) -> Result<(), String> {
+        let (mut cli, mut db) =
+            attach(&self.config, self.timeout, false).map_err(|e| e.to_string())?;
+        let conf = TransactionConfiguration {
+            data_access: TrDataAccessMode::ReadWrite,
+            isolation: TrIsolationLevel::ReadCommited(TrRecordVersion::RecordVersion),
+            lock_resolution: TrLockResolution::NoWait,
+        };
+        let sql = format!(
+            "DELETE FROM MON$STATEMENTS WHERE MON$ATTACHMENT_ID = {} AND MON$STATE > 0",
+            self.attachment
+        );
+        let done = cli.begin_transaction(&mut db, conf).and_then(|mut tr| {
+            cli.exec_immediate(&mut db, &mut tr, DIALECT, &sql)?;
+            cli.transaction_operation(&mut tr, TrOp::Commit)
+        });
+        let _ = cli.detach_database(&mut db);
+        done.map_err(|e| e.to_string())
+    }
+    /// The client's socket is its own: nothing to shut down from here.
+    fn abandon(&self) {}
 }
 
 /// A statement: its SQL split at the placeholders, and its handle once prepared.
@@ -202,6 +251,11 @@ struct FbSession {
     stmts: Vec<FbStmt>,
     sql: String,
     conf: TransactionConfiguration,
+    /// How to attach again, for the watchdog's cancelling connection.
+    config: RustFbClientAttachmentConfig,
+    connect_timeout: Duration,
+    /// `--statement-timeout`, kept by the client (Firebird 3 has none).
+    watchdog: Option<Watchdog>,
 }
 
 impl Drop for FbSession {
@@ -302,8 +356,23 @@ impl FbSession {
         Ok(n)
     }
 
-    /// Run `f` in the open transaction, or in one of its own that commits on success.
+    /// Run `f` in the open transaction, or in one of its own that commits on success, under
+    /// the statement timeout when one is set.
     fn in_tr<T>(
+        &mut self,
+        f: impl FnOnce(&mut RustFbClient, &mut Db, &mut Tr) -> Result<T, FbError>,
+    ) -> DbResult<T> {
+        match self.watchdog.take() {
+            None => self.in_tr_now(f),
+            Some(dog) => {
+                let outcome = dog.run(|| self.in_tr_now(f));
+                self.watchdog = Some(dog);
+                outcome
+            }
+        }
+    }
+
+    fn in_tr_now<T>(
         &mut self,
         f: impl FnOnce(&mut RustFbClient, &mut Db, &mut Tr) -> Result<T, FbError>,
     ) -> DbResult<T> {
@@ -441,6 +510,28 @@ impl Session for FbSession {
         let mut rows = Vec::new();
         self.run_text(sql, Some(&mut rows))?;
         Ok(rows)
+    }
+
+    /// Firebird 3 has no statement timeout: a watchdog thread cancels a statement past it.
+    fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
+        self.watchdog = None;
+        let Some(limit) = limit else {
+            return Ok(());
+        };
+        let id = self.query_text("SELECT CURRENT_CONNECTION FROM RDB$DATABASE")?;
+        let Some(Value::Int(attachment)) = id.first().and_then(|r| r.first()).cloned() else {
+            return Err(DbError::new(
+                ErrorClass::Other("firebird".into()),
+                format!("CURRENT_CONNECTION gave {id:?}"),
+            ));
+        };
+        let door = FbCancel {
+            config: self.config.clone(),
+            timeout: self.connect_timeout,
+            attachment,
+        };
+        self.watchdog = Some(Watchdog::new(limit, Arc::new(door)));
+        Ok(())
     }
 
     fn begin(&mut self, _write: bool) -> DbResult<()> {

@@ -9,6 +9,7 @@ mod sqlite;
 pub mod tls;
 #[cfg(test)]
 mod toy;
+mod watchdog;
 
 use std::fmt;
 use std::sync::Arc;
@@ -161,18 +162,6 @@ pub struct EngineOptions {
     pub table_engine: Option<String>,
     /// The server's own limit on each statement (`--statement-timeout`).
     pub statement_timeout: Option<std::time::Duration>,
-}
-
-impl EngineOptions {
-    /// Refuse `--statement-timeout` for an engine without a server-side limit.
-    pub fn no_statement_timeout(&self, why: &str) -> Result<(), crate::error::Error> {
-        match self.statement_timeout {
-            Some(_) => Err(crate::error::Error::Usage(format!(
-                "--statement-timeout: {why}"
-            ))),
-            None => Ok(()),
-        }
-    }
 }
 
 /// A prepared statement's handle inside one session.
@@ -333,6 +322,15 @@ pub trait Session: Send {
     }
     /// Bound every later read and write on the connection (None: no bound).
     fn set_timeout(&mut self, _timeout: Option<std::time::Duration>) {}
+    /// Limit each later statement to `limit` (None: no limit): the server's own timeout where
+    /// it has one, a cancel from the client otherwise. A statement past it fails with
+    /// `StatementTimeout`.
+    fn set_statement_timeout(&mut self, _limit: Option<std::time::Duration>) -> DbResult<()> {
+        Err(DbError::new(
+            ErrorClass::Other("statement_timeout".into()),
+            "this engine cannot limit a statement's time",
+        ))
+    }
     /// Cumulative server counters for the observer (None where the engine cannot tell).
     fn counters(&mut self) -> DbResult<Counters> {
         Ok(Counters::default())

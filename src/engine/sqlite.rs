@@ -1,8 +1,11 @@
 //! SQLite through the bundled library (rusqlite): WAL, a busy timeout, write transactions that
-//! take the write lock at BEGIN so that many writers stay correct, prepared-insert loading.
+//! take the write lock at BEGIN so that many writers stay correct, prepared-insert loading, a
+//! statement timeout through SQLite's progress handler.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
@@ -78,10 +81,14 @@ struct Sqlite {
     path: PathBuf,
     pragmas: Vec<(String, String)>,
     protocol: Protocol,
+    statement_timeout: Option<Duration>,
 }
 
+/// SQLite calls the progress handler every this many virtual machine instructions (a few
+/// microseconds of work): how late a statement past its timeout may stop.
+const PROGRESS_OPS: i32 = 1000;
+
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
-    opts.no_statement_timeout("SQLite has no statement timeout of its own")?;
     if opts.table_engine.is_some() {
         return Err(Error::Usage(
             "--table-engine applies to mysql:// only".into(),
@@ -114,6 +121,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         path: PathBuf::from(&dsn.database),
         pragmas,
         protocol,
+        statement_timeout: opts.statement_timeout,
     }))
 }
 
@@ -153,13 +161,18 @@ impl Engine for Sqlite {
                     .map_err(|e| classify(&e))?;
             }
         }
-        Ok(Box::new(LiteSession {
+        let mut session = LiteSession {
             conn,
             protocol: self.protocol,
             stmts: Vec::new(),
             sql: String::new(),
             path: self.path.clone(),
-        }))
+            limit: None,
+            clock: Instant::now(),
+            due: Arc::new(AtomicU64::new(0)),
+        };
+        session.set_statement_timeout(self.statement_timeout)?;
+        Ok(Box::new(session))
     }
     fn table_options(&self, _fillfactor: Option<u32>) -> String {
         String::new()
@@ -173,6 +186,12 @@ struct LiteSession {
     stmts: Vec<(String, Vec<String>)>,
     sql: String,
     path: PathBuf,
+    /// `--statement-timeout`: SQLite has none of its own, so the progress handler interrupts a
+    /// statement once the clock passes `due` (microseconds since `clock`; 0 when no statement
+    /// is watched).
+    limit: Option<Duration>,
+    clock: Instant,
+    due: Arc<AtomicU64>,
 }
 
 fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[Value]) -> rusqlite::Result<()> {
@@ -223,6 +242,29 @@ fn step(
 }
 
 impl LiteSession {
+    /// Run one statement under `--statement-timeout` when one is set; an interruption past
+    /// the limit is a `StatementTimeout`.
+    fn watched<T>(&mut self, run: impl FnOnce(&mut Self) -> rusqlite::Result<T>) -> DbResult<T> {
+        let Some(limit) = self.limit else {
+            return run(self).map_err(|e| classify(&e));
+        };
+        let due = (self.clock.elapsed() + limit).as_micros() as u64;
+        self.due.store(due.max(1), Ordering::Relaxed);
+        let outcome = run(self);
+        self.due.store(0, Ordering::Relaxed);
+        outcome.map_err(|e| match classify(&e) {
+            e if e.class == ErrorClass::Interrupted => DbError::new(
+                ErrorClass::StatementTimeout,
+                format!(
+                    "statement interrupted by dbduel after the statement timeout ({} s): {}",
+                    limit.as_secs_f64(),
+                    e.message
+                ),
+            ),
+            e => e,
+        })
+    }
+
     /// Load rows through the bulk path; `replace` empties the table first.
     fn load_rows(
         &mut self,
@@ -284,31 +326,49 @@ impl Session for LiteSession {
         params: &[Value],
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
-        let (sql, parts) = &self.stmts[id.0];
-        let result = match self.protocol {
-            Protocol::Prepared => {
-                let mut stmt = self.conn.prepare_cached(sql).map_err(|e| classify(&e))?;
-                bind(&mut stmt, params).and_then(|_| step(&mut stmt, keep))
+        self.watched(|me| {
+            let (sql, parts) = &me.stmts[id.0];
+            match me.protocol {
+                Protocol::Prepared => {
+                    let mut stmt = me.conn.prepare_cached(sql)?;
+                    bind(&mut stmt, params).and_then(|_| step(&mut stmt, keep))
+                }
+                Protocol::Simple => {
+                    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+                    render_literals(&parts, params, &mut me.sql, quote_standard);
+                    let mut stmt = me.conn.prepare(&me.sql)?;
+                    step(&mut stmt, keep)
+                }
             }
-            Protocol::Simple => {
-                let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-                render_literals(&parts, params, &mut self.sql, quote_standard);
-                let mut stmt = self.conn.prepare(&self.sql).map_err(|e| classify(&e))?;
-                step(&mut stmt, keep)
-            }
-        };
-        result.map_err(|e| classify(&e))
+        })
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.conn.execute_batch(sql).map_err(|e| classify(&e))
+        self.watched(|me| me.conn.execute_batch(sql))
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
-        let mut rows = Vec::new();
-        let mut stmt = self.conn.prepare(sql).map_err(|e| classify(&e))?;
-        step(&mut stmt, Some(&mut rows)).map_err(|e| classify(&e))?;
-        Ok(rows)
+        self.watched(|me| {
+            let mut rows = Vec::new();
+            let mut stmt = me.conn.prepare(sql)?;
+            step(&mut stmt, Some(&mut rows))?;
+            Ok(rows)
+        })
+    }
+
+    fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
+        self.limit = limit;
+        self.due.store(0, Ordering::Relaxed);
+        let handler = limit.map(|_| {
+            let (clock, due) = (self.clock, self.due.clone());
+            move || {
+                let due = due.load(Ordering::Relaxed);
+                due != 0 && clock.elapsed().as_micros() as u64 >= due
+            }
+        });
+        self.conn
+            .progress_handler(PROGRESS_OPS, handler)
+            .map_err(|e| classify(&e))
     }
 
     fn begin(&mut self, write: bool) -> DbResult<()> {
@@ -379,6 +439,7 @@ fn classify(e: &rusqlite::Error) -> DbError {
     let class = match e {
         rusqlite::Error::SqliteFailure(f, msg) => match f.code {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorClass::Busy,
+            ErrorCode::OperationInterrupted => ErrorClass::Interrupted,
             // SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE
             _ if matches!(f.extended_code, 1555 | 2067) => ErrorClass::UniqueViolation,
             _ if msg

@@ -208,13 +208,8 @@ impl Engine for MySql {
             })?;
         let mut conn = conn;
         if let Some(t) = self.statement_timeout {
-            // MariaDB's limit covers every statement; MySQL's only SELECTs.
-            let set = if conn.server_version.contains("MariaDB") {
-                format!("SET SESSION max_statement_time = {}", t.as_secs_f64())
-            } else {
-                format!("SET SESSION max_execution_time = {}", t.as_millis().max(1))
-            };
-            conn.query(&set, None).map_err(|e| classify(&e, true))?;
+            conn.query(&timeout_setting(&conn, Some(t)), None)
+                .map_err(|e| classify(&e, true))?;
         }
         let door = Arc::new(SideDoor {
             target: self.target.clone(),
@@ -351,6 +346,18 @@ impl MySession {
     }
 }
 
+/// The server's own limit on each statement (0: none). MariaDB's covers every statement;
+/// MySQL's only SELECTs.
+fn timeout_setting(conn: &Wire, limit: Option<Duration>) -> String {
+    if conn.server_version.contains("MariaDB") {
+        let s = limit.map_or(0.0, |t| t.as_secs_f64());
+        format!("SET SESSION max_statement_time = {s}")
+    } else {
+        let ms = limit.map_or(0, |t| t.as_millis().max(1));
+        format!("SET SESSION max_execution_time = {ms}")
+    }
+}
+
 /// Ends a MariaDB/MySQL session's statement from another thread: KILL QUERY on a connection
 /// of its own, then, if need be, the socket shut down.
 struct SideDoor {
@@ -392,6 +399,14 @@ impl Session for MySession {
 
     fn set_timeout(&mut self, timeout: Option<Duration>) {
         self.conn.set_timeout(timeout);
+    }
+
+    fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
+        let set = timeout_setting(&self.conn, limit);
+        self.conn
+            .query(&set, None)
+            .map(drop)
+            .map_err(|e| classify(&e, false))
     }
 
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {

@@ -252,11 +252,8 @@ impl Engine for Postgres {
             })
             .map_err(|e| connect_error(classify(e, true), "PostgreSQL", &address, &self.user))?;
         if let Some(t) = self.statement_timeout {
-            conn.query(
-                &format!("SET statement_timeout = {}", t.as_millis().max(1)),
-                &mut Output::new(None),
-            )
-            .map_err(|e| classify(e, true))?;
+            conn.query(&timeout_setting(Some(t)), &mut Output::new(None))
+                .map_err(|e| classify(e, true))?;
         }
         Ok(Box::new(PgSession {
             conn,
@@ -400,6 +397,10 @@ impl Session for PgSession {
         self.text(sql, None)
     }
 
+    fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
+        self.text(&timeout_setting(limit), None)
+    }
+
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
         let mut rows = Vec::new();
         self.text(sql, Some(&mut rows))?;
@@ -537,6 +538,12 @@ fn copy_text_row(row: &[Value], buf: &mut Vec<u8>) {
 }
 
 /// Map an error to its class by SQLSTATE; I/O errors mean the server is gone (or unreachable).
+/// The server's own limit on each statement (0: none).
+fn timeout_setting(limit: Option<Duration>) -> String {
+    let ms = limit.map_or(0, |t| t.as_millis().max(1));
+    format!("SET statement_timeout = {ms}")
+}
+
 fn classify(e: PgError, connecting: bool) -> DbError {
     match e {
         PgError::Db { code, message } => {
