@@ -25,6 +25,8 @@ struct State {
     fired: Option<u64>,
     /// A cancel is on its way: the next statement waits until it has been sent.
     cancelling: bool,
+    /// Why the last cancel could not be sent (the statement then ran on past the limit).
+    refused: Option<String>,
     quit: bool,
 }
 
@@ -58,24 +60,35 @@ impl Watchdog {
         };
         wake.notify_all();
         let outcome = statement();
-        let fired = {
+        let (fired, refused) = {
             let mut s = lock.lock().expect("watchdog lock");
             s.armed = None;
             while s.cancelling {
                 s = wake.wait(s).expect("watchdog lock");
             }
-            s.fired == Some(number)
+            (
+                s.fired == Some(number),
+                s.refused.take().filter(|_| s.fired == Some(number)),
+            )
         };
-        match outcome {
-            Err(e) if fired => Err(DbError::new(
+        let limit = self.limit.as_secs_f64();
+        match (outcome, refused) {
+            // The cancel failed: the statement ran on past the limit, which must not pass for
+            // a success.
+            (_, Some(why)) => Err(DbError::new(
                 ErrorClass::StatementTimeout,
                 format!(
-                    "statement cancelled by dbduel after the statement timeout ({} s): {}",
-                    self.limit.as_secs_f64(),
+                    "statement ran past the statement timeout ({limit} s); dbduel's cancel failed: {why}"
+                ),
+            )),
+            (Err(e), None) if fired => Err(DbError::new(
+                ErrorClass::StatementTimeout,
+                format!(
+                    "statement cancelled by dbduel after the statement timeout ({limit} s): {}",
                     e.message
                 ),
             )),
-            other => other,
+            (other, None) => other,
         }
     }
 }
@@ -100,11 +113,13 @@ fn watch(shared: &(Mutex<State>, Condvar), cancel: &dyn Cancel) {
                 s.fired = Some(number);
                 s.cancelling = true;
                 drop(s);
-                if cancel.cancel().is_err() {
-                    // The server could not be asked: free the client at least.
+                let refused = cancel.cancel().err();
+                if refused.is_some() {
+                    // The server could not be asked: free the client at least, where it can.
                     cancel.abandon();
                 }
                 s = lock.lock().expect("watchdog lock");
+                s.refused = refused;
                 s.cancelling = false;
                 wake.notify_all();
             }
@@ -184,5 +199,35 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.class, ErrorClass::Deadlock);
         assert_eq!(door.cancels.load(Ordering::SeqCst), 0);
+    }
+
+    /// A server that cannot be asked to cancel: the statement runs to its end, and it is
+    /// still reported as past the limit, with the reason, not as a success.
+    struct Deaf;
+
+    impl Cancel for Deaf {
+        fn cancel(&self) -> Result<(), String> {
+            Err("connection refused".into())
+        }
+        fn abandon(&self) {}
+    }
+
+    #[test]
+    fn a_failed_cancel_is_not_a_success() {
+        let dog = Watchdog::new(Duration::from_millis(20), Arc::new(Deaf));
+        let e = dog
+            .run(|| -> DbResult<()> {
+                std::thread::sleep(Duration::from_millis(200));
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!(e.class, ErrorClass::StatementTimeout);
+        assert!(
+            e.message.contains("cancel failed: connection refused"),
+            "{}",
+            e.message
+        );
+        // The next statement, within the limit, is untouched.
+        dog.run(|| -> DbResult<()> { Ok(()) }).unwrap();
     }
 }
