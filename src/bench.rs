@@ -186,8 +186,11 @@ fn measure(
         plan.run.warmup,
         plan.run.rate.is_some(),
     );
+    if plan.shard.is_some() {
+        agg.keep_window_histograms();
+    }
     let running = runner::start(engine, workload, run.clone(), stop.clone(), tx)?;
-    let started = SystemTime::now();
+    let started = SystemTime::now() - running.start.elapsed();
     let warmup_end = running.start + plan.run.warmup;
     let window_end = match run.limit {
         Limit::Time(t) => Some(warmup_end + t),
@@ -289,8 +292,12 @@ impl Point<'_> {
         } = self;
         let m = measured.measurement;
         let secs = m.duration_s.max(1e-9);
+        let shard = self
+            .plan
+            .shard
+            .map(|s| shard_part(s, self.plan, &m, measured.started));
         RunResult {
-            dbduel_version: env!("CARGO_PKG_VERSION"),
+            dbduel_version: env!("CARGO_PKG_VERSION").into(),
             started_at: humantime::format_rfc3339_seconds(measured.started).to_string(),
             interrupted,
             engine: result::EngineReport {
@@ -317,6 +324,8 @@ impl Point<'_> {
             measurement: m,
             server_restarts: Vec::new(),
             warnings,
+            shard,
+            shards: Vec::new(),
         }
     }
 
@@ -376,10 +385,26 @@ impl Point<'_> {
                 self.info.isolation
             ));
         }
+        if let Some(late) = self.late_start().filter(|l| *l > 1.0) {
+            warnings.push(format!(
+                "the clients started {late:.1} s after --start-at (connecting took that long): this shard's windows begin later than the others'"
+            ));
+        }
         if self.engine.embedded() {
             warnings.push("embedded engine: the client CPU includes the database's own work, so client-bound is not judged".into());
         }
         warnings
+    }
+
+    /// Seconds between `--start-at` and the clients' release.
+    fn late_start(&self) -> Option<f64> {
+        let at = self.plan.run.start_at?;
+        Some(
+            self.measured
+                .started
+                .duration_since(at)
+                .map_or(0.0, |d| d.as_secs_f64()),
+        )
     }
 
     fn workload_report(&self) -> result::WorkloadReport {
@@ -396,11 +421,18 @@ impl Point<'_> {
     fn options(&self) -> result::Options {
         let plan = self.plan;
         result::Options {
-            clients: plan.run.clients,
+            // A shard records the whole run's clients and rate; its own part is in `shard`.
+            clients: plan
+                .shard
+                .map_or(plan.run.clients, |_| plan.workload.clients),
             time_s: plan.time_s,
             transactions_per_client: plan.transactions,
             warmup_s: plan.run.warmup.as_secs(),
-            rate: plan.run.rate,
+            rate: plan.run.rate.map(|r| {
+                plan.shard.map_or(r, |s| {
+                    r * f64::from(plan.workload.clients) / f64::from(s.clients)
+                })
+            }),
             protocol: plan.protocol,
             max_tries: self.max_tries(),
             progress_s: plan.progress.map(|p| p.as_secs()),
@@ -417,5 +449,38 @@ impl Point<'_> {
                 .statement_timeout
                 .map(|t| t.as_secs_f64()),
         }
+    }
+}
+
+/// A shard's part of its result: its place in the run, its release on the wall clock, and its
+/// histograms for `merge`.
+fn shard_part(
+    shard: crate::plan::Shard,
+    plan: &RunPlan,
+    m: &Measurement,
+    started: SystemTime,
+) -> result::ShardPart {
+    use base64::Engine as _;
+    let b64 = |bytes: &Vec<u8>| base64::engine::general_purpose::STANDARD.encode(bytes);
+    result::ShardPart {
+        index: shard.index,
+        count: shard.count,
+        first_client: shard.first_client,
+        clients: shard.clients,
+        start_at: plan.start_at.clone(),
+        started_unix_ms: started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
+        histograms: m
+            .histograms
+            .iter()
+            .map(|(name, h)| (name.clone(), b64(h)))
+            .collect(),
+        schedule_lag_histogram: m.lag_histogram.as_ref().map(b64),
+        window_histograms: m
+            .window_histograms
+            .iter()
+            .map(|h| h.as_ref().map(b64))
+            .collect(),
     }
 }

@@ -42,6 +42,10 @@ pub enum Command {
     /// Whether two runs, or two sets of repeats, differ beyond their noise (tps, latency
     /// percentiles), with confidence intervals; --fail-if sets the exit code for CI.
     Compare(CompareArgs),
+    /// Merge the results of one run's shards (`run --shard I/N --json FILE` on several
+    /// machines) into one result: counts summed, latency histograms merged exactly, windows
+    /// aligned on the wall clock.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -367,6 +371,17 @@ pub struct RunArgs {
     /// Seed of the clients' random generators (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run shard I of N of a run whose load comes from N processes or machines: this one
+    /// starts its share of --clients (and of --rate), with client ids of its own; `dbduel
+    /// merge` makes one result of the shards' --json files. `auto/N` takes I from the
+    /// orchestrator (Kubernetes' JOB_COMPLETION_INDEX, Slurm's SLURM_PROCID); `auto` takes N
+    /// from Slurm's SLURM_NTASKS too.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Start the measured clients at this wall-clock time (RFC 3339, e.g.
+    /// 2026-12-01T10:00:00Z), once connected: every shard of a run starts together.
+    #[arg(long, value_name = "TIME", env = "DBDUEL_START_AT")]
+    pub start_at: Option<String>,
     /// A pgbench-format script to run, with its weight among several (as pgbench -f).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub files: Vec<String>,
@@ -567,4 +582,14 @@ pub struct CompareArgs {
     pub fail_if: Vec<String>,
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' result files (`run --shard I/N --json FILE`), every shard once.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write the merged result as JSON to FILE (schema: schema/result.schema.json).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }

@@ -566,3 +566,23 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         Outcome::Success
     })
 }
+
+/// `merge`: one result from the shards of a run: the summary, and the JSON when asked.
+pub fn merge(args: &crate::cli::MergeArgs) -> Result<Outcome, Error> {
+    if let Some(path) = &args.json {
+        result::check_writable(path)?;
+    }
+    let merged = crate::merge::merge(crate::merge::read(&args.files)?)?;
+    print!("{}", report::summary(&merged));
+    if let Some(path) = &args.json {
+        merged.write_json(path)?;
+        eprintln!("merged result written to {}", path.display());
+    }
+    Ok(if merged.interrupted {
+        Outcome::Interrupted
+    } else if merged.failed() {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
+}

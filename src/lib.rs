@@ -8,6 +8,7 @@ pub mod dsn;
 pub mod engine;
 pub mod error;
 pub mod event;
+pub mod merge;
 pub mod metrics;
 pub mod plan;
 pub mod report;
@@ -53,5 +54,6 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
         Command::Report(args) => commands::report_cmd(&args),
         Command::Results(args) => commands::results(&args),
         Command::Compare(args) => commands::compare(&args),
+        Command::Merge(args) => commands::merge(&args),
     }
 }

@@ -33,6 +33,94 @@ pub struct RunPlan {
     pub json: Option<PathBuf>,
     pub time_s: Option<u64>,
     pub transactions: Option<u64>,
+    /// `--shard I/N`: this process runs one part of a run whose clients are split over N.
+    pub shard: Option<Shard>,
+    /// `--start-at`: the wall-clock time the clients are released at, as given.
+    pub start_at: Option<String>,
+}
+
+/// One part of a run whose load comes from several processes (`--shard I/N`): its index, the
+/// number of shards, and the clients it runs (`first..first + clients` of the run's ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+    pub first_client: u32,
+    pub clients: u32,
+}
+
+/// `--shard I/N`, `auto/N` or `auto`: the index and the count, the orchestrator's taken from
+/// `env` (Kubernetes' Indexed Job: JOB_COMPLETION_INDEX; Slurm: SLURM_PROCID, SLURM_NTASKS).
+pub fn shard_spec(given: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<(u32, u32), Error> {
+    let number = |what: &str, text: &str| {
+        text.trim().parse::<u32>().map_err(|_| {
+            Error::Usage(format!(
+                "--shard {given}: {what} `{text}` is not a whole number (give I/N, e.g. --shard 0/4, or auto/N)"
+            ))
+        })
+    };
+    let (index, count) = match given.split_once('/') {
+        Some(("auto", n)) => {
+            let index = ["JOB_COMPLETION_INDEX", "SLURM_PROCID"]
+                .iter()
+                .find_map(|v| env(v).map(|i| (*v, i)));
+            let Some((var, i)) = index else {
+                return usage(format!(
+                    "--shard {given}: neither JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) nor SLURM_PROCID (srun) is set: give the index, --shard I/N"
+                ));
+            };
+            let count = number("the count", n)?;
+            let tasks = env("SLURM_NTASKS").filter(|_| var == "SLURM_PROCID");
+            if let Some(tasks) = tasks.filter(|t| t.trim() != count.to_string()) {
+                return usage(format!(
+                    "--shard {given}: srun runs {tasks} tasks (SLURM_NTASKS): give --shard auto/{tasks}, or --shard auto"
+                ));
+            }
+            (number(var, &i)?, count)
+        }
+        Some((i, n)) => (number("the index", i)?, number("the count", n)?),
+        None if given == "auto" => match (env("SLURM_PROCID"), env("SLURM_NTASKS")) {
+            (Some(i), Some(n)) => (number("SLURM_PROCID", &i)?, number("SLURM_NTASKS", &n)?),
+            _ => {
+                return usage(
+                    "--shard auto takes the index and the count from srun (SLURM_PROCID, SLURM_NTASKS), which are not set: under a Kubernetes Indexed Job give the count, --shard auto/N (the Job's completions)",
+                );
+            }
+        },
+        None => {
+            return usage(format!(
+                "--shard {given}: give I/N, the shard's index from 0 and the number of shards (e.g. --shard 0/4), or auto/N"
+            ));
+        }
+    };
+    if count == 0 {
+        return usage(format!(
+            "--shard {given}: the number of shards must be at least 1"
+        ));
+    }
+    if index >= count {
+        return usage(format!(
+            "--shard {given}: the index counts from 0, so it must be below the number of shards ({count})"
+        ));
+    }
+    Ok((index, count))
+}
+
+/// `--start-at`: an RFC 3339 time still to come.
+fn start_at(given: &str) -> Result<std::time::SystemTime, Error> {
+    let at = humantime::parse_rfc3339_weak(given).map_err(|e| {
+        Error::Usage(format!(
+            "--start-at {given}: {e}: give an RFC 3339 time, e.g. 2026-12-01T10:00:00Z"
+        ))
+    })?;
+    let now = std::time::SystemTime::now();
+    if at < now {
+        return usage(format!(
+            "--start-at {given} has passed (it is {} now, UTC): give a time to come",
+            humantime::format_rfc3339_seconds(now)
+        ));
+    }
+    Ok(at)
 }
 
 fn usage<T>(msg: impl Into<String>) -> Result<T, Error> {
@@ -119,6 +207,10 @@ pub struct RunInput {
     pub defines: Vec<String>,
     /// What the user wrote, so that an error names the thing to change.
     pub asked_by: AskedBy,
+    /// `--shard`: the index and the number of shards.
+    pub shard: Option<(u32, u32)>,
+    /// `--start-at`, as given.
+    pub start_at: Option<String>,
 }
 
 /// Where a run's options were written: `dbduel run`'s flags or a plan file's keys.
@@ -170,6 +262,12 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         scripts,
         defines: args.defines.clone(),
         asked_by: AskedBy::Flags,
+        shard: args
+            .shard
+            .as_deref()
+            .map(|s| shard_spec(s, &|v| std::env::var(v).ok()))
+            .transpose()?,
+        start_at: args.start_at.clone(),
     }
     .plan()
 }
@@ -207,7 +305,13 @@ impl RunInput {
         };
         let mut transactions = self.transactions;
         let mut clients = self.clients;
-        if let Some(each) = (self.target.workload.new)(&workload)?.fixed_clients() {
+        let released = self.start_at.as_deref().map(start_at).transpose()?;
+        let built = (self.target.workload.new)(&workload)?;
+        let shard = self
+            .shard
+            .map(|s| self.split(s, built.as_ref()))
+            .transpose()?;
+        if let Some(each) = built.fixed_clients() {
             // The workload's clients run their own work to its end (TPC-H's streams).
             self.refuse_fixed()?;
             clients = each.len() as u32;
@@ -218,7 +322,7 @@ impl RunInput {
         } else if self.time.is_none() && self.transactions.is_none() {
             // A workload that counts its operations for the whole run (YCSB's
             // operationcount) gives each client its share, rounded up.
-            if let Some(n) = (self.target.workload.new)(&workload)?.operations() {
+            if let Some(n) = built.operations() {
                 let each = n.div_ceil(u64::from(self.clients));
                 limit = Limit::Transactions(each);
                 transactions = Some(each);
@@ -234,18 +338,57 @@ impl RunInput {
             workload,
             protocol: self.protocol,
             run: RunConfig {
-                clients,
+                clients: shard.map_or(clients, |s| s.clients),
+                first_client: shard.map_or(0, |s| s.first_client),
                 limit,
                 warmup: Duration::from_secs(self.warmup),
-                rate: self.rate,
+                // A shard keeps its clients' share of the run's rate.
+                rate: self
+                    .rate
+                    .map(|r| shard.map_or(r, |s| r * f64::from(s.clients) / f64::from(clients))),
                 // 0: the workload's default (`Workload::default_max_tries`).
                 max_tries: self.max_tries.unwrap_or(0),
                 seed,
+                start_at: released,
             },
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
             time_s,
             transactions,
+            shard,
+            start_at: self.start_at,
+        })
+    }
+
+    /// This shard's clients: the run's `--clients` split as evenly as they go, each shard a
+    /// run of consecutive ids, so that no two shards share a client id (and with it a TPC-C
+    /// terminal or a random stream).
+    fn split(
+        &self,
+        (index, count): (u32, u32),
+        workload: &dyn workload::Workload,
+    ) -> Result<Shard, Error> {
+        let name = self.target.workload.name;
+        if workload.fixed_clients().is_some() {
+            return usage(format!(
+                "--shard: {name} runs a fixed set of streams, one client each, that cannot be split over processes: drop --shard"
+            ));
+        }
+        if let Some(why) = workload.shards_refused() {
+            return usage(format!("--shard: {why}"));
+        }
+        if count > self.clients {
+            return usage(format!(
+                "--shard {index}/{count}: {count} shards need at least {count} clients in all, and --clients is {}: give --clients as the whole run's (every shard the same)",
+                self.clients
+            ));
+        }
+        let at = |i: u32| (u64::from(i) * u64::from(self.clients) / u64::from(count)) as u32;
+        Ok(Shard {
+            index,
+            count,
+            first_client: at(index),
+            clients: at(index + 1) - at(index),
         })
     }
 
@@ -520,4 +663,100 @@ fn script_target(args: &RunArgs) -> Result<Target, Error> {
             statement_timeout: statement_timeout(&args.target)?,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    fn refused(given: &str, vars: &[(&str, &str)]) -> String {
+        match shard_spec(given, &env(vars)) {
+            Err(Error::Usage(m)) => m,
+            other => panic!("--shard {given} was not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn shard_from_flags_and_orchestrators() {
+        assert_eq!(shard_spec("2/8", &env(&[])).unwrap(), (2, 8));
+        let k8s = [("JOB_COMPLETION_INDEX", "5")];
+        assert_eq!(shard_spec("auto/8", &env(&k8s)).unwrap(), (5, 8));
+        let slurm = [("SLURM_PROCID", "3"), ("SLURM_NTASKS", "4")];
+        assert_eq!(shard_spec("auto", &env(&slurm)).unwrap(), (3, 4));
+        assert_eq!(shard_spec("auto/4", &env(&slurm)).unwrap(), (3, 4));
+    }
+
+    #[test]
+    fn shard_refusals_name_what_to_change() {
+        assert!(refused("8/8", &[]).contains("below the number of shards (8)"));
+        assert!(refused("0/0", &[]).contains("at least 1"));
+        assert!(refused("a/2", &[]).contains("`a` is not a whole number"));
+        assert!(refused("auto/4", &[]).contains("JOB_COMPLETION_INDEX"));
+        assert!(refused("auto", &[("JOB_COMPLETION_INDEX", "1")]).contains("auto/N"));
+        let slurm = [("SLURM_PROCID", "1"), ("SLURM_NTASKS", "2")];
+        assert!(refused("auto/4", &slurm).contains("--shard auto/2"));
+        assert!(refused("auto", &[("SLURM_PROCID", "2"), ("SLURM_NTASKS", "2")]).contains("below"));
+    }
+
+    #[test]
+    fn shards_split_clients_without_overlap() {
+        let input = |clients| RunInput {
+            target: Target {
+                workload: workload::find("tpcb").unwrap(),
+                dsn: None,
+                engine: EngineOptions::default(),
+            },
+            scale: None,
+            variant: None,
+            params: BTreeMap::new(),
+            clients,
+            time: None,
+            transactions: None,
+            warmup: 0,
+            rate: Some(70.0),
+            progress: None,
+            max_tries: None,
+            seed: Some(1),
+            protocol: Protocol::Simple,
+            json: None,
+            scripts: Vec::new(),
+            defines: Vec::new(),
+            asked_by: AskedBy::Flags,
+            shard: None,
+            start_at: None,
+        };
+        let mut next = 0;
+        let mut rate = 0.0;
+        for index in 0..3 {
+            let plan = RunInput {
+                shard: Some((index, 3)),
+                ..input(7)
+            }
+            .plan()
+            .unwrap();
+            let s = plan.shard.unwrap();
+            assert_eq!((s.first_client, plan.run.first_client), (next, next));
+            assert!(s.clients == 2 || s.clients == 3);
+            assert_eq!(plan.run.clients, s.clients);
+            assert_eq!(
+                plan.workload.clients, 7,
+                "the workload sees the whole run's clients"
+            );
+            next += s.clients;
+            rate += plan.run.rate.unwrap();
+        }
+        assert_eq!(next, 7);
+        assert!(
+            (rate - 70.0).abs() < 1e-9,
+            "the shards' rates add up to the run's: {rate}"
+        );
+    }
 }

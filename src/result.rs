@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::Protocol;
 use crate::error::Error;
 use crate::metrics::{Host, Measurement};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EngineReport {
     pub name: String,
     /// The DSN without its password.
@@ -29,7 +29,7 @@ pub struct EngineReport {
     pub isolation: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkloadReport {
     pub name: String,
     pub variant: String,
@@ -41,7 +41,7 @@ pub struct WorkloadReport {
     pub metrics: BTreeMap<String, f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Options {
     pub clients: u32,
     pub time_s: Option<u64>,
@@ -56,9 +56,9 @@ pub struct Options {
     pub statement_timeout_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
-    pub dbduel_version: &'static str,
+    pub dbduel_version: String,
     pub started_at: String,
     pub interrupted: bool,
     pub engine: EngineReport,
@@ -81,6 +81,53 @@ pub struct RunResult {
     /// the server: its reconnections and lost transactions tell).
     pub server_restarts: Vec<String>,
     pub warnings: Vec<String>,
+    /// A shard's result (`run --shard I/N`): which part of the run it is, and what `merge`
+    /// needs to make the whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardPart>,
+    /// A merged result (`merge`): each shard, in index order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardReport>,
+}
+
+/// What a shard's result adds for `merge`: its place in the run, its start on the wall clock,
+/// and its histograms (HdrHistogram V2, base64): each transaction type's, the schedule lag's
+/// and each per-second window's (null for a window without a transaction).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShardPart {
+    pub index: u32,
+    pub count: u32,
+    /// The run's client ids this shard ran: `first_client..first_client + clients`.
+    pub first_client: u32,
+    pub clients: u32,
+    /// `--start-at` as given, the same for every shard of a run.
+    pub start_at: Option<String>,
+    /// When the clients were released (the first window's start), in milliseconds since
+    /// the Unix epoch: the windows of all shards are aligned on it.
+    pub started_unix_ms: u64,
+    pub histograms: BTreeMap<String, String>,
+    pub schedule_lag_histogram: Option<String>,
+    pub window_histograms: Vec<Option<String>>,
+}
+
+/// One shard of a merged result: where it ran, what it ran and how hard its client worked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShardReport {
+    pub index: u32,
+    /// The result file it was read from.
+    pub file: String,
+    pub host: Host,
+    pub first_client: u32,
+    pub clients: u32,
+    pub started_at: String,
+    /// Its clients' start after the earliest shard's, in seconds.
+    pub offset_s: f64,
+    pub transactions: u64,
+    pub tps: f64,
+    pub client_cpu_s: f64,
+    pub client_cpu_share: f64,
+    pub client_threads: crate::metrics::ClientThreads,
+    pub client_bound: bool,
 }
 
 impl RunResult {

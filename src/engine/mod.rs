@@ -139,7 +139,9 @@ impl DbError {
 pub type DbResult<T> = Result<T, DbError>;
 
 /// How statements travel: as text with literals, or prepared once and executed with parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     Simple,

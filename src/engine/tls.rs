@@ -139,7 +139,7 @@ impl Tls {
 pub type TlsStream = StreamOwned<ClientConnection, TcpStream>;
 
 /// How a connection reached its server, for the result.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct Transport {
     /// "tcp", "unix", "embedded".
     pub kind: String,

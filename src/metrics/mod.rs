@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::event::{Event, Sample};
 use crate::workload::{Counts, TypeCounts};
@@ -20,7 +20,7 @@ fn histogram(sigfig: u8) -> Histogram<u64> {
 }
 
 /// Percentiles of a latency distribution, in milliseconds.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Latency {
     pub mean: f64,
     pub p50: f64,
@@ -32,7 +32,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn of(h: &Histogram<u64>) -> Latency {
+    pub fn of(h: &Histogram<u64>) -> Latency {
         let ms = |us: u64| us as f64 / 1000.0;
         if h.is_empty() {
             return Latency::default();
@@ -50,7 +50,7 @@ impl Latency {
 }
 
 /// One second of the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Window {
     /// Seconds since the start at the end of this window (1 = the first second).
     pub t: u32,
@@ -66,8 +66,33 @@ pub struct Window {
     pub p99_ms: Option<f64>,
 }
 
+impl Window {
+    /// Second `t`, with nothing in it yet.
+    pub fn empty(t: u32, warmup: bool) -> Window {
+        Window {
+            t,
+            warmup,
+            transactions: 0,
+            errors: 0,
+            errors_by_kind: BTreeMap::new(),
+            retries: 0,
+            p50_ms: None,
+            p90_ms: None,
+            p95_ms: None,
+            p99_ms: None,
+        }
+    }
+
+    /// Its percentiles, from its latency histogram (microseconds).
+    pub fn percentiles_of(&mut self, h: &Histogram<u64>) {
+        let ms = |q: f64| Some(h.value_at_quantile(q) as f64 / 1000.0);
+        (self.p50_ms, self.p90_ms, self.p95_ms, self.p99_ms) =
+            (ms(0.5), ms(0.9), ms(0.95), ms(0.99));
+    }
+}
+
 /// Totals of one transaction type.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TypeSummary {
     pub name: String,
     pub transactions: u64,
@@ -84,7 +109,7 @@ pub struct TypeSummary {
 /// An open-loop run's schedule: transactions due within the run and those started. The rate
 /// was met when no more than 1% of them could not start before the end (a few transactions
 /// due in the last milliseconds may always miss it).
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct OpenLoop {
     pub due: u64,
     pub started: u64,
@@ -98,7 +123,7 @@ impl OpenLoop {
 
 /// The client threads' own CPU time (their thread CPU clocks) over their part of the measured
 /// window: from the end of the warm-up, connecting excluded, to each client's last transaction.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct ClientThreads {
     /// Client threads that reported (a client that ended during the warm-up has nothing).
     pub threads: u32,
@@ -141,7 +166,7 @@ pub fn client_bound(threads: &ClientThreads, share: f64) -> Option<String> {
     })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurement {
     pub duration_s: f64,
     pub transactions: u64,
@@ -175,6 +200,14 @@ pub struct Measurement {
     /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
     #[serde(skip)]
     pub histograms: Vec<(String, Vec<u8>)>,
+    /// The open loop's schedule-lag histogram, serialized likewise.
+    #[serde(skip)]
+    pub lag_histogram: Option<Vec<u8>>,
+    /// Each window's latency histogram (2 significant digits), serialized likewise, when the
+    /// aggregator was asked to keep them (`Aggregator::keep_window_histograms`, for shards);
+    /// None for a window without a transaction.
+    #[serde(skip)]
+    pub window_histograms: Vec<Option<Vec<u8>>>,
 }
 
 impl Measurement {
@@ -206,6 +239,8 @@ struct TypeAcc {
 struct WindowAcc {
     window: Window,
     hist: Option<Histogram<u64>>,
+    /// The histogram, serialized as it was settled, when windows' histograms are kept.
+    kept: Option<Vec<u8>>,
 }
 
 /// Counts since the last progress line.
@@ -236,6 +271,8 @@ pub struct Aggregator {
     progress: ProgressAcc,
     /// (start, latency) of the earliest-starting successful transaction, in µs.
     first: Option<(u64, u64)>,
+    /// Keep each window's histogram in the measurement (a shard's, for `merge`).
+    keep_windows: bool,
 }
 
 impl Aggregator {
@@ -273,7 +310,14 @@ impl Aggregator {
                 retries: 0,
             },
             first: None,
+            keep_windows: false,
         }
+    }
+
+    /// Keep each per-second window's histogram in the measurement, so that windows of runs
+    /// made apart (shards) can be merged with their exact percentiles.
+    pub fn keep_window_histograms(&mut self) {
+        self.keep_windows = true;
     }
 
     pub fn add(&mut self, event: Event) {
@@ -356,19 +400,9 @@ impl Aggregator {
             let t = self.windows.len() as u32 + 1;
             let warmup = u64::from(t) * 1_000_000 <= self.warmup_us;
             self.windows.push(WindowAcc {
-                window: Window {
-                    t,
-                    warmup,
-                    transactions: 0,
-                    errors: 0,
-                    errors_by_kind: BTreeMap::new(),
-                    retries: 0,
-                    p50_ms: None,
-                    p90_ms: None,
-                    p95_ms: None,
-                    p99_ms: None,
-                },
+                window: Window::empty(t, warmup),
                 hist: Some(histogram(2)),
+                kept: None,
             });
         }
         &mut self.windows[second]
@@ -378,11 +412,10 @@ impl Aggregator {
     pub fn settle(&mut self, second: usize) {
         for w in self.windows.iter_mut().take(second) {
             if let Some(h) = w.hist.take().filter(|h| !h.is_empty()) {
-                let ms = |q: f64| Some(h.value_at_quantile(q) as f64 / 1000.0);
-                w.window.p50_ms = ms(0.5);
-                w.window.p90_ms = ms(0.9);
-                w.window.p95_ms = ms(0.95);
-                w.window.p99_ms = ms(0.99);
+                if self.keep_windows {
+                    w.kept = Some(serialize(&h));
+                }
+                w.window.percentiles_of(&h);
             }
         }
     }
@@ -458,6 +491,12 @@ impl Aggregator {
                 .zip(&self.types)
                 .map(|(n, t)| (n.to_string(), serialize(&t.hist)))
                 .collect(),
+            lag_histogram: self.lag.as_ref().map(serialize),
+            window_histograms: if self.keep_windows {
+                self.windows.iter_mut().map(|w| w.kept.take()).collect()
+            } else {
+                Vec::new()
+            },
             windows: self.windows.into_iter().map(|w| w.window).collect(),
         }
     }
@@ -497,8 +536,15 @@ fn client_threads(each: &[(Duration, Option<Duration>, Duration)]) -> ClientThre
     }
 }
 
+/// A histogram read back from HdrHistogram's V2 format (as `serialize` writes it).
+pub fn deserialize(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| format!("{e:?}"))
+}
+
 /// A histogram in HdrHistogram's V2 format, for storing.
-fn serialize(h: &Histogram<u64>) -> Vec<u8> {
+pub fn serialize(h: &Histogram<u64>) -> Vec<u8> {
     use hdrhistogram::serialization::Serializer;
     let mut out = Vec::new();
     let _ = hdrhistogram::serialization::V2Serializer::new().serialize(h, &mut out);
@@ -525,7 +571,7 @@ pub fn peak_rss_bytes() -> u64 {
 }
 
 /// The machine the run happened on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Host {
     pub cores: usize,
     pub ram_bytes: u64,

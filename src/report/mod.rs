@@ -97,6 +97,7 @@ pub fn summary(r: &RunResult) -> String {
     summary_head(&mut out, r);
     summary_counts(&mut out, r);
     summary_resources(&mut out, r);
+    summary_shards(&mut out, r);
     summary_latencies(&mut out, r);
     summary_settings(&mut out, r);
     out
@@ -157,6 +158,25 @@ fn summary_head(out: &mut String, r: &RunResult) {
         r.options.warmup_s,
         r.options.protocol.name()
     );
+    if let Some(p) = &r.shard {
+        let _ = writeln!(
+            out,
+            "shard {}/{} of the run: clients {}-{} ({} of {}); `dbduel merge` makes the whole from every shard's --json",
+            p.index,
+            p.count,
+            p.first_client,
+            p.first_client + p.clients - 1,
+            p.clients,
+            r.options.clients
+        );
+    }
+    if !r.shards.is_empty() {
+        let _ = writeln!(
+            out,
+            "merged from {} shards: counts summed, latency histograms merged, windows aligned on the wall clock",
+            r.shards.len()
+        );
+    }
     let _ = writeln!(out, "connection: {}", r.engine.transport.describe());
     let _ = writeln!(
         out,
@@ -224,6 +244,25 @@ fn summary_counts(out: &mut String, r: &RunResult) {
             out,
             "  {:<16}{:>12}  (in flight at the end, cancelled)",
             "unfinished", m.unfinished
+        );
+    }
+}
+
+/// A merged result's shards: each one's clients, rate and client CPU, client-bound ones named.
+fn summary_shards(out: &mut String, r: &RunResult) {
+    for s in &r.shards {
+        let _ = writeln!(
+            out,
+            "  shard {:<10}clients {}-{}, {:.1} tps, started +{:.2} s, client CPU {:.1}% of {} cores, threads busy {:.1}%{}",
+            s.index,
+            s.first_client,
+            s.first_client + s.clients.max(1) - 1,
+            s.tps,
+            s.offset_s,
+            s.client_cpu_share * 100.0,
+            s.host.cores,
+            s.client_threads.busy * 100.0,
+            if s.client_bound { "  CLIENT-BOUND" } else { "" }
         );
     }
 }

@@ -31,7 +31,10 @@ pub enum Limit {
 
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    /// The clients this process runs, with ids `first_client..first_client + clients`.
     pub clients: u32,
+    /// The first client's id: 0, or where this shard's part of the run's clients begins.
+    pub first_client: u32,
     pub limit: Limit,
     pub warmup: Duration,
     /// Total transactions per second for the open loop; None for the closed loop.
@@ -39,6 +42,8 @@ pub struct RunConfig {
     /// Tries per transaction; 0 until `bench::run_point` puts the workload's default in its place.
     pub max_tries: u32,
     pub seed: u64,
+    /// Release the connected clients at this wall-clock time (`--start-at`), not at once.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -105,7 +110,8 @@ impl Running {
                     return false;
                 }
                 let mut stuck = Vec::new();
-                for (id, door) in busy {
+                for (slot, door) in busy {
+                    let id = slot as u32 + cfg.first_client;
                     let what = match door {
                         Some(door) => {
                             door.abandon();
@@ -113,7 +119,7 @@ impl Running {
                         }
                         None => "its engine has no cancel: left behind",
                     };
-                    let since = self.shared.busy[id]
+                    let since = self.shared.busy[slot]
                         .load(Ordering::Acquire)
                         .saturating_sub(1);
                     let busy_s = (now - self.start).as_secs_f64() - since as f64 / 1e6;
@@ -130,13 +136,13 @@ impl Running {
         false
     }
 
-    /// The clients inside a transaction now, with their cancel handles (if their engine has
-    /// one).
+    /// The clients inside a transaction now (by slot: id less `first_client`), with their
+    /// cancel handles (if their engine has one).
     fn busy_clients(&self) -> Vec<(usize, Option<Arc<dyn Cancel>>)> {
         let doors = self.shared.doors.lock().expect("doors lock");
         (0..doors.len())
-            .filter(|&id| self.shared.busy[id].load(Ordering::Acquire) != 0)
-            .map(|id| (id, doors[id].clone()))
+            .filter(|&slot| self.shared.busy[slot].load(Ordering::Acquire) != 0)
+            .map(|slot| (slot, doors[slot].clone()))
             .collect()
     }
 
@@ -199,7 +205,8 @@ pub fn start(
         ending: AtomicBool::new(false),
     });
     let mut handles = Vec::with_capacity(n);
-    for id in 0..shared.cfg.clients {
+    let first = shared.cfg.first_client;
+    for id in first..first + shared.cfg.clients {
         let shared = shared.clone();
         let handle = std::thread::Builder::new()
             .name(format!("client-{id}"))
@@ -209,6 +216,9 @@ pub fn start(
         handles.push(handle);
     }
     shared.connected.wait();
+    if let Some(at) = shared.cfg.start_at {
+        wait_until(at, &shared.stop);
+    }
     *shared.start.lock().expect("start lock") = Some(Instant::now());
     shared.go.wait();
     // The guard must be gone before joining: the clients read `failed` on their way out.
@@ -229,6 +239,16 @@ pub fn start(
     })
 }
 
+/// Sleep until the wall clock reaches `at` (`--start-at`), or until Ctrl-C.
+fn wait_until(at: std::time::SystemTime, stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        let Ok(left) = at.duration_since(std::time::SystemTime::now()) else {
+            return;
+        };
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
+}
+
 struct ClientState {
     session: Box<dyn Session>,
     client: Box<dyn Client>,
@@ -245,13 +265,18 @@ fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
     let client = shared
         .workload
         .client(shared.engine.as_ref(), session.as_mut(), id, seed)?;
-    shared.doors.lock().expect("doors lock")[id as usize] = session.canceller();
+    shared.doors.lock().expect("doors lock")[slot(shared, id)] = session.canceller();
     let backoff = SmallRng::seed_from_u64(seed ^ 0xB5AD_4ECE_DA1C_E2A9);
     Ok(ClientState {
         session,
         client,
         backoff,
     })
+}
+
+/// Where client `id` keeps its state in this process's arrays.
+fn slot(shared: &Shared, id: u32) -> usize {
+    (id - shared.cfg.first_client) as usize
 }
 
 /// Counts a client out when its thread ends, however it ends.
@@ -338,7 +363,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         }
         // Again here: an open-loop or pausing client may have slept past the warm-up's end.
         window.open_at(warmup_end);
-        let busy = &shared.busy[id as usize];
+        let busy = &shared.busy[slot(shared, id)];
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, shared);
         busy.store(0, Ordering::Release);
@@ -832,6 +857,8 @@ mod tests {
             rate: None,
             max_tries: 1,
             seed: 1,
+            first_client: 0,
+            start_at: None,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();

@@ -452,6 +452,8 @@ fn run_plan(
         scripts: Vec::new(),
         defines: Vec::new(),
         asked_by: AskedBy::Plan,
+        shard: None,
+        start_at: None,
     };
     input
         .plan()

@@ -170,6 +170,11 @@ pub trait Workload: Send + Sync {
     fn fixed_clients(&self) -> Option<Vec<u64>> {
         None
     }
+    /// Why this run cannot be split over processes (`run --shard`), in a sentence that says
+    /// what to change; None: its clients can run in separate processes.
+    fn shards_refused(&self) -> Option<String> {
+        None
+    }
     /// After the measured run, on the admin session: record what the run changed that
     /// `check` needs to know (YCSB: the inserts acknowledged).
     fn finish(&self, _session: &mut dyn Session) -> Result<(), Error> {

@@ -17,6 +17,7 @@ mod prepare;
 mod readme;
 mod report;
 mod script;
+mod shards;
 mod store;
 mod sweep;
 mod tls;
@@ -48,6 +49,7 @@ fn main() {
     trials.extend(sweep::trials());
     trials.extend(store::trials());
     trials.extend(script::trials(&env));
+    trials.extend(shards::trials(&env));
     trials.extend(tpcc::trials(&env));
     trials.extend(tpch::trials(&env));
     trials.extend(ycsb::trials(&env));

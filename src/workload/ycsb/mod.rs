@@ -412,6 +412,17 @@ impl Workload for Ycsb {
         (self.props.operationcount > 0).then_some(self.props.operationcount)
     }
 
+    /// Inserts draw their keys from one acknowledged-insert counter the clients share: in
+    /// separate processes, two shards would insert the same keys.
+    fn shards_refused(&self) -> Option<String> {
+        (self.props.proportions[2] > 0.0).then(|| {
+            format!(
+                "YCSB inserts (insertproportion {}) take their keys from one counter the clients share, which processes apart cannot: run inserts from one process, or give -p insertproportion=0",
+                self.props.proportions[2]
+            )
+        })
+    }
+
     fn finish(&self, s: &mut dyn Session) -> Result<(), Error> {
         let Some(shared) = self.shared.get() else {
             return Ok(());

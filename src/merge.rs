@@ -1,0 +1,525 @@
+//! `dbduel merge`: the shards of one run (`run --shard I/N --json FILE` on several processes
+//! or machines) made into one result: counts summed, latency histograms merged exactly (the
+//! percentiles of the whole, never an average of percentiles), per-second windows aligned on
+//! the wall clock, each shard's client CPU kept; shards that are not one run refused.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+
+use crate::error::Error;
+use crate::metrics::{self, Latency, Measurement, TypeSummary, Window};
+use crate::result::{RunResult, ShardPart, ShardReport};
+use crate::workload::{self, WorkloadOptions};
+
+/// One shard's result, with the file it came from.
+pub struct ShardFile {
+    pub file: String,
+    pub result: RunResult,
+}
+
+fn refuse<T>(msg: impl Into<String>) -> Result<T, Error> {
+    Err(Error::Usage(msg.into()))
+}
+
+/// Read the shards' result files.
+pub fn read(files: &[PathBuf]) -> Result<Vec<ShardFile>, Error> {
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                doing: "read a shard's result",
+                path: path.clone(),
+                source,
+            })?;
+            let result: RunResult = serde_json::from_str(&text).map_err(|e| {
+                Error::Usage(format!(
+                    "{}: not a dbduel result file ({e}): give the files of `run --shard I/N --json FILE`",
+                    path.display()
+                ))
+            })?;
+            Ok(ShardFile {
+                file: path.display().to_string(),
+                result,
+            })
+        })
+        .collect()
+}
+
+/// The shards made into one result, or the reason they are not one run.
+pub fn merge(mut shards: Vec<ShardFile>) -> Result<RunResult, Error> {
+    for s in &shards {
+        if s.result.shard.is_none() {
+            return refuse(format!(
+                "{}: not a shard's result (it was run without --shard): merge takes the files of `run --shard I/N --json FILE`",
+                s.file
+            ));
+        }
+    }
+    shards.sort_by_key(|s| part(s).index);
+    one_run(&shards)?;
+    every_shard_once(&shards)?;
+    overlapping(&shards)?;
+    let parts: Vec<Decoded> = shards.iter().map(decode).collect::<Result<_, _>>()?;
+    Ok(assemble(&shards, &parts))
+}
+
+fn part(s: &ShardFile) -> &ShardPart {
+    s.result.shard.as_ref().expect("checked to be a shard")
+}
+
+/// What must be the same in every shard of one run: everything but the shard itself, the
+/// seed (each shard may draw its own) and where it ran.
+fn identity(r: &RunResult) -> Vec<(&'static str, String)> {
+    let o = &r.options;
+    let w = &r.workload;
+    let p = r.shard.as_ref().expect("checked to be a shard");
+    vec![
+        ("the number of shards", p.count.to_string()),
+        ("dbduel's version", r.dbduel_version.clone()),
+        ("the engine", r.engine.name.clone()),
+        ("the server's version", r.engine.server_version.clone()),
+        ("the workload", format!("{} {}", w.name, w.variant)),
+        ("the scale", format!("{:?}", w.scale)),
+        ("the workload's settings", format!("{:?}", w.settings)),
+        ("--clients", o.clients.to_string()),
+        ("--time", format!("{:?}", o.time_s)),
+        ("--transactions", format!("{:?}", o.transactions_per_client)),
+        ("--warmup", o.warmup_s.to_string()),
+        // The rate goes through each shard's share and back: equal to a few parts in 1e12.
+        ("--rate", format!("{:?}", o.rate.map(|r| format!("{r:.6}")))),
+        ("--protocol", o.protocol.name().to_string()),
+        ("--max-tries", o.max_tries.to_string()),
+        ("the table engine", format!("{:?}", o.table_engine)),
+        (
+            "--statement-timeout",
+            format!("{:?}", o.statement_timeout_s),
+        ),
+        ("--start-at", format!("{:?}", p.start_at)),
+    ]
+}
+
+fn one_run(shards: &[ShardFile]) -> Result<(), Error> {
+    let first = &shards[0];
+    let want = identity(&first.result);
+    for s in &shards[1..] {
+        for ((what, a), (_, b)) in want.iter().zip(identity(&s.result)) {
+            if *a != b {
+                return refuse(format!(
+                    "{} and {} are not shards of one run: they differ in {what} ({a} against {b}); every shard of a run takes the same options but --shard (and --seed)",
+                    first.file, s.file
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn every_shard_once(shards: &[ShardFile]) -> Result<(), Error> {
+    let count = part(&shards[0]).count;
+    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
+    for s in shards {
+        let index = part(s).index;
+        if let Some(other) = seen.insert(index, &s.file) {
+            return refuse(format!(
+                "shard {index}/{count} is given twice ({other} and {}): give each shard's file once",
+                s.file
+            ));
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|i| !seen.contains_key(i))
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return refuse(format!(
+            "shard {} missing: a merged result needs every shard's file (a shard that failed still wrote one with --json)",
+            if missing.len() == 1 {
+                format!("{} is", missing[0])
+            } else {
+                format!("s {} are", missing.join(", "))
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// A shard's measured window on the wall clock, in milliseconds since the epoch.
+fn measured_window(r: &RunResult) -> (f64, f64) {
+    let p = r.shard.as_ref().expect("checked to be a shard");
+    let start = p.started_unix_ms as f64 + r.options.warmup_s as f64 * 1000.0;
+    (start, start + r.measurement.duration_s * 1000.0)
+}
+
+fn overlapping(shards: &[ShardFile]) -> Result<(), Error> {
+    let windows: Vec<(f64, f64)> = shards.iter().map(|s| measured_window(&s.result)).collect();
+    let latest = (0..shards.len()).max_by(|&a, &b| windows[a].0.total_cmp(&windows[b].0));
+    let earliest = (0..shards.len()).min_by(|&a, &b| windows[a].1.total_cmp(&windows[b].1));
+    let (Some(l), Some(e)) = (latest, earliest) else {
+        return Ok(());
+    };
+    if windows[l].0 >= windows[e].1 {
+        let at = |ms: f64| {
+            humantime::format_rfc3339_millis(
+                std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0.0) as u64),
+            )
+        };
+        return refuse(format!(
+            "the shards' measured windows do not overlap: {} measured from {} to {}, {} from {} to {}: they are not one run (start every shard together, with --start-at)",
+            shards[e].file,
+            at(windows[e].0),
+            at(windows[e].1),
+            shards[l].file,
+            at(windows[l].0),
+            at(windows[l].1)
+        ));
+    }
+    Ok(())
+}
+
+/// A shard's histograms, read back.
+struct Decoded {
+    types: BTreeMap<String, Histogram<u64>>,
+    lag: Option<Histogram<u64>>,
+    windows: Vec<Option<Histogram<u64>>>,
+}
+
+fn decode(s: &ShardFile) -> Result<Decoded, Error> {
+    let p = part(s);
+    let bad = |what: &str, e: String| {
+        Error::Usage(format!(
+            "{}: its {what} histogram cannot be read ({e}): the file was changed after the run",
+            s.file
+        ))
+    };
+    let read = |what: &str, text: &str| {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| bad(what, e.to_string()))?;
+        metrics::deserialize(&bytes).map_err(|e| bad(what, e))
+    };
+    let mut types = BTreeMap::new();
+    for t in &s.result.measurement.transaction_types {
+        let Some(text) = p.histograms.get(&t.name) else {
+            return Err(bad(&t.name, "it is not in the file".into()));
+        };
+        types.insert(t.name.clone(), read(&t.name, text)?);
+    }
+    let lag = match &p.schedule_lag_histogram {
+        Some(text) => Some(read("schedule lag", text)?),
+        None => None,
+    };
+    if p.window_histograms.len() != s.result.measurement.windows.len() {
+        return Err(bad(
+            "windows'",
+            format!(
+                "{} histograms for {} windows",
+                p.window_histograms.len(),
+                s.result.measurement.windows.len()
+            ),
+        ));
+    }
+    let windows = p
+        .window_histograms
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            h.as_deref()
+                .map(|text| read(&format!("window {}'s", i + 1), text))
+                .transpose()
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Decoded {
+        types,
+        lag,
+        windows,
+    })
+}
+
+/// Add `h` into `into`, the first one taken as it is.
+fn add(into: &mut Option<Histogram<u64>>, h: &Histogram<u64>) {
+    match into {
+        Some(acc) => acc
+            .add(h)
+            .expect("dbduel's histograms share their bounds (1 µs to one hour)"),
+        None => *into = Some(h.clone()),
+    }
+}
+
+fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> RunResult {
+    let results: Vec<&RunResult> = shards.iter().map(|s| &s.result).collect();
+    let t0 = results
+        .iter()
+        .map(|r| r.shard.as_ref().expect("a shard").started_unix_ms)
+        .min()
+        .unwrap_or(0);
+    let offset_ms =
+        |r: &RunResult| (r.shard.as_ref().expect("a shard").started_unix_ms - t0) as f64;
+    // The merged window runs from the earliest shard's measured start to the latest's end:
+    // rates over it never count a second in which only some shards ran as a full one.
+    let spans: Vec<(f64, f64)> = results.iter().map(|r| measured_window(r)).collect();
+    let from = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+    let to = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+    let duration_s = ((to - from) / 1000.0).max(0.0);
+    let secs = duration_s.max(1e-9);
+
+    let first = results[0];
+    let mut m: Measurement = first.measurement.clone();
+    let sum =
+        |f: &dyn Fn(&Measurement) -> u64| results.iter().map(|r| f(&r.measurement)).sum::<u64>();
+    m.duration_s = duration_s;
+    m.transactions = sum(&|m| m.transactions);
+    m.queries = sum(&|m| m.queries);
+    m.qps = m.queries as f64 / secs;
+    m.errors = sum(&|m| m.errors);
+    m.retries = sum(&|m| m.retries);
+    m.rollbacks = sum(&|m| m.rollbacks);
+    m.reconnects = sum(&|m| m.reconnects);
+    m.unfinished = sum(&|m| m.unfinished);
+    m.disconnected_s = results.iter().map(|r| r.measurement.disconnected_s).sum();
+    m.errors_by_kind = BTreeMap::new();
+    m.error_messages = BTreeMap::new();
+    m.lost_clients = Vec::new();
+    for r in &results {
+        for (k, n) in &r.measurement.errors_by_kind {
+            *m.errors_by_kind.entry(k.clone()).or_default() += n;
+        }
+        for (k, msg) in &r.measurement.error_messages {
+            m.error_messages
+                .entry(k.clone())
+                .or_insert_with(|| msg.clone());
+        }
+        m.lost_clients
+            .extend(r.measurement.lost_clients.iter().cloned());
+    }
+    m.open_loop = results
+        .iter()
+        .filter_map(|r| r.measurement.open_loop)
+        .reduce(|a, b| metrics::OpenLoop {
+            due: a.due + b.due,
+            started: a.started + b.started,
+        });
+    m.client_threads = client_threads(&results);
+    m.first_transaction_ms = results
+        .iter()
+        .filter_map(|r| {
+            r.measurement
+                .first_transaction_ms
+                .map(|ms| (offset_ms(r), ms))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, ms)| ms);
+
+    let mut all = None;
+    let mut types = Vec::new();
+    let mut histograms = Vec::new();
+    for t in &first.measurement.transaction_types {
+        let mut h = None;
+        for p in parts {
+            add(&mut h, &p.types[&t.name]);
+        }
+        let each: Vec<&TypeSummary> = results
+            .iter()
+            .filter_map(|r| {
+                r.measurement
+                    .transaction_types
+                    .iter()
+                    .find(|x| x.name == t.name)
+            })
+            .collect();
+        let transactions = each.iter().map(|x| x.transactions).sum::<u64>();
+        let h = h.expect("every shard has every type");
+        add(&mut all, &h);
+        histograms.push((t.name.clone(), metrics::serialize(&h)));
+        types.push(TypeSummary {
+            name: t.name.clone(),
+            transactions,
+            tps: transactions as f64 / secs,
+            errors: each.iter().map(|x| x.errors).sum(),
+            retries: each.iter().map(|x| x.retries).sum(),
+            rollbacks: each.iter().map(|x| x.rollbacks).sum(),
+            latency_ms: Latency::of(&h),
+        });
+    }
+    m.latency_ms = all.as_ref().map(Latency::of).unwrap_or_default();
+    m.schedule_lag_ms = parts
+        .iter()
+        .filter_map(|p| p.lag.as_ref())
+        .fold(None, |mut acc, h| {
+            add(&mut acc, h);
+            acc
+        })
+        .as_ref()
+        .map(Latency::of);
+    m.histograms = histograms;
+    m.transaction_types = types;
+    let offsets: Vec<usize> = results
+        .iter()
+        .map(|r| (offset_ms(r) / 1000.0).round() as usize)
+        .collect();
+    m.windows = windows(&results, parts, &offsets);
+    m.window_histograms = Vec::new();
+    m.lag_histogram = None;
+
+    let reports: Vec<ShardReport> = shards
+        .iter()
+        .map(|s| {
+            let r = &s.result;
+            let p = part(s);
+            ShardReport {
+                index: p.index,
+                file: s.file.clone(),
+                host: r.host.clone(),
+                first_client: p.first_client,
+                clients: p.clients,
+                started_at: r.started_at.clone(),
+                offset_s: offset_ms(r) / 1000.0,
+                transactions: r.measurement.transactions,
+                tps: r.tps,
+                client_cpu_s: r.client_cpu_s,
+                client_cpu_share: r.client_cpu_share,
+                client_threads: r.measurement.client_threads,
+                client_bound: r.client_bound,
+            }
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    for (s, rep) in shards.iter().zip(&reports) {
+        for w in &s.result.warnings {
+            warnings.push(format!("shard {}: {w}", rep.index));
+        }
+        if rep.client_bound {
+            warnings.push(format!(
+                "shard {} ({}) was client-bound: its machine measured itself rather than the database; add load machines or give it fewer clients",
+                rep.index, s.file
+            ));
+        }
+    }
+    let spread = reports.iter().map(|r| r.offset_s).fold(0.0, f64::max);
+    if spread > 1.0 {
+        warnings.push(format!(
+            "the shards started up to {spread:.1} s apart: the merged window covers them all, so its rates are below those of the seconds when every shard ran (start them together with --start-at)"
+        ));
+    }
+
+    let mut merged = first.clone();
+    merged.started_at = humantime::format_rfc3339_seconds(
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(t0),
+    )
+    .to_string();
+    merged.interrupted = results.iter().any(|r| r.interrupted);
+    merged.tps = m.transactions as f64 / secs;
+    merged.workload.metrics = workload_metrics(first, &m);
+    merged.client_cpu_s = results.iter().map(|r| r.client_cpu_s).sum();
+    // Shares of different machines do not add up: the busiest shard's is the one to read.
+    merged.client_cpu_share = results
+        .iter()
+        .map(|r| r.client_cpu_share)
+        .fold(0.0, f64::max);
+    merged.client_bound = results.iter().any(|r| r.client_bound);
+    merged.client_peak_rss_bytes = results
+        .iter()
+        .map(|r| r.client_peak_rss_bytes)
+        .max()
+        .unwrap_or(0);
+    merged.server_restarts = results
+        .iter()
+        .flat_map(|r| r.server_restarts.iter().cloned())
+        .collect();
+    merged.engine.database_size_bytes = results
+        .iter()
+        .map(|r| r.engine.database_size_bytes)
+        .min()
+        .unwrap_or(0);
+    merged.engine.database_size_after_bytes = results
+        .iter()
+        .map(|r| r.engine.database_size_after_bytes)
+        .max()
+        .unwrap_or(0);
+    merged.measurement = m;
+    merged.warnings = warnings;
+    merged.shard = None;
+    merged.shards = reports;
+    merged
+}
+
+/// The client threads of every shard together; the busy share is recomputed from each
+/// shard's CPU time and the wall time it implies (CPU time over busy share).
+fn client_threads(results: &[&RunResult]) -> metrics::ClientThreads {
+    let each: Vec<metrics::ClientThreads> = results
+        .iter()
+        .map(|r| r.measurement.client_threads)
+        .collect();
+    let wall: f64 = each
+        .iter()
+        .filter(|t| t.busy > 0.0)
+        .map(|t| t.cpu_s / t.busy)
+        .sum();
+    let cpu: f64 = each.iter().map(|t| t.cpu_s).sum();
+    let waits: Option<Vec<f64>> = each.iter().map(|t| t.run_queue_s).collect();
+    metrics::ClientThreads {
+        threads: each.iter().map(|t| t.threads).sum(),
+        cpu_s: cpu,
+        run_queue_s: waits.map(|w| w.iter().sum()),
+        busy: if wall > 0.0 { cpu / wall } else { 0.0 },
+        busiest: each.iter().map(|t| t.busiest).fold(0.0, f64::max),
+    }
+}
+
+/// The per-second windows of all shards on one timeline: shard j's window t is the merged
+/// window t + its start's offset in whole seconds; counts summed, percentiles from the
+/// windows' histograms merged.
+fn windows(results: &[&RunResult], parts: &[Decoded], offsets: &[usize]) -> Vec<Window> {
+    let n = results
+        .iter()
+        .zip(offsets)
+        .map(|(r, o)| o + r.measurement.windows.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n {
+        let mut w = Window::empty(k as u32 + 1, false);
+        let mut h = None;
+        for ((r, p), o) in results.iter().zip(parts).zip(offsets) {
+            let Some(i) = k.checked_sub(*o) else { continue };
+            let Some(sw) = r.measurement.windows.get(i) else {
+                continue;
+            };
+            w.warmup |= sw.warmup;
+            w.transactions += sw.transactions;
+            w.errors += sw.errors;
+            w.retries += sw.retries;
+            for (kind, c) in &sw.errors_by_kind {
+                *w.errors_by_kind.entry(kind.clone()).or_default() += c;
+            }
+            if let Some(Some(sh)) = p.windows.get(i) {
+                add(&mut h, sh);
+            }
+        }
+        if let Some(h) = h.filter(|h| !h.is_empty()) {
+            w.percentiles_of(&h);
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// The workload's own figures (TPC-C's NOPM) from the merged counts, as a single run of the
+/// whole would have computed them.
+fn workload_metrics(first: &RunResult, m: &Measurement) -> BTreeMap<String, f64> {
+    let w = &first.workload;
+    let built = workload::all().find(|e| e.name == w.name).and_then(|e| {
+        (e.new)(&WorkloadOptions {
+            variant: Some(w.variant.clone()),
+            ..Default::default()
+        })
+        .ok()
+    });
+    match built {
+        Some(built) => built.metrics(&m.counts()),
+        // A workload made from a file or from scripts, which has no figures of its own.
+        None => BTreeMap::new(),
+    }
+}
