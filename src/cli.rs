@@ -46,6 +46,10 @@ pub enum Command {
     /// machines) into one result: counts summed, latency histograms merged exactly, windows
     /// aligned on the wall clock.
     Merge(MergeArgs),
+    /// The highest rate that meets latency and error objectives (--slo 'p99<10ms'): open-loop
+    /// steps at rising rates, then narrowing in; each step -T seconds (longer when its
+    /// percentile needs more transactions) after --warmup seconds (2 when not given).
+    Capacity(Box<CapacityArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -592,4 +596,21 @@ pub struct MergeArgs {
     /// Write the merged result as JSON to FILE (schema: schema/result.schema.json).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// An objective every step must meet (repeatable): 'p99<10ms', 'p99.9<=250us',
+    /// 'mean<2ms', 'errors<0.1%'. Figures: mean, p50, p90, p95, p99, p99.9, max, errors.
+    #[arg(long = "slo", value_name = "OBJECTIVE", required = true)]
+    pub slo: Vec<String>,
+    /// Stop narrowing in when the lowest failing rate is within this percentage above the
+    /// highest passing one.
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    pub precision: f64,
+    /// Write the latency-against-rate chart (with the objectives and the capacity) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }

@@ -2,6 +2,7 @@
 //! to the commands; everything a test needs is reachable from here, in-process.
 
 pub mod bench;
+pub mod capacity;
 pub mod cli;
 mod commands;
 pub mod dsn;
@@ -55,5 +56,6 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
         Command::Results(args) => commands::results(&args),
         Command::Compare(args) => commands::compare(&args),
         Command::Merge(args) => commands::merge(&args),
+        Command::Capacity(args) => capacity::command(&args, &stop),
     }
 }

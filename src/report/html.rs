@@ -1,12 +1,14 @@
 //! The HTML report: one self-contained file (inline style, inline SVG charts drawn here, a few
 //! lines of script for tooltips; nothing fetched from the network) showing a `ReportData`.
 
+mod capacity;
 mod svg;
 
 use std::fmt::Write;
 
 use super::data::{PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3, tps_text};
 use super::human_bytes;
+pub use capacity::{CapacityView, capacity_html};
 pub use svg::esc;
 use svg::{Axis, Frame, SHAPES, Shape, Style, compact, line_svg, marker, nice_ticks, ticks_of, w};
 

@@ -8,6 +8,8 @@ pub mod html;
 pub mod markdown;
 pub mod summary;
 
+pub use html::{CapacityView, capacity_html};
+
 use std::fmt::Write;
 
 use crate::metrics::Latency;

@@ -3,6 +3,7 @@
 //! and against real SQLite files, and stops the servers at the end.
 
 mod behaviour;
+mod capacity;
 mod client_cpu;
 mod compare;
 mod conformance;
@@ -50,6 +51,7 @@ fn main() {
     trials.extend(store::trials());
     trials.extend(script::trials(&env));
     trials.extend(shards::trials(&env));
+    trials.extend(capacity::trials(&env));
     trials.extend(tpcc::trials(&env));
     trials.extend(tpch::trials(&env));
     trials.extend(ycsb::trials(&env));

@@ -1,0 +1,558 @@
+//! `dbduel capacity`: the highest rate a database sustains while every objective holds
+//! (`--slo 'p99<10ms'`): a closed-loop step for the ceiling, open-loop steps at rising rates
+//! until one fails, steps that narrow in between the highest passing rate and the lowest
+//! failing one, and the boundary step repeated; each step long enough for its percentile and
+//! warmed up. The steps (the latency-against-rate curve, the client's headroom) as a table, a
+//! JSON file and an HTML chart.
+
+pub mod slo;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::bench::{self, Observe, Outcome};
+use crate::cli::CapacityArgs;
+use crate::dsn::Dsn;
+use crate::error::Error;
+use crate::plan::{self, RunPlan};
+use crate::result::RunResult;
+use crate::runner::Limit;
+use slo::Objective;
+
+/// Warm-up of each step when `--warmup` is not given.
+const STEP_WARMUP_S: u64 = 2;
+/// A step runs at most this many times `-T` to reach the transactions its percentile needs.
+const MAX_STRETCH: u64 = 10;
+/// The first rising step, as a share of the closed loop's rate; and how far above that
+/// rate the rising steps go.
+const FIRST_SHARE: f64 = 0.125;
+const CEILING_SHARE: f64 = 1.2;
+/// Transactions per client that may still wait at the end of a step that keeps its rate:
+/// below capacity a queue comes and goes (near it, a few per client in a step of seconds),
+/// above it the queue grows with the step; over 1% of the due ones and over this many fail.
+const QUEUED_PER_CLIENT: u64 = 10;
+/// Steps spent narrowing in, and tries to confirm the boundary, at most.
+const NARROWING_STEPS: usize = 10;
+const CONFIRM_TRIES: usize = 3;
+
+/// One measured step.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    /// closed-loop (the ceiling), rising, narrowing, falling (below a failing first step), or
+    /// confirming (the boundary repeated).
+    pub phase: &'static str,
+    /// The offered rate (None: the closed loop).
+    pub rate: Option<f64>,
+    pub measured_s: f64,
+    pub tps: f64,
+    pub transactions: u64,
+    pub errors: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p99_9_ms: f64,
+    /// Each objective's value in this step.
+    pub values: Vec<f64>,
+    /// The open loop kept its schedule (99% of the transactions due started in time).
+    pub rate_met: bool,
+    /// The client's headroom: its process's share of the machine and its threads' busy share.
+    pub client_cpu_share: f64,
+    pub client_busy: f64,
+    pub client_bound: bool,
+    /// Why it failed: objectives missed, the rate not kept, clients lost. Empty: it passed.
+    pub failed: Vec<String>,
+    /// Too few transactions for the strictest percentile, even stretched to its limit.
+    pub short: bool,
+}
+
+impl Step {
+    pub fn passed(&self) -> bool {
+        self.failed.is_empty()
+    }
+}
+
+/// The whole search, as far as it went.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capacity {
+    pub dbduel_version: &'static str,
+    pub workload: String,
+    pub engine: String,
+    pub dsn: String,
+    pub clients: u32,
+    pub objectives: Vec<String>,
+    pub step_s: u64,
+    pub warmup_s: u64,
+    /// How close the passing and failing rates get before the search stops, in percent.
+    pub precision_pct: f64,
+    pub steps: Vec<Step>,
+    /// The highest rate that met every objective, confirmed by a second step.
+    pub capacity_tps: Option<f64>,
+    /// The lowest rate that failed (None: none failed up to the ceiling).
+    pub failing_tps: Option<f64>,
+    /// One sentence: what was found.
+    pub verdict: String,
+    pub interrupted: bool,
+}
+
+/// A search as asked, checked before anything connects.
+pub struct Search {
+    plan: RunPlan,
+    dsn: Dsn,
+    /// `--json`: the search's record (not each step's result).
+    json: Option<std::path::PathBuf>,
+    objectives: Vec<Objective>,
+    step_s: u64,
+    warmup_s: u64,
+    precision: f64,
+}
+
+fn usage<T>(msg: impl Into<String>) -> Result<T, Error> {
+    Err(Error::Usage(msg.into()))
+}
+
+impl Search {
+    pub fn new(args: &CapacityArgs) -> Result<Search, Error> {
+        let run = &args.run;
+        if run.rate.is_some() {
+            return usage("--rate: capacity chooses the rates itself: drop it");
+        }
+        if run.transactions.is_some() {
+            return usage(
+                "--transactions: capacity's steps are timed: give each step's length with --time",
+            );
+        }
+        if run.shard.is_some() {
+            return usage("--shard: capacity runs from one process: drop it");
+        }
+        if !(args.precision > 0.0 && args.precision <= 50.0) {
+            return usage(format!(
+                "--precision {}: give a percentage above 0 and at most 50",
+                args.precision
+            ));
+        }
+        let objectives = args
+            .slo
+            .iter()
+            .map(|s| Objective::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let plan = plan::run_plan(run)?;
+        let Some(dsn) = plan.target.dsn.clone() else {
+            return usage(
+                "capacity needs --dsn (or DBDUEL_DSN): the database whose capacity to find, prepared",
+            );
+        };
+        if (plan.target.workload.new)(&plan.workload)?
+            .fixed_clients()
+            .is_some()
+        {
+            return usage(format!(
+                "capacity: {} runs a fixed set of streams to their end and takes no rate",
+                plan.target.workload.name
+            ));
+        }
+        if let Some(path) = &plan.json {
+            crate::result::check_writable(path)?;
+        }
+        let mut plan = plan;
+        let json = plan.json.take();
+        Ok(Search {
+            json,
+            step_s: plan.time_s.unwrap_or(plan::DEFAULT_SECONDS),
+            warmup_s: match run.warmup {
+                0 => STEP_WARMUP_S,
+                w => w,
+            },
+            plan,
+            dsn,
+            objectives,
+            precision: args.precision / 100.0,
+        })
+    }
+
+    pub fn json_path(&self) -> Option<&std::path::Path> {
+        self.json.as_deref()
+    }
+
+    /// The record the steps go into, before the first.
+    pub fn record(&self) -> Capacity {
+        Capacity {
+            dbduel_version: env!("CARGO_PKG_VERSION"),
+            workload: self.plan.target.workload.name.to_string(),
+            engine: String::new(),
+            dsn: self.dsn.to_string(),
+            clients: self.plan.run.clients,
+            objectives: self.objectives.iter().map(|o| o.text.clone()).collect(),
+            step_s: self.step_s,
+            warmup_s: self.warmup_s,
+            precision_pct: self.precision * 100.0,
+            steps: Vec::new(),
+            capacity_tps: None,
+            failing_tps: None,
+            verdict: String::new(),
+            interrupted: false,
+        }
+    }
+
+    /// Run the search, each step added to `out` as it ends (so that an error keeps them).
+    pub fn run(&mut self, out: &mut Capacity, stop: &Arc<AtomicBool>) -> Result<(), Error> {
+        let ceiling = self.step("closed-loop", None, out, stop)?;
+        if out.interrupted {
+            return Ok(());
+        }
+        if ceiling <= 0.0 {
+            out.verdict =
+                "the closed loop completed no transaction: there is no rate to search".into();
+            return Ok(());
+        }
+        let (mut pass, mut fail) = (None::<f64>, None::<f64>);
+        // Rising: from an eighth of the closed loop's rate, doubling, up to 1.2 times it.
+        let mut rate = ceiling * FIRST_SHARE;
+        loop {
+            if self.judge("rising", rate, out, stop)? {
+                pass = Some(rate);
+                if rate >= ceiling * CEILING_SHARE {
+                    break;
+                }
+                rate = (rate * 2.0).min(ceiling * CEILING_SHARE);
+            } else {
+                fail = Some(rate);
+                break;
+            }
+            if out.interrupted {
+                return Ok(());
+            }
+        }
+        // Falling: the first step failed; halve until one passes.
+        while pass.is_none() && !out.interrupted && rate > ceiling / 256.0 {
+            rate /= 2.0;
+            if self.judge("falling", rate, out, stop)? {
+                pass = Some(rate);
+            } else {
+                fail = Some(rate);
+            }
+        }
+        let Some(mut low) = pass else {
+            out.verdict = format!(
+                "no rate met every objective, down to {rate:.1} tps: the objectives are beyond this database at {} clients",
+                out.clients
+            );
+            out.failing_tps = fail;
+            return Ok(());
+        };
+        // Narrowing, then confirming: the boundary's passing step run again.
+        let mut confirmed = false;
+        for _ in 0..CONFIRM_TRIES {
+            for _ in 0..NARROWING_STEPS {
+                let Some(high) = fail.filter(|h| *h > low * (1.0 + self.precision)) else {
+                    break;
+                };
+                if out.interrupted {
+                    return Ok(());
+                }
+                let mid = (low + high) / 2.0;
+                if self.judge("narrowing", mid, out, stop)? {
+                    low = mid;
+                } else {
+                    fail = Some(mid);
+                }
+            }
+            if out.interrupted {
+                return Ok(());
+            }
+            if self.judge("confirming", low, out, stop)? {
+                confirmed = true;
+                break;
+            }
+            if out.interrupted {
+                return Ok(());
+            }
+            // It failed the second time: the boundary lies below. Step down until a rate
+            // passes, then narrow in again.
+            fail = Some(low);
+            let mut found = false;
+            for _ in 0..CONFIRM_TRIES {
+                low *= 1.0 - 2.0 * self.precision;
+                if self.judge("falling", low, out, stop)? {
+                    found = true;
+                    break;
+                }
+                fail = Some(low);
+                if out.interrupted {
+                    return Ok(());
+                }
+            }
+            if !found {
+                break;
+            }
+        }
+        out.failing_tps = fail;
+        if confirmed {
+            out.capacity_tps = Some(low);
+            out.verdict = match fail {
+                Some(f) => format!(
+                    "capacity {low:.1} tps at {} clients: the highest rate that met every objective, twice; {f:.1} tps failed",
+                    out.clients
+                ),
+                None => format!(
+                    "capacity at least {low:.1} tps at {} clients: every rate up to {CEILING_SHARE} times the closed loop's met every objective (give more clients to go higher)",
+                    out.clients
+                ),
+            };
+        } else if !out.interrupted {
+            out.verdict = format!(
+                "no capacity confirmed: the boundary step near {low:.1} tps passed and failed in turn {CONFIRM_TRIES} times; run longer steps (-T)"
+            );
+        }
+        Ok(())
+    }
+
+    /// A step at `rate` judged against the objectives; true when it met them all.
+    fn judge(
+        &mut self,
+        phase: &'static str,
+        rate: f64,
+        out: &mut Capacity,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<bool, Error> {
+        self.step(phase, Some(rate), out, stop)?;
+        Ok(out.steps.last().is_some_and(Step::passed) && !out.interrupted)
+    }
+
+    /// Run one step; its tps.
+    fn step(
+        &mut self,
+        phase: &'static str,
+        rate: Option<f64>,
+        out: &mut Capacity,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<f64, Error> {
+        let needed = self
+            .objectives
+            .iter()
+            .map(Objective::transactions_needed)
+            .fold(0.0, f64::max);
+        let (secs, short) = match rate {
+            Some(r) => {
+                let want = (needed / r).ceil() as u64;
+                let most = self.step_s * MAX_STRETCH;
+                (want.clamp(self.step_s, most), want > most)
+            }
+            None => (self.step_s, false),
+        };
+        let plan = &mut self.plan;
+        plan.run.rate = rate;
+        plan.run.limit = Limit::Time(Duration::from_secs(secs));
+        plan.run.warmup = Duration::from_secs(self.warmup_s);
+        plan.time_s = Some(secs);
+        plan.transactions = None;
+        plan.workload.run_s = Some(secs + self.warmup_s);
+        let (r, _) = bench::run_point(plan, &self.dsn, stop, Observe::Nothing)?;
+        out.interrupted = r.interrupted;
+        out.engine = format!("{} {}", r.engine.name, r.engine.server_version);
+        let step = self.judged(phase, rate, &r, short);
+        eprintln!("{}", step_line(&step, &self.objectives));
+        let tps = step.tps;
+        out.steps.push(step);
+        Ok(tps)
+    }
+
+    fn judged(&self, phase: &'static str, rate: Option<f64>, r: &RunResult, short: bool) -> Step {
+        let m = &r.measurement;
+        let values: Vec<f64> = self.objectives.iter().map(|o| o.value(r)).collect();
+        let mut failed: Vec<String> = self
+            .objectives
+            .iter()
+            .zip(&values)
+            .filter(|(o, v)| !o.met(**v))
+            .map(|(o, v)| format!("{} ({})", o.text, o.show(*v)))
+            .collect();
+        let queued = QUEUED_PER_CLIENT * u64::from(self.plan.run.clients);
+        let rate_met = m
+            .open_loop
+            .is_none_or(|o| o.met() || o.due - o.started <= queued);
+        if !rate_met {
+            let o = m.open_loop.unwrap_or_default();
+            failed.push(format!(
+                "rate not kept ({} of {} transactions due had not started at the end: over 1% and over {QUEUED_PER_CLIENT} per client)",
+                o.due - o.started,
+                o.due
+            ));
+        }
+        if !m.lost_clients.is_empty() {
+            failed.push(format!("{} clients lost", m.lost_clients.len()));
+        }
+        if m.transactions == 0 {
+            failed.push("no transaction completed".into());
+        }
+        Step {
+            phase,
+            rate,
+            measured_s: m.duration_s,
+            tps: r.tps,
+            transactions: m.transactions,
+            errors: m.errors,
+            p50_ms: m.latency_ms.p50,
+            p95_ms: m.latency_ms.p95,
+            p99_ms: m.latency_ms.p99,
+            p99_9_ms: m.latency_ms.p99_9,
+            values,
+            rate_met,
+            client_cpu_share: r.client_cpu_share,
+            client_busy: m.client_threads.busy,
+            client_bound: r.client_bound,
+            // The closed loop is the ceiling, not a candidate: it is never judged.
+            failed: if rate.is_some() { failed } else { Vec::new() },
+            short,
+        }
+    }
+}
+
+/// A step as a line of the progress and of the table.
+fn step_line(s: &Step, objectives: &[Objective]) -> String {
+    let offered = s.rate.map_or_else(
+        || "closed loop".to_string(),
+        |r| format!("{r:.1} tps offered"),
+    );
+    let values: Vec<String> = objectives
+        .iter()
+        .zip(&s.values)
+        .map(|(o, v)| {
+            let name = o.text.split('<').next().unwrap_or_default().trim();
+            format!("{name} {}", o.show(*v))
+        })
+        .collect();
+    let verdict = match (s.rate, s.passed()) {
+        (None, _) => "the ceiling".to_string(),
+        (Some(_), true) => "met".to_string(),
+        (Some(_), false) => format!("FAILED: {}", s.failed.join(", ")),
+    };
+    format!(
+        "  {:<11} {offered:>20}  {:>9.1} tps  {:>5.0} s  {}  client {:.0}% busy{}{}  {verdict}",
+        s.phase,
+        s.tps,
+        s.measured_s,
+        values.join(", "),
+        s.client_busy * 100.0,
+        if s.client_bound { " CLIENT-BOUND" } else { "" },
+        if s.short {
+            " (too few transactions for the percentile)"
+        } else {
+            ""
+        },
+    )
+}
+
+/// The search as text: every step, then what was found.
+pub fn summary(c: &Capacity, objectives: &[Objective]) -> String {
+    let mut out = format!(
+        "\ncapacity of {} on {} at {}, {} clients, objectives {}\n",
+        c.workload,
+        c.engine,
+        c.dsn,
+        c.clients,
+        c.objectives.join(", ")
+    );
+    for s in &c.steps {
+        out += &step_line(s, objectives);
+        out.push('\n');
+    }
+    if c.steps.iter().any(|s| s.client_bound) {
+        out += "  warning: a step was client-bound: dbduel's client, not the database, set its limit there\n";
+    }
+    if c.interrupted {
+        out += "  interrupted: the search stopped at the step above\n";
+    }
+    out += &format!("{}\n", c.verdict);
+    out
+}
+
+/// `capacity`: run the search, print it, write what was asked; the steps measured are kept
+/// (in the JSON file) when a step fails with an error.
+pub fn command(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    let mut search = Search::new(args)?;
+    let objectives = search.objectives.clone();
+    let mut record = search.record();
+    let ran = search.run(&mut record, stop);
+    if let Err(e) = &ran {
+        record.verdict = format!("the search stopped: {e}");
+    }
+    if record.interrupted {
+        // The last step's figures are partial and the search did not finish: no capacity.
+        record.capacity_tps = None;
+        record.failing_tps = None;
+        let passed = record
+            .steps
+            .iter()
+            .rev()
+            .skip(1)
+            .filter(|s| s.rate.is_some() && s.passed());
+        record.verdict = match passed.map(|s| s.rate.unwrap_or(0.0)).reduce(f64::max) {
+            Some(r) => format!(
+                "interrupted after {} steps: no capacity found; the highest rate that met every objective so far was {r:.1} tps",
+                record.steps.len()
+            ),
+            None => format!(
+                "interrupted after {} steps: no capacity found",
+                record.steps.len()
+            ),
+        };
+    }
+    print!("{}", summary(&record, &objectives));
+    let text = serde_json::to_string_pretty(&record).expect("capacity serializes") + "\n";
+    if let Some(path) = search.json_path() {
+        std::fs::write(path, &text).map_err(|source| Error::Io {
+            doing: "write --json",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        eprintln!("capacity written to {}", path.display());
+    }
+    if let Some(path) = &args.html {
+        std::fs::write(
+            path,
+            crate::report::capacity_html(&view(&record, &objectives)),
+        )
+        .map_err(|source| Error::Io {
+            doing: "write --html",
+            path: path.clone(),
+            source,
+        })?;
+        eprintln!("chart written to {}", path.display());
+    }
+    ran?;
+    Ok(if record.interrupted {
+        Outcome::Interrupted
+    } else if record.capacity_tps.is_some() {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    })
+}
+
+/// What the chart shows of a search.
+fn view(c: &Capacity, objectives: &[Objective]) -> crate::report::CapacityView {
+    crate::report::CapacityView {
+        title: format!(
+            "capacity of {} on {}, {} clients",
+            c.workload, c.engine, c.clients
+        ),
+        limits: objectives
+            .iter()
+            .filter(|o| matches!(o.figure, slo::Figure::Latency(_)))
+            .map(|o| (o.text.clone(), o.limit))
+            .collect(),
+        steps: c
+            .steps
+            .iter()
+            .filter_map(|s| {
+                s.rate
+                    .map(|r| (r, s.tps, s.p50_ms, s.p99_ms, s.passed(), s.client_busy))
+            })
+            .collect(),
+        capacity: c.capacity_tps,
+        verdict: c.verdict.clone(),
+    }
+}

@@ -1,0 +1,186 @@
+//! The page of `capacity --html`: the latency-against-rate curve (the "hockey stick") with the
+//! objectives' limits and the capacity found, and the rate done against the rate offered.
+
+use std::fmt::Write;
+
+use super::svg::{Axis, Frame, SHAPES, Style, esc, line_svg, marker, nice_ticks, ticks_of, w};
+use super::{PALETTE, SCRIPT, STYLE};
+
+/// What the page shows of a capacity search.
+pub struct CapacityView {
+    pub title: String,
+    /// The latency objectives: their text and their limit in milliseconds.
+    pub limits: Vec<(String, f64)>,
+    /// Each open-loop step: rate offered, tps done, p50 and p99 (ms), passed, client busy.
+    pub steps: Vec<(f64, f64, f64, f64, bool, f64)>,
+    pub capacity: Option<f64>,
+    pub verdict: String,
+}
+
+/// A frame over rates from 0 to `x_max` and values from 0 to `y_max`.
+fn frame(x_max: f64, y_max: f64) -> (Frame, Vec<f64>, Vec<f64>) {
+    let xt = nice_ticks(x_max);
+    let yt = nice_ticks(y_max);
+    let f = Frame {
+        w: 760.0,
+        h: 360.0,
+        left: 62.0,
+        right: 14.0,
+        top: 14.0,
+        bottom: 46.0,
+        pad: 10.0,
+        x: Axis {
+            min: 0.0,
+            max: *xt.last().unwrap_or(&1.0),
+            log2: false,
+        },
+        y: Axis {
+            min: 0.0,
+            max: *yt.last().unwrap_or(&1.0),
+            log2: false,
+        },
+    };
+    (f, xt, yt)
+}
+
+fn style(i: usize) -> Style {
+    Style {
+        color: PALETTE[i % PALETTE.len()],
+        dash: "",
+        shape: SHAPES[i % SHAPES.len()],
+    }
+}
+
+fn latency_chart(v: &CapacityView, x_max: f64) -> String {
+    // Above three times the tightest limit the curve only says "far too slow": it is cut there
+    // so that the knee stays readable.
+    let tightest = v.limits.iter().map(|l| l.1).fold(f64::INFINITY, f64::min);
+    let highest = v.steps.iter().map(|s| s.3).fold(0.0, f64::max);
+    let y_max = if tightest.is_finite() {
+        highest.min(3.0 * tightest).max(tightest * 1.2)
+    } else {
+        highest
+    };
+    let (f, xt, yt) = frame(x_max, y_max);
+    let mut out = f.open(
+        &ticks_of(&xt),
+        &ticks_of(&yt),
+        "rate offered (tps)",
+        "latency (ms)",
+    );
+    for (text, limit) in &v.limits {
+        let y = f.py(*limit);
+        w!(
+            out,
+            "<line class=\"limit\" x1=\"{}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#D55E00\" stroke-dasharray=\"6 4\"/>\
+             <text class=\"tick\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            f.left,
+            f.w - f.right,
+            f.w - f.right - 4.0,
+            y - 5.0,
+            esc(text)
+        );
+    }
+    if let Some(c) = v.capacity {
+        let x = f.px(c);
+        w!(
+            out,
+            "<line class=\"capacity\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{}\" y2=\"{}\" stroke=\"#009E73\" stroke-width=\"2\"/>\
+             <text class=\"tick\" x=\"{:.1}\" y=\"{}\">capacity {c:.1} tps</text>",
+            f.top,
+            f.h - f.bottom,
+            x + 4.0,
+            f.top + 12.0
+        );
+    }
+    let mut steps = v.steps.clone();
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (i, (name, pick)) in [("p50", 2usize), ("p99", 3usize)].iter().enumerate() {
+        let st = style(i);
+        let value = |s: &(f64, f64, f64, f64, bool, f64)| if *pick == 2 { s.2 } else { s.3 };
+        let xy: Vec<(f64, f64)> = steps.iter().map(|s| (f.px(s.0), f.py(value(s)))).collect();
+        w!(out, "<g class=\"series\" data-series=\"{name}\">");
+        out += &line_svg(&xy, &st);
+        for (s, (x, y)) in steps.iter().zip(&xy) {
+            w!(
+                out,
+                "<g class=\"point\"><title>{name} {:.3} ms at {:.1} tps offered ({:.1} done){}; client busy {:.0}%</title>",
+                value(s),
+                s.0,
+                s.1,
+                if s.4 { ", met" } else { ", failed" },
+                s.5 * 100.0
+            );
+            out += &marker(&st, *x, *y, !s.4);
+            out += "</g>";
+        }
+        out += "</g>";
+    }
+    out + "</svg>"
+}
+
+fn throughput_chart(v: &CapacityView, x_max: f64) -> String {
+    let (f, xt, yt) = frame(x_max, x_max);
+    let mut out = f.open(
+        &ticks_of(&xt),
+        &ticks_of(&yt),
+        "rate offered (tps)",
+        "rate done (tps)",
+    );
+    let diagonal = [(f.px(0.0), f.py(0.0)), (f.px(f.x.max), f.py(f.x.max))];
+    out += &line_svg(
+        &diagonal,
+        &Style {
+            color: "#999999",
+            dash: "3 3",
+            shape: SHAPES[0],
+        },
+    );
+    let st = style(0);
+    for s in &v.steps {
+        w!(
+            out,
+            "<g class=\"point\"><title>{:.1} tps done of {:.1} offered</title>",
+            s.1,
+            s.0
+        );
+        out += &marker(&st, f.px(s.0), f.py(s.1), !s.4);
+        out += "</g>";
+    }
+    out + "</svg>"
+}
+
+/// The whole page.
+pub fn capacity_html(v: &CapacityView) -> String {
+    let x_max = v.steps.iter().map(|s| s.0.max(s.1)).fold(1.0, f64::max);
+    let mut out = String::new();
+    w!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
+         <header><h1>{}</h1><p>{}</p></header>\n",
+        esc(&v.title),
+        esc(&v.title),
+        esc(&v.verdict)
+    );
+    w!(
+        out,
+        "<section><h2>Latency against rate</h2><p>Each open-loop step's p50 (circles) and p99 \
+         (squares): filled where the step met every objective, hollow where it failed; the dashed \
+         lines are the latency objectives, and values far above them are drawn at the top. Latency \
+         counts from each transaction's scheduled start.</p><figure>{}</figure></section>\n",
+        latency_chart(v, x_max)
+    );
+    w!(
+        out,
+        "<section><h2>Rate done against rate offered</h2><p>On the diagonal the database kept \
+         up; below it, transactions waited for a free client or the server.</p><figure>{}</figure></section>\n",
+        throughput_chart(v, x_max)
+    );
+    w!(
+        out,
+        "</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
+    );
+    out
+}
