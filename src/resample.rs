@@ -200,6 +200,12 @@ pub fn ratio_interval(
     Some((scale(lo), scale(hi)))
 }
 
+/// How many independent values a side's values are worth: n for repeats, n (1 - rho) /
+/// (1 + rho) for seconds that remember each other.
+pub fn effective_size(s: &Sample) -> f64 {
+    s.values.len() as f64 / variance_factor(s)
+}
+
 /// Welch-Satterthwaite's degrees of freedom of the difference of two means, each side
 /// counted by its effective size; at least 2.
 fn degrees_of_freedom(a: &Sample, b: &Sample) -> f64 {
@@ -207,7 +213,7 @@ fn degrees_of_freedom(a: &Sample, b: &Sample) -> f64 {
         let n = s.values.len() as f64;
         let m = mean(s.values);
         let var = s.values.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        let n_eff = (n / variance_factor(s)).max(2.0);
+        let n_eff = effective_size(s).max(2.0);
         // The variance of the mean relative to the side's level (the ratio is scale-free).
         (var * variance_factor(s) / n / (m * m), n_eff - 1.0)
     };

@@ -26,6 +26,9 @@ pub const MIN_REPEATS: usize = 3;
 /// Fewest measured seconds on each side for the bootstrap over seconds: fewer cannot tell how
 /// long the seconds remember each other.
 pub const MIN_SECONDS: usize = 10;
+/// Fewer independent values than this on a side (its seconds weighed by their autocorrelation)
+/// leave "no difference" undecidable: the verdict is then that the noise is unknown.
+pub const MIN_INDEPENDENT: f64 = 3.0;
 /// Options that differ between any two runs and say nothing about them.
 const NOT_DIFFERENCES: &[&str] = &["options.seed", "options.progress_s"];
 
@@ -448,6 +451,23 @@ fn figure(
     out.ci_pct = Some([(lo - 1.0) * 100.0, (hi - 1.0) * 100.0]);
     out.ci = Some([(lo - 1.0) * va, (hi - 1.0) * va]);
     out.verdict = verdict(lo, hi, f.higher_is_better);
+    // Seconds that remember each other strongly are worth only a few independent values:
+    // an interval over fewer than MIN_INDEPENDENT cannot tell "no difference" from "no idea".
+    let effective = [("A", &sa, scheme_a), ("B", &sb, scheme_b)].map(|(name, values, scheme)| {
+        (
+            name,
+            values.len(),
+            resample::effective_size(&Sample { values, scheme }),
+        )
+    });
+    if out.verdict == Verdict::NoDifference {
+        if let Some((name, n, e)) = effective.iter().find(|(_, _, e)| *e < MIN_INDEPENDENT) {
+            out.verdict = Verdict::Unknown;
+            out.note = Some(format!(
+                "too few independent seconds: side {name}'s {n} seconds follow each other so closely that they count as {e:.1} independent values (under {MIN_INDEPENDENT}): run longer (-T), or {MIN_REPEATS} repeats a side"
+            ));
+        }
+    }
     out
 }
 
@@ -692,6 +712,32 @@ mod tests {
         assert!(
             e.contains("A ran tpcb tpcb-like and B ran tpcb select-only"),
             "{e}"
+        );
+    }
+
+    /// Twelve seconds drifting slowly (a swing that spans the run) count as fewer than three
+    /// independent values: two such runs are not "no difference" but noise unknown.
+    #[test]
+    fn drifting_seconds_are_not_no_difference() {
+        let drift: Vec<f64> = (0..12)
+            .map(|i| 100.0 + 40.0 * (i as f64 / 3.0).sin())
+            .collect();
+        let a = side(vec![run(&drift, 5.0, "tpcb-like")]);
+        let b = side(vec![run(
+            &drift.iter().rev().copied().collect::<Vec<_>>(),
+            5.0,
+            "tpcb-like",
+        )]);
+        let c = compare(&a, &b).unwrap();
+        let tps = &c.figures[0];
+        assert_eq!(tps.verdict, Verdict::Unknown, "{tps:?}");
+        assert!(
+            tps.note
+                .as_deref()
+                .unwrap_or("")
+                .contains("too few independent seconds"),
+            "{:?}",
+            tps.note
         );
     }
 }
