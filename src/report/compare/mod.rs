@@ -460,13 +460,12 @@ fn figure(
             resample::effective_size(&Sample { values, scheme }),
         )
     });
-    if out.verdict == Verdict::NoDifference {
-        if let Some((name, n, e)) = effective.iter().find(|(_, _, e)| *e < MIN_INDEPENDENT) {
-            out.verdict = Verdict::Unknown;
-            out.note = Some(format!(
-                "too few independent seconds: side {name}'s {n} seconds follow each other so closely that they count as {e:.1} independent values (under {MIN_INDEPENDENT}): run longer (-T), or {MIN_REPEATS} repeats a side"
-            ));
-        }
+    let few = effective.iter().find(|(_, _, e)| *e < MIN_INDEPENDENT);
+    if let (Verdict::NoDifference, Some((name, n, e))) = (out.verdict, few) {
+        out.verdict = Verdict::Unknown;
+        out.note = Some(format!(
+            "too few independent seconds: side {name}'s {n} seconds follow each other so closely that they count as {e:.1} independent values (under {MIN_INDEPENDENT}): run longer (-T), or {MIN_REPEATS} repeats a side"
+        ));
     }
     out
 }
