@@ -80,6 +80,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     out.push(Trial::test("shards::merge_refuses", move || {
         Ok(merge_refusals(&env3)?)
     }));
+    let env4 = env.clone();
+    out.push(Trial::test(
+        "shards::open_loop_shards_started_apart",
+        move || Ok(started_apart(&env4)?),
+    ));
     out.push(Trial::test("shards::kubernetes_manifests", || {
         Ok(kubernetes()?)
     }));
@@ -489,4 +494,88 @@ fn kubernetes() -> Result<(), String> {
             && strings(&pvc["spec"]["accessModes"]).contains(&"ReadWriteMany".to_string()),
         || format!("results-volume.yaml is not the ReadWriteMany claim {claim}"),
     )
+}
+
+/// Two open-loop shards on SQLite started two seconds apart, without --start-at: the merged
+/// timeline holds the later shard's seconds two windows on, the schedules and their lag are
+/// merged, and the merge says how far apart the shards started.
+fn started_apart(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "shards_apart");
+    expect_code(
+        &dbduel(&["prepare", "tpcb", "--dsn", &dsn]),
+        0,
+        "prepare tpcb",
+    )?;
+    let mut children = Vec::new();
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let file = env.path(&format!("apart-{i}.json"));
+        let child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+            .args([
+                "run", "tpcb", "--dsn", &dsn, "-c", "2", "-T", "4", "-R", "40",
+            ])
+            .args(["--max-tries", "100", "--shard", &format!("{i}/2"), "--json"])
+            .arg(&file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        children.push(child);
+        files.push(file);
+        std::thread::sleep(std::time::Duration::from_millis(2200));
+    }
+    for child in children {
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        expect_code(&out, 0, "an open-loop shard")?;
+    }
+    let shards: Vec<Value> = files
+        .iter()
+        .map(|f| read_result(f))
+        .collect::<Result<_, _>>()?;
+    let json = env.path("apart-merged.json");
+    let out = merge(&files, &json);
+    expect_code(&out, 0, "merge")?;
+    let m = read_result(&json)?;
+    let offset = num(&m["shards"][1]["offset_s"]);
+    ensure((1.5..4.0).contains(&offset), || {
+        format!("shard 1 started +{offset} s")
+    })?;
+    let whole = offset.round() as usize;
+    // The later shard's first second is the merged timeline's second whole + 1.
+    let (w0, w1, wm) = (&shards[0]["windows"], &shards[1]["windows"], &m["windows"]);
+    let len = |w: &Value| w.as_array().map_or(0, Vec::len);
+    ensure(len(wm) == len(w0).max(whole + len(w1)), || {
+        format!(
+            "merged {} windows from {} and {} at +{whole}",
+            len(wm),
+            len(w0),
+            len(w1)
+        )
+    })?;
+    for k in 0..len(wm) {
+        let at = |w: &Value, i: Option<usize>| {
+            i.and_then(|i| w.get(i))
+                .map_or(0.0, |x| num(&x["transactions"]))
+        };
+        let want = at(w0, Some(k)) + at(w1, k.checked_sub(whole));
+        ensure(num(&wm[k]["transactions"]) == want, || {
+            format!(
+                "merged second {}: {} transactions, the shards' {want}",
+                k + 1,
+                wm[k]["transactions"]
+            )
+        })?;
+    }
+    let due = |r: &Value| num(&r["open_loop"]["due"]);
+    ensure(
+        due(&m) == due(&shards[0]) + due(&shards[1]) && m["schedule_lag_ms"]["p99"].is_number(),
+        || format!("open loop {} lag {}", m["open_loop"], m["schedule_lag_ms"]),
+    )?;
+    ensure(m["options"]["rate"] == 40.0, || {
+        format!("rate {}", m["options"]["rate"])
+    })?;
+    let all = text(&out);
+    ensure(all.contains("started up to"), || {
+        format!("no warning of the gap:\n{all}")
+    })
 }
