@@ -127,6 +127,11 @@ impl Search {
         if run.shard.is_some() {
             return usage("--shard: capacity runs from one process: drop it");
         }
+        if run.start_at.is_some() {
+            return usage(
+                "--start-at (or DBDUEL_START_AT): capacity's steps start one after another: drop it",
+            );
+        }
         if !(args.precision > 0.0 && args.precision <= 50.0) {
             return usage(format!(
                 "--precision {}: give a percentage above 0 and at most 50",
