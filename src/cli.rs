@@ -461,8 +461,14 @@ pub struct ServerDirArgs {
 pub struct SweepArgs {
     /// The plan file (TOML): engines, profiles or steps, workload, clients, repeats...
     pub plan: PathBuf,
-    /// The results store.
-    #[arg(long, value_name = "FILE", default_value = "dbduel-results.db")]
+    /// The results store: a SQLite file, or a PostgreSQL database (postgres://...) that several
+    /// machines share.
+    #[arg(
+        long,
+        alias = "store",
+        value_name = "FILE|DSN",
+        default_value = "dbduel-results.db"
+    )]
     pub results: PathBuf,
     /// Write the HTML report of this plan here when the sweep ends.
     #[arg(long, value_name = "FILE")]
@@ -494,8 +500,14 @@ pub struct DuelArgs {
     /// Scale factor.
     #[arg(short = 's', long, default_value_t = 1)]
     pub scale: u32,
-    /// The results store.
-    #[arg(long, value_name = "FILE", default_value = "dbduel-results.db")]
+    /// The results store: a SQLite file, or a PostgreSQL database (postgres://...) that several
+    /// machines share.
+    #[arg(
+        long,
+        alias = "store",
+        value_name = "FILE|DSN",
+        default_value = "dbduel-results.db"
+    )]
     pub results: PathBuf,
     /// The HTML report to write.
     #[arg(long, value_name = "FILE", default_value = "dbduel-report.html")]
@@ -510,8 +522,14 @@ pub enum ReportFormat {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The results store.
-    #[arg(long, value_name = "FILE", default_value = "dbduel-results.db")]
+    /// The results store: a SQLite file, or a PostgreSQL database (postgres://...) that several
+    /// machines share.
+    #[arg(
+        long,
+        alias = "store",
+        value_name = "FILE|DSN",
+        default_value = "dbduel-results.db"
+    )]
     pub results: PathBuf,
     /// Only the runs of this plan (default: all).
     #[arg(long)]
@@ -525,10 +543,12 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct ResultsArgs {
-    /// The results store.
+    /// The results store: a SQLite file, or a PostgreSQL database (postgres://...) that several
+    /// machines share.
     #[arg(
         long,
-        value_name = "FILE",
+        alias = "store",
+        value_name = "FILE|DSN",
         default_value = "dbduel-results.db",
         global = true
     )]
@@ -577,8 +597,13 @@ pub struct CompareArgs {
     /// The side judged against A, given the same ways.
     #[arg(value_name = "B")]
     pub b: String,
-    /// The results store, for run ids.
-    #[arg(long, value_name = "FILE", default_value = "dbduel-results.db")]
+    /// The results store, for run ids: a SQLite file, or a PostgreSQL database (postgres://...).
+    #[arg(
+        long,
+        alias = "store",
+        value_name = "FILE|DSN",
+        default_value = "dbduel-results.db"
+    )]
     pub results: PathBuf,
     /// Exit 1 when a figure changed beyond the noise and past this change from A (repeatable):
     /// 'tps<-5%', 'p99>+10%'. Figures: tps, p50, p90, p95, p99.

@@ -215,13 +215,13 @@ fn finish(results: &Path, plan: &str, html: Option<&Path>) -> Result<(), Error> 
     }
     eprintln!(
         "every table (per transaction type, resources, settings): dbduel report --results {} --plan {plan} --format markdown",
-        results.display()
+        store.path().display()
     );
     Ok(())
 }
 
 pub fn report_cmd(a: &ReportArgs) -> Result<Outcome, Error> {
-    if !a.results.exists() {
+    if !a.results.exists() && !crate::store::is_postgres(&a.results) {
         return Err(Error::Usage(format!(
             "no results store at {}: run `dbduel sweep` or `dbduel duel` first, or give --results",
             a.results.display()
@@ -281,7 +281,7 @@ pub fn compare(a: &CompareArgs) -> Result<Outcome, Error> {
 }
 
 pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
-    if !a.results.exists() {
+    if !a.results.exists() && !crate::store::is_postgres(&a.results) {
         return Err(Error::Usage(format!(
             "no results store at {}: give --results",
             a.results.display()

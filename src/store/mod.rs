@@ -3,6 +3,7 @@
 //! windows, latency histograms and server resource samples. Each point is committed the
 //! moment it finishes, so an interrupted sweep loses at most the point in flight.
 
+mod postgres;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -88,10 +89,25 @@ pub struct RunRow {
 }
 
 pub struct Store {
-    conn: Connection,
+    backend: Backend,
+    /// The file, or the PostgreSQL DSN without its password: what messages name.
     path: PathBuf,
     /// The plan this process is sweeping (its row in `sweeps`), released on drop.
     claimed: Option<i64>,
+}
+
+/// Where the rows live: a SQLite file (the default), or a PostgreSQL database that several
+/// machines and people share.
+enum Backend {
+    Lite(Connection),
+    /// Behind a RefCell: its session needs `&mut` even to read, and readers hold `&Store`.
+    Pg(Box<std::cell::RefCell<postgres::PgStore>>),
+}
+
+/// Whether `--results` names a PostgreSQL database rather than a file.
+pub fn is_postgres(path: &Path) -> bool {
+    let p = path.to_string_lossy();
+    p.starts_with("postgres://") || p.starts_with("postgresql://")
 }
 
 /// A store error in one line, with what to do about the usual ones.
@@ -133,18 +149,42 @@ fn writable(path: &Path) -> bool {
 }
 
 impl Store {
-    /// Open (creating and migrating as needed) the store at `path`.
+    /// Open (creating and migrating as needed) the store at `path`: a SQLite file, or a
+    /// PostgreSQL database given by its DSN (`postgres://...`).
     pub fn open(path: &Path) -> Result<Store, Error> {
+        if is_postgres(path) {
+            let dsn = path.to_string_lossy();
+            let shown = crate::engine::parse_dsn(&dsn)
+                .map(|d| PathBuf::from(d.to_string()))
+                .map_err(|e| Error::Usage(format!("--results: {e}")))?;
+            let pg = postgres::PgStore::open(&dsn).map_err(|message| Error::Store {
+                path: shown.clone(),
+                message,
+            })?;
+            return Ok(Store {
+                backend: Backend::Pg(Box::new(std::cell::RefCell::new(pg))),
+                path: shown,
+                claimed: None,
+            });
+        }
         let mut conn = Connection::open(path).map_err(|e| db(e, path))?;
         // Another sweep's commit, or its migrations, hold the write lock for a moment.
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(|e| db(e, path))?;
         schema::migrate(&mut conn).map_err(|e| db(e, path))?;
         Ok(Store {
-            conn,
+            backend: Backend::Lite(conn),
             path: path.to_path_buf(),
             claimed: None,
         })
+    }
+
+    /// A PostgreSQL store's error, with where the store is.
+    fn pg(&self, message: String) -> Error {
+        Error::Store {
+            path: self.path.clone(),
+            message,
+        }
     }
 
     /// Claim a plan for this process's sweep: the plan (created when new) and its claim are
@@ -154,25 +194,50 @@ impl Store {
     pub fn claim(&mut self, name: &str, text: &str) -> Result<i64, Error> {
         let path = self.path.clone();
         let me = Holder::this_process();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| db(e, &path))?;
-        let plan_id = plan_id(&tx, name, text).map_err(|e| db(e, &path))?;
-        let held = schema::sweep_holder(&tx, plan_id).map_err(|e| db(e, &path))?;
-        if let Some(other) = held.filter(|h| h.alive() && *h != me) {
-            return Err(Error::Usage(format!(
-                "plan '{name}' is being swept by dbduel process {} on {} since {} (results store {}): wait for it to end, or stop it and run this sweep again to resume",
-                other.pid,
-                other.host,
-                other.started_at,
-                path.display()
-            )));
+        let held = match &mut self.backend {
+            Backend::Pg(pg) => {
+                let text = crate::dsn::redact_text(text);
+                let claimed =
+                    pg.get_mut()
+                        .claim(name, &text, &me)
+                        .map_err(|message| Error::Store {
+                            path: path.clone(),
+                            message,
+                        })?;
+                claimed.map_err(Some)
+            }
+            Backend::Lite(conn) => {
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(|e| db(e, &path))?;
+                let plan_id = plan_id(&tx, name, text).map_err(|e| db(e, &path))?;
+                let held = schema::sweep_holder(&tx, plan_id).map_err(|e| db(e, &path))?;
+                match held.filter(|h| h.alive() && *h != me) {
+                    Some(other) => Err(Some(other)),
+                    None => {
+                        schema::claim_sweep(&tx, plan_id, &me).map_err(|e| db(e, &path))?;
+                        tx.commit().map_err(|e| db(e, &path))?;
+                        Ok(plan_id)
+                    }
+                }
+            }
+        };
+        match held {
+            Ok(plan_id) => {
+                self.claimed = Some(plan_id);
+                Ok(plan_id)
+            }
+            Err(other) => {
+                let other = other.expect("a holder");
+                Err(Error::Usage(format!(
+                    "plan '{name}' is being swept by dbduel process {} on {} since {} (results store {}): wait for it to end, or stop it and run this sweep again to resume",
+                    other.pid,
+                    other.host,
+                    other.started_at,
+                    path.display()
+                )))
+            }
         }
-        schema::claim_sweep(&tx, plan_id, &me).map_err(|e| db(e, &path))?;
-        tx.commit().map_err(|e| db(e, &path))?;
-        self.claimed = Some(plan_id);
-        Ok(plan_id)
     }
 
     pub fn path(&self) -> &Path {
@@ -180,9 +245,17 @@ impl Store {
     }
 
     /// Keys of the points of a plan that are already measured.
-    pub fn done(&self, plan_id: i64) -> Result<std::collections::HashSet<String>, Error> {
-        let mut stmt = self
-            .conn
+    pub fn done(&mut self, plan_id: i64) -> Result<std::collections::HashSet<String>, Error> {
+        let conn = match &mut self.backend {
+            Backend::Pg(pg) => {
+                let keys = pg.get_mut().done(plan_id);
+                return keys
+                    .map(|k| k.into_iter().collect())
+                    .map_err(|m| self.pg(m));
+            }
+            Backend::Lite(conn) => conn,
+        };
+        let mut stmt = conn
             .prepare("SELECT point_key FROM runs WHERE plan_id = ?1")
             .map_err(|e| db(e, &self.path))?;
         let keys = stmt
@@ -195,7 +268,14 @@ impl Store {
     /// Store one point and everything measured with it, in one transaction.
     pub fn save(&mut self, rec: &PointRecord) -> Result<i64, Error> {
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| db(e, &path))?;
+        let conn = match &mut self.backend {
+            Backend::Pg(pg) => {
+                let saved = pg.get_mut().save(rec);
+                return saved.map_err(|m| self.pg(m));
+            }
+            Backend::Lite(conn) => conn,
+        };
+        let tx = conn.transaction().map_err(|e| db(e, &path))?;
         let id = schema::insert_run(&tx, rec).map_err(|e| db(e, &path))?;
         schema::insert_details(&tx, id, rec).map_err(|e| db(e, &path))?;
         tx.commit().map_err(|e| db(e, &path))?;
@@ -218,13 +298,19 @@ impl Store {
                 )));
             }
         }
-        schema::list(&self.conn, plan).map_err(|e| db(e, &self.path))
+        match &self.backend {
+            Backend::Lite(conn) => schema::list(conn, plan).map_err(|e| db(e, &self.path)),
+            Backend::Pg(pg) => pg.borrow_mut().list(plan).map_err(|m| self.pg(m)),
+        }
     }
 
     /// The names of the stored plans, oldest first.
     pub fn plan_names(&self) -> Result<Vec<String>, Error> {
-        let mut stmt = self
-            .conn
+        let conn = match &self.backend {
+            Backend::Pg(pg) => return pg.borrow_mut().plan_names().map_err(|m| self.pg(m)),
+            Backend::Lite(conn) => conn,
+        };
+        let mut stmt = conn
             .prepare("SELECT name FROM plans GROUP BY name ORDER BY min(id)")
             .map_err(|e| db(e, &self.path))?;
         let names = stmt
@@ -236,11 +322,13 @@ impl Store {
 
     /// The full result of one run, as `run --json` would have written it.
     pub fn result(&self, id: i64) -> Result<serde_json::Value, Error> {
-        let text: Option<String> = self
-            .conn
-            .query_row("SELECT result FROM runs WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(|e| db(e, &self.path))?;
+        let text: Option<String> = match &self.backend {
+            Backend::Lite(conn) => conn
+                .query_row("SELECT result FROM runs WHERE id = ?1", [id], |r| r.get(0))
+                .optional()
+                .map_err(|e| db(e, &self.path))?,
+            Backend::Pg(pg) => pg.borrow_mut().result(id).map_err(|m| self.pg(m))?,
+        };
         let text = text.ok_or_else(|| self.no_run(id))?;
         serde_json::from_str(&text).map_err(|e| Error::StoredRun {
             id,
@@ -250,7 +338,10 @@ impl Store {
 
     /// The runs of the sweep point that run `id` belongs to: its repeats, by repeat.
     pub fn point_runs(&self, id: i64) -> Result<Vec<i64>, Error> {
-        let ids = schema::point_runs(&self.conn, id).map_err(|e| db(e, &self.path))?;
+        let ids = match &self.backend {
+            Backend::Lite(conn) => schema::point_runs(conn, id).map_err(|e| db(e, &self.path))?,
+            Backend::Pg(pg) => pg.borrow_mut().point_runs(id).map_err(|m| self.pg(m))?,
+        };
         if ids.is_empty() {
             return Err(self.no_run(id));
         }
@@ -266,7 +357,10 @@ impl Store {
 
     /// The per-second server resources of one run.
     pub fn resources(&self, id: i64) -> Result<Vec<serde_json::Value>, Error> {
-        schema::resources(&self.conn, id).map_err(|e| db(e, &self.path))
+        match &self.backend {
+            Backend::Lite(conn) => schema::resources(conn, id).map_err(|e| db(e, &self.path)),
+            Backend::Pg(pg) => pg.borrow_mut().resources(id).map_err(|m| self.pg(m)),
+        }
     }
 
     /// The settings each (engine, profile) ran under, from its newest run.
@@ -274,7 +368,10 @@ impl Store {
         &self,
         plan: Option<&str>,
     ) -> Result<Vec<(String, String, bool, String)>, Error> {
-        schema::settings(&self.conn, plan).map_err(|e| db(e, &self.path))
+        match &self.backend {
+            Backend::Lite(conn) => schema::settings(conn, plan).map_err(|e| db(e, &self.path)),
+            Backend::Pg(pg) => pg.borrow_mut().settings(plan).map_err(|m| self.pg(m)),
+        }
     }
 }
 
@@ -282,7 +379,11 @@ impl Drop for Store {
     /// Release this process's claim on its plan (a killed process leaves it to be taken over).
     fn drop(&mut self) {
         if let Some(plan_id) = self.claimed.take() {
-            let _ = schema::release_sweep(&self.conn, plan_id, std::process::id());
+            let pid = std::process::id();
+            let _ = match &mut self.backend {
+                Backend::Lite(conn) => schema::release_sweep(conn, plan_id, pid).map_err(drop),
+                Backend::Pg(pg) => pg.get_mut().release(plan_id, pid).map_err(drop),
+            };
         }
     }
 }
@@ -370,6 +471,15 @@ pub fn now() -> String {
 mod tests {
     use super::*;
 
+    impl Store {
+        fn lite(&self) -> &Connection {
+            match &self.backend {
+                Backend::Lite(conn) => conn,
+                Backend::Pg(_) => panic!("a SQLite store"),
+            }
+        }
+    }
+
     /// Processes opening a new store at once: the migrations run once, every opener gets a
     /// current store (SQLite's locks work the same between connections of one process).
     #[test]
@@ -391,7 +501,7 @@ mod tests {
         }
         let store = Store::open(&path).unwrap();
         let version: i64 = store
-            .conn
+            .lite()
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
         assert_eq!(version, schema::MIGRATIONS.len() as i64);
@@ -412,14 +522,14 @@ mod tests {
             started_at: now(),
         };
         let running = other(process_start(1).unwrap());
-        schema::claim_sweep(&store.conn, id, &running).unwrap();
+        schema::claim_sweep(store.lite(), id, &running).unwrap();
         let mut second = Store::open(&path).unwrap();
         let refused = second.claim("p", "text").unwrap_err().to_string();
         assert!(refused.contains("dbduel process 1 "), "{refused}");
         // The same pid, started at another time: a reused id, the claim is stale.
-        schema::claim_sweep(&store.conn, id, &other("1".into())).unwrap();
+        schema::claim_sweep(store.lite(), id, &other("1".into())).unwrap();
         assert_eq!(second.claim("p", "text").unwrap(), id);
         drop(second);
-        assert!(schema::sweep_holder(&store.conn, id).unwrap().is_none());
+        assert!(schema::sweep_holder(store.lite(), id).unwrap().is_none());
     }
 }

@@ -310,7 +310,7 @@ pub fn settings(
 }
 
 /// JSON text of anything serializable, for the JSON columns.
-fn json<T: serde::Serialize>(value: &T) -> String {
+pub(super) fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("results serialize")
 }
 

@@ -48,7 +48,7 @@ fn main() {
     trials.extend(report::trials());
     trials.extend(readme::trials(&env));
     trials.extend(sweep::trials());
-    trials.extend(store::trials());
+    trials.extend(store::trials(&env));
     trials.extend(script::trials(&env));
     trials.extend(shards::trials(&env));
     trials.extend(capacity::trials(&env));

@@ -1,16 +1,24 @@
 //! The results store under contention and faults: two sweeps of one plan at once, sweeps
-//! opening a new store at once, a read-only store and a full disk (on a small tmpfs).
+//! opening a new store at once, a read-only store and a full disk (on a small tmpfs); the
+//! store in a PostgreSQL database, opened by two sweeps at once and read by every reader.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use base64::Engine as _;
 use libtest_mimic::Trial;
 
-use crate::env::{dbduel, ensure, expect_code, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, session, text};
 
-pub fn trials() -> Vec<Trial> {
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let env = env.clone();
     vec![
+        Trial::test("store::postgres_shared_by_two_sweeps", move || {
+            Ok(postgres_store(&env)?)
+        }),
         Trial::test(
             "store::second_sweep_of_a_plan_is_refused_naming_the_first",
             || Ok(same_plan_twice()?),
@@ -293,4 +301,127 @@ fn fill(path: &Path) -> Result<PathBuf, String> {
         }
     }
     Ok(path.to_path_buf())
+}
+
+/// Two sweeps of different plans write one new PostgreSQL store at once; `results`, `report`
+/// and `compare` read it; a sweep resumes from it; the password is never shown; a histogram
+/// reads back from its bytea.
+fn postgres_store(env: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let store = env.fresh_db(Target::Postgres, "results_store");
+    let password = store
+        .split("dbduel:")
+        .nth(1)
+        .and_then(|s| s.split('@').next())
+        .unwrap_or_default()
+        .to_string();
+    let plans: Vec<String> = [("p1", 1, 3), ("p2", 2, 1)]
+        .iter()
+        .map(|(name, c, r)| {
+            write(
+                dir.path(),
+                &format!("{name}.toml"),
+                &format!("name = \"{name}\"\nengines = [\"sqlite\"]\nclients = [{c}]\ntime = 1\nrepeats = {r}\n"),
+            )
+        })
+        .collect();
+    let sweeps: Vec<Child> = plans
+        .iter()
+        .map(|plan| spawn_sweep(plan, Path::new(&store), dir.path()))
+        .collect::<Result<_, _>>()?;
+    let mut said = String::new();
+    for (i, sweep) in sweeps.into_iter().enumerate() {
+        let out = sweep.wait_with_output().map_err(|e| e.to_string())?;
+        expect_code(&out, 0, &format!("sweep {} into PostgreSQL", i + 1))?;
+        said += &text(&out);
+    }
+    let run = |args: &[&str]| -> Result<String, String> {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--store", &store]);
+        let out = dbduel(&all);
+        expect_code(&out, 0, &args.join(" "))?;
+        let t = text(&out);
+        Ok(t)
+    };
+    let exported = run(&["results", "export", "--format", "json"])?;
+    let rows: serde_json::Value = serde_json::from_str(
+        exported
+            .lines()
+            .skip_while(|l| !l.starts_with('['))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .as_str(),
+    )
+    .map_err(|e| format!("{e}: {exported}"))?;
+    let rows = rows.as_array().cloned().unwrap_or_default();
+    ensure(rows.len() == 4, || {
+        format!("{} runs stored: {exported}", rows.len())
+    })?;
+    ensure(
+        rows.iter().all(|r| r["tps"].as_f64().unwrap_or(0.0) > 0.0),
+        || exported.clone(),
+    )?;
+    let first = rows[0]["id"].as_i64().unwrap_or(0).to_string();
+    let shown = run(&["results", "show", &first])?;
+    ensure(
+        shown.contains("\"windows\"") && shown.contains("\"tps\""),
+        || shown.clone(),
+    )?;
+    let p1: Vec<String> = rows
+        .iter()
+        .filter(|r| r["plan"] == "p1")
+        .map(|r| r["id"].to_string())
+        .collect();
+    let p2 = rows
+        .iter()
+        .find(|r| r["plan"] == "p2")
+        .map(|r| r["id"].to_string())
+        .unwrap_or_default();
+    let compared = run(&["compare", &format!("@{}", p1[0]), &p2])?;
+    ensure(compared.contains("tps"), || compared.clone())?;
+    let report = run(&["report", "--plan", "p1", "--format", "markdown"])?;
+    ensure(report.contains("sqlite"), || report.clone())?;
+    let again = dbduel(&["sweep", &plans[0], "--results", &store]);
+    expect_code(&again, 0, "the sweep again")?;
+    said += &text(&again);
+    ensure(
+        text(&again).contains("0 points measured, 3 already in"),
+        || text(&again),
+    )?;
+    ensure(
+        password.len() > 8 && !said.contains(&password) && !exported.contains(&password),
+        || "the store's password was shown".into(),
+    )?;
+    let mut s = session(&store);
+    // A plan claimed by a live process (pid 1, as /proc tells it) is refused, naming it.
+    let stat = std::fs::read_to_string("/proc/1/stat").map_err(|e| e.to_string())?;
+    let start = stat[stat.rfind(')').unwrap_or(0) + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap_or("")
+        .to_string();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    s.batch(&format!(
+        "INSERT INTO sweeps (plan_id, pid, host, process_start, started_at)
+         SELECT id, 1, '{}', '{start}', 'now' FROM plans WHERE name = 'p1'",
+        host.trim()
+    ))
+    .map_err(|e| e.message)?;
+    let refused = dbduel(&["sweep", &plans[0], "--results", &store]);
+    expect_code(&refused, 2, "a sweep of a plan another process holds")?;
+    ensure(text(&refused).contains("dbduel process 1 "), || {
+        text(&refused)
+    })?;
+    let hdr = s
+        .query_text("SELECT encode(hdr_v2, 'base64') FROM histograms ORDER BY run_id LIMIT 1")
+        .map_err(|e| e.message)?;
+    let b64 = match hdr.first().and_then(|r| r.first()) {
+        Some(dbduel::engine::Value::Text(t)) => t.replace('\n', ""),
+        other => return Err(format!("no histogram stored: {other:?}")),
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|e| e.to_string())?;
+    let h = dbduel::metrics::deserialize(&bytes)?;
+    ensure(!h.is_empty(), || "an empty histogram".into())
 }

@@ -232,7 +232,7 @@ pub fn load(
 
 fn open<'a>(results: &Path, store: &'a mut Option<Store>) -> Result<&'a Store, Error> {
     if store.is_none() {
-        if !results.exists() {
+        if !results.exists() && !crate::store::is_postgres(results) {
             return Err(Error::Usage(format!(
                 "no results store at {}: give --results, or compare result files (`run --json`)",
                 results.display()
