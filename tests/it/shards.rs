@@ -3,7 +3,9 @@
 //! shards' histograms merged, windows line up, NOPM follows from the merged counts, `check`
 //! passes; each refusal of `merge` (a missing or doubled shard, another run's options or
 //! version, windows that do not overlap, a result that is no shard's) and of `--shard`; the
-//! Kubernetes manifests' structure (an Indexed Job whose pods are the shards, and the merge).
+//! Kubernetes manifests' structure (an Indexed Job whose pods are the shards, and the merge);
+//! a one-node Slurm cluster (slurm-wlm, which scripts/test installs) running the shards with
+//! `srun -n 2 ... --shard auto`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -85,6 +87,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "shards::open_loop_shards_started_apart",
         move || Ok(started_apart(&env4)?),
     ));
+    let env5 = env.clone();
+    out.push(Trial::test("shards::slurm_one_node_srun", move || {
+        Ok(slurm(&env5)?)
+    }));
     out.push(Trial::test("shards::kubernetes_manifests", || {
         Ok(kubernetes()?)
     }));
@@ -577,5 +583,151 @@ fn started_apart(env: &Env) -> Result<(), String> {
     let all = text(&out);
     ensure(all.contains("started up to"), || {
         format!("no warning of the gap:\n{all}")
+    })
+}
+
+/// A free TCP port on the loopback interface.
+fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+/// The daemons of a one-node Slurm cluster, killed on drop.
+struct Slurm {
+    daemons: Vec<std::process::Child>,
+    conf: PathBuf,
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        for d in &mut self.daemons {
+            let _ = d.kill();
+            let _ = d.wait();
+        }
+    }
+}
+
+impl Slurm {
+    /// munged on a socket of its own, slurmctld and slurmd on free ports, all in `dir`;
+    /// ready once the node is idle.
+    fn start(dir: &Path) -> Result<Slurm, String> {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map_err(|e| e.to_string())?
+            .trim()
+            .to_string();
+        let d = dir.display();
+        let socket = dir.join("munge.socket");
+        let spawn = |cmd: &mut Command| {
+            cmd.stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("{cmd:?}: {e} (scripts/test installs slurm-wlm)"))
+        };
+        let mut slurm = Slurm {
+            daemons: Vec::new(),
+            conf: dir.join("slurm.conf"),
+        };
+        slurm.daemons.push(spawn(
+            Command::new("/usr/sbin/munged")
+                .arg("--foreground")
+                .arg("--force")
+                .arg(format!("--socket={}", socket.display()))
+                .arg(format!("--pid-file={d}/munged.pid"))
+                .arg(format!("--log-file={d}/munged.log"))
+                .arg(format!("--seed-file={d}/munged.seed")),
+        )?);
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let conf = format!(
+            "ClusterName=dbduel\nSlurmctldHost={host}(127.0.0.1)\nSlurmUser=root\nSlurmctldPort={}\nSlurmdPort={}\n\
+             AuthType=auth/munge\nAuthInfo=socket={}\nStateSaveLocation={d}/state\nSlurmdSpoolDir={d}/spool\n\
+             SlurmctldPidFile={d}/ctld.pid\nSlurmdPidFile={d}/d.pid\nSlurmctldLogFile={d}/ctld.log\nSlurmdLogFile={d}/d.log\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n\
+             SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nMpiDefault=none\n\
+             ReturnToService=2\nNodeName={host} NodeAddr=127.0.0.1 CPUs={cores} State=UNKNOWN\n\
+             PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE\n",
+            free_port()?,
+            free_port()?,
+            socket.display()
+        );
+        for sub in ["state", "spool"] {
+            std::fs::create_dir_all(dir.join(sub)).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&slurm.conf, conf).map_err(|e| e.to_string())?;
+        for daemon in ["/usr/sbin/slurmctld", "/usr/sbin/slurmd"] {
+            slurm.daemons.push(spawn(
+                Command::new(daemon)
+                    .arg("-D")
+                    .arg("-f")
+                    .arg(&slurm.conf)
+                    .env("SLURM_CONF", &slurm.conf),
+            )?);
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let state = Command::new("sinfo")
+                .args(["-h", "-o", "%T"])
+                .env("SLURM_CONF", &slurm.conf)
+                .output()
+                .map_err(|e| e.to_string())?;
+            if String::from_utf8_lossy(&state.stdout).trim() == "idle" {
+                return Ok(slurm);
+            }
+            if std::time::Instant::now() > deadline {
+                let log = std::fs::read_to_string(dir.join("ctld.log")).unwrap_or_default();
+                return Err(format!("the Slurm node did not become idle:\n{log}"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+    }
+}
+
+/// `srun -n 2` runs two shards of one run on a one-node Slurm cluster, each taking its index
+/// and the count from Slurm (`--shard auto`); `merge` makes one result of them.
+fn slurm(env: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let cluster = Slurm::start(dir.path())?;
+    let dsn = env.fresh_db(Target::Sqlite, "shards_slurm");
+    expect_code(
+        &dbduel(&["prepare", "tpcb", "--dsn", &dsn]),
+        0,
+        "prepare tpcb",
+    )?;
+    let bin = env!("CARGO_BIN_EXE_dbduel");
+    let out_dir = env.path("slurm");
+    std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
+    let script = format!(
+        "{bin} run tpcb -S --dsn '{dsn}' -c 4 -T 2 --shard auto --start-at {} --json {}/shard-$SLURM_PROCID.json",
+        in_seconds(10),
+        out_dir.display()
+    );
+    let out = Command::new("srun")
+        .args(["-n", "2", "--kill-on-bad-exit=1", "sh", "-c", &script])
+        .env("SLURM_CONF", &cluster.conf)
+        .output()
+        .map_err(|e| e.to_string())?;
+    expect_code(&out, 0, "srun -n 2 dbduel run --shard auto")?;
+    let files: Vec<PathBuf> = (0..2)
+        .map(|i| out_dir.join(format!("shard-{i}.json")))
+        .collect();
+    let shards: Vec<Value> = files
+        .iter()
+        .map(|f| read_result(f))
+        .collect::<Result<_, _>>()?;
+    for (i, s) in shards.iter().enumerate() {
+        ensure(s["shard"]["index"] == i && s["shard"]["count"] == 2, || {
+            format!("shard {i}: {}", s["shard"])
+        })?;
+    }
+    let json = env.path("slurm-merged.json");
+    let merged = merge(&files, &json);
+    expect_code(&merged, 0, "merge of the srun shards")?;
+    let m = read_result(&json)?;
+    let sum: f64 = shards.iter().map(|s| num(&s["transactions"])).sum();
+    ensure(num(&m["transactions"]) == sum && sum > 0.0, || {
+        format!(
+            "merged {} transactions, the shards {sum}",
+            m["transactions"]
+        )
     })
 }
