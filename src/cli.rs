@@ -621,6 +621,13 @@ pub struct MergeArgs {
     /// Write the merged result as JSON to FILE (schema: schema/result.schema.json).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also keep the merged result in a results store (a SQLite file, or a PostgreSQL
+    /// database: postgres://...), as a run of plan --plan, for `report`, `results`, `compare`.
+    #[arg(long, alias = "store", value_name = "FILE|DSN")]
+    pub results: Option<PathBuf>,
+    /// The plan the merged run is stored under.
+    #[arg(long, value_name = "NAME", default_value = "merged")]
+    pub plan: String,
 }
 
 #[derive(Debug, Args)]

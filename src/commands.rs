@@ -578,6 +578,15 @@ pub fn merge(args: &crate::cli::MergeArgs) -> Result<Outcome, Error> {
         merged.write_json(path)?;
         eprintln!("merged result written to {}", path.display());
     }
+    if let Some(results) = &args.results {
+        let mut store = Store::open(results)?;
+        let id = store.save_run(&args.plan, &merged)?;
+        eprintln!(
+            "merged result stored as run {id} of plan '{}' in {}",
+            args.plan,
+            store.path().display()
+        );
+    }
     Ok(if merged.interrupted {
         Outcome::Interrupted
     } else if merged.failed() {

@@ -282,6 +282,34 @@ impl Store {
         Ok(id)
     }
 
+    /// Keep one run made outside a sweep (a merged result) as a point of plan `plan`: its
+    /// engine, workload, variant, scale and clients, the next free repeat of that point.
+    pub fn save_run(&mut self, plan: &str, result: &RunResult) -> Result<i64, Error> {
+        let plan_id = self.claim(plan, "")?;
+        let done = self.done(plan_id)?;
+        let mut point = PointKey {
+            engine: result.engine.name.clone(),
+            profile: "default".into(),
+            workload: result.workload.name.clone(),
+            variant: result.workload.variant.clone(),
+            scale: result.workload.scale.unwrap_or(0),
+            clients: result.options.clients,
+            repeat: 1,
+            cold: false,
+        };
+        while done.contains(&point.key()) {
+            point.repeat += 1;
+        }
+        self.save(&PointRecord {
+            plan_id,
+            point: &point,
+            unsafe_profile: false,
+            cache_dropped: None,
+            result,
+            resources: &[],
+        })
+    }
+
     /// Every stored run, oldest first (optionally of one plan, which must exist).
     pub fn list(&self, plan: Option<&str>) -> Result<Vec<RunRow>, Error> {
         if let Some(name) = plan {

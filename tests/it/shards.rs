@@ -174,7 +174,21 @@ fn three_shards(env: &Env) -> Result<(), String> {
         .map(|f| read_result(f))
         .collect::<Result<_, _>>()?;
     let json = env.path("tpcc-merged.json");
-    let merged = merge(&files, &json);
+    let store = env.fresh_db(Target::Postgres, "shards_store");
+    let mut args: Vec<String> = vec!["merge".into()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    args.extend(
+        [
+            "--json",
+            &json.display().to_string(),
+            "--store",
+            &store,
+            "--plan",
+            "sharded",
+        ]
+        .map(String::from),
+    );
+    let merged = dbduel(&args);
     expect_code(&merged, 0, "merge")?;
     let summary = text(&merged);
     ensure(summary.contains("merged from 3 shards"), || {
@@ -290,6 +304,18 @@ fn three_shards(env: &Env) -> Result<(), String> {
     ensure(nopm > 0.0 && (nopm - want).abs() < 1e-6 * nopm, || {
         format!("merged nopm {nopm}, from the merged counts {want}")
     })?;
+    // The merged run is in the shared store, with its figures.
+    let listed = dbduel(&["results", "export", "--format", "json", "--results", &store]);
+    expect_code(&listed, 0, "results export from the store the merge wrote")?;
+    let rows: Value = serde_json::from_slice(&listed.stdout).map_err(|e| e.to_string())?;
+    let row = &rows[0];
+    ensure(
+        row["plan"] == "sharded"
+            && row["clients"] == 6
+            && num(&row["tps"]) == num(&m["tps"])
+            && num(&row["metrics"]["nopm"]) == nopm,
+        || format!("stored: {rows}"),
+    )?;
     let check = dbduel(&["check", "tpcc", "--dsn", &dsn]);
     expect_code(&check, 0, "check tpcc after the sharded run")
 }
