@@ -412,6 +412,7 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> RunResult {
     merged.interrupted = results.iter().any(|r| r.interrupted);
     merged.tps = m.transactions as f64 / secs;
     merged.workload.metrics = workload_metrics(first, &m);
+    warnings.extend(lost_figures(first, &merged.workload.metrics));
     merged.client_cpu_s = results.iter().map(|r| r.client_cpu_s).sum();
     // Shares of different machines do not add up: the busiest shard's is the one to read.
     merged.client_cpu_share = results
@@ -519,7 +520,25 @@ fn workload_metrics(first: &RunResult, m: &Measurement) -> BTreeMap<String, f64>
     });
     match built {
         Some(built) => built.metrics(&m.counts()),
-        // A workload made from a file or from scripts, which has no figures of its own.
+        // A workload made from a file or from scripts: it has no figures of its own.
         None => BTreeMap::new(),
     }
+}
+
+/// Figures the shards had that the merge could not compute again, as a warning.
+fn lost_figures(first: &RunResult, merged: &BTreeMap<String, f64>) -> Option<String> {
+    let lost: Vec<&str> = first
+        .workload
+        .metrics
+        .keys()
+        .filter(|k| !merged.contains_key(*k))
+        .map(String::as_str)
+        .collect();
+    (!lost.is_empty()).then(|| {
+        format!(
+            "the shards' {} could not be computed for the whole run (workload {} not found in this dbduel): read them per shard",
+            lost.join(", "),
+            first.workload.name
+        )
+    })
 }

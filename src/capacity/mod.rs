@@ -392,6 +392,18 @@ impl Search {
         if m.transactions == 0 {
             failed.push("no transaction completed".into());
         }
+        // Without an objective on errors, a failed transaction fails the step: latencies of the
+        // transactions that succeeded say nothing of those that did not.
+        let errors_judged = self
+            .objectives
+            .iter()
+            .any(|o| o.figure == slo::Figure::Errors);
+        if m.errors > 0 && !errors_judged {
+            failed.push(format!(
+                "{} transactions failed (give --slo 'errors<X%' to allow some)",
+                m.errors
+            ));
+        }
         Step {
             phase,
             rate,

@@ -464,3 +464,65 @@ impl PgStore {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two stores are written twice, once per dialect: every table and column the SQLite
+    /// migrations make is in `SCHEMA` (and no other), and the versions are in step, so that a
+    /// migration added to one is not forgotten in the other.
+    #[test]
+    fn same_tables_and_columns_as_the_sqlite_store() {
+        assert_eq!(
+            SCHEMA_VERSION + MIGRATIONS.len() as i64,
+            super::super::schema::MIGRATIONS.len() as i64,
+            "a SQLite migration without its PostgreSQL one"
+        );
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        for m in super::super::schema::MIGRATIONS {
+            conn.execute_batch(m).unwrap();
+        }
+        let columns_of = |table: &str| -> Vec<String> {
+            let mut st = conn
+                .prepare(&format!("PRAGMA table_info({table})"))
+                .unwrap();
+            let mut cols: Vec<String> = st
+                .query_map([], |r| r.get::<_, String>(1))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            cols.sort();
+            cols
+        };
+        let mut st = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap();
+        let lite: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let mut pg: Vec<String> = Vec::new();
+        for block in SCHEMA.split("CREATE TABLE ").skip(1) {
+            let (name, body) = block.split_once('(').unwrap();
+            let name = name.trim().to_string();
+            let mut cols: Vec<String> = body
+                .lines()
+                .map(str::trim)
+                .filter_map(|l| l.split_whitespace().next())
+                .filter(|w| {
+                    w.chars()
+                        .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())
+                })
+                .filter(|w| !w.is_empty())
+                .map(String::from)
+                .collect();
+            cols.sort();
+            assert_eq!(cols, columns_of(&name), "table {name}'s columns differ");
+            pg.push(name);
+        }
+        pg.sort();
+        assert_eq!(pg, lite, "the stores' tables differ");
+    }
+}
