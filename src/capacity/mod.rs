@@ -5,6 +5,7 @@
 //! warmed up. The steps (the latency-against-rate curve, the client's headroom) as a table, a
 //! JSON file and an HTML chart.
 
+mod search;
 pub mod slo;
 
 use std::sync::Arc;
@@ -20,23 +21,17 @@ use crate::error::Error;
 use crate::plan::{self, RunPlan};
 use crate::result::RunResult;
 use crate::runner::Limit;
+use search::{CEILING_SHARE, CONFIRM_TRIES, Found, Judged};
 use slo::Objective;
 
 /// Warm-up of each step when `--warmup` is not given.
 const STEP_WARMUP_S: u64 = 2;
 /// A step runs at most this many times `-T` to reach the transactions its percentile needs.
 const MAX_STRETCH: u64 = 10;
-/// The first rising step, as a share of the closed loop's rate; and how far above that
-/// rate the rising steps go.
-const FIRST_SHARE: f64 = 0.125;
-const CEILING_SHARE: f64 = 1.2;
 /// Transactions per client that may still wait at the end of a step that keeps its rate:
 /// below capacity a queue comes and goes (near it, a few per client in a step of seconds),
 /// above it the queue grows with the step; over 1% of the due ones and over this many fail.
 const QUEUED_PER_CLIENT: u64 = 10;
-/// Steps spent narrowing in, and tries to confirm the boundary, at most.
-const NARROWING_STEPS: usize = 10;
-const CONFIRM_TRIES: usize = 3;
 
 /// One measured step.
 #[derive(Debug, Clone, Serialize)]
@@ -212,118 +207,53 @@ impl Search {
                 "the closed loop completed no transaction: there is no rate to search".into();
             return Ok(());
         }
-        let (mut pass, mut fail) = (None::<f64>, None::<f64>);
-        // Rising: from an eighth of the closed loop's rate, doubling, up to 1.2 times it.
-        let mut rate = ceiling * FIRST_SHARE;
-        loop {
-            if self.judge("rising", rate, out, stop)? {
-                pass = Some(rate);
-                if rate >= ceiling * CEILING_SHARE {
-                    break;
+        let precision = self.precision;
+        let found = search::search(ceiling, precision, |phase, rate| {
+            self.step(phase, Some(rate), out, stop)?;
+            Ok(if out.interrupted {
+                Judged::Interrupted
+            } else if out.steps.last().is_some_and(Step::passed) {
+                Judged::Met
+            } else {
+                Judged::Failed
+            })
+        })?;
+        let clients = out.clients;
+        out.verdict = match found {
+            Found::Capacity { tps, failing } => {
+                out.capacity_tps = Some(tps);
+                out.failing_tps = failing;
+                match failing {
+                    Some(f) => format!(
+                        "capacity {tps:.1} tps at {clients} clients: the highest rate that met every objective, twice; {f:.1} tps failed"
+                    ),
+                    None => format!(
+                        "capacity at least {tps:.1} tps at {clients} clients: every rate up to {CEILING_SHARE} times the closed loop's met every objective (give more clients to go higher)"
+                    ),
                 }
-                rate = (rate * 2.0).min(ceiling * CEILING_SHARE);
-            } else {
-                fail = Some(rate);
-                break;
             }
-            if out.interrupted {
-                return Ok(());
+            Found::NoneMet { down_to, failing } => {
+                out.failing_tps = failing;
+                format!(
+                    "no rate met every objective, down to {down_to:.1} tps: the objectives are beyond this database at {clients} clients"
+                )
             }
-        }
-        // Falling: the first step failed; halve until one passes.
-        while pass.is_none() && !out.interrupted && rate > ceiling / 256.0 {
-            rate /= 2.0;
-            if self.judge("falling", rate, out, stop)? {
-                pass = Some(rate);
-            } else {
-                fail = Some(rate);
+            Found::Unconfirmed { near, failing } => {
+                out.failing_tps = failing;
+                format!(
+                    "no capacity confirmed: the boundary step near {near:.1} tps passed and failed in turn {CONFIRM_TRIES} times; run longer steps (-T)"
+                )
             }
-        }
-        let Some(mut low) = pass else {
-            out.verdict = format!(
-                "no rate met every objective, down to {rate:.1} tps: the objectives are beyond this database at {} clients",
-                out.clients
-            );
-            out.failing_tps = fail;
-            return Ok(());
+            Found::Unsteady { lowest, failing } => {
+                out.failing_tps = failing;
+                format!(
+                    "no capacity confirmed: rates down to {lowest:.1} tps failed after higher ones had met every objective, so the database's speed changed during the search (another load on it or on this machine, a checkpoint, a vacuum); run longer steps (-T) on a quiet system"
+                )
+            }
+            // `command` writes the verdict of an interrupted search.
+            Found::Interrupted => String::new(),
         };
-        // Narrowing, then confirming: the boundary's passing step run again.
-        let mut confirmed = false;
-        for _ in 0..CONFIRM_TRIES {
-            for _ in 0..NARROWING_STEPS {
-                let Some(high) = fail.filter(|h| *h > low * (1.0 + self.precision)) else {
-                    break;
-                };
-                if out.interrupted {
-                    return Ok(());
-                }
-                let mid = (low + high) / 2.0;
-                if self.judge("narrowing", mid, out, stop)? {
-                    low = mid;
-                } else {
-                    fail = Some(mid);
-                }
-            }
-            if out.interrupted {
-                return Ok(());
-            }
-            if self.judge("confirming", low, out, stop)? {
-                confirmed = true;
-                break;
-            }
-            if out.interrupted {
-                return Ok(());
-            }
-            // It failed the second time: the boundary lies below. Step down until a rate
-            // passes, then narrow in again.
-            fail = Some(low);
-            let mut found = false;
-            for _ in 0..CONFIRM_TRIES {
-                low *= 1.0 - 2.0 * self.precision;
-                if self.judge("falling", low, out, stop)? {
-                    found = true;
-                    break;
-                }
-                fail = Some(low);
-                if out.interrupted {
-                    return Ok(());
-                }
-            }
-            if !found {
-                break;
-            }
-        }
-        out.failing_tps = fail;
-        if confirmed {
-            out.capacity_tps = Some(low);
-            out.verdict = match fail {
-                Some(f) => format!(
-                    "capacity {low:.1} tps at {} clients: the highest rate that met every objective, twice; {f:.1} tps failed",
-                    out.clients
-                ),
-                None => format!(
-                    "capacity at least {low:.1} tps at {} clients: every rate up to {CEILING_SHARE} times the closed loop's met every objective (give more clients to go higher)",
-                    out.clients
-                ),
-            };
-        } else if !out.interrupted {
-            out.verdict = format!(
-                "no capacity confirmed: the boundary step near {low:.1} tps passed and failed in turn {CONFIRM_TRIES} times; run longer steps (-T)"
-            );
-        }
         Ok(())
-    }
-
-    /// A step at `rate` judged against the objectives; true when it met them all.
-    fn judge(
-        &mut self,
-        phase: &'static str,
-        rate: f64,
-        out: &mut Capacity,
-        stop: &Arc<AtomicBool>,
-    ) -> Result<bool, Error> {
-        self.step(phase, Some(rate), out, stop)?;
-        Ok(out.steps.last().is_some_and(Step::passed) && !out.interrupted)
     }
 
     /// Run one step; its tps.

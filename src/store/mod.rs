@@ -171,7 +171,20 @@ impl Store {
         // Another sweep's commit, or its migrations, hold the write lock for a moment.
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(|e| db(e, path))?;
-        schema::migrate(&mut conn).map_err(|e| db(e, path))?;
+        // Switching a new file to WAL takes the lock without the busy handler, so a second
+        // opener may be told "locked" at once: it tries again for as long as the timeout.
+        let since = std::time::Instant::now();
+        loop {
+            match schema::migrate(&mut conn) {
+                Err(e)
+                    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                        && since.elapsed() < std::time::Duration::from_secs(30) =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20))
+                }
+                done => break done.map_err(|e| db(e, path))?,
+            }
+        }
         Ok(Store {
             backend: Backend::Lite(conn),
             path: path.to_path_buf(),

@@ -312,17 +312,22 @@ fn run_block(env: &Env, block: &Block) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         ran += 1;
         // A spec-timed TPC-C run of a second completes no New-Order: it says so and exits 1.
-        let expected: &[i32] = if command.contains("--spec-timing") {
-            &[0, 1]
-        } else {
-            &[0]
-        };
         let code = out.status.code().unwrap_or(-1);
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        // One-second capacity steps on a machine the other tests share may find no rate that
+        // holds twice: the search says so, writes its steps and exits 1.
+        let unconfirmed = command.starts_with("dbduel capacity")
+            && text.contains("no capacity confirmed")
+            && text.contains("capacity written to");
+        let expected: &[i32] = if command.contains("--spec-timing") || unconfirmed {
+            &[0, 1]
+        } else {
+            &[0]
+        };
         if !expected.contains(&code) || text.contains("panicked") {
             result = Err(format!(
                 "README block at line {}: `{command}` exited {code}\nran as: {line}\n{text}",
