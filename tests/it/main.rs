@@ -12,6 +12,7 @@ mod env;
 mod errors;
 mod faults;
 mod latency;
+mod load;
 mod managed;
 mod observe;
 mod prepare;
@@ -59,6 +60,7 @@ fn main() {
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));
     trials.extend(prepare::trials(&env));
+    trials.extend(load::trials(&env));
     trials.extend(latency::trials(&env));
     trials.extend(client_cpu::trials(&env));
     trials.extend(compare::trials());

@@ -1,9 +1,10 @@
 //! MariaDB and MySQL over dbduel's own protocol connection (`wire.rs`): text or binary
-//! protocol, a selectable storage engine (InnoDB, MyISAM, Aria), multi-row INSERT loading.
+//! protocol, a selectable storage engine (InnoDB, MyISAM, Aria), loading (`load.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
+mod load;
 mod wire;
 
 use super::login;
@@ -52,10 +53,6 @@ const SETTINGS: &[&str] = &[
     "table_open_cache",
     "performance_schema",
 ];
-
-/// Rows per multi-row INSERT, and rows per transaction, when loading.
-const INSERT_ROWS: usize = 2000;
-const COMMIT_ROWS: u64 = 100_000;
 
 struct MySql {
     target: Address,
@@ -227,6 +224,7 @@ impl Engine for MySql {
             stmts: Vec::new(),
             sql: String::new(),
             innodb_metrics: true,
+            local_load: true,
         }))
     }
     fn table_options(&self, _fillfactor: Option<u32>) -> String {
@@ -248,6 +246,8 @@ struct MySession {
     sql: String,
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
+    /// Whether loads go through LOAD DATA LOCAL INFILE (until the server refuses one).
+    local_load: bool,
 }
 
 /// MySQL string literal: quotes doubled and backslashes escaped (NO_BACKSLASH_ESCAPES off).
@@ -280,69 +280,6 @@ impl MySession {
         )?;
         let engines: Vec<String> = rows.iter().map(|r| r[0].to_string()).collect();
         Ok((!engines.is_empty()).then(|| engines.join(", ")))
-    }
-
-    /// Load rows through the bulk path; `replace` empties the table first.
-    fn load_rows(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: &mut dyn RowSource,
-        progress: LoadProgress<'_>,
-        replace: bool,
-    ) -> DbResult<u64> {
-        use std::fmt::Write;
-        if replace {
-            self.batch(&format!("TRUNCATE TABLE {table}"))?;
-        }
-        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
-        let (mut row, mut n, mut in_stmt) = (Vec::new(), 0u64, 0usize);
-        self.begin(true)?;
-        self.sql.clear();
-        while rows.next_row(&mut row) {
-            self.sql.push_str(if in_stmt == 0 { &head } else { "," });
-            self.sql.push('(');
-            for (i, v) in row.iter().enumerate() {
-                if i > 0 {
-                    self.sql.push(',');
-                }
-                match v {
-                    Value::Null => self.sql.push_str("NULL"),
-                    Value::Int(x) => self.sql.push_str(itoa::Buffer::new().format(*x)),
-                    Value::Float(x) => {
-                        let _ = write!(self.sql, "{x:?}");
-                    }
-                    Value::Text(s) => quote_mysql(s, &mut self.sql),
-                }
-            }
-            self.sql.push(')');
-            (n, in_stmt) = (n + 1, in_stmt + 1);
-            if in_stmt == INSERT_ROWS {
-                self.flush_insert()?;
-                (in_stmt, self.sql) = (0, String::with_capacity(self.sql.capacity()));
-                if n % COMMIT_ROWS == 0 {
-                    self.commit()?;
-                    self.begin(true)?;
-                }
-                if !progress(INSERT_ROWS as u64) {
-                    let _ = self.rollback();
-                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
-                }
-            }
-        }
-        if in_stmt > 0 {
-            self.flush_insert()?;
-            progress(in_stmt as u64);
-        }
-        self.commit()?;
-        Ok(n)
-    }
-
-    fn flush_insert(&mut self) -> DbResult<()> {
-        self.conn
-            .query(&self.sql, None)
-            .map(|_| ())
-            .map_err(|e| classify(&e, false))
     }
 }
 

@@ -21,6 +21,9 @@ const LONG_PASSWORD: u32 = 0x1;
 const FOUND_ROWS: u32 = 0x2;
 const LONG_FLAG: u32 = 0x4;
 const CONNECT_WITH_DB: u32 = 0x8;
+/// LOAD DATA LOCAL INFILE: the server asks the client for the file's bytes. dbduel answers
+/// only the loads it started (`load_local`), with rows it generates; it never reads a file.
+const LOCAL_FILES: u32 = 0x80;
 const PROTOCOL_41: u32 = 0x200;
 const SSL: u32 = 0x800;
 const TRANSACTIONS: u32 = 0x2000;
@@ -38,6 +41,7 @@ const MARIADB_CACHE_METADATA: u32 = 1 << 4;
 const WANTED: u32 = LONG_PASSWORD
     | FOUND_ROWS
     | LONG_FLAG
+    | LOCAL_FILES
     | PROTOCOL_41
     | TRANSACTIONS
     | SECURE_CONNECTION
@@ -546,6 +550,59 @@ impl Wire {
         self.results(None, keep)
     }
 
+    /// LOAD DATA LOCAL INFILE: `sql` is the statement; when the server asks for the file,
+    /// `fill` appends the next part of its bytes to the buffer it is given, and says whether
+    /// more follow. Returns the rows the server took and its warnings.
+    pub fn load_local(
+        &mut self,
+        sql: &str,
+        fill: &mut dyn FnMut(&mut Vec<u8>) -> bool,
+    ) -> WireResult<(u64, u16)> {
+        let mut payload = Vec::with_capacity(sql.len() + 1);
+        payload.push(0x03);
+        payload.extend_from_slice(sql.as_bytes());
+        self.command(&payload)?;
+        self.read_packet()?;
+        match self.packet.first() {
+            Some(0xFF) => return Err(server_error(&self.packet)),
+            Some(0xFB) => {}
+            _ => {
+                return Err(WireError::Protocol(
+                    "LOAD DATA LOCAL INFILE: the server did not ask for the rows".into(),
+                ));
+            }
+        }
+        // The file's bytes in packets of the sequence the request began, then an empty one.
+        let mut part = std::mem::take(&mut payload);
+        loop {
+            part.clear();
+            let more = fill(&mut part);
+            // A packet of the greatest length would be followed by an empty one, which ends
+            // the file: the parts stay below it.
+            for piece in part.chunks(MAX_PACKET - 1) {
+                self.send(piece)?;
+            }
+            if !more {
+                break;
+            }
+        }
+        self.send(&[])?;
+        self.read_packet()?;
+        match self.packet.first() {
+            Some(0xFF) => Err(server_error(&self.packet)),
+            Some(0x00) => {
+                let mut r = Reader::new(&self.packet[1..]);
+                let rows = r.lenenc()?;
+                r.lenenc()?; // last insert id
+                r.u16()?; // status
+                Ok((rows, r.u16()?))
+            }
+            _ => Err(WireError::Protocol(
+                "LOAD DATA LOCAL INFILE: no OK after the rows".into(),
+            )),
+        }
+    }
+
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> WireResult<Prepared> {
         let mut payload = Vec::with_capacity(sql.len() + 1);
@@ -655,8 +712,12 @@ impl Wire {
                 Some(0xFF) => return Err(server_error(&self.packet)),
                 Some(0x00) => ok_packet(&self.packet[1..])?,
                 Some(0xFB) => {
+                    // Not a load dbduel started: no file is sent (an empty one ends the
+                    // request), and the server's answer to that is read and dropped.
+                    self.send(&[])?;
+                    self.read_packet()?;
                     return Err(WireError::Protocol(
-                        "the server asked for a local file".into(),
+                        "the server asked for a local file outside a load; none was sent".into(),
                     ));
                 }
                 _ => {

@@ -114,15 +114,21 @@ pub(crate) fn field_names(count: usize) -> Vec<String> {
     (0..count).map(|i| format!("FIELD{i}")).collect()
 }
 
-/// A field's value: `len` random printable characters, as YCSB's RandomByteIterator makes
-/// them, without the quote and the backslash.
+/// A field's value: `len` random characters as YCSB's RandomByteIterator makes them, six from
+/// each random 32-bit number (bits 0-4, 5-10, 10-16, 15-19, 20-25, 25-31 masked by 31, 63,
+/// 95, 31, 63, 95, added to a space), with the quote and the backslash made an `x`.
 pub(crate) fn field_value(rng: &mut SmallRng, len: i64) -> String {
-    (0..len)
-        .map(|_| match rng.random_range(b' '..=b'~') {
-            b'\'' | b'\\' => 'x',
-            c => c as char,
-        })
-        .collect()
+    const SIX: [(u32, u32); 6] = [(0, 31), (5, 63), (10, 95), (15, 31), (20, 63), (25, 95)];
+    let len = len.max(0) as usize;
+    let mut bytes = Vec::with_capacity(len);
+    while bytes.len() < len {
+        let r: u32 = rng.random();
+        for (shift, mask) in SIX.iter().take(len - bytes.len()) {
+            let c = b' ' + ((r >> shift) & mask) as u8;
+            bytes.push(if c == b'\'' || c == b'\\' { b'x' } else { c });
+        }
+    }
+    String::from_utf8(bytes).expect("ASCII")
 }
 
 /// The length of each field value (CoreWorkload.getFieldLengthGenerator).
@@ -499,4 +505,34 @@ fn read_inserted(s: &mut dyn Session) -> Result<u64, Error> {
 /// For client.rs: a statement of a section with its variables.
 pub(crate) fn one(sql: &SqlSet, name: &str, vars: &[(&'static str, String)]) -> String {
     statement(sql, name, vars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_values_are_made_six_characters_to_a_random_number_as_ycsb_makes_them() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut same = rng.clone();
+        let value = field_value(&mut rng, 100);
+        assert_eq!(value.len(), 100);
+        assert!(
+            value
+                .bytes()
+                .all(|b| (b' '..=0x7f).contains(&b) && b != b'\'' && b != b'\\')
+        );
+        // The first six from the first number: bits 0-4, 5-10, 10-16, 15-19, 20-25, 25-31.
+        let r: u32 = same.random();
+        let first: Vec<u8> = [(0, 31), (5, 63), (10, 95), (15, 31), (20, 63), (25, 95)]
+            .iter()
+            .map(|(shift, mask)| match b' ' + ((r >> shift) & mask) as u8 {
+                b'\'' | b'\\' => b'x',
+                c => c,
+            })
+            .collect();
+        assert_eq!(&value.as_bytes()[..6], &first[..]);
+        assert_eq!(field_value(&mut rng, 0), "");
+        assert_eq!(field_value(&mut rng, 7).len(), 7);
+    }
 }
