@@ -11,9 +11,9 @@ use libtest_mimic::Trial;
 use crate::env::{Env, TARGETS, Target, ensure, session};
 
 /// Rows given as a list.
-struct Given(std::vec::IntoIter<Vec<Value>>, u64);
+struct Given<I>(I, u64);
 
-impl RowSource for Given {
+impl<I: Iterator<Item = Vec<Value>>> RowSource for Given<I> {
     fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
         match self.0.next() {
             Some(r) => {
@@ -34,7 +34,7 @@ fn load(
     columns: &[&str],
     rows: &[Vec<Value>],
 ) -> Result<u64, String> {
-    let mut given = Given(rows.to_vec().into_iter(), rows.len() as u64);
+    let mut given = Given(rows.iter().cloned(), rows.len() as u64);
     s.bulk_load(table, columns, &mut given, &mut |_| true, Load::Replace)
         .map_err(|e| e.message)
 }
