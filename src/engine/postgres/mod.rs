@@ -522,15 +522,22 @@ fn copy_text_row(row: &[Value], buf: &mut Vec<u8>) {
                 buf.extend_from_slice(format!("{x:?}").as_bytes());
             }
             Value::Text(s) => {
-                for b in s.bytes() {
-                    match b {
-                        b'\\' => buf.extend_from_slice(b"\\\\"),
-                        b'\t' => buf.extend_from_slice(b"\\t"),
-                        b'\n' => buf.extend_from_slice(b"\\n"),
-                        b'\r' => buf.extend_from_slice(b"\\r"),
-                        _ => buf.push(b),
-                    }
+                // The runs between escapes go whole (most values have none).
+                let bytes = s.as_bytes();
+                let mut start = 0;
+                for (i, b) in bytes.iter().enumerate() {
+                    let escaped: &[u8] = match b {
+                        b'\\' => b"\\\\",
+                        b'\t' => b"\\t",
+                        b'\n' => b"\\n",
+                        b'\r' => b"\\r",
+                        _ => continue,
+                    };
+                    buf.extend_from_slice(&bytes[start..i]);
+                    buf.extend_from_slice(escaped);
+                    start = i + 1;
                 }
+                buf.extend_from_slice(&bytes[start..]);
             }
         }
     }

@@ -3,6 +3,7 @@
 //! `Load::Append` mode) by parallel sessions taking jobs (a table, or one part of a large
 //! one) until none is left; and the new orders of refresh function 1 (clause 2.5.2).
 
+use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tpchgen::generators::{
@@ -150,61 +151,83 @@ pub fn rows_at(table: usize, sf: f64) -> u64 {
     }
 }
 
-/// dbgen's rows of one table's part, as its `.tbl` lines ("v1|v2|...|").
-fn lines(table: usize, sf: f64, part: i32, parts: i32) -> Box<dyn Iterator<Item = String>> {
-    fn text<T: ToString>(i: impl Iterator<Item = T> + 'static) -> Box<dyn Iterator<Item = String>> {
-        Box::new(i.map(|r| r.to_string()))
-    }
-    match table {
-        0 => text(RegionGenerator::new(sf, part, parts).into_iter()),
-        1 => text(NationGenerator::new(sf, part, parts).into_iter()),
-        2 => text(PartGenerator::new(sf, part, parts).into_iter()),
-        3 => text(SupplierGenerator::new(sf, part, parts).into_iter()),
-        4 => text(PartSuppGenerator::new(sf, part, parts).into_iter()),
-        5 => text(CustomerGenerator::new(sf, part, parts).into_iter()),
-        6 => text(OrderGenerator::new(sf, part, parts).into_iter()),
-        _ => text(LineItemGenerator::new(sf, part, parts).into_iter()),
-    }
-}
-
-/// A table's rows, from its `.tbl` lines, as values of the table's columns.
-pub struct TblRows {
-    lines: Box<dyn Iterator<Item = String>>,
+/// One table part's rows: dbgen's `.tbl` line of each ("v1|v2|...|"), written into one
+/// reused line and split into the row's reused values (SF 1 is 8.7M rows: nothing is
+/// allocated per row or per field once the first row is made).
+struct TblRows<I> {
+    items: I,
     table: &'static Table,
-    total: u64,
+    line: String,
 }
 
-impl TblRows {
-    pub fn new(table: usize, sf: f64, part: i32, parts: i32, total: u64) -> TblRows {
-        TblRows {
-            lines: lines(table, sf, part, parts),
-            table: &TABLES[table],
-            total,
-        }
-    }
-}
-
-/// The values of one `.tbl` line.
-pub fn values(table: &Table, line: &str, row: &mut Vec<Value>) {
-    row.clear();
-    for (i, field) in line.split('|').take(table.columns.len()).enumerate() {
-        row.push(match field.parse::<i64>() {
-            Ok(v) if table.ints.contains(&i) => Value::Int(v),
-            _ => Value::Text(field.to_string()),
-        });
-    }
-}
-
-impl RowSource for TblRows {
+impl<T: std::fmt::Display, I: Iterator<Item = T>> RowSource for TblRows<I> {
     fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
-        let Some(line) = self.lines.next() else {
+        let Some(item) = self.items.next() else {
             return false;
         };
-        values(self.table, &line, row);
+        self.line.clear();
+        // Writing into a String cannot fail.
+        let _ = write!(self.line, "{item}");
+        values(self.table, &self.line, row);
         true
     }
     fn total(&self) -> u64 {
-        self.total
+        0
+    }
+}
+
+/// The rows of part `part` of `parts` of a table, from tpchgen's generator of it.
+fn rows(table: usize, sf: f64, part: i32, parts: i32) -> Box<dyn RowSource> {
+    fn of<T: std::fmt::Display, I: Iterator<Item = T> + 'static>(
+        table: usize,
+        items: I,
+    ) -> Box<dyn RowSource> {
+        Box::new(TblRows {
+            items,
+            table: &TABLES[table],
+            line: String::new(),
+        })
+    }
+    match table {
+        0 => of(table, RegionGenerator::new(sf, part, parts).into_iter()),
+        1 => of(table, NationGenerator::new(sf, part, parts).into_iter()),
+        2 => of(table, PartGenerator::new(sf, part, parts).into_iter()),
+        3 => of(table, SupplierGenerator::new(sf, part, parts).into_iter()),
+        4 => of(table, PartSuppGenerator::new(sf, part, parts).into_iter()),
+        5 => of(table, CustomerGenerator::new(sf, part, parts).into_iter()),
+        6 => of(table, OrderGenerator::new(sf, part, parts).into_iter()),
+        _ => of(table, LineItemGenerator::new(sf, part, parts).into_iter()),
+    }
+}
+
+/// The values of one `.tbl` line into `row`, whose text values are reused: integers in the
+/// table's integer columns, text in the others.
+pub fn values(table: &Table, line: &str, row: &mut Vec<Value>) {
+    let mut n = 0;
+    for (i, field) in line.split('|').take(table.columns.len()).enumerate() {
+        n = i + 1;
+        if table.ints.contains(&i)
+            && let Ok(v) = field.parse::<i64>()
+        {
+            set(row, i, Value::Int(v));
+            continue;
+        }
+        match row.get_mut(i) {
+            Some(Value::Text(text)) => {
+                text.clear();
+                text.push_str(field);
+            }
+            _ => set(row, i, Value::Text(field.to_string())),
+        }
+    }
+    row.truncate(n);
+}
+
+fn set(row: &mut Vec<Value>, i: usize, value: Value) {
+    if i < row.len() {
+        row[i] = value;
+    } else {
+        row.push(value);
     }
 }
 
@@ -240,8 +263,13 @@ pub fn load(
     let job = |s: &mut dyn Session, n: usize| {
         let (table, part, parts) = jobs[n];
         let t = &TABLES[table];
-        let mut rows = TblRows::new(table, sf, part, parts, 0);
-        let n = loader.append(s, t.name, t.columns, &mut rows, &bar)?;
+        let n = loader.append(
+            s,
+            t.name,
+            t.columns,
+            rows(table, sf, part, parts).as_mut(),
+            &bar,
+        )?;
         loaded.fetch_add(n, Ordering::Relaxed);
         Ok(())
     };
@@ -314,6 +342,25 @@ mod tests {
                 .iter()
                 .all(|l| keys.contains(&l[0].as_i64().unwrap_or(0)))
         );
+    }
+
+    #[test]
+    fn a_reused_row_holds_the_new_line_only() {
+        let fresh = |table: usize, line: &str| {
+            let mut row = Vec::new();
+            values(&TABLES[table], line, &mut row);
+            row
+        };
+        let mut row = fresh(
+            LINEITEM,
+            "1|2|3|4|17|21168.23|0.04|0.02|N|O|1996-03-13|1996-02-12|1996-03-22|DELIVER IN PERSON|TRUCK|egular courts above the|",
+        );
+        values(&TABLES[1], "7|GERMANY|3|l platelets|", &mut row);
+        assert_eq!(row, fresh(1, "7|GERMANY|3|l platelets|"));
+        // An integer column that does not hold an integer keeps its text.
+        values(&TABLES[1], "x|PERU|1|c|", &mut row);
+        assert_eq!(row[0], Value::Text("x".into()));
+        assert_eq!(row.len(), 4);
     }
 
     #[test]
