@@ -431,7 +431,7 @@ pub enum ServerAction {
 
 #[derive(Debug, Args)]
 pub struct ServerStartArgs {
-    /// Engine: postgres, mysql (MariaDB) or firebird.
+    /// Engine: postgres, mysql (MariaDB or MySQL; `mariadb` is taken too) or firebird.
     pub engine: String,
     /// The server's directory (its data, log and socket); new or empty, or a stopped dbduel server's.
     #[arg(long, value_name = "DIR")]

@@ -46,7 +46,13 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
 
 /// `server start`: a managed server with a built-in profile, detached, and how to reach it.
 fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
-    let kind = server::kind_for(&a.engine).ok_or_else(|| {
+    // MariaDB's server is the mysql kind (one engine, as in DSNs).
+    let engine = if a.engine == "mariadb" {
+        "mysql"
+    } else {
+        &a.engine
+    };
+    let kind = server::kind_for(engine).ok_or_else(|| {
         let known: Vec<_> = server::KINDS.iter().map(|k| k.engine).collect();
         Error::Usage(format!(
             "dbduel cannot manage a '{}' server: use one of {}",

@@ -12,7 +12,8 @@ use crate::env::{dbduel, ensure, expect_code, text};
 pub fn trials() -> Vec<Trial> {
     [
         ("postgres", "postgres://postgres@127.0.0.1:{port}/postgres"),
-        ("mysql", "mysql://root@127.0.0.1:{port}/"),
+        // MariaDB's server is the mysql kind; `server start` takes either name.
+        ("mariadb", "mysql://root@127.0.0.1:{port}/"),
         (
             "firebird",
             "firebird://SYSDBA:masterkey@127.0.0.1:{port}/dbduel",
