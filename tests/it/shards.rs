@@ -442,6 +442,7 @@ fn merge_refusals(env: &Env) -> Result<(), String> {
     }
     ensure(!json.exists(), || "a refused merge wrote a result".into())?;
     expect_code(&merge(&files, &json), 0, "merge of both shards")?;
+    stored_once(env, &files)?;
     let again = merge(
         &[json.clone(), files[0].clone()],
         &env.path("refuse-again.json"),
@@ -463,6 +464,36 @@ fn merge_refusals(env: &Env) -> Result<(), String> {
             && text(&out).contains("sqlite:///elsewhere/the-same.db"),
         || format!("no warning of the DSNs:\n{}", text(&out)),
     )
+}
+
+/// The same shards merged into a store twice (a retried merge job), on SQLite and on
+/// PostgreSQL: the second merge says the run is stored already and the store holds it once.
+fn stored_once(env: &Env, files: &[PathBuf]) -> Result<(), String> {
+    let stores = [
+        env.path("twice.db").display().to_string(),
+        env.fresh_db(Target::Postgres, "shards_twice"),
+    ];
+    for store in stores {
+        let mut args: Vec<String> = vec!["merge".into()];
+        args.extend(files.iter().map(|f| f.display().to_string()));
+        args.extend(["--store", &store, "--plan", "sharded"].map(String::from));
+        expect_code(&dbduel(&args), 0, "merge into a store")?;
+        let again = dbduel(&args);
+        expect_code(&again, 0, "the same merge into the store again")?;
+        ensure(text(&again).contains("not stored again"), || {
+            format!(
+                "{store}: the second merge did not say so:\n{}",
+                text(&again)
+            )
+        })?;
+        let listed = dbduel(&["results", "export", "--format", "json", "--results", &store]);
+        expect_code(&listed, 0, "results export")?;
+        let rows: Value = serde_json::from_slice(&listed.stdout).map_err(|e| e.to_string())?;
+        ensure(rows.as_array().map(Vec::len) == Some(1), || {
+            format!("{store} holds the merged run more than once: {rows}")
+        })?;
+    }
+    Ok(())
 }
 
 fn yaml(name: &str) -> Result<yaml_rust2::Yaml, String> {
