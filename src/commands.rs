@@ -586,12 +586,17 @@ pub fn merge(args: &crate::cli::MergeArgs) -> Result<Outcome, Error> {
     }
     if let Some(results) = &args.results {
         let mut store = Store::open(results)?;
-        let id = store.save_run(&args.plan, &merged)?;
-        eprintln!(
-            "merged result stored as run {id} of plan '{}' in {}",
-            args.plan,
-            store.path().display()
-        );
+        match store.save_run(&args.plan, &merged)? {
+            crate::store::Saved::New(id) => eprintln!(
+                "merged result stored as run {id} of plan '{}' in {}",
+                args.plan,
+                store.path().display()
+            ),
+            crate::store::Saved::Already { id, plan } => eprintln!(
+                "merged result not stored again: {} already holds this run as run {id} of plan '{plan}' (the same shards merged before); a second copy would count as a repeat",
+                store.path().display()
+            ),
+        }
     }
     Ok(if merged.interrupted {
         Outcome::Interrupted

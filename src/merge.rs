@@ -51,6 +51,13 @@ pub fn read(files: &[PathBuf]) -> Result<Vec<ShardFile>, Error> {
 /// The shards made into one result, or the reason they are not one run.
 pub fn merge(mut shards: Vec<ShardFile>) -> Result<RunResult, Error> {
     for s in &shards {
+        if !s.result.shards.is_empty() {
+            return refuse(format!(
+                "{}: a merged result (of {} shards), not a shard's: merge takes the shards' own files of `run --shard I/N --json FILE`",
+                s.file,
+                s.result.shards.len()
+            ));
+        }
         if s.result.shard.is_none() {
             return refuse(format!(
                 "{}: not a shard's result (it was run without --shard): merge takes the files of `run --shard I/N --json FILE`",
@@ -59,11 +66,16 @@ pub fn merge(mut shards: Vec<ShardFile>) -> Result<RunResult, Error> {
         }
     }
     shards.sort_by_key(|s| part(s).index);
-    one_run(&shards)?;
+    let Some((first, rest)) = shards.split_first() else {
+        return refuse("merge: give the shards' result files");
+    };
+    one_run(first, rest)?;
     every_shard_once(&shards)?;
     overlapping(&shards)?;
     let parts: Vec<Decoded> = shards.iter().map(decode).collect::<Result<_, _>>()?;
-    Ok(assemble(&shards, &parts))
+    let mut merged = assemble(&shards, &parts)?;
+    merged.warnings.extend(other_dsns(first, rest));
+    Ok(merged)
 }
 
 fn part(s: &ShardFile) -> &ShardPart {
@@ -71,7 +83,8 @@ fn part(s: &ShardFile) -> &ShardPart {
 }
 
 /// What must be the same in every shard of one run: everything but the shard itself, the
-/// seed (each shard may draw its own) and where it ran.
+/// seed (each shard may draw its own) and where it ran; the server's and the workload's
+/// settings are compared one by one (`setting_differs`).
 fn identity(r: &RunResult) -> Vec<(&'static str, String)> {
     let o = &r.options;
     let w = &r.workload;
@@ -83,7 +96,15 @@ fn identity(r: &RunResult) -> Vec<(&'static str, String)> {
         ("the server's version", r.engine.server_version.clone()),
         ("the workload", format!("{} {}", w.name, w.variant)),
         ("the scale", format!("{:?}", w.scale)),
-        ("the workload's settings", format!("{:?}", w.settings)),
+        (
+            "the transaction types",
+            r.measurement
+                .transaction_types
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
         ("--clients", o.clients.to_string()),
         ("--time", format!("{:?}", o.time_s)),
         ("--transactions", format!("{:?}", o.transactions_per_client)),
@@ -101,24 +122,68 @@ fn identity(r: &RunResult) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn one_run(shards: &[ShardFile]) -> Result<(), Error> {
-    let first = &shards[0];
+fn one_run(first: &ShardFile, rest: &[ShardFile]) -> Result<(), Error> {
     let want = identity(&first.result);
-    for s in &shards[1..] {
+    for s in rest {
+        let not_one = |why: String| {
+            refuse(format!(
+                "{} and {} are not shards of one run: {why}",
+                first.file, s.file
+            ))
+        };
         for ((what, a), (_, b)) in want.iter().zip(identity(&s.result)) {
             if *a != b {
-                return refuse(format!(
-                    "{} and {} are not shards of one run: they differ in {what} ({a} against {b}); every shard of a run takes the same options but --shard (and --seed)",
-                    first.file, s.file
+                return not_one(format!(
+                    "they differ in {what} ({a} against {b}); every shard of a run takes the same options but --shard (and --seed)"
                 ));
             }
+        }
+        let (ea, eb) = (&first.result.engine.settings, &s.result.engine.settings);
+        if let Some((name, a, b)) = setting_differs(ea, eb) {
+            return not_one(format!(
+                "the server's setting {name} differs ({a} against {b}), so they did not measure one server configuration: run every shard against the same server, unchanged during the run"
+            ));
+        }
+        let (wa, wb) = (&first.result.workload.settings, &s.result.workload.settings);
+        if let Some((name, a, b)) = setting_differs(wa, wb) {
+            return not_one(format!(
+                "the workload's setting {name} differs ({a} against {b}); every shard of a run takes the same options but --shard, and the same --start-at (or, without it, the same --seed: TPC-C draws from it the run's NURand constants, which every shard must share)"
+            ));
         }
     }
     Ok(())
 }
 
+/// The first setting whose value differs between two shards, with both values ("unset"
+/// where one lacks it).
+fn setting_differs(
+    a: &BTreeMap<String, String>,
+    b: &BTreeMap<String, String>,
+) -> Option<(String, String, String)> {
+    let shown = |v: Option<&String>| v.map_or_else(|| "unset".to_string(), Clone::clone);
+    a.keys()
+        .chain(b.keys())
+        .find(|k| a.get(*k) != b.get(*k))
+        .map(|k| (k.clone(), shown(a.get(k)), shown(b.get(k))))
+}
+
+/// A warning for each shard that reached the server by another DSN than the first shard:
+/// machines may name one server by different host names, so this is not refused. The DSNs
+/// are as the results hold them, without their passwords.
+fn other_dsns(first: &ShardFile, rest: &[ShardFile]) -> Vec<String> {
+    rest.iter()
+        .filter(|s| s.result.engine.dsn != first.result.engine.dsn)
+        .map(|s| {
+            format!(
+                "the shards reached the server by different DSNs ({} in {}, {} in {}): merged as one server; check that they are the same one",
+                first.result.engine.dsn, first.file, s.result.engine.dsn, s.file
+            )
+        })
+        .collect()
+}
+
 fn every_shard_once(shards: &[ShardFile]) -> Result<(), Error> {
-    let count = part(&shards[0]).count;
+    let count = shards.first().map_or(0, |s| part(s).count);
     let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
     for s in shards {
         let index = part(s).index;
@@ -135,7 +200,7 @@ fn every_shard_once(shards: &[ShardFile]) -> Result<(), Error> {
         .collect();
     if !missing.is_empty() {
         return refuse(format!(
-            "shard {} missing: a merged result needs every shard's file (a shard that failed still wrote one with --json)",
+            "shard {} missing: a merged result needs every shard's file (a shard whose run failed writes its --json all the same, but one that could not start or connect writes none: run that shard again, with the others)",
             if missing.len() == 1 {
                 format!("{} is", missing[0])
             } else {
@@ -239,17 +304,25 @@ fn decode(s: &ShardFile) -> Result<Decoded, Error> {
 }
 
 /// Add `h` into `into`, the first one taken as it is.
-fn add(into: &mut Option<Histogram<u64>>, h: &Histogram<u64>) {
+fn add(into: &mut Option<Histogram<u64>>, h: &Histogram<u64>) -> Result<(), Error> {
     match into {
-        Some(acc) => acc
-            .add(h)
-            .expect("dbduel's histograms share their bounds (1 µs to one hour)"),
-        None => *into = Some(h.clone()),
+        Some(acc) => acc.add(h).map_err(|e| {
+            Error::Usage(format!(
+                "the shards' histograms cannot be added ({e:?}): dbduel's share their bounds (1 µs to one hour), so a file was changed after its run"
+            ))
+        }),
+        None => {
+            *into = Some(h.clone());
+            Ok(())
+        }
     }
 }
 
-fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> RunResult {
+fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error> {
     let results: Vec<&RunResult> = shards.iter().map(|s| &s.result).collect();
+    let Some(&first) = results.first() else {
+        return refuse("merge: give the shards' result files");
+    };
     let t0 = results
         .iter()
         .map(|r| r.shard.as_ref().expect("a shard").started_unix_ms)
@@ -265,7 +338,6 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> RunResult {
     let duration_s = ((to - from) / 1000.0).max(0.0);
     let secs = duration_s.max(1e-9);
 
-    let first = results[0];
     let mut m: Measurement = first.measurement.clone();
     let sum =
         |f: &dyn Fn(&Measurement) -> u64| results.iter().map(|r| f(&r.measurement)).sum::<u64>();
@@ -317,8 +389,14 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> RunResult {
     let mut histograms = Vec::new();
     for t in &first.measurement.transaction_types {
         let mut h = None;
-        for p in parts {
-            add(&mut h, &p.types[&t.name]);
+        for (p, s) in parts.iter().zip(shards) {
+            let Some(sh) = p.types.get(&t.name) else {
+                return refuse(format!(
+                    "{}: it has no transactions of type {} that the first shard ran: the shards are not one run",
+                    s.file, t.name
+                ));
+            };
+            add(&mut h, sh)?;
         }
         let each: Vec<&TypeSummary> = results
             .iter()
@@ -330,8 +408,8 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> RunResult {
             })
             .collect();
         let transactions = each.iter().map(|x| x.transactions).sum::<u64>();
-        let h = h.expect("every shard has every type");
-        add(&mut all, &h);
+        let Some(h) = h else { continue };
+        add(&mut all, &h)?;
         histograms.push((t.name.clone(), metrics::serialize(&h)));
         types.push(TypeSummary {
             name: t.name.clone(),
@@ -344,22 +422,18 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> RunResult {
         });
     }
     m.latency_ms = all.as_ref().map(Latency::of).unwrap_or_default();
-    m.schedule_lag_ms = parts
-        .iter()
-        .filter_map(|p| p.lag.as_ref())
-        .fold(None, |mut acc, h| {
-            add(&mut acc, h);
-            acc
-        })
-        .as_ref()
-        .map(Latency::of);
+    let mut lag = None;
+    for h in parts.iter().filter_map(|p| p.lag.as_ref()) {
+        add(&mut lag, h)?;
+    }
+    m.schedule_lag_ms = lag.as_ref().map(Latency::of);
     m.histograms = histograms;
     m.transaction_types = types;
     let offsets: Vec<usize> = results
         .iter()
         .map(|r| (offset_ms(r) / 1000.0).round() as usize)
         .collect();
-    m.windows = windows(&results, parts, &offsets);
+    m.windows = windows(&results, parts, &offsets)?;
     m.window_histograms = Vec::new();
     m.lag_histogram = None;
 
@@ -443,7 +517,7 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> RunResult {
     merged.warnings = warnings;
     merged.shard = None;
     merged.shards = reports;
-    merged
+    Ok(merged)
 }
 
 /// The client threads of every shard together; the busy share is recomputed from each
@@ -472,7 +546,11 @@ fn client_threads(results: &[&RunResult]) -> metrics::ClientThreads {
 /// The per-second windows of all shards on one timeline: shard j's window t is the merged
 /// window t + its start's offset in whole seconds; counts summed, percentiles from the
 /// windows' histograms merged.
-fn windows(results: &[&RunResult], parts: &[Decoded], offsets: &[usize]) -> Vec<Window> {
+fn windows(
+    results: &[&RunResult],
+    parts: &[Decoded],
+    offsets: &[usize],
+) -> Result<Vec<Window>, Error> {
     let n = results
         .iter()
         .zip(offsets)
@@ -496,7 +574,7 @@ fn windows(results: &[&RunResult], parts: &[Decoded], offsets: &[usize]) -> Vec<
                 *w.errors_by_kind.entry(kind.clone()).or_default() += c;
             }
             if let Some(Some(sh)) = p.windows.get(i) {
-                add(&mut h, sh);
+                add(&mut h, sh)?;
             }
         }
         if let Some(h) = h.filter(|h| !h.is_empty()) {
@@ -504,7 +582,7 @@ fn windows(results: &[&RunResult], parts: &[Decoded], offsets: &[usize]) -> Vec<
         }
         out.push(w);
     }
-    out
+    Ok(out)
 }
 
 /// The workload's own figures (TPC-C's NOPM) from the merged counts, as a single run of the

@@ -106,6 +106,15 @@ pub fn shard_spec(given: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<(
     Ok((index, count))
 }
 
+/// The seed every shard of a run shares: `--start-at`'s instant (which `merge` requires to
+/// be the same for every shard), else `--seed` (which shards may give differently), else 0.
+fn shared_seed(start_at: Option<std::time::SystemTime>, seed: Option<u64>) -> u64 {
+    let at = start_at
+        .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64);
+    at.or(seed).unwrap_or(0)
+}
+
 /// `--start-at`: an RFC 3339 time still to come.
 fn start_at(given: &str) -> Result<std::time::SystemTime, Error> {
     let at = humantime::parse_rfc3339_weak(given).map_err(|e| {
@@ -173,6 +182,7 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
         clients: 0,
         run_s: None,
         scripts: None,
+        shared_seed: None,
     };
     // The workload's own options are checked before anything connects.
     (target.workload.new)(&opts)?;
@@ -302,10 +312,14 @@ impl RunInput {
             clients: self.clients,
             run_s: None,
             scripts,
+            shared_seed: None,
         };
         let mut transactions = self.transactions;
         let mut clients = self.clients;
         let released = self.start_at.as_deref().map(start_at).transpose()?;
+        if self.shard.is_some() {
+            workload.shared_seed = Some(shared_seed(released, self.seed));
+        }
         let built = (self.target.workload.new)(&workload)?;
         let shard = self
             .shard
@@ -750,6 +764,7 @@ mod tests {
                 plan.workload.clients, 7,
                 "the workload sees the whole run's clients"
             );
+            assert_eq!(plan.workload.shared_seed, Some(1), "every shard's --seed");
             next += s.clients;
             rate += plan.run.rate.unwrap();
         }
@@ -758,5 +773,14 @@ mod tests {
             (rate - 70.0).abs() < 1e-9,
             "the shards' rates add up to the run's: {rate}"
         );
+        assert_eq!(input(7).plan().unwrap().workload.shared_seed, None);
+    }
+
+    #[test]
+    fn shards_share_a_seed_from_start_at_before_seed() {
+        let at = std::time::UNIX_EPOCH + Duration::from_millis(1_790_000_000_123);
+        assert_eq!(shared_seed(Some(at), Some(9)), 1_790_000_000_123);
+        assert_eq!(shared_seed(None, Some(9)), 9);
+        assert_eq!(shared_seed(None, None), 0);
     }
 }

@@ -89,6 +89,10 @@ pub struct Capacity {
     pub failing_tps: Option<f64>,
     /// One sentence: what was found.
     pub verdict: String,
+    /// What weakens the verdict: client-bound steps, steps too short for their percentile.
+    pub warnings: Vec<String>,
+    /// Open-loop steps with too few transactions for the strictest percentile.
+    pub short_steps: usize,
     pub interrupted: bool,
 }
 
@@ -139,6 +143,11 @@ impl Search {
             .map(|s| Objective::parse(s))
             .collect::<Result<Vec<_>, _>>()?;
         let plan = plan::run_plan(run)?;
+        if plan.workload.params.contains_key("spec_timing") {
+            return usage(
+                "--spec-timing paces each terminal by its keying and think times, and capacity offers rates of its own: drop --spec-timing",
+            );
+        }
         let Some(dsn) = plan.target.dsn.clone() else {
             return usage(
                 "capacity needs --dsn (or DBDUEL_DSN): the database whose capacity to find, prepared",
@@ -181,7 +190,9 @@ impl Search {
         Capacity {
             dbduel_version: env!("CARGO_PKG_VERSION"),
             workload: self.plan.target.workload.name.to_string(),
-            engine: String::new(),
+            // The DSN's engine until a step reads the server's version.
+            engine: crate::engine::entry_for(&self.dsn.scheme)
+                .map_or_else(|| self.dsn.scheme.clone(), |e| e.name.to_string()),
             dsn: self.dsn.to_string(),
             clients: self.plan.run.clients,
             objectives: self.objectives.iter().map(|o| o.text.clone()).collect(),
@@ -192,6 +203,8 @@ impl Search {
             capacity_tps: None,
             failing_tps: None,
             verdict: String::new(),
+            warnings: Vec::new(),
+            short_steps: 0,
             interrupted: false,
         }
     }
@@ -406,13 +419,33 @@ pub fn summary(c: &Capacity, objectives: &[Objective]) -> String {
         out += &step_line(s, objectives);
         out.push('\n');
     }
-    if c.steps.iter().any(|s| s.client_bound) {
-        out += "  warning: a step was client-bound: dbduel's client, not the database, set its limit there\n";
+    for w in &c.warnings {
+        out += &format!("  warning: {w}\n");
     }
     if c.interrupted {
         out += "  interrupted: the search stopped at the step above\n";
     }
     out += &format!("{}\n", c.verdict);
+    out
+}
+
+/// What weakens the search's verdict, for the summary and the JSON.
+fn warnings(c: &Capacity) -> Vec<String> {
+    let mut out = Vec::new();
+    if c.steps.iter().any(|s| s.client_bound) {
+        out.push(
+            "a step was client-bound: dbduel's client, not the database, set its limit there"
+                .into(),
+        );
+    }
+    if c.short_steps > 0 {
+        out.push(format!(
+            "{} of {} steps were too short for their percentile (too few transactions even at {MAX_STRETCH} times -T {} s): their verdicts rest on a few slow transactions; give a longer -T",
+            c.short_steps,
+            c.steps.len(),
+            c.step_s
+        ));
+    }
     out
 }
 
@@ -447,6 +480,8 @@ pub fn command(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, E
             ),
         };
     }
+    record.short_steps = record.steps.iter().filter(|s| s.short).count();
+    record.warnings = warnings(&record);
     print!("{}", summary(&record, &objectives));
     let text = serde_json::to_string_pretty(&record).expect("capacity serializes") + "\n";
     if let Some(path) = search.json_path() {
@@ -479,27 +514,155 @@ pub fn command(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, E
     })
 }
 
-/// What the chart shows of a search.
+/// What the chart shows of a search: p50 and p99, and the curve of every other latency
+/// figure an objective judges (its value in each step), under that objective's limit.
 fn view(c: &Capacity, objectives: &[Objective]) -> crate::report::CapacityView {
+    let latency: Vec<(usize, &Objective)> = objectives
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| matches!(o.figure, slo::Figure::Latency(_)))
+        .collect();
+    let mut judged: Vec<(&'static str, usize)> = Vec::new();
+    for (i, o) in &latency {
+        let name = o.figure_name();
+        if !["p50", "p99"].contains(&name) && !judged.iter().any(|(n, _)| *n == name) {
+            judged.push((name, *i));
+        }
+    }
+    let mut curves = vec!["p50", "p99"];
+    curves.extend(judged.iter().map(|(n, _)| *n));
     crate::report::CapacityView {
         title: format!(
             "capacity of {} on {}, {} clients",
             c.workload, c.engine, c.clients
         ),
-        limits: objectives
+        limits: latency
             .iter()
-            .filter(|o| matches!(o.figure, slo::Figure::Latency(_)))
-            .map(|o| (o.text.clone(), o.limit))
+            .map(|(_, o)| (o.text.clone(), o.limit))
             .collect(),
+        curves,
         steps: c
             .steps
             .iter()
             .filter_map(|s| {
-                s.rate
-                    .map(|r| (r, s.tps, s.p50_ms, s.p99_ms, s.passed(), s.client_busy))
+                let mut latency_ms = vec![s.p50_ms, s.p99_ms];
+                latency_ms.extend(
+                    judged
+                        .iter()
+                        .map(|(_, i)| s.values.get(*i).copied().unwrap_or(0.0)),
+                );
+                s.rate.map(|offered| crate::report::StepView {
+                    offered,
+                    done: s.tps,
+                    latency_ms,
+                    passed: s.passed(),
+                    client_busy: s.client_busy,
+                })
             })
             .collect(),
         capacity: c.capacity_tps,
         verdict: c.verdict.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn search(extra: &[&str]) -> Result<Search, Error> {
+        let mut argv = vec!["dbduel", "capacity"];
+        argv.extend(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Capacity(args) => Search::new(&args),
+            other => panic!("not capacity: {other:?}"),
+        }
+    }
+
+    fn step(rate: f64, values: Vec<f64>, short: bool) -> Step {
+        Step {
+            phase: "rising",
+            rate: Some(rate),
+            measured_s: 2.0,
+            tps: rate,
+            transactions: 100,
+            errors: 0,
+            p50_ms: 1.0,
+            p95_ms: 2.0,
+            p99_ms: 3.0,
+            p99_9_ms: 4.0,
+            values,
+            rate_met: true,
+            client_cpu_share: 0.1,
+            client_busy: 0.1,
+            client_bound: false,
+            failed: Vec::new(),
+            short,
+        }
+    }
+
+    #[test]
+    fn spec_timing_is_refused_before_anything_runs() {
+        let tpcc = ["tpcc", "--dsn", "sqlite:///tmp/x.db", "--slo", "p99<10ms"];
+        let mut args = tpcc.to_vec();
+        args.push("--spec-timing");
+        match search(&args) {
+            Err(Error::Usage(m)) => assert!(m.contains("drop --spec-timing"), "{m}"),
+            other => panic!("--spec-timing was not refused: {:?}", other.err()),
+        }
+        assert!(search(&tpcc).is_ok());
+    }
+
+    #[test]
+    fn a_search_stopped_before_its_first_step_names_the_engine() {
+        let s = search(&["tpcb", "--dsn", "sqlite:///tmp/x.db", "--slo", "p99<10ms"]).unwrap();
+        let text = summary(&s.record(), &s.objectives);
+        assert!(
+            text.contains("capacity of tpcb on sqlite at sqlite://"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_chart_draws_the_curve_each_objective_limits() {
+        let objectives: Vec<Objective> = ["p90<10ms", "errors<1%", "p99<20ms", "mean<5ms"]
+            .iter()
+            .map(|t| Objective::parse(t).unwrap())
+            .collect();
+        let mut c = search(&["tpcb", "--dsn", "sqlite:///tmp/x.db", "--slo", "p99<1ms"])
+            .unwrap()
+            .record();
+        c.steps = vec![
+            step(10.0, vec![7.5, 0.0, 3.0, 2.5], false),
+            step(20.0, vec![9.5, 0.0, 3.0, 4.5], false),
+        ];
+        let v = view(&c, &objectives);
+        assert_eq!(v.curves, ["p50", "p99", "p90", "mean"]);
+        assert_eq!(v.steps[1].latency_ms, [1.0, 3.0, 9.5, 4.5]);
+        let page = crate::report::capacity_html(&v);
+        assert!(page.contains("data-series=\"p90\""), "no p90 curve");
+        assert!(
+            page.contains("p90 9.500 ms at 20.0 tps offered"),
+            "no p90 point"
+        );
+        assert!(page.contains("p90 (triangles), mean (diamonds)"));
+    }
+
+    #[test]
+    fn steps_too_short_for_their_percentile_are_warned_of() {
+        let mut c = search(&["tpcb", "--dsn", "sqlite:///tmp/x.db", "--slo", "p99<10ms"])
+            .unwrap()
+            .record();
+        c.steps = vec![step(10.0, vec![1.0], true), step(20.0, vec![1.0], false)];
+        c.short_steps = 1;
+        let w = warnings(&c);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("1 of 2 steps were too short"), "{w:?}");
+        assert!(w[0].contains("longer -T"), "{w:?}");
+        c.warnings = w;
+        assert!(summary(&c, &[]).contains("warning: 1 of 2 steps were too short"));
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["short_steps"], 1);
+        assert!(json["warnings"][0].as_str().unwrap().contains("too short"));
     }
 }

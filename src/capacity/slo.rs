@@ -42,7 +42,12 @@ fn refuse<T>(text: &str, why: &str) -> Result<T, Error> {
 
 impl Objective {
     pub fn parse(text: &str) -> Result<Objective, Error> {
-        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        // Figures and units in any case, as compare's --fail-if takes them: P99<10MS.
+        let compact: String = text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_lowercase();
         let Some(at) = compact.find('<') else {
             return refuse(
                 text,
@@ -67,6 +72,12 @@ impl Objective {
                     "the errors' limit is a percentage above 0, such as 0.1%",
                 );
             };
+            if limit > 100.0 {
+                return refuse(
+                    text,
+                    "the errors' limit is a share of the transactions, at most 100%",
+                );
+            }
             (Figure::Errors, limit)
         } else if let Some((_, q)) = LATENCIES.iter().find(|(n, _)| *n == name) {
             let units = [("us", 0.001), ("µs", 0.001), ("ms", 1.0), ("s", 1000.0)];
@@ -89,6 +100,17 @@ impl Objective {
             limit,
             inclusive,
         })
+    }
+
+    /// The figure's name as written in lower case: p99, mean, errors.
+    pub fn figure_name(&self) -> &'static str {
+        match self.figure {
+            Figure::Errors => "errors",
+            Figure::Latency(q) => LATENCIES
+                .iter()
+                .find(|(_, l)| *l == q)
+                .map_or("max", |(name, _)| name),
+        }
     }
 
     /// The run's value of the figure: milliseconds, or percent.
@@ -162,6 +184,14 @@ mod tests {
         let e = Objective::parse("errors<0.1%").unwrap();
         assert_eq!((e.figure, e.limit), (Figure::Errors, 0.1));
         assert!(e.met(0.05) && !e.met(0.1));
+        let upper = Objective::parse("P99<10MS").unwrap();
+        assert_eq!(
+            (upper.figure, upper.limit, upper.text.as_str()),
+            (Figure::Latency(Some(0.99)), 10.0, "P99<10MS")
+        );
+        assert_eq!(Objective::parse("Errors<100%").unwrap().limit, 100.0);
+        assert_eq!(us.figure_name(), "p99.9");
+        assert_eq!(Objective::parse("MEAN<2ms").unwrap().figure_name(), "mean");
     }
 
     #[test]
@@ -172,6 +202,7 @@ mod tests {
             ("p99<10", "with its unit"),
             ("p99<0ms", "above 0"),
             ("errors<1", "percentage"),
+            ("errors<200%", "at most 100%"),
         ] {
             match Objective::parse(text) {
                 Err(Error::Usage(m)) => assert!(m.contains(needle), "{text}: {m}"),

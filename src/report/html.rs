@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::data::{PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3, tps_text};
 use super::human_bytes;
-pub use capacity::{CapacityView, capacity_html};
+pub use capacity::{CapacityView, StepView, capacity_html};
 pub use svg::esc;
 use svg::{Axis, Frame, SHAPES, Shape, Style, compact, line_svg, marker, nice_ticks, ticks_of, w};
 

@@ -8,7 +8,7 @@ pub mod html;
 pub mod markdown;
 pub mod summary;
 
-pub use html::{CapacityView, capacity_html};
+pub use html::{CapacityView, StepView, capacity_html};
 
 use std::fmt::Write;
 

@@ -44,6 +44,39 @@ impl PointKey {
     }
 }
 
+/// What `Store::save_run` did with a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Saved {
+    /// Stored as this run id.
+    New(i64),
+    /// Already in the store as run `id` of plan `plan`: not stored again.
+    Already { id: i64, plan: String },
+}
+
+/// What tells one run from every other: when it started, where and what ran, what it
+/// counted, and for a merged result each shard's start and count. Results alike in all of it
+/// are one run stored twice, never two repeats.
+fn run_identity(r: &RunResult) -> String {
+    let m = &r.measurement;
+    let shards: Vec<String> = r
+        .shards
+        .iter()
+        .map(|s| format!("{}@{}:{}", s.index, s.started_at, s.transactions))
+        .collect();
+    format!(
+        "{}|{}|{}|{} {}|{}|{}|{}|{}",
+        r.started_at,
+        r.engine.name,
+        r.engine.dsn,
+        r.workload.name,
+        r.workload.variant,
+        m.transactions,
+        m.errors,
+        m.duration_s,
+        shards.join(",")
+    )
+}
+
 /// One point measured under a plan, ready to be stored.
 pub struct PointRecord<'a> {
     pub plan_id: i64,
@@ -297,7 +330,12 @@ impl Store {
 
     /// Keep one run made outside a sweep (a merged result) as a point of plan `plan`: its
     /// engine, workload, variant, scale and clients, the next free repeat of that point.
-    pub fn save_run(&mut self, plan: &str, result: &RunResult) -> Result<i64, Error> {
+    /// A run already in the store (the same merge run again, as a retried job does) is not
+    /// stored a second time, which would count it as two repeats: its stored id is given.
+    pub fn save_run(&mut self, plan: &str, result: &RunResult) -> Result<Saved, Error> {
+        if let Some((id, plan)) = self.stored_as(result)? {
+            return Ok(Saved::Already { id, plan });
+        }
         let plan_id = self.claim(plan, "")?;
         let done = self.done(plan_id)?;
         let mut point = PointKey {
@@ -321,6 +359,39 @@ impl Store {
             result,
             resources: &[],
         })
+        .map(Saved::New)
+    }
+
+    /// The stored run that is `result` (the same `run_identity`), with its plan's name.
+    fn stored_as(&mut self, result: &RunResult) -> Result<Option<(i64, String)>, Error> {
+        let (at, workload) = (&result.started_at, &result.workload.name);
+        let candidates = match &mut self.backend {
+            Backend::Pg(pg) => {
+                let rows = pg.get_mut().same_start(at, workload);
+                rows.map_err(|m| self.pg(m))?
+            }
+            Backend::Lite(conn) => {
+                let path = &self.path;
+                let mut stmt = conn
+                    .prepare(
+                        "SELECT runs.id, plans.name, runs.result FROM runs JOIN plans ON plans.id = runs.plan_id
+                         WHERE runs.started_at = ?1 AND runs.workload = ?2 ORDER BY runs.id",
+                    )
+                    .map_err(|e| db(e, path))?;
+                let rows = stmt
+                    .query_map(params![at, workload], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })
+                    .map_err(|e| db(e, path))?;
+                rows.collect::<Result<Vec<(i64, String, String)>, _>>()
+                    .map_err(|e| db(e, path))?
+            }
+        };
+        let want = run_identity(result);
+        Ok(candidates.into_iter().find_map(|(id, plan, text)| {
+            let stored: RunResult = serde_json::from_str(&text).ok()?;
+            (run_identity(&stored) == want).then_some((id, plan))
+        }))
     }
 
     /// Every stored run, oldest first (optionally of one plan, which must exist).

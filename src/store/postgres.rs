@@ -422,6 +422,26 @@ impl PgStore {
         Ok(rows.first().map(|r| text(&r[0])))
     }
 
+    /// The runs that started at `started_at` with `workload`: id, plan name, result JSON.
+    pub fn same_start(
+        &mut self,
+        started_at: &str,
+        workload: &str,
+    ) -> Result<Vec<(i64, String, String)>, String> {
+        let rows = self.run(
+            "SELECT runs.id, plans.name, runs.result FROM runs JOIN plans ON plans.id = runs.plan_id
+             WHERE runs.started_at = ? AND runs.workload = ? ORDER BY runs.id",
+            &[
+                Value::Text(started_at.to_string()),
+                Value::Text(workload.to_string()),
+            ],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| (int(&r[0]), text(&r[1]), text(&r[2])))
+            .collect())
+    }
+
     pub fn point_runs(&mut self, id: i64) -> Result<Vec<i64>, String> {
         let rows = self.run(
             "SELECT sibling.id FROM runs AS run JOIN runs AS sibling

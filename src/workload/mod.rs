@@ -31,6 +31,10 @@ pub struct WorkloadOptions {
     pub run_s: Option<u64>,
     /// The parsed pgbench-format scripts of `dbduel run FILE.sql` (the `script` workload).
     pub scripts: Option<std::sync::Arc<script::Program>>,
+    /// A sharded run's (`--shard`) seed that every shard shares: its `--start-at` instant in
+    /// milliseconds since the epoch, else its `--seed`, else 0; None outside a sharded run.
+    /// What the whole run draws once (TPC-C's NURand run constants) is drawn from it.
+    pub shared_seed: Option<u64>,
 }
 
 /// What a workload's own figures are computed from (`Workload::metrics`): the measured

@@ -53,6 +53,31 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
                 "unknown figure 'p97'",
             ),
             (
+                "spec_timing",
+                &[
+                    "capacity",
+                    "tpcc",
+                    "--dsn",
+                    "sqlite:///tmp/x.db",
+                    "--slo",
+                    "p99<10ms",
+                    "--spec-timing",
+                ][..],
+                "drop --spec-timing",
+            ),
+            (
+                "errors_over_all",
+                &[
+                    "capacity",
+                    "tpcb",
+                    "--dsn",
+                    "sqlite:///tmp/x.db",
+                    "--slo",
+                    "errors<200%",
+                ][..],
+                "at most 100%",
+            ),
+            (
                 "no_dsn",
                 &["capacity", "tpcb", "--slo", "p99<10ms"][..],
                 "capacity needs --dsn",
@@ -161,5 +186,15 @@ fn known_capacity(env: &Env) -> Result<(), String> {
     ensure(
         page.contains("<svg") && page.contains("p50&lt;2s") && page.contains("capacity "),
         || "the chart lacks its curve, the objective or the capacity".into(),
+    )?;
+    // Every step's length held its percentile: nothing to warn of, in the JSON too.
+    ensure(
+        c["short_steps"] == 0 && c["warnings"].as_array().is_some(),
+        || {
+            format!(
+                "short steps {} warnings {}",
+                c["short_steps"], c["warnings"]
+            )
+        },
     )
 }

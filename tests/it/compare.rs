@@ -131,6 +131,19 @@ fn result_files() -> Result<(), String> {
     ensure(md.contains("| tps |") && md.contains("slower"), || {
         md.clone()
     })?;
+    // A side of two seconds cannot be judged: the gate fails rather than pass in silence.
+    let short = file("short.json");
+    run_ok(&["run", "tpcb", "-T", "2", "--json", &short], 0)?;
+    let unjudged = run_ok(&["compare", &a, &short, "--fail-if", "p99>+10%"], 1)?;
+    for needle in [
+        "fail-if p99>+10%: FAILED",
+        "could not be judged",
+        "longer -T",
+    ] {
+        ensure(unjudged.contains(needle), || {
+            format!("no '{needle}':\n{unjudged}")
+        })?;
+    }
     run_ok(&["run", "tpcb", "-S", "-T", "1", "--json", &c], 0)?;
     let out = dbduel(&["compare", &a, &c]);
     expect_code(&out, 2, "compare of two variants")?;

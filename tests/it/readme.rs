@@ -323,7 +323,10 @@ fn run_block(env: &Env, block: &Block) -> Result<(), String> {
         let unconfirmed = command.starts_with("dbduel capacity")
             && text.contains("no capacity confirmed")
             && text.contains("capacity written to");
-        let expected: &[i32] = if command.contains("--spec-timing") || unconfirmed {
+        // Runs of a second leave compare's figures unjudged: a --fail-if gate then fails.
+        let unjudged =
+            command.starts_with("dbduel compare") && text.contains("could not be judged");
+        let expected: &[i32] = if command.contains("--spec-timing") || unconfirmed || unjudged {
             &[0, 1]
         } else {
             &[0]

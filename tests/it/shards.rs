@@ -196,6 +196,17 @@ fn three_shards(env: &Env) -> Result<(), String> {
     })?;
     let m = read_result(&json)?;
 
+    // One set of NURand run constants for the whole run (clause 2.1.6), recorded by each.
+    let constants = |r: &Value| r["workload"]["settings"]["nurand_run_constants"].clone();
+    ensure(
+        constants(&shards[0]).is_string()
+            && shards.iter().all(|s| constants(s) == constants(&shards[0]))
+            && constants(&m) == constants(&shards[0]),
+        || {
+            let each: Vec<Value> = shards.iter().map(constants).collect();
+            format!("the shards' run constants differ: {each:?}")
+        },
+    )?;
     // Each shard ran its own two clients of the six, and recorded the whole run's options.
     for (i, s) in shards.iter().enumerate() {
         let p = &s["shard"];
@@ -372,32 +383,56 @@ fn merge_refusals(env: &Env) -> Result<(), String> {
     let version = changed("refuse-version.json", &|v| {
         v["dbduel_version"] = "0.0.1".into()
     })?;
+    let types = changed("refuse-types.json", &|v| {
+        // Another workload file of the same name whose first query is named otherwise.
+        let old = v["transaction_types"][0]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        v["transaction_types"][0]["name"] = "other_query".into();
+        if let Some(h) = v["shard"]["histograms"].as_object_mut() {
+            let text = h.remove(&old).unwrap_or(Value::Null);
+            h.insert("other_query".into(), text);
+        }
+    })?;
+    let server = changed("refuse-server.json", &|v| {
+        if let Some((_, value)) = v["engine"]["settings"]
+            .as_object_mut()
+            .and_then(|m| m.iter_mut().next())
+        {
+            *value = "changed".into();
+        }
+    })?;
+    let constants = changed("refuse-constants.json", &|v| {
+        v["workload"]["settings"]["nurand_run_constants"] = "C_LAST 1, C_ID 2, OL_I_ID 3".into();
+    })?;
     let json = env.path("refuse-merged.json");
-    let cases: [(&str, Vec<PathBuf>, &str); 6] = [
-        ("missing", vec![files[0].clone()], "shard 1/2 is missing"),
+    // Each case: the files given after the first shard's, and what the refusal says.
+    let cases: [(&str, Vec<PathBuf>, &str); 9] = [
+        (
+            "missing",
+            vec![],
+            "one that could not start or connect writes none",
+        ),
+        ("types", vec![types], "differ in the transaction types"),
+        ("server settings", vec![server], "the server's setting"),
+        (
+            "constants",
+            vec![constants],
+            "setting nurand_run_constants differs",
+        ),
         (
             "twice",
-            vec![files[0].clone(), files[1].clone(), files[1].clone()],
+            vec![files[1].clone(), files[1].clone()],
             "shard 1/2 is given twice",
         ),
-        (
-            "options",
-            vec![files[0].clone(), warmup],
-            "differ in --warmup",
-        ),
-        (
-            "version",
-            vec![files[0].clone(), version],
-            "differ in dbduel's version",
-        ),
-        ("apart", vec![files[0].clone(), later], "do not overlap"),
-        (
-            "plain",
-            vec![files[0].clone(), plain],
-            "not a shard's result",
-        ),
+        ("options", vec![warmup], "differ in --warmup"),
+        ("version", vec![version], "differ in dbduel's version"),
+        ("apart", vec![later], "do not overlap"),
+        ("plain", vec![plain], "not a shard's result"),
     ];
-    for (what, given, needle) in cases {
+    for (what, others, needle) in cases {
+        let given: Vec<PathBuf> = std::iter::once(files[0].clone()).chain(others).collect();
         let out = merge(&given, &json);
         expect_code(&out, 2, &format!("merge refuses {what}"))?;
         let all = text(&out);
@@ -406,7 +441,59 @@ fn merge_refusals(env: &Env) -> Result<(), String> {
         })?;
     }
     ensure(!json.exists(), || "a refused merge wrote a result".into())?;
-    expect_code(&merge(&files, &json), 0, "merge of both shards")
+    expect_code(&merge(&files, &json), 0, "merge of both shards")?;
+    stored_once(env, &files)?;
+    let again = merge(
+        &[json.clone(), files[0].clone()],
+        &env.path("refuse-again.json"),
+    );
+    expect_code(&again, 2, "merge refuses a merged result")?;
+    ensure(
+        text(&again).contains("a merged result (of 2 shards)"),
+        || format!("merging a merged result:\n{}", text(&again)),
+    )?;
+    // Another DSN for the same server (another host name) is merged, with a warning that
+    // names both without a password.
+    let other = changed("refuse-dsn.json", &|v| {
+        v["engine"]["dsn"] = "sqlite:///elsewhere/the-same.db".into()
+    })?;
+    let out = merge(&[files[0].clone(), other], &env.path("dsn-merged.json"));
+    expect_code(&out, 0, "merge of shards that name the server differently")?;
+    ensure(
+        text(&out).contains("different DSNs")
+            && text(&out).contains("sqlite:///elsewhere/the-same.db"),
+        || format!("no warning of the DSNs:\n{}", text(&out)),
+    )
+}
+
+/// The same shards merged into a store twice (a retried merge job), on SQLite and on
+/// PostgreSQL: the second merge says the run is stored already and the store holds it once.
+fn stored_once(env: &Env, files: &[PathBuf]) -> Result<(), String> {
+    let stores = [
+        env.path("twice.db").display().to_string(),
+        env.fresh_db(Target::Postgres, "shards_twice"),
+    ];
+    for store in stores {
+        let mut args: Vec<String> = vec!["merge".into()];
+        args.extend(files.iter().map(|f| f.display().to_string()));
+        args.extend(["--store", &store, "--plan", "sharded"].map(String::from));
+        expect_code(&dbduel(&args), 0, "merge into a store")?;
+        let again = dbduel(&args);
+        expect_code(&again, 0, "the same merge into the store again")?;
+        ensure(text(&again).contains("not stored again"), || {
+            format!(
+                "{store}: the second merge did not say so:\n{}",
+                text(&again)
+            )
+        })?;
+        let listed = dbduel(&["results", "export", "--format", "json", "--results", &store]);
+        expect_code(&listed, 0, "results export")?;
+        let rows: Value = serde_json::from_slice(&listed.stdout).map_err(|e| e.to_string())?;
+        ensure(rows.as_array().map(Vec::len) == Some(1), || {
+            format!("{store} holds the merged run more than once: {rows}")
+        })?;
+    }
+    Ok(())
 }
 
 fn yaml(name: &str) -> Result<yaml_rust2::Yaml, String> {

@@ -1,10 +1,11 @@
 //! `compare --fail-if`: conditions such as `tps<-5%` or `p99>+10%`, parsed before anything
-//! is loaded, and judged on a comparison: a condition is met only when its figure changed
-//! beyond the noise (the interval excludes no change) and past the threshold.
+//! is loaded, and judged on a comparison: a condition is met when its figure changed beyond
+//! the noise (the interval excludes no change) and past the threshold, or when its figure
+//! could not be judged (noise unknown), so that a CI gate never passes in silence.
 
 use serde::Serialize;
 
-use super::{FIGURES, FigureComparison, Verdict};
+use super::{FIGURES, FigureComparison, MIN_REPEATS, Verdict};
 use crate::error::Error;
 
 /// A figure's change, in percent of side A, below (`tps<-5%`) or above (`p99>+10%`) a limit.
@@ -75,10 +76,11 @@ pub fn judge(c: &Condition, figures: &[FigureComparison]) -> Judgement {
     };
     let change = format!("{} changed {:+.1}%", f.name, f.difference_pct);
     let (failed, reason) = match f.verdict {
+        // A gate that cannot judge must not pass in silence.
         Verdict::Unknown => (
-            false,
+            true,
             format!(
-                "{change}, noise unknown ({}): not judged",
+                "{change}, but it could not be judged, its noise unknown ({}): a gate does not pass on a figure it cannot judge; measure more, a longer -T on each side or {MIN_REPEATS} or more repeats a side (@ID of a sweep point)",
                 f.note.as_deref().unwrap_or("no interval")
             ),
         ),
@@ -144,12 +146,21 @@ mod tests {
     }
 
     #[test]
-    fn only_a_change_beyond_noise_and_threshold_fails() {
+    fn a_change_beyond_noise_and_threshold_or_no_judgement_fails() {
         let c = parse("tps<-5%").unwrap();
         assert!(judge(&c, &[figure("tps", -20.0, Verdict::Slower)]).failed);
         assert!(!judge(&c, &[figure("tps", -20.0, Verdict::NoDifference)]).failed);
         assert!(!judge(&c, &[figure("tps", -3.0, Verdict::Slower)]).failed);
-        assert!(!judge(&c, &[figure("tps", -20.0, Verdict::Unknown)]).failed);
+        let unknown = judge(&c, &[figure("tps", 1.0, Verdict::Unknown)]);
+        assert!(
+            unknown.failed,
+            "a figure that cannot be judged fails the gate"
+        );
+        assert!(
+            unknown.reason.contains("could not be judged"),
+            "{unknown:?}"
+        );
+        assert!(unknown.reason.contains("longer -T"), "{unknown:?}");
         let up = parse("tps>+5%").unwrap();
         assert!(judge(&up, &[figure("tps", 8.0, Verdict::Faster)]).failed);
     }

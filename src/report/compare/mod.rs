@@ -30,7 +30,12 @@ pub const MIN_SECONDS: usize = 10;
 /// leave "no difference" undecidable: the verdict is then that the noise is unknown.
 pub const MIN_INDEPENDENT: f64 = 3.0;
 /// Options that differ between any two runs and say nothing about them.
-const NOT_DIFFERENCES: &[&str] = &["options.seed", "options.progress_s"];
+const NOT_DIFFERENCES: &[&str] = &[
+    "options.seed",
+    "options.progress_s",
+    // TPC-C's NURand constants, drawn for each run (clause 2.1.6.1).
+    "workload.settings.nurand_run_constants",
+];
 
 /// A figure compared: its name, whether more is better, and where a run and a second keep it.
 pub struct FigureDef {

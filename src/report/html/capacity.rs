@@ -11,10 +11,24 @@ pub struct CapacityView {
     pub title: String,
     /// The latency objectives: their text and their limit in milliseconds.
     pub limits: Vec<(String, f64)>,
-    /// Each open-loop step: rate offered, tps done, p50 and p99 (ms), passed, client busy.
-    pub steps: Vec<(f64, f64, f64, f64, bool, f64)>,
+    /// The latency curves drawn: p50, p99, and each other figure an objective judges (p95,
+    /// mean...), so that every limit lies over the curve it limits.
+    pub curves: Vec<&'static str>,
+    /// Each open-loop step.
+    pub steps: Vec<StepView>,
     pub capacity: Option<f64>,
     pub verdict: String,
+}
+
+/// One open-loop step as the chart draws it.
+#[derive(Debug, Clone)]
+pub struct StepView {
+    pub offered: f64,
+    pub done: f64,
+    /// Each curve's latency in this step (ms), in the order of `CapacityView::curves`.
+    pub latency_ms: Vec<f64>,
+    pub passed: bool,
+    pub client_busy: f64,
 }
 
 /// A frame over rates from 0 to `x_max` and values from 0 to `y_max`.
@@ -55,7 +69,11 @@ fn latency_chart(v: &CapacityView, x_max: f64) -> String {
     // Above three times the tightest limit the curve only says "far too slow": it is cut there
     // so that the knee stays readable.
     let tightest = v.limits.iter().map(|l| l.1).fold(f64::INFINITY, f64::min);
-    let highest = v.steps.iter().map(|s| s.3).fold(0.0, f64::max);
+    let highest = v
+        .steps
+        .iter()
+        .flat_map(|s| s.latency_ms.iter().copied())
+        .fold(0.0, f64::max);
     let y_max = if tightest.is_finite() {
         highest.min(3.0 * tightest).max(tightest * 1.2)
     } else {
@@ -94,11 +112,14 @@ fn latency_chart(v: &CapacityView, x_max: f64) -> String {
         );
     }
     let mut steps = v.steps.clone();
-    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for (i, (name, pick)) in [("p50", 2usize), ("p99", 3usize)].iter().enumerate() {
+    steps.sort_by(|a, b| a.offered.total_cmp(&b.offered));
+    for (i, name) in v.curves.iter().enumerate() {
         let st = style(i);
-        let value = |s: &(f64, f64, f64, f64, bool, f64)| if *pick == 2 { s.2 } else { s.3 };
-        let xy: Vec<(f64, f64)> = steps.iter().map(|s| (f.px(s.0), f.py(value(s)))).collect();
+        let value = |s: &StepView| s.latency_ms.get(i).copied().unwrap_or(0.0);
+        let xy: Vec<(f64, f64)> = steps
+            .iter()
+            .map(|s| (f.px(s.offered), f.py(value(s))))
+            .collect();
         w!(out, "<g class=\"series\" data-series=\"{name}\">");
         out += &line_svg(&xy, &st);
         for (s, (x, y)) in steps.iter().zip(&xy) {
@@ -106,12 +127,12 @@ fn latency_chart(v: &CapacityView, x_max: f64) -> String {
                 out,
                 "<g class=\"point\"><title>{name} {:.3} ms at {:.1} tps offered ({:.1} done){}; client busy {:.0}%</title>",
                 value(s),
-                s.0,
-                s.1,
-                if s.4 { ", met" } else { ", failed" },
-                s.5 * 100.0
+                s.offered,
+                s.done,
+                if s.passed { ", met" } else { ", failed" },
+                s.client_busy * 100.0
             );
-            out += &marker(&st, *x, *y, !s.4);
+            out += &marker(&st, *x, *y, !s.passed);
             out += "</g>";
         }
         out += "</g>";
@@ -141,18 +162,34 @@ fn throughput_chart(v: &CapacityView, x_max: f64) -> String {
         w!(
             out,
             "<g class=\"point\"><title>{:.1} tps done of {:.1} offered</title>",
-            s.1,
-            s.0
+            s.done,
+            s.offered
         );
-        out += &marker(&st, f.px(s.0), f.py(s.1), !s.4);
+        out += &marker(&st, f.px(s.offered), f.py(s.done), !s.passed);
         out += "</g>";
     }
     out + "</svg>"
 }
 
+/// The curves and their markers in words: "p50 (circles), p99 (squares)".
+fn curves_named(curves: &[&str]) -> String {
+    // In the order of `SHAPES`.
+    const SHAPE_NAMES: [&str; 4] = ["circles", "squares", "triangles", "diamonds"];
+    curves
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{c} ({})", SHAPE_NAMES[i % SHAPE_NAMES.len()]))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The whole page.
 pub fn capacity_html(v: &CapacityView) -> String {
-    let x_max = v.steps.iter().map(|s| s.0.max(s.1)).fold(1.0, f64::max);
+    let x_max = v
+        .steps
+        .iter()
+        .map(|s| s.offered.max(s.done))
+        .fold(1.0, f64::max);
     let mut out = String::new();
     w!(
         out,
@@ -166,10 +203,11 @@ pub fn capacity_html(v: &CapacityView) -> String {
     );
     w!(
         out,
-        "<section><h2>Latency against rate</h2><p>Each open-loop step's p50 (circles) and p99 \
-         (squares): filled where the step met every objective, hollow where it failed; the dashed \
-         lines are the latency objectives, and values far above them are drawn at the top. Latency \
-         counts from each transaction's scheduled start.</p><figure>{}</figure></section>\n",
+        "<section><h2>Latency against rate</h2><p>Each open-loop step's {}: filled where the \
+         step met every objective, hollow where it failed; the dashed lines are the latency \
+         objectives, each over the curve of the figure it limits, and values far above them are \
+         drawn at the top. Latency counts from each transaction's scheduled start.</p><figure>{}</figure></section>\n",
+        curves_named(&v.curves),
         latency_chart(v, x_max)
     );
     w!(

@@ -44,6 +44,9 @@ pub const NEW_ORDERS_FROM: i64 = 2_101;
 
 /// Where the load's NURand constants are kept (clause 2.1.6.1 needs them for the run's).
 const META_CONSTANTS: &str = "tpcc.constants";
+/// The workload setting that records the run's NURand constants (clause 2.1.6): `merge`
+/// refuses shards whose constants differ; `compare` does not count it as a difference.
+pub const RUN_CONSTANTS: &str = "nurand_run_constants";
 /// Where `prepare --procedures` records the fingerprint of the code it installed.
 const META_PROCEDURES: &str = "tpcc.procedures";
 /// The transaction types, in the order of their index.
@@ -82,6 +85,8 @@ pub struct Tpcc {
     clients: u32,
     /// Seconds the run lasts, warm-up included, when it is timed.
     run_s: Option<u64>,
+    /// A sharded run's seed shared by every shard (`WorkloadOptions::shared_seed`).
+    shared_seed: Option<u64>,
     /// Set by `attach`: the run's NURand constants.
     run_constants: Constants,
 }
@@ -126,6 +131,7 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         procedures: o.params.contains_key("procedures"),
         clients: o.clients,
         run_s: o.run_s,
+        shared_seed: o.shared_seed,
         run_constants: Constants {
             c_last: 0,
             c_id: 0,
@@ -150,6 +156,19 @@ fn now_text() -> String {
         .replace('T', " ")
         .trim_end_matches('Z')
         .to_string()
+}
+
+/// The run's NURand constants against the load's (clause 2.1.6.1), drawn from the clock, or
+/// in a sharded run from the seed every shard shares: clause 2.1.6 takes one C per run for
+/// all terminals, wherever they run.
+fn run_constants(load: Option<Constants>, shared_seed: Option<u64>) -> Constants {
+    let seed = shared_seed.unwrap_or_else(clock_seed);
+    let load = load.unwrap_or(Constants {
+        c_last: (seed % 256) as u32,
+        c_id: 0,
+        ol_i_id: 0,
+    });
+    Constants::for_run(load, seed)
 }
 
 fn clock_seed() -> u64 {
@@ -358,12 +377,7 @@ impl Workload for Tpcc {
         if load.is_none() {
             warnings.push("the load's NURand constants are not recorded (the data was not loaded by dbduel): the run's are drawn without clause 2.1.6.1's delta rule".into());
         }
-        let load = load.unwrap_or(Constants {
-            c_last: (clock_seed() % 256) as u32,
-            c_id: 0,
-            ol_i_id: 0,
-        });
-        self.run_constants = Constants::for_run(load, clock_seed());
+        self.run_constants = run_constants(load, self.shared_seed);
         // The run's own session takes the clients' level too: the level in effect that every
         // result records (engine.isolation) is read from it.
         if self.isolation == Isolation::Serializable {
@@ -434,6 +448,7 @@ impl Workload for Tpcc {
             if self.procedures { "on" } else { "off" }.into(),
         );
         out.insert("mix".into(), "deck of 100: 45/43/4/4/4".into());
+        out.insert(RUN_CONSTANTS.into(), self.run_constants.show());
         out
     }
 
@@ -451,5 +466,28 @@ impl Workload for Tpcc {
             out.insert("tpmC".into(), no.transactions as f64 / minutes);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_sharing_a_seed_draw_one_set_of_run_constants() {
+        let load = Some(Constants {
+            c_last: 200,
+            c_id: 5,
+            ol_i_id: 77,
+        });
+        // Every shard of a run, started at different instants, draws the same C values.
+        let first = run_constants(load, Some(1_790_000_000_000));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert_eq!(run_constants(load, Some(1_790_000_000_000)), first);
+        assert!(rand::valid_delta(first.c_last, 200));
+        // Without a load record the constants still follow from the shared seed alone.
+        assert_eq!(run_constants(None, Some(0)), run_constants(None, Some(0)));
+        // Another run's seed draws others (over a few seeds, at least one set differs).
+        assert!((1..5).any(|s| run_constants(load, Some(s)) != first));
     }
 }

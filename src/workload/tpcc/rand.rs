@@ -45,6 +45,14 @@ impl Constants {
         }
     }
 
+    /// As a result records them: `C_LAST 151, C_ID 7, OL_I_ID 4021`.
+    pub fn show(self) -> String {
+        format!(
+            "C_LAST {}, C_ID {}, OL_I_ID {}",
+            self.c_last, self.c_id, self.ol_i_id
+        )
+    }
+
     pub fn encode(self) -> String {
         format!("{} {} {}", self.c_last, self.c_id, self.ol_i_id)
     }
