@@ -599,6 +599,14 @@ fn kubernetes() -> Result<(), String> {
         merge["kind"].as_str() == Some("Job") && command.contains(&format!("dbduel merge {glob}")),
         || format!("merge-job.yaml does not merge {glob}: {command}"),
     )?;
+    // The shared store is optional: a Secret that may be absent, and --store only when it is there.
+    let store = &mc["env"][0];
+    ensure(
+        store["name"].as_str() == Some("DBDUEL_STORE")
+            && store["valueFrom"]["secretKeyRef"]["optional"].as_bool() == Some(true)
+            && command.contains("${DBDUEL_STORE:+--store \"$DBDUEL_STORE\""),
+        || format!("merge-job.yaml does not keep the run in an optional shared store: {command}"),
+    )?;
     ensure(
         merge["spec"]["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"]
             .as_str()
