@@ -4,7 +4,9 @@
 //! one) until none is left; and the new orders of refresh function 1 (clause 2.5.2).
 
 use std::fmt::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
 
 use tpchgen::generators::{
     CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator,
@@ -247,19 +249,35 @@ fn jobs(sf: f64) -> Vec<(usize, i32, i32)> {
     out
 }
 
+/// What `load` did: the rows, and how long they took to load (the table steps that ran while
+/// other tables were still loading are in this time; those after the last row are not).
+pub struct Loaded {
+    pub rows: u64,
+    pub rows_secs: f64,
+}
+
 /// Load the eight tables on `workers` sessions (the first is `first`), each taking the next
-/// job until none is left. Returns the rows loaded.
+/// job until none is left. The session that loads a table's last part then runs `then` for
+/// that table (its index in `TABLES`), while the other sessions go on loading: a table's own
+/// keys and indexes are built as soon as its rows are in, next to the other tables' loads.
 pub fn load(
     engine: &dyn Engine,
     first: &mut dyn Session,
     loader: &Loader,
     sf: f64,
     workers: usize,
-) -> Result<u64, Error> {
+    then: &(dyn Fn(&mut dyn Session, usize) -> Result<(), Error> + Sync),
+) -> Result<Loaded, Error> {
     let jobs = jobs(sf);
     let total: u64 = (0..TABLES.len()).map(|t| rows_at(t, sf)).sum();
     let bar = loader.bar(total, "tpch");
+    let started = Instant::now();
     let loaded = AtomicU64::new(0);
+    let left: Vec<AtomicUsize> = (0..TABLES.len())
+        .map(|t| AtomicUsize::new(jobs.iter().filter(|j| j.0 == t).count()))
+        .collect();
+    let jobs_left = AtomicUsize::new(jobs.len());
+    let rows_done: Mutex<Option<Instant>> = Mutex::new(None);
     let job = |s: &mut dyn Session, n: usize| {
         let (table, part, parts) = jobs[n];
         let t = &TABLES[table];
@@ -271,11 +289,26 @@ pub fn load(
             &bar,
         )?;
         loaded.fetch_add(n, Ordering::Relaxed);
+        if jobs_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            *rows_done.lock().expect("time lock") = Some(Instant::now());
+            bar.set_message("tpch: keys");
+        }
+        if left[table].fetch_sub(1, Ordering::AcqRel) == 1 {
+            then(s, table)?;
+        }
         Ok(())
     };
     let done = in_parallel(engine, first, workers, jobs.len(), &job);
     bar.finish_and_clear();
-    done.map(|()| loaded.into_inner())
+    done?;
+    let ended = rows_done.into_inner().expect("time lock");
+    Ok(Loaded {
+        rows: loaded.into_inner(),
+        rows_secs: ended
+            .unwrap_or_else(Instant::now)
+            .duration_since(started)
+            .as_secs_f64(),
+    })
 }
 
 /// Orders per refresh function: 0.1% of ORDERS (clause 2.5.2.1: SF * 1,500).
