@@ -59,7 +59,7 @@ pub fn prepare(
     )?;
     let size = session.database_size().unwrap_or(0);
     if !quiet {
-        eprintln!(
+        errln!(
             "prepared {}{} in {:.2} s; database size {}",
             workload.name(),
             scale.map(|s| format!(" at scale {s}")).unwrap_or_default(),
@@ -227,7 +227,7 @@ fn measure(
         if let Some((at, every)) = next_progress.filter(|(at, _)| now >= *at) {
             let line = agg.progress_line((at - running.start).as_secs_f64(), every.as_secs_f64());
             let warming = at <= warmup_end && !plan.run.warmup.is_zero();
-            eprintln!("{line}{}", if warming { " (warm-up)" } else { "" });
+            errln!("{line}{}", if warming { " (warm-up)" } else { "" });
             next_progress = Some((at + every, every));
         }
         agg.settle((now - running.start).as_secs().saturating_sub(10) as usize);

@@ -59,8 +59,12 @@ pub struct TargetArgs {
     pub workload: Option<String>,
     /// Database to use: postgres://user:pass@host:port/db, mysql://..., firebird://user:pass@host:port/path.fdb,
     /// sqlite:///path/file.db
-    #[arg(long, env = "DBDUEL_DSN")]
+    #[arg(long, env = "DBDUEL_DSN", hide_env_values = true)]
     pub dsn: Option<String>,
+    /// The managed server whose data directory is DIR (`dbduel server start`): its DSN and
+    /// password are read from DIR, so the password never appears on a command line.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["dsn", "password_file"])]
+    pub server: Option<std::path::PathBuf>,
     /// Read the password from the first line of FILE (kept out of `ps` and shell history);
     /// PGPASSWORD, ~/.pgpass and MYSQL_PWD work too.
     #[arg(long, value_name = "FILE")]

@@ -27,12 +27,12 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
     match action {
         ServerAction::Start(a) => server_start(a),
         ServerAction::Dsn(a) => {
-            println!("{}", server::full_dsn(&a.data_dir)?);
+            outln!("{}", server::full_dsn(&a.data_dir)?);
             Ok(Outcome::Success)
         }
         ServerAction::Stop(a) => {
             let state = server::stop_detached(&a.data_dir)?;
-            println!(
+            outln!(
                 "stopped the {} server (pid {}) of {}",
                 state.engine,
                 state.pid,
@@ -89,7 +89,7 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
     } else {
         kind.product
     };
-    println!(
+    outln!(
         "{}{}{} runs (pid {}) on 127.0.0.1:{}, profile {}{}",
         product,
         if product.is_empty() { "" } else { " " },
@@ -103,9 +103,9 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
             ""
         }
     );
-    println!("dsn: {}", state.dsn);
-    println!(
-        "password: in {} (only you can read it); `dbduel server dsn --data-dir {}` prints the whole DSN",
+    outln!("dsn: {}", state.dsn);
+    outln!(
+        "password: in {} (only you can read it); `--server {}` on prepare, run and check uses it without putting it on a command line",
         a.data_dir.join("password").display(),
         a.data_dir.display()
     );
@@ -121,7 +121,7 @@ fn server_status(a: &ServerDirArgs) -> Result<Outcome, Error> {
     } else {
         format!(", profile {}", state.profile)
     };
-    println!(
+    outln!(
         "{} {}: {} ({}pid {}, 127.0.0.1:{}{profile}, data {})",
         state.engine,
         state.version,
@@ -131,7 +131,7 @@ fn server_status(a: &ServerDirArgs) -> Result<Outcome, Error> {
         state.port,
         report::human_bytes(server::data_size(&a.data_dir))
     );
-    println!("dsn: {}", state.dsn);
+    outln!("dsn: {}", state.dsn);
     Ok(if running {
         Outcome::Success
     } else {
@@ -198,7 +198,7 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         ("scale", count(a.scale.into())),
         ("max_tries", count(a.max_tries.into())),
     ])?;
-    eprintln!(
+    errln!(
         "duel: {} on {}, default and tuned, clients {}",
         a.workload,
         engines.join(", "),
@@ -214,12 +214,12 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
 fn finish(results: &Path, plan: &str, html: Option<&Path>) -> Result<(), Error> {
     let store = Store::open(results)?;
     let data = summary::report_data(&store, Some(plan))?;
-    print!("{}", report::markdown::points_table(&data));
+    out!("{}", report::markdown::points_table(&data));
     if let Some(path) = html {
         std::fs::write(path, report::html::html(&data)).map_err(Error::io("write", path))?;
-        eprintln!("report written to {}", path.display());
+        errln!("report written to {}", path.display());
     }
-    eprintln!(
+    errln!(
         "every table (per transaction type, resources, settings): dbduel report --results {} --plan {plan} --format markdown",
         store.path().display()
     );
@@ -227,13 +227,10 @@ fn finish(results: &Path, plan: &str, html: Option<&Path>) -> Result<(), Error> 
 }
 
 pub fn report_cmd(a: &ReportArgs) -> Result<Outcome, Error> {
-    if !a.results.exists() && !crate::store::is_postgres(&a.results) {
-        return Err(Error::Usage(format!(
-            "no results store at {}: run `dbduel sweep` or `dbduel duel` first, or give --results",
-            a.results.display()
-        )));
-    }
-    let store = Store::open(&a.results)?;
+    let store = Store::open_existing(
+        &a.results,
+        "run `dbduel sweep` or `dbduel duel` first, or give --results",
+    )?;
     let data = summary::report_data(&store, a.plan.as_deref())?;
     let (text, default) = match a.format {
         ReportFormat::Html => (report::html::html(&data), Some("dbduel-report.html")),
@@ -242,9 +239,9 @@ pub fn report_cmd(a: &ReportArgs) -> Result<Outcome, Error> {
     match a.output.as_deref().or(default.map(Path::new)) {
         Some(path) => {
             std::fs::write(path, text).map_err(Error::io("write", path))?;
-            eprintln!("report written to {}", path.display());
+            errln!("report written to {}", path.display());
         }
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(Outcome::Success)
 }
@@ -271,7 +268,7 @@ pub fn compare(a: &CompareArgs) -> Result<Outcome, Error> {
         .map(|cond| fail_if::judge(cond, &c.figures))
         .collect();
     c.failed = c.fail_if.iter().any(|j| j.failed);
-    print!(
+    out!(
         "{}",
         match a.format {
             CompareFormat::Text => render::text(&c),
@@ -287,13 +284,7 @@ pub fn compare(a: &CompareArgs) -> Result<Outcome, Error> {
 }
 
 pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
-    if !a.results.exists() && !crate::store::is_postgres(&a.results) {
-        return Err(Error::Usage(format!(
-            "no results store at {}: give --results",
-            a.results.display()
-        )));
-    }
-    let store = Store::open(&a.results)?;
+    let store = Store::open_existing(&a.results, "give --results")?;
     match &a.action {
         ResultsAction::List { plan } => {
             let rows: Vec<Vec<String>> = store
@@ -334,7 +325,7 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
                     ]
                 })
                 .collect();
-            print!(
+            out!(
                 "{}",
                 report::text_table(
                     &[
@@ -346,7 +337,7 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
                 )
             );
         }
-        ResultsAction::Show { id } => println!(
+        ResultsAction::Show { id } => outln!(
             "{}",
             serde_json::to_string_pretty(&store.result(*id)?).expect("json")
         ),
@@ -354,7 +345,7 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
             format: ExportFormat::Json,
             plan,
         } => {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&store.list(plan.as_deref())?).expect("json")
             );
@@ -362,7 +353,7 @@ pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
         ResultsAction::Export {
             format: ExportFormat::Csv,
             plan,
-        } => print!("{}", csv(&store.list(plan.as_deref())?)),
+        } => out!("{}", csv(&store.list(plan.as_deref())?)),
     }
     Ok(Outcome::Success)
 }
@@ -492,7 +483,7 @@ pub fn check(target: &Target) -> Result<Outcome, Error> {
     let items = workload.check(engine.as_ref(), session.as_mut())?;
     let width = items.iter().map(|i| i.name.chars().count()).max();
     for i in &items {
-        println!(
+        outln!(
             "{} {:<width$}  {}",
             if i.ok { "ok    " } else { "FAILED" },
             i.name,
@@ -516,7 +507,7 @@ pub fn cleanup(target: &Target) -> Result<Outcome, Error> {
     let workload = (target.workload.new)(&WorkloadOptions::default())?;
     workload.cleanup(engine.as_ref(), session.as_mut())?;
     workload::prepare_forget(workload.as_ref(), session.as_mut())?;
-    eprintln!("dropped the {} tables", target.workload.name);
+    errln!("dropped the {} tables", target.workload.name);
     Ok(Outcome::Success)
 }
 
@@ -544,7 +535,7 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     if temp.is_some() {
         let mut opts = plan.workload.clone();
         opts.scale = opts.scale.max(1);
-        eprintln!(
+        errln!(
             "no --dsn given: {} at scale {} in a temporary SQLite database ({})",
             plan.target.workload.name, opts.scale, dsn
         );
@@ -559,10 +550,10 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     }
     let (result, _) = bench::run_point(plan, &dsn, stop, Observe::Nothing)?;
     let interrupted = result.interrupted;
-    print!("{}", report::summary(&result));
+    out!("{}", report::summary(&result));
     if let Some(path) = &plan.json {
         result.write_json(path)?;
-        eprintln!("result written to {}", path.display());
+        errln!("result written to {}", path.display());
     }
     Ok(if interrupted {
         Outcome::Interrupted
@@ -579,20 +570,20 @@ pub fn merge(args: &crate::cli::MergeArgs) -> Result<Outcome, Error> {
         result::check_writable(path)?;
     }
     let merged = crate::merge::merge(crate::merge::read(&args.files)?)?;
-    print!("{}", report::summary(&merged));
+    out!("{}", report::summary(&merged));
     if let Some(path) = &args.json {
         merged.write_json(path)?;
-        eprintln!("merged result written to {}", path.display());
+        errln!("merged result written to {}", path.display());
     }
     if let Some(results) = &args.results {
         let mut store = Store::open(results)?;
         match store.save_run(&args.plan, &merged)? {
-            crate::store::Saved::New(id) => eprintln!(
+            crate::store::Saved::New(id) => errln!(
                 "merged result stored as run {id} of plan '{}' in {}",
                 args.plan,
                 store.path().display()
             ),
-            crate::store::Saved::Already { id, plan } => eprintln!(
+            crate::store::Saved::Already { id, plan } => errln!(
                 "merged result not stored again: {} already holds this run as run {id} of plan '{plan}' (the same shards merged before); a second copy would count as a repeat",
                 store.path().display()
             ),

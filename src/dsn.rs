@@ -147,7 +147,10 @@ impl fmt::Display for Dsn {
         let params: Vec<_> = self
             .params
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| match is_secret(k) {
+                true => format!("{k}=***"),
+                false => format!("{k}={v}"),
+            })
             .collect();
         if !params.is_empty() {
             write!(f, "?{}", params.join("&"))?;
@@ -169,9 +172,55 @@ fn percent_decode(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Every DSN password in a text (a plan file) replaced by `***`: the part between the
-/// first `:` and the `@` of each `scheme://user:password@`.
+/// The DSN parameters that carry a secret, on any engine: libpq's `password` and
+/// `sslpassword` (the client key's passphrase), and the spellings JDBC drivers and ODBC
+/// connection strings use (`pwd`, `passwd`, `pass`); compared without case, `-` as `_`.
+const SECRET_PARAMS: &[&str] = &["password", "sslpassword", "pwd", "passwd", "pass"];
+
+/// Whether a DSN parameter's value is a secret that must never be shown or stored.
+pub fn is_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase().replace('-', "_");
+    SECRET_PARAMS.contains(&key.as_str())
+}
+
+/// Every DSN password in a text (a plan file, a message, a command line) replaced by `***`:
+/// the part between the first `:` and the `@` of each `scheme://user:password@`, and the value
+/// of every secret parameter (`password=...`, see `is_secret`) wherever it appears.
 pub fn redact_text(text: &str) -> String {
+    redact_params(&redact_user_info(text))
+}
+
+/// The values of secret parameters (`?password=...`, `&sslpassword=...`, and the same in a
+/// libpq key-value string, `password=...` after a space) replaced by `***`.
+fn redact_params(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(eq) = rest.find('=') {
+        let (head, tail) = rest.split_at(eq);
+        let key_start = head
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .map_or(0, |i| i + 1);
+        out.push_str(head);
+        out.push('=');
+        let tail = &tail[1..];
+        if is_secret(&head[key_start..]) {
+            let end = tail
+                .find(|c: char| matches!(c, '&' | '#' | '"' | '\'' | ';') || c.is_whitespace())
+                .unwrap_or(tail.len());
+            if end > 0 {
+                out.push_str("***");
+            }
+            rest = &tail[end..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The password of each `scheme://user:password@` replaced by `***`.
+fn redact_user_info(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("://") {
@@ -196,16 +245,18 @@ pub fn redact_text(text: &str) -> String {
     out
 }
 
-/// Remove a password from DSN text that could not be parsed.
-fn redact_raw(text: &str) -> String {
-    match (text.find("://"), text.rfind('@')) {
+/// Remove a password from DSN text that could not be parsed: the user information's and
+/// every secret parameter's.
+pub fn redact_raw(text: &str) -> String {
+    let text = match (text.find("://"), text.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let creds = &text[s + 3..at];
             let user = creds.split(':').next().unwrap_or_default();
             format!("{}{}@{}", &text[..s + 3], user, &text[at + 1..])
         }
         _ => text.to_string(),
-    }
+    };
+    redact_params(&text)
 }
 
 #[cfg(test)]
@@ -238,6 +289,31 @@ mod tests {
             red.contains("mysql://root@h/x") && red.contains("https://example.com/a"),
             "{red}"
         );
+    }
+
+    #[test]
+    fn secret_parameters_never_displayed() {
+        for text in [
+            "postgres://bob@db/b?sslmode=require&password=s3cret",
+            "postgres://bob@db/b?PassWord=s3cret&sslmode=require",
+            "mysql://bob@db/b?ssl-mode=REQUIRED&pwd=s3cret",
+            "postgres://bob@db/b?sslpassword=s3cret",
+        ] {
+            let d = Dsn::parse(text).unwrap();
+            let shown = format!("{d} {d:?}");
+            assert!(!shown.contains("s3cret"), "{shown}");
+            assert!(shown.contains("=***"), "{shown}");
+            let red = redact_text(&format!("[dsn]\npostgres = \"{text}\"\n"));
+            assert!(!red.contains("s3cret") && red.contains("=***"), "{red}");
+            assert!(!redact_raw(text).contains("s3cret"));
+        }
+        let d = Dsn::parse("postgres://bob@db/b?sslmode=require&password=s3cret").unwrap();
+        assert_eq!(d.param("sslmode"), Some("require"), "other parameters are kept");
+        assert_eq!(d.to_string(), "postgres://bob@db/b?sslmode=require&password=***");
+        let kv = redact_text("host=db password=s3cret user=bob");
+        assert_eq!(kv, "host=db password=*** user=bob");
+        let plain = "a = 1\nclients = [1, 2]\npasswords_seen = 3\n";
+        assert_eq!(redact_text(plain), plain, "other keys are left alone");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! dbduel: the same benchmark on every SQL database. `run` dispatches a parsed command line
 //! to the commands; everything a test needs is reachable from here, in-process.
 
+#[macro_use]
+mod out;
 pub mod bench;
 pub mod capacity;
 pub mod cli;
@@ -37,7 +39,7 @@ pub use error::Error;
 pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
     match cli.command {
         Command::List => {
-            print!("{}", commands::list());
+            out!("{}", commands::list());
             Ok(Outcome::Success)
         }
         Command::Prepare(args) => {

@@ -619,8 +619,12 @@ fn most_clients() -> u64 {
     (files.saturating_sub(64) / 2).min(threads.saturating_sub(64))
 }
 
-/// The DSN, with the password of `--password-file` when one is given.
+/// The DSN, with the password of `--password-file` when one is given, or a managed server's
+/// own (`--server DIR`).
 fn target_dsn(args: &TargetArgs) -> Result<Option<Dsn>, Error> {
+    if let Some(dir) = &args.server {
+        return crate::engine::parse_dsn(&crate::server::full_dsn(dir)?).map(Some);
+    }
     let dsn = args
         .dsn
         .as_deref()

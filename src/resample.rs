@@ -366,7 +366,7 @@ mod tests {
                 at95 += usize::from(differs(&blocks(&a), &blocks(&b), 0.95, t as u64));
                 at99 += usize::from(differs(&blocks(&a), &blocks(&b), 0.99, t as u64));
             }
-            eprintln!("n {n} rho {rho}: false differences {at95} at 95%, {at99} at 99%");
+            errln!("n {n} rho {rho}: false differences {at95} at 95%, {at99} at 99%");
             assert!(at95 * 100 <= trials * 10, "{at95} of {trials} at 95%");
             assert!(at99 * 100 <= trials * 3, "{at99} of {trials} at 99%");
         }
@@ -388,7 +388,7 @@ mod tests {
             };
             false_calls += usize::from(differs(&ind(&a), &ind(&b), 0.99, t as u64));
         }
-        eprintln!("false differences among repeats: {false_calls} of {trials}");
+        errln!("false differences among repeats: {false_calls} of {trials}");
         assert!(false_calls * 100 <= trials * 5, "{false_calls} of {trials}");
     }
 }

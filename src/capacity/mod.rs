@@ -301,7 +301,7 @@ impl Search {
         out.interrupted = r.interrupted;
         out.engine = format!("{} {}", r.engine.name, r.engine.server_version);
         let step = self.judged(phase, rate, &r, short);
-        eprintln!("{}", step_line(&step, &self.objectives));
+        errln!("{}", step_line(&step, &self.objectives));
         let tps = step.tps;
         out.steps.push(step);
         Ok(tps)
@@ -482,7 +482,7 @@ pub fn command(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, E
     }
     record.short_steps = record.steps.iter().filter(|s| s.short).count();
     record.warnings = warnings(&record);
-    print!("{}", summary(&record, &objectives));
+    out!("{}", summary(&record, &objectives));
     let text = serde_json::to_string_pretty(&record).expect("capacity serializes") + "\n";
     if let Some(path) = search.json_path() {
         std::fs::write(path, &text).map_err(|source| Error::Io {
@@ -490,7 +490,7 @@ pub fn command(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, E
             path: path.to_path_buf(),
             source,
         })?;
-        eprintln!("capacity written to {}", path.display());
+        errln!("capacity written to {}", path.display());
     }
     if let Some(path) = &args.html {
         std::fs::write(
@@ -502,7 +502,7 @@ pub fn command(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, E
             path: path.clone(),
             source,
         })?;
-        eprintln!("chart written to {}", path.display());
+        errln!("chart written to {}", path.display());
     }
     ran?;
     Ok(if record.interrupted {

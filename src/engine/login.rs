@@ -63,7 +63,7 @@ pub fn pgpass(file: &Path, host: &str, port: u16, database: &str, user: &str) ->
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(file).ok()?;
     if meta.permissions().mode() & 0o077 != 0 {
-        eprintln!(
+        errln!(
             "warning: password file {} has group or world access and is ignored; make it u=rw (chmod 0600)",
             file.display()
         );

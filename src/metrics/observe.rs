@@ -5,12 +5,13 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::engine::{Counters, Session};
+use crate::engine::{Counters, ErrorClass, Session};
 
 /// What the server did in one second of the run.
 #[derive(Debug, Clone, Serialize)]
@@ -35,8 +36,18 @@ pub struct ResourceSample {
 /// Samples the server once a second on its own thread, until stopped.
 pub struct Observer {
     stop: Sender<()>,
-    thread: Option<JoinHandle<Vec<ResourceSample>>>,
+    samples: Arc<Mutex<Vec<ResourceSample>>>,
+    thread: Option<JoinHandle<()>>,
 }
+
+/// How long the server has to answer one reading of its counters; past it, the observer's
+/// session is given up and later samples have no counters (a stalled server).
+const COUNTER_DEADLINE: Duration = Duration::from_secs(2);
+
+/// How long `stop` waits for a sample under way before it returns the samples taken so far
+/// (an engine whose connection cannot be bounded by `COUNTER_DEADLINE`, blocked on a stalled
+/// server, is left to its thread).
+const STOP_WAIT: Duration = Duration::from_secs(3);
 
 impl Observer {
     /// Sample once a second (t = seconds since `start`, same clock as the runner's windows) the
@@ -49,17 +60,33 @@ impl Observer {
             tree: pid.map(ProcTree::new),
             counters: session.map(CounterReader::new),
         };
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let kept = samples.clone();
         let thread = std::thread::Builder::new()
             .name("observer".into())
-            .spawn(move || sampler.run(start, &stopped))
+            .spawn(move || sampler.run(start, &stopped, &kept))
             .ok();
-        Observer { stop, thread }
+        Observer {
+            stop,
+            samples,
+            thread,
+        }
     }
 
-    /// Stop sampling and return one sample per second.
+    /// Stop sampling and return one sample per second: never held by a server that stopped
+    /// answering (the sample under way is waited for `STOP_WAIT` at most).
     pub fn stop(self) -> Vec<ResourceSample> {
         let _ = self.stop.send(());
-        self.thread.and_then(|t| t.join().ok()).unwrap_or_default()
+        if let Some(thread) = self.thread {
+            let deadline = Instant::now() + STOP_WAIT;
+            while !thread.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if thread.is_finished() {
+                let _ = thread.join();
+            }
+        }
+        std::mem::take(&mut *self.samples.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -73,16 +100,17 @@ impl Sampler {
     /// (t = the second under way, however short): a point shorter than a second still has its
     /// server memory. A second whose tick came while the previous sample was still being read
     /// (a stalled counter query) is skipped.
-    fn run(mut self, start: Instant, stop: &Receiver<()>) -> Vec<ResourceSample> {
-        let mut samples = vec![self.sample(0)];
+    fn run(mut self, start: Instant, stop: &Receiver<()>, samples: &Mutex<Vec<ResourceSample>>) {
+        let keep = |s: ResourceSample| samples.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+        keep(self.sample(0));
         let mut t = next_second(start);
         loop {
             let due = start + Duration::from_secs(u64::from(t));
             let wait = due.saturating_duration_since(Instant::now());
             let stopping = !matches!(stop.recv_timeout(wait), Err(RecvTimeoutError::Timeout));
-            samples.push(self.sample(t));
+            keep(self.sample(t));
             if stopping {
-                return samples;
+                return;
             }
             t = (t + 1).max(next_second(start));
         }
@@ -322,19 +350,40 @@ struct Events {
 
 /// The engine's cumulative counters, read through the observer's own session.
 struct CounterReader {
-    session: Box<dyn Session>,
+    /// None once the connection was lost or the server stopped answering.
+    session: Option<Box<dyn Session>>,
     last: Counters,
 }
 
 impl CounterReader {
-    /// Start reading; this first reading is the baseline.
+    /// Start reading, every reading bounded by `COUNTER_DEADLINE`; this first reading is the
+    /// baseline.
     fn new(mut session: Box<dyn Session>) -> CounterReader {
-        let last = session.counters().unwrap_or_default();
-        CounterReader { session, last }
+        session.set_timeout(Some(COUNTER_DEADLINE));
+        let mut reader = CounterReader {
+            session: Some(session),
+            last: Counters::default(),
+        };
+        reader.last = reader.counters().unwrap_or_default();
+        reader
+    }
+
+    /// The counters now; a lost or stalled connection is given up (a later read would only
+    /// wait for it again), any other error is one second without counters.
+    fn counters(&mut self) -> Option<Counters> {
+        match self.session.as_mut()?.counters() {
+            Ok(now) => Some(now),
+            Err(e) => {
+                if matches!(e.class, ErrorClass::ConnectionLost | ErrorClass::Unreachable) {
+                    self.session = None;
+                }
+                None
+            }
+        }
     }
 
     fn read(&mut self) -> Events {
-        let Ok(now) = self.session.counters() else {
+        let Some(now) = self.counters() else {
             return Events::default();
         };
         Events {

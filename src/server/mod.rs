@@ -398,7 +398,7 @@ pub fn stop_detached(dir: &Path) -> Result<State, Error> {
         if alive(state.pid) {
             // A throwaway server that ignores its stop signal (a Firebird server busy shutting
             // attachments down on a loaded machine was seen to) is killed, and the user told.
-            eprintln!(
+            errln!(
                 "dbduel: the server (pid {}) did not stop within 60 s of its stop signal: killing it",
                 state.pid
             );

@@ -200,6 +200,13 @@ impl Store {
                 claimed: None,
             });
         }
+        let text = path.to_string_lossy();
+        if text.contains("://") {
+            return Err(Error::Usage(format!(
+                "--results '{}': a results store is a SQLite file or a PostgreSQL database (postgres://...); give one of those",
+                crate::dsn::redact_raw(&text)
+            )));
+        }
         let mut conn = Connection::open(path).map_err(|e| db(e, path))?;
         // Another sweep's commit, or its migrations, hold the write lock for a moment.
         conn.busy_timeout(std::time::Duration::from_secs(30))
@@ -223,6 +230,18 @@ impl Store {
             path: path.to_path_buf(),
             claimed: None,
         })
+    }
+
+    /// Open a store that must already exist (for reading): a file not there is refused with
+    /// `hint`, what to do instead; a DSN is opened as `open` does.
+    pub fn open_existing(path: &Path, hint: &str) -> Result<Store, Error> {
+        if !path.exists() && !path.to_string_lossy().contains("://") {
+            return Err(Error::Usage(format!(
+                "no results store at {}: {hint}",
+                path.display()
+            )));
+        }
+        Store::open(path)
     }
 
     /// A PostgreSQL store's error, with where the store is.

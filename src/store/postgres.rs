@@ -97,6 +97,10 @@ const MIGRATIONS: &[&str] = &[];
 /// The version `SCHEMA` is: the SQLite store's migrations it holds.
 const SCHEMA_VERSION: i64 = 4;
 
+/// How long the store's server has to answer one statement (a migration waiting for another
+/// process's lock included) before the store is given up as stalled.
+const STATEMENT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub struct PgStore {
     session: Box<dyn Session>,
 }
@@ -139,7 +143,9 @@ impl PgStore {
         let dsn = engine::parse_dsn(dsn).map_err(|e| e.to_string())?;
         let engine = engine::open(&dsn, &EngineOptions::default(), Protocol::Prepared)
             .map_err(|e| e.to_string())?;
-        let session = engine.connect().map_err(|e| e.message)?;
+        let mut session = engine.connect().map_err(|e| e.message)?;
+        // A stalled store must not hold a sweep: every statement has this long to answer.
+        session.set_timeout(Some(STATEMENT_DEADLINE));
         let mut store = PgStore { session };
         store.migrate()?;
         Ok(store)

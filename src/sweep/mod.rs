@@ -123,7 +123,7 @@ impl Target {
         } = self
             && let Some(status) = s.exited()
         {
-            eprintln!("  the server exited ({status}) between points: starting it again");
+            errln!("  the server exited ({status}) between points: starting it again");
             s.restart(knobs)?;
         }
         Ok(())
@@ -213,7 +213,7 @@ pub fn run(
                 };
                 let id = store.save(&rec).map_err(|e| unsaved(e, point, &result))?;
                 measured += 1;
-                eprintln!("{}", point_line(id, point, &result));
+                errln!("{}", point_line(id, point, &result));
                 if result.failed() {
                     failures.push(id);
                 }
@@ -224,7 +224,7 @@ pub fn run(
             }
         }
     }
-    eprintln!(
+    errln!(
         "{measured} points measured, {skipped} already in {} skipped",
         store.path().display()
     );
@@ -255,7 +255,7 @@ fn facts(plan: &PlanFile, entry: &WorkloadEntry) -> Facts {
 fn knobs(profile: &Profile, engine: &str, facts: &Facts) -> Vec<(String, String)> {
     let mut knobs = profile.knobs.get(engine).cloned().unwrap_or_default();
     knobs.extend(profile::required(engine, facts));
-    eprintln!(
+    errln!(
         "== {engine}/{}{}",
         profile.name,
         if profile.unsafe_profile {
@@ -273,7 +273,7 @@ fn outcome(failures: &[i64]) -> Outcome {
         return Outcome::Success;
     }
     let ids: Vec<String> = failures.iter().map(i64::to_string).collect();
-    eprintln!(
+    errln!(
         "{} points had failed transactions, lost clients, no transaction or a server restart (runs {}: see `dbduel results show ID`)",
         failures.len(),
         ids.join(", ")
@@ -334,7 +334,7 @@ fn measure(
                     line
                 }
             };
-            eprintln!("  {line}");
+            errln!("  {line}");
             restarts.push(line);
         }
         bench

@@ -246,7 +246,7 @@ impl Loader<'_> {
         let n = result.map_err(|e| db_error(e, &format!("loading {table}")))?;
         let secs = started.elapsed().as_secs_f64();
         if !self.quiet {
-            eprintln!(
+            errln!(
                 "{table:>18}: {n} rows in {secs:.2} s ({:.0} rows/s)",
                 n as f64 / secs.max(1e-9)
             );
@@ -324,7 +324,7 @@ pub fn in_parallel(
         for _ in 1..workers.min(jobs) {
             scope.spawn(|| match engine.connect() {
                 Ok(mut s) => work(s.as_mut()),
-                Err(e) => eprintln!("a loading session could not connect: {}", e.message),
+                Err(e) => errln!("a loading session could not connect: {}", e.message),
             });
         }
         work(first);

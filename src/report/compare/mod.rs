@@ -237,13 +237,10 @@ pub fn load(
 
 fn open<'a>(results: &Path, store: &'a mut Option<Store>) -> Result<&'a Store, Error> {
     if store.is_none() {
-        if !results.exists() && !crate::store::is_postgres(results) {
-            return Err(Error::Usage(format!(
-                "no results store at {}: give --results, or compare result files (`run --json`)",
-                results.display()
-            )));
-        }
-        *store = Some(Store::open(results)?);
+        *store = Some(Store::open_existing(
+            results,
+            "give --results, or compare result files (`run --json`)",
+        )?);
     }
     Ok(store.as_ref().expect("opened above"))
 }

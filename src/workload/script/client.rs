@@ -359,7 +359,7 @@ impl Client for ScriptClient {
             Ok(n) => Ok(n),
             Err(Fail::Db(e)) => Err(e),
             Err(Fail::Abort(msg)) => {
-                eprintln!("dbduel: client {} aborted: {msg}", self.id);
+                errln!("dbduel: client {} aborted: {msg}", self.id);
                 self.aborted = Some(msg.clone());
                 Err(DbError::new(ErrorClass::Other("script".into()), msg))
             }

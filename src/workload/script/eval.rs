@@ -134,7 +134,7 @@ fn apply(f: Func, v: &[Val], cx: &mut Ctx) -> EvalResult {
             other => Ok(Val::Double(to_double(other)?.abs())),
         },
         Debug => {
-            eprintln!(
+            errln!(
                 "debug(script={},command={}): {}",
                 cx.script,
                 cx.command,

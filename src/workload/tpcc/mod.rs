@@ -304,7 +304,7 @@ impl Workload for Tpcc {
         let started = std::time::Instant::now();
         load.run(s, self.load_workers.unwrap_or(default_workers))?;
         if !loader.quiet {
-            eprintln!(
+            errln!(
                 "loaded {} warehouses in {:.2} s; adding keys and indexes",
                 self.warehouses,
                 started.elapsed().as_secs_f64()

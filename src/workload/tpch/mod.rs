@@ -270,7 +270,7 @@ impl Workload for Tpch {
             } else {
                 String::new()
             };
-            eprintln!(
+            errln!(
                 "{:>18}: {rows} rows at SF {sf} in {secs:.2} s ({:.0} rows/s){tables_keys}",
                 "tpch",
                 rows as f64 / secs.max(1e-9),

@@ -322,7 +322,7 @@ impl Workload for Ycsb {
         self.load(engine, s, loader)?;
         if !loader.quiet {
             let secs = started.elapsed().as_secs_f64();
-            eprintln!(
+            errln!(
                 "{:>18}: {} records in {secs:.2} s ({:.0} records/s)",
                 self.props.table,
                 self.props.insertcount,
