@@ -90,7 +90,7 @@ pub fn run_point(
     let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
     let mut workload = (plan.target.workload.new)(&plan.workload)?;
     workload::refuse_unfinished(workload.as_ref(), admin.as_mut())?;
-    let warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
+    let mut warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
     let info = admin
         .server_info()
         .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
@@ -111,9 +111,14 @@ pub fn run_point(
     // A server that stalled during the run must not hold the end of it either.
     admin.set_timeout(Some(2 * runner::GRACE));
     // Recorded even when the run failed: its changes are in the data all the same.
-    let finished = workload.finish(admin.as_mut());
+    let finished = finish(workload.as_ref(), engine.as_ref(), &mut admin);
     let measured = measured?;
-    finished?;
+    if let Err(e) = finished {
+        // The measurement stands; what could not be recorded is said with it.
+        warnings.push(format!(
+            "the run's changes could not be recorded in dbduel_facts ({e}): `dbduel check` may count them wrongly; prepare again before the next run"
+        ));
+    }
     let size_after = admin.database_size().unwrap_or(0);
     let point = Point {
         plan,
@@ -127,6 +132,25 @@ pub fn run_point(
         warnings,
     };
     Ok((point.assemble(), resources))
+}
+
+/// The workload's after-run bookkeeping (`Workload::finish`) on the admin session, or, when
+/// that session was lost during the run (a server that ended every connection, or restarted),
+/// on a new one that then replaces it.
+fn finish(
+    workload: &dyn Workload,
+    engine: &dyn Engine,
+    admin: &mut Box<dyn Session>,
+) -> Result<(), Error> {
+    let Err(first) = workload.finish(admin.as_mut()) else {
+        return Ok(());
+    };
+    let Ok(mut fresh) = engine.connect() else {
+        return Err(first);
+    };
+    fresh.set_timeout(Some(2 * runner::GRACE));
+    *admin = fresh;
+    workload.finish(admin.as_mut())
 }
 
 /// What the measuring loop hands over: the measurement and the process's CPU time with the

@@ -537,7 +537,9 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         opts.scale = opts.scale.max(1);
         errln!(
             "no --dsn given: {} at scale {} in a temporary SQLite database ({})",
-            plan.target.workload.name, opts.scale, dsn
+            plan.target.workload.name,
+            opts.scale,
+            dsn
         );
         bench::prepare(
             &dsn,

@@ -308,8 +308,15 @@ mod tests {
             assert!(!redact_raw(text).contains("s3cret"));
         }
         let d = Dsn::parse("postgres://bob@db/b?sslmode=require&password=s3cret").unwrap();
-        assert_eq!(d.param("sslmode"), Some("require"), "other parameters are kept");
-        assert_eq!(d.to_string(), "postgres://bob@db/b?sslmode=require&password=***");
+        assert_eq!(
+            d.param("sslmode"),
+            Some("require"),
+            "other parameters are kept"
+        );
+        assert_eq!(
+            d.to_string(),
+            "postgres://bob@db/b?sslmode=require&password=***"
+        );
         let kv = redact_text("host=db password=s3cret user=bob");
         assert_eq!(kv, "host=db password=*** user=bob");
         let plain = "a = 1\nclients = [1, 2]\npasswords_seen = 3\n";

@@ -19,7 +19,9 @@ fn main() -> ExitCode {
         if flag.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
         }
-        dbduel::errln!("\ndbduel: interrupted, stopping the clients (Ctrl-C again to quit at once)");
+        dbduel::errln!(
+            "\ndbduel: interrupted, stopping the clients (Ctrl-C again to quit at once)"
+        );
     });
     raise_open_files();
     match dbduel::run(cli, stop) {

@@ -11,7 +11,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::{
-    Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
+    Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
     LoadProgress, Protocol, RowSource, ServerInfo, Session, StmtId, Value, quote_standard,
     render_literals, split_placeholders,
 };
@@ -307,7 +307,27 @@ impl LiteSession {
     }
 }
 
+/// The end of a run's cancel for an embedded database: `sqlite3_interrupt`, which stops the
+/// running statement at its next step (a runaway query included); there is no connection to
+/// give up, so abandoning interrupts again.
+struct Interrupt(rusqlite::InterruptHandle);
+
+impl Cancel for Interrupt {
+    fn cancel(&self) -> Result<(), String> {
+        self.0.interrupt();
+        Ok(())
+    }
+
+    fn abandon(&self) {
+        self.0.interrupt();
+    }
+}
+
 impl Session for LiteSession {
+    fn canceller(&self) -> Option<Arc<dyn Cancel>> {
+        Some(Arc::new(Interrupt(self.conn.get_interrupt_handle())))
+    }
+
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
         if self.protocol == Protocol::Prepared {
             self.conn.prepare_cached(sql).map_err(|e| classify(&e))?;

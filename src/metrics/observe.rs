@@ -374,7 +374,10 @@ impl CounterReader {
         match self.session.as_mut()?.counters() {
             Ok(now) => Some(now),
             Err(e) => {
-                if matches!(e.class, ErrorClass::ConnectionLost | ErrorClass::Unreachable) {
+                if matches!(
+                    e.class,
+                    ErrorClass::ConnectionLost | ErrorClass::Unreachable
+                ) {
                     self.session = None;
                 }
                 None

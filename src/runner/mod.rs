@@ -18,7 +18,7 @@ use rand::{RngExt, SeedableRng};
 use crate::engine::{Cancel, DbError, Engine, ErrorClass, Session};
 use crate::error::Error;
 use crate::event::{Event, Sample};
-use crate::workload::{Client, Workload};
+use crate::workload::{Client, RunEnd, Workload};
 
 /// When the run ends.
 #[derive(Debug, Clone, Copy)]
@@ -348,6 +348,8 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     let mut seen = HashSet::new();
     let mut window = ThreadWindow::new();
     let stop = &shared.stop;
+    let run_end = RunEnd::new(deadline, stop.clone());
+    state.client.end_at(run_end.clone());
     loop {
         window.open_at(warmup_end);
         if stop.load(Ordering::Relaxed) {
@@ -368,7 +370,10 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, shared);
         busy.store(0, Ordering::Release);
         let end = Instant::now();
-        if outcome.is_err() && shared.ending.load(Ordering::SeqCst) {
+        // A wait inside the transaction (a script's \sleep) cut short by the run's end.
+        let cut_short = matches!(&outcome, Err(e) if e.class == ErrorClass::Interrupted)
+            && (deadline.is_some_and(|d| end >= d) || stop.load(Ordering::Relaxed));
+        if outcome.is_err() && (shared.ending.load(Ordering::SeqCst) || cut_short) {
             outbox.push(Event::Unfinished, end);
             break;
         }
@@ -390,8 +395,11 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             error: outcome.err(),
         };
         outbox.push(Event::Txn(sample), end);
-        if lost && !reconnected(shared, id, deadline, end, &mut state, &mut outbox) {
-            break;
+        if lost {
+            if !reconnected(shared, id, deadline, end, &mut state, &mut outbox) {
+                break;
+            }
+            state.client.end_at(run_end.clone());
         }
         if let Limit::Transactions(n) = cfg.limit {
             counted += u64::from(end >= warmup_end);

@@ -147,13 +147,34 @@ pub struct State {
     /// `server stop` stopped it (its pid may belong to another process by now).
     #[serde(default)]
     pub stopped: bool,
+    /// When its main process started (clock ticks since boot, /proc's `starttime`): a process
+    /// that has the pid now but another start time is not the server (None in state files
+    /// written before it was kept).
+    #[serde(default)]
+    pub started: Option<u64>,
 }
 
 impl State {
-    /// Whether the server runs: not stopped by `server stop`, and its process alive.
+    /// Whether the server runs: not stopped by `server stop`, and its process alive, the same
+    /// process (its start time) and not one that took its pid after it crashed.
     pub fn running(&self) -> bool {
-        !self.stopped && alive(self.pid)
+        !self.stopped
+            && alive(self.pid)
+            && self
+                .started
+                .is_none_or(|t| process_start(self.pid) == Some(t))
     }
+}
+
+/// When a process started, in clock ticks since boot (field 22 of /proc/PID/stat).
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
 }
 
 /// A running server that dbduel started. Dropping it stops it.
@@ -314,6 +335,7 @@ impl Server {
             version: self.version.clone(),
             profile: profile.to_string(),
             stopped: false,
+            started: process_start(child.id()),
         };
         let text = serde_json::to_string_pretty(&state).expect("state serializes");
         let path = self.layout.state();
@@ -326,6 +348,39 @@ impl Server {
     /// outside); None while it runs. It is reaped then: `restart` starts it again.
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.as_mut()?.try_wait().ok().flatten()
+    }
+
+    /// Whether the server still answers: a connection made within `within` (a server whose
+    /// processes are stopped, or stuck, accepts the TCP connection and never speaks).
+    pub fn answers(&self, within: Duration) -> bool {
+        let dsn = self.dsn("");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // The attempt ends by itself at its connect timeout; a stalled one is not waited for.
+        let spawned = std::thread::Builder::new()
+            .name("answers".into())
+            .spawn(move || {
+                let ok = engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)
+                    .is_ok_and(|e| e.connect().is_ok());
+                let _ = tx.send(ok);
+            });
+        spawned.is_ok() && rx.recv_timeout(within).unwrap_or(false)
+    }
+
+    /// Kill the server and every process under it at once (SIGKILL: a stopped or stuck server
+    /// takes no other signal), and wait for its main process; `restart` then starts it again.
+    pub fn kill(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        // PostgreSQL's backends lead sessions of their own: found by parentage, not by group.
+        for pid in descendants(child.id()) {
+            signal(pid, libc::SIGKILL);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
     }
 
     /// Shut the server down and wait for it (its kind's fast, clean shutdown signal).
@@ -392,10 +447,10 @@ pub fn stop_detached(dir: &Path) -> Result<State, Error> {
         let sig = kind_for(&state.engine).map_or(libc::SIGTERM, |k| k.stop_signal);
         signal(state.pid, sig);
         let deadline = Instant::now() + Duration::from_secs(60);
-        while alive(state.pid) && Instant::now() < deadline {
+        while state.running() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(100));
         }
-        if alive(state.pid) {
+        if state.running() {
             // A throwaway server that ignores its stop signal (a Firebird server busy shutting
             // attachments down on a loaded machine was seen to) is killed, and the user told.
             errln!(
@@ -404,10 +459,10 @@ pub fn stop_detached(dir: &Path) -> Result<State, Error> {
             );
             signal(state.pid, libc::SIGKILL);
             let deadline = Instant::now() + Duration::from_secs(10);
-            while alive(state.pid) && Instant::now() < deadline {
+            while state.running() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(100));
             }
-            if alive(state.pid) {
+            if state.running() {
                 return Err(Error::Server(format!(
                     "the server (pid {}) survived SIGKILL: stop it by hand",
                     state.pid
@@ -440,17 +495,55 @@ pub fn data_size(dir: &Path) -> u64 {
     walk(&Layout::new(dir).data)
 }
 
+/// Every process under `root` (children, their children...), read from /proc.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let ppid = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
 fn signal(pid: u32, sig: i32) {
     // SAFETY: sends a signal to a process dbduel started.
     unsafe { libc::kill(pid as i32, sig) };
 }
 
-/// A directory that is new, empty, or holds a stopped server of the same kind.
+/// A directory that is new, empty, or holds a stopped server of the same kind that dbduel
+/// made (its state file, or its data and log). A directory of another user's, or one that
+/// holds anything else, is refused before anything is written into it; the directory is
+/// closed to others (0700) at every start, as it was when it was made.
 fn prepare_dir(
     kind: &ServerKind,
     dir: Option<&Path>,
 ) -> Result<(Layout, Option<tempfile::TempDir>), Error> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::MetadataExt;
     let (path, temp) = match dir {
         Some(d) => (d.to_path_buf(), None),
         None => {
@@ -462,6 +555,29 @@ fn prepare_dir(
         }
     };
     let layout = Layout::new(&path);
+    // The server's Unix socket (PostgreSQL's `run/.s.PGSQL.65535.lock` the longest name) must
+    // fit in a socket address: 107 bytes.
+    let run = std::path::absolute(&layout.run).unwrap_or_else(|_| layout.run.clone());
+    let longest = run.as_os_str().len() + "/.s.PGSQL.65535.lock".len();
+    if longest > 107 {
+        return Err(Error::Usage(format!(
+            "--data-dir {} is too deep for the server's Unix socket ({longest} bytes under {}, at most 107): give a shorter path",
+            path.display(),
+            run.display()
+        )));
+    }
+    if let Ok(meta) = std::fs::metadata(&path) {
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let account = service_account(kind.account).map(|(uid, _)| uid);
+        if meta.uid() != me && Some(meta.uid()) != account {
+            return Err(Error::Usage(format!(
+                "--data-dir {} belongs to another user (uid {}): give a directory of your own",
+                path.display(),
+                meta.uid()
+            )));
+        }
+    }
     if let Ok(mut entries) = std::fs::read_dir(&path) {
         if let Ok(state) = read_state(&path) {
             if state.engine != kind.engine {
@@ -479,16 +595,15 @@ fn prepare_dir(
                     state.pid
                 )));
             }
-        } else if entries.next().is_some() && !layout.data.exists() {
+        } else if entries.next().is_some() && !(layout.data.exists() && layout.log.exists()) {
             return Err(Error::Usage(format!(
-                "--data-dir {} is not empty: give a new or empty directory",
+                "--data-dir {} is not empty and holds no server dbduel made: give a new or empty directory",
                 path.display()
             )));
         }
     }
     std::fs::create_dir_all(&path).map_err(Error::io("create", &path))?;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-        .map_err(Error::io("set the permissions of", &path))?;
+    private_dir(&path)?;
     Ok((layout, temp))
 }
 
@@ -509,6 +624,11 @@ pub fn free_port() -> Result<u16, Error> {
 }
 
 fn check_port(port: u16) -> Result<u16, Error> {
+    if port < 1024 {
+        return Err(Error::Usage(format!(
+            "--port {port}: give a port from 1024 to 65535 (below 1024 only root may listen, and the server runs as its own account), or none for a free one"
+        )));
+    }
     std::net::TcpListener::bind(("127.0.0.1", port))
         .map(|_| port)
         .map_err(|e| {

@@ -25,6 +25,10 @@ use plan::PlanFile;
 /// The database dbduel creates on the servers it manages.
 const DATABASE: &str = "dbduel";
 
+/// How long a managed server has, between points, to accept a connection before it is taken
+/// for stalled and killed.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
+
 /// Where one engine of the plan runs.
 enum Target {
     Managed {
@@ -116,14 +120,24 @@ impl Target {
     }
 
     /// A managed server found gone between points (killed, crashed) is started again, with a
-    /// line saying so; an error when it cannot be.
+    /// line saying so; one that no longer answers (stopped, stuck) is killed first, as a
+    /// service manager's watchdog would. An error when it cannot be started again.
     fn revive(&mut self, knobs: &[(String, String)]) -> Result<(), Error> {
-        if let Target::Managed {
+        let Target::Managed {
             server: Some(s), ..
         } = self
-            && let Some(status) = s.exited()
-        {
+        else {
+            return Ok(());
+        };
+        if let Some(status) = s.exited() {
             errln!("  the server exited ({status}) between points: starting it again");
+            s.restart(knobs)?;
+        } else if !s.answers(ANSWER_WAIT) {
+            errln!(
+                "  the server stopped answering (no connection within {} s) between points: killing it and starting it again",
+                ANSWER_WAIT.as_secs()
+            );
+            s.kill();
             s.restart(knobs)?;
         }
         Ok(())
@@ -192,11 +206,11 @@ pub fn run(
                 if stop.load(Ordering::SeqCst) {
                     return Ok(Outcome::Interrupted);
                 }
+                target.revive(&knobs)?;
                 let cache_dropped = point.cold.then(|| target.cold(&knobs)).transpose()?;
                 if plan.data == "reload" && measured + skipped > 0 {
                     prepare(plan, entry, &target.dsn(), stop)?;
                 }
-                target.revive(&knobs)?;
                 let run_plan = run_plan(plan, entry, &point.variant, point.clients)?;
                 let (result, resources, gone) = measure(&mut target, &knobs, &run_plan, stop)?;
                 if result.interrupted {

@@ -10,6 +10,7 @@ pub mod tpch;
 pub mod ycsb;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -217,6 +218,38 @@ pub trait Client: Send {
     /// stream after its last query). False by default: the run's limit ends it.
     fn finished(&self) -> bool {
         false
+    }
+    /// When the run ends, told before the client's first transaction: a client that waits
+    /// inside a transaction (a script's `\sleep`) stops waiting there.
+    fn end_at(&mut self, _end: RunEnd) {}
+}
+
+/// When a run ends: the end of `-T` (None for a run counted in transactions), or Ctrl-C.
+#[derive(Clone, Default)]
+pub struct RunEnd {
+    deadline: Option<Instant>,
+    stop: Arc<AtomicBool>,
+}
+
+impl RunEnd {
+    pub fn new(deadline: Option<Instant>, stop: Arc<AtomicBool>) -> RunEnd {
+        RunEnd { deadline, stop }
+    }
+
+    /// Sleep for `d`, or until the run ends; false when it ended first.
+    pub fn sleep(&self, d: Duration) -> bool {
+        let wake = Instant::now() + d;
+        loop {
+            let now = Instant::now();
+            if now >= wake {
+                return true;
+            }
+            if self.stop.load(Ordering::Relaxed) || self.deadline.is_some_and(|e| now >= e) {
+                return false;
+            }
+            let until = self.deadline.map_or(wake, |e| e.min(wake));
+            std::thread::sleep((until - now).min(Duration::from_millis(100)));
+        }
     }
 }
 

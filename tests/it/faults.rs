@@ -43,6 +43,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "faults::postgres::server_killed_mid_sweep",
         || Ok(killed_mid_sweep()?),
     ));
+    out.push(Trial::test(
+        "faults::postgres::server_stalled_mid_sweep",
+        || Ok(stalled_mid_sweep()?),
+    ));
     for target in [
         Target::Sqlite,
         Target::Postgres,
@@ -56,6 +60,32 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
                 target.label()
             ),
             move || Ok(atomic(&env, target)?),
+        ));
+    }
+    for (target, script) in [
+        (Target::Sqlite, RUNAWAY),
+        (Target::Sqlite, SLEEPY),
+        (Target::Postgres, SLEEPY),
+        (Target::MariaDb("InnoDB"), SLEEPY),
+    ] {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!("faults::{}::{}_ends_with_the_run", target.label(), script.0),
+            move || Ok(ends_with_the_run(&env, target, script)?),
+        ));
+    }
+    for target in [
+        Target::Postgres,
+        Target::MariaDb("InnoDB"),
+        Target::Firebird,
+    ] {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!(
+                "faults::{}::ycsb_result_kept_when_connections_die",
+                target.label()
+            ),
+            move || Ok(ycsb_killed(&env, target)?),
         ));
     }
     out
@@ -99,18 +129,7 @@ fn atomic(env: &Env, target: Target) -> Result<(), String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| e.to_string())?;
-    if let Some(sql) = killer(target) {
-        let mut admin = session(&dsn);
-        for _ in 0..3 {
-            std::thread::sleep(Duration::from_millis(1500));
-            let ids = admin.query_text(sql).map_err(|e| format!("{sql}: {e}"))?;
-            if let Target::MariaDb(_) = target {
-                for id in ids {
-                    let _ = admin.batch(&format!("KILL CONNECTION {}", id[0]));
-                }
-            }
-        }
-    }
+    kill_connections(target, &dsn, 3)?;
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     let all = format!(
         "{}{}",
@@ -131,6 +150,139 @@ fn atomic(env: &Env, target: Target) -> Result<(), String> {
     }
     let check = dbduel(&["check", "tpcb", "--dsn", &dsn]);
     expect_code(&check, 0, "check after conflicts and kills")
+}
+
+/// A statement that never ends (SQLite's recursive CTE without a limit).
+const RUNAWAY: (&str, &str) = (
+    "runaway_statement",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r;\n",
+);
+/// A script that waits far longer than the run inside its transaction.
+const SLEEPY: (&str, &str) = ("sleep", "\\sleep 30 s\nSELECT 1;\n");
+
+/// A script whose transaction outlasts `-T 2` by far ends with the run, within a grace: the
+/// end of the run cancels what the engine can cancel (SQLite: `sqlite3_interrupt`) and cuts a
+/// `\sleep` short, counting the transaction unfinished, and an idle server's client is not
+/// called stuck.
+fn ends_with_the_run(env: &Env, target: Target, script: (&str, &str)) -> Result<(), String> {
+    let dsn = env.fresh_db(target, script.0);
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let file = dir.path().join(format!("{}.sql", script.0));
+    std::fs::write(&file, script.1).map_err(|e| e.to_string())?;
+    let json = dir.path().join("r.json");
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .arg("run")
+        .arg(&file)
+        .args(["--dsn", &dsn, "-T", "2", "--json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let status = wait_bounded(&mut child, Duration::from_secs(25), "the run")?;
+    let took = started.elapsed();
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ensure(took < Duration::from_secs(2 + 6), || {
+        format!("the run took {took:?} with -T 2 ({status}):\n{all}")
+    })?;
+    ensure(!all.contains("stuck"), || {
+        format!("a client is called stuck:\n{all}")
+    })?;
+    let r = read_result(&json).map_err(|e| format!("{e}\n{all}"))?;
+    ensure(r["unfinished"].as_u64() == Some(1), || {
+        format!("unfinished {} ({status}):\n{all}", r["unfinished"])
+    })
+}
+
+/// Every other connection to the database killed by the server, `times` times 1.5 s apart
+/// (nothing where the engine has no connections to kill).
+fn kill_connections(target: Target, dsn: &str, times: usize) -> Result<(), String> {
+    let Some(sql) = killer(target) else {
+        return Ok(());
+    };
+    let mut admin = session(dsn);
+    for _ in 0..times {
+        std::thread::sleep(Duration::from_millis(1500));
+        let ids = admin.query_text(sql).map_err(|e| format!("{sql}: {e}"))?;
+        if let Target::MariaDb(_) = target {
+            for id in ids {
+                let _ = admin.batch(&format!("KILL CONNECTION {}", id[0]));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// YCSB with half its operations inserts, every connection killed twice during the run (the
+/// run's own admin session included): the result is written all the same, `check ycsb` agrees
+/// with the data, and the next run inserts no key twice.
+fn ycsb_killed(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "ycsb_killed");
+    let mut prepare = vec!["prepare", "ycsb", "--dsn", &dsn, "-p", "recordcount=1000"];
+    let flags = target.flags();
+    prepare.extend(flags.iter().map(String::as_str));
+    expect_code(&dbduel(&prepare), 0, "prepare ycsb")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let run = |secs: &str, json: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_dbduel"))
+            .args(["run", "ycsb", "--dsn", &dsn, "-P", "workloada", "-c", "4"])
+            .args(["-p", "insertproportion=0.5", "-p", "updateproportion=0"])
+            .args(["-T", secs, "--json"])
+            .arg(json)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())
+    };
+    let json = dir.path().join("r.json");
+    let child = run("5", &json)?;
+    kill_connections(target, &dsn, 2)?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ensure(matches!(out.status.code(), Some(0 | 1)), || {
+        format!("run exit {:?}:\n{all}", out.status.code())
+    })?;
+    let r = read_result(&json).map_err(|e| format!("{e}\n{all}"))?;
+    ensure(
+        r["transactions"].as_u64().unwrap_or(0) > 0 && r["reconnects"].as_u64().unwrap_or(0) > 0,
+        || {
+            format!(
+                "transactions {} reconnects {}:\n{all}",
+                r["transactions"], r["reconnects"]
+            )
+        },
+    )?;
+    ensure(!all.contains("dbduel_facts"), || {
+        format!("the run's inserts were not recorded:\n{all}")
+    })?;
+    expect_code(
+        &dbduel(&["check", "ycsb", "--dsn", &dsn]),
+        0,
+        "check ycsb after killed connections",
+    )?;
+    let again = dir.path().join("again.json");
+    let out = run("1", &again)?
+        .wait_with_output()
+        .map_err(|e| e.to_string())?;
+    let r = read_result(&again).map_err(|e| format!("{e}\n{}", text(&out)))?;
+    ensure(r["errors"] == 0, || {
+        format!("the next run met errors: {}", r["errors_by_kind"])
+    })?;
+    expect_code(
+        &dbduel(&["check", "ycsb", "--dsn", &dsn]),
+        0,
+        "check ycsb after the next run",
+    )
 }
 
 /// Send `sig` to a process and to its children (PostgreSQL's backends each lead a session of
@@ -386,7 +538,7 @@ fn killed_mid_sweep() -> Result<(), String> {
         .stderr(file)
         .spawn()
         .map_err(|e| e.to_string())?;
-    let killed = kill_during_first_point(&servers.join("postgres"));
+    let killed = signal_during_first_point(&servers.join("postgres"), libc::SIGKILL);
     let status = wait_bounded(&mut child, Duration::from_secs(120), "the sweep");
     let all = std::fs::read_to_string(&log).unwrap_or_default();
     killed.map_err(|e| format!("{e}\n{all}"))?;
@@ -451,10 +603,85 @@ fn killed_mid_sweep() -> Result<(), String> {
     check_left_data(&servers.join("postgres"))
 }
 
-/// Wait for the sweep's first point to be under way (tpcb's history has rows), then kill its
-/// server 1.5 s later (crash recovery and the restart take seconds: the clients must be back
-/// well before the point's end).
-fn kill_during_first_point(dir: &std::path::Path) -> Result<(), String> {
+/// A managed server that stops answering (SIGSTOP) in the middle of a sweep's first point: the
+/// point ends within seconds of its -T and is stored failed, with its stuck clients named; the
+/// server, which no longer answers, is killed and started again before the next point, as a
+/// service manager's watchdog would, and the next point is a clean one. Nothing hangs.
+fn stalled_mid_sweep() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let servers = dir.path().join("servers");
+    let plan = dir.path().join("stall.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "engines = [\"postgres\"]\nclients = [2, 3]\ntime = 4\ndata_dir = \"{}\"\n",
+            servers.display()
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let results = dir.path().join("r.db");
+    let log = dir.path().join("sweep.log");
+    let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .arg("sweep")
+        .arg(&plan)
+        .arg("--results")
+        .arg(&results)
+        .stdout(file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(file)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let stopped = signal_during_first_point(&servers.join("postgres"), libc::SIGSTOP);
+    let status = wait_bounded(&mut child, Duration::from_secs(90), "the sweep");
+    if let Ok(pid) = &stopped {
+        signal_tree(*pid, libc::SIGCONT);
+    }
+    let all = std::fs::read_to_string(&log).unwrap_or_default();
+    stopped.map_err(|e| format!("{e}\n{all}"))?;
+    let status = status.map_err(|e| format!("{e}\n{all}"))?;
+    ensure(status.code() == Some(1), || {
+        format!("a sweep with a stalled point must exit 1, got {status}:\n{all}")
+    })?;
+    ensure(all.contains("stopped answering"), || {
+        format!("the stalled server is not named:\n{all}")
+    })?;
+    let results = results.display().to_string();
+    let out = dbduel(&[
+        "results",
+        "export",
+        "--format",
+        "json",
+        "--results",
+        &results,
+    ]);
+    expect_code(&out, 0, "results export")?;
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    ensure(rows.len() == 2, || {
+        format!("{} points stored:\n{all}", rows.len())
+    })?;
+    let (hit, next) = (&rows[0], &rows[1]);
+    let show = dbduel(&["results", "show", "1", "--results", &results]);
+    let shown: serde_json::Value =
+        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())?;
+    ensure(
+        hit["clients"] == 2
+            && shown["lost_clients"]
+                .as_array()
+                .is_some_and(|l| l.len() == 2),
+        || format!("the stalled point is not stored failed: {shown}\n{all}"),
+    )?;
+    ensure(
+        next["clients"] == 3 && next["errors"] == 0 && next["tps"].as_f64() > Some(0.0),
+        || format!("the next point is not a clean one: {next}\n{all}"),
+    )?;
+    check_left_data(&servers.join("postgres"))
+}
+
+/// Wait for the sweep's first point to be under way (tpcb's history has rows), then signal its
+/// server 1.5 s later (after a kill, crash recovery and the restart take seconds: the clients
+/// must be back well before the point's end). Returns the server's pid.
+fn signal_during_first_point(dir: &std::path::Path, sig: i32) -> Result<u32, String> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if Instant::now() >= deadline {
@@ -490,11 +717,9 @@ fn kill_during_first_point(dir: &std::path::Path) -> Result<(), String> {
         let rows = s.query_text("SELECT count(*) FROM pgbench_history");
         if rows.is_ok_and(|r| r[0][0].as_i64() > Some(0)) {
             std::thread::sleep(Duration::from_millis(1500));
-            signal_tree(
-                pid.trim().parse().map_err(|_| "postmaster.pid")?,
-                libc::SIGKILL,
-            );
-            return Ok(());
+            let pid = pid.trim().parse().map_err(|_| "postmaster.pid")?;
+            signal_tree(pid, sig);
+            return Ok(pid);
         }
     }
 }

@@ -25,7 +25,165 @@ pub fn trials() -> Vec<Trial> {
             Ok(safe(engine, superuser)?)
         })
     })
+    .chain([
+        Trial::test(
+            "managed::postgres::closed_after_restart_and_pid_reuse",
+            || Ok(restart_and_reuse()?),
+        ),
+        Trial::test("managed::refuses_before_writing", || Ok(refusals()?)),
+    ])
     .collect()
+}
+
+/// A directory's entries and mode, to tell that a refusal wrote nothing.
+fn snapshot(path: &Path) -> (Vec<String>, u32) {
+    let mut names: Vec<String> = std::fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    (names, mode(path).unwrap_or(0))
+}
+
+/// Bad ports, a path too deep for the server's socket, another user's directory and a
+/// directory holding something else are each refused in one line (exit 2), before initdb and
+/// before anything is written into the directory.
+fn refusals() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let fresh = dir.path().join("fresh").display().to_string();
+    let deep = dir.path().join("d".repeat(100)).display().to_string();
+    let mut cases: Vec<(Vec<String>, &str, Option<std::path::PathBuf>)> = vec![
+        (
+            vec![
+                "--port".into(),
+                "0".into(),
+                "--data-dir".into(),
+                fresh.clone(),
+            ],
+            "--port 0",
+            None,
+        ),
+        (
+            vec![
+                "--port".into(),
+                "22".into(),
+                "--data-dir".into(),
+                fresh.clone(),
+            ],
+            "--port 22",
+            None,
+        ),
+        (vec!["--data-dir".into(), deep], "too deep", None),
+    ];
+    // A directory of our own that holds a data/ folder dbduel did not make.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(other.join("data")).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| e.to_string())?;
+    cases.push((
+        vec!["--data-dir".into(), other.display().to_string()],
+        "holds no server dbduel made",
+        Some(other.clone()),
+    ));
+    // Another user's closed directory with a data/ folder (only root can make one).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let foreign = dir.path().join("foreign");
+        std::fs::create_dir_all(foreign.join("data")).map_err(|e| e.to_string())?;
+        std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&foreign, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| e.to_string())?;
+        cases.push((
+            vec!["--data-dir".into(), foreign.display().to_string()],
+            "belongs to another user",
+            Some(foreign),
+        ));
+    }
+    for (args, want, watched) in cases {
+        let before = watched.as_deref().map(snapshot);
+        let mut all = vec!["server".to_string(), "start".into(), "postgres".into()];
+        all.extend(args);
+        let out = dbduel(&all);
+        let said = text(&out);
+        expect_code(&out, 2, &all.join(" "))?;
+        ensure(
+            said.contains(want) && said.trim().lines().count() == 1,
+            || format!("`{}` said:\n{said}", all.join(" ")),
+        )?;
+        if let (Some(path), Some(before)) = (watched.as_deref(), before) {
+            ensure(snapshot(path) == before, || {
+                format!(
+                    "`{}` changed {}: {:?} -> {:?}",
+                    all.join(" "),
+                    path.display(),
+                    before,
+                    snapshot(path)
+                )
+            })?;
+        }
+        ensure(!Path::new(&fresh).exists(), || {
+            format!("`{}` made {fresh}", all.join(" "))
+        })?;
+    }
+    Ok(())
+}
+
+/// A server's directory stays closed (0700) when it is started again; and when the server
+/// crashed and its pid was taken by another process, `server status` does not call that
+/// process the server and `server stop` does not signal it.
+fn restart_and_reuse() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let data = dir.path().join("pg");
+    let d = data.display().to_string();
+    for round in ["start", "start again"] {
+        expect_code(
+            &dbduel(&["server", "start", "postgres", "--data-dir", &d]),
+            0,
+            round,
+        )?;
+        let got = mode(&data)?;
+        let stop = dbduel(&["server", "stop", "--data-dir", &d]);
+        ensure(got == 0o700, || {
+            format!("after {round}, {d} has mode {got:o}")
+        })?;
+        expect_code(&stop, 0, "server stop")?;
+    }
+    expect_code(
+        &dbduel(&["server", "start", "postgres", "--data-dir", &d]),
+        0,
+        "start",
+    )?;
+    // --server DIR: the DSN and password from the directory, never on the command line.
+    let prepared = dbduel(&["prepare", "tpcb", "--server", &d]);
+    let state_path = data.join("dbduel-server.json");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_path).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    let pid = state["pid"].as_u64().ok_or("no pid in the state file")? as i32;
+    // SAFETY: kills the test's own server (its backends end with their postmaster).
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    expect_code(&prepared, 0, "prepare --server")?;
+    let mut other = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut reused = state.clone();
+    reused["pid"] = other.id().into();
+    std::fs::write(&state_path, reused.to_string()).map_err(|e| e.to_string())?;
+    let status = dbduel(&["server", "status", "--data-dir", &d]);
+    let stop = dbduel(&["server", "stop", "--data-dir", &d]);
+    let survived = other.try_wait().map_err(|e| e.to_string())?.is_none();
+    let _ = other.kill();
+    let _ = other.wait();
+    ensure(text(&status).contains(": stopped (was pid"), || {
+        format!("status with the pid reused: {}", text(&status))
+    })?;
+    expect_code(&stop, 0, "server stop with the pid reused")?;
+    ensure(survived, || {
+        "server stop killed the process that reused the pid".into()
+    })
 }
 
 fn mode(path: &Path) -> Result<u32, String> {

@@ -12,7 +12,7 @@ use super::parse::{Control, Kind, Part, SleepArg, Statement, Store};
 use super::rand::Prng;
 use super::{Program, Script};
 use crate::engine::{DbError, DbResult, ErrorClass, Protocol, Session, StmtId, Value};
-use crate::workload::Client;
+use crate::workload::{Client, RunEnd};
 
 /// Why a script stopped: a database error (counted, maybe retried) or a script error that
 /// ends the client.
@@ -45,6 +45,8 @@ pub struct ScriptClient {
     aborted: Option<String>,
     /// The line of the BEGIN whose transaction the running script has open.
     open: Option<usize>,
+    /// When the run ends: a `\sleep` stops there.
+    end: RunEnd,
 }
 
 impl ScriptClient {
@@ -86,6 +88,7 @@ impl ScriptClient {
             params: Vec::new(),
             aborted: None,
             open: None,
+            end: RunEnd::default(),
             program,
             id,
         }
@@ -129,7 +132,18 @@ impl ScriptClient {
                     }
                 }
                 Kind::Jump(to) => pc = *to,
-                Kind::Sleep(arg) => self.sleep(arg).map_err(at)?,
+                Kind::Sleep(arg) => {
+                    let wait = self.sleep_time(arg).map_err(at)?;
+                    if !self.end.sleep(wait) {
+                        return Err(Fail::Db(DbError::new(
+                            ErrorClass::Interrupted,
+                            format!(
+                                "{}:{}: \\sleep cut short: the run ended",
+                                script.name, cmd.line
+                            ),
+                        )));
+                    }
+                }
                 Kind::Sql { statements, store } => {
                     queries += self.sql(s, script, pc - 1, statements, store.as_ref())?;
                 }
@@ -156,7 +170,8 @@ impl ScriptClient {
         eval::eval(e, &mut cx)
     }
 
-    fn sleep(&mut self, arg: &SleepArg) -> Result<(), String> {
+    /// How long a `\sleep` waits.
+    fn sleep_time(&self, arg: &SleepArg) -> Result<Duration, String> {
         let micros = match arg {
             SleepArg::Micros(n) => *n,
             SleepArg::Var(slot, unit) => {
@@ -168,10 +183,7 @@ impl ScriptClient {
                 eval::to_int(&v)?.saturating_mul(*unit)
             }
         };
-        if micros > 0 {
-            std::thread::sleep(Duration::from_micros(micros as u64));
-        }
-        Ok(())
+        Ok(Duration::from_micros(micros.max(0) as u64))
     }
 
     /// One SQL command (its `\;`-separated statements, one after another); returns how many
@@ -368,5 +380,9 @@ impl Client for ScriptClient {
 
     fn aborted(&self) -> Option<String> {
         self.aborted.clone()
+    }
+
+    fn end_at(&mut self, end: RunEnd) {
+        self.end = end;
     }
 }

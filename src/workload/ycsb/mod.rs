@@ -46,6 +46,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
 /// The facts a load leaves in dbduel_facts.
 const FACT_LAYOUT: &str = "ycsb.layout";
 const FACT_INSERTED: &str = "ycsb.inserted";
+const FACT_ISSUED: &str = "ycsb.issued";
 /// Records per loading job: the sessions of a load take jobs until none is left.
 const LOAD_JOB: i64 = 50_000;
 
@@ -55,17 +56,29 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         variant: opts.variant.clone(),
         options: opts.params.clone(),
         props,
-        inserted_before: 0,
+        before: Record::default(),
         shared: OnceLock::new(),
     }))
 }
 
 /// What the clients of a run share, as YCSB's threads share one CoreWorkload: the insert key
-/// counter, the sequential key chooser, and the inserts that succeeded.
+/// counter, the sequential key chooser, the key numbers handed out to inserts and the inserts
+/// that succeeded.
 pub(crate) struct Shared {
     pub counter: AcknowledgedCounter,
     pub sequential: Sequential,
+    pub issued: AtomicU64,
     pub inserted: AtomicU64,
+}
+
+/// The inserts of the runs on this data, as dbduel_facts keeps them: every key number handed
+/// out (the next run's inserts start after them, so no key is inserted twice) and the inserts
+/// acknowledged. The records inserted lie between the two: an insert whose connection was lost
+/// before its acknowledgement may or may not have committed.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Record {
+    pub issued: u64,
+    pub inserted: u64,
 }
 
 pub struct Ycsb {
@@ -73,7 +86,7 @@ pub struct Ycsb {
     options: BTreeMap<String, String>,
     props: Props,
     /// Inserts of earlier runs on this data (dbduel_facts), read by `attach`.
-    inserted_before: u64,
+    before: Record,
     shared: OnceLock<Arc<Shared>>,
 }
 
@@ -338,6 +351,7 @@ impl Workload for Ycsb {
             meta_set(s, k, v).map_err(|e| db_error(e, "writing dbduel_facts"))
         };
         record(s, FACT_LAYOUT, &self.layout())?;
+        record(s, FACT_ISSUED, "0")?;
         record(s, FACT_INSERTED, "0")
     }
 
@@ -355,12 +369,12 @@ impl Workload for Ycsb {
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
         let props = self.with_layout(s)?;
-        let inserted = read_inserted(s)?;
+        let record = read_record(s)?;
         client::check(
             &sql(engine),
             &vars(&sql(engine), engine, &props),
             &props,
-            inserted,
+            record,
             s,
         )
     }
@@ -390,14 +404,15 @@ impl Workload for Ycsb {
         props.ordered = loaded.ordered;
         props.zeropadding = loaded.zeropadding;
         self.props = props;
-        self.inserted_before = read_inserted(s)?;
+        self.before = read_record(s)?;
         // Inserts go on after the keys of earlier runs, so that a second run inserts no key
         // twice (YCSB starts its counter at recordcount every time).
-        let start = self.props.recordcount + self.inserted_before as i64;
+        let start = self.props.recordcount + self.before.issued as i64;
         let last = self.props.insertstart + self.props.insertcount - 1;
         let shared = Shared {
             counter: AcknowledgedCounter::new(start),
             sequential: Sequential::new(self.props.insertstart, last),
+            issued: AtomicU64::new(0),
             inserted: AtomicU64::new(0),
         };
         let _ = self.shared.set(Arc::new(shared));
@@ -425,6 +440,7 @@ impl Workload for Ycsb {
                     self.props.insertstart,
                     self.props.insertstart + self.props.insertcount - 1,
                 ),
+                issued: AtomicU64::new(0),
                 inserted: AtomicU64::new(0),
             })
         });
@@ -459,8 +475,12 @@ impl Workload for Ycsb {
         let Some(shared) = self.shared.get() else {
             return Ok(());
         };
-        let total = self.inserted_before + shared.inserted.load(Ordering::SeqCst);
-        meta_set(s, FACT_INSERTED, &total.to_string())
+        let issued = self.before.issued + shared.issued.load(Ordering::SeqCst);
+        let inserted = self.before.inserted + shared.inserted.load(Ordering::SeqCst);
+        // The keys handed out first: a record cut off between the two still starts the next
+        // run's inserts after every key used.
+        meta_set(s, FACT_ISSUED, &issued.to_string())
+            .and_then(|()| meta_set(s, FACT_INSERTED, &inserted.to_string()))
             .map_err(|e| db_error(e, "writing dbduel_facts"))
     }
 
@@ -493,13 +513,21 @@ impl Workload for Ycsb {
     }
 }
 
-fn read_inserted(s: &mut dyn Session) -> Result<u64, Error> {
-    let v = meta_get(s, FACT_INSERTED).unwrap_or_else(|| "0".into());
-    v.trim().parse().map_err(|_| {
-        Error::Database(format!(
-            "dbduel_facts: {FACT_INSERTED} is '{v}', not a count"
-        ))
-    })
+/// The record of earlier runs' inserts (data prepared before `ycsb.issued` was kept: as many
+/// key numbers handed out as inserts acknowledged).
+fn read_record(s: &mut dyn Session) -> Result<Record, Error> {
+    let mut fact = |name: &str| -> Result<Option<u64>, Error> {
+        let Some(v) = meta_get(s, name) else {
+            return Ok(None);
+        };
+        v.trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| Error::Database(format!("dbduel_facts: {name} is '{v}', not a count")))
+    };
+    let inserted = fact(FACT_INSERTED)?.unwrap_or(0);
+    let issued = fact(FACT_ISSUED)?.unwrap_or(inserted).max(inserted);
+    Ok(Record { issued, inserted })
 }
 
 /// For client.rs: a statement of a section with its variables.
