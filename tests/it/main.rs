@@ -19,6 +19,7 @@ mod prepare;
 mod readme;
 mod report;
 mod script;
+mod secrets;
 mod shards;
 mod store;
 mod sweep;
@@ -51,6 +52,7 @@ fn main() {
     trials.extend(sweep::trials());
     trials.extend(store::trials(&env));
     trials.extend(script::trials(&env));
+    trials.extend(secrets::trials(&env));
     trials.extend(shards::trials(&env));
     trials.extend(capacity::trials(&env));
     trials.extend(tpcc::trials(&env));
