@@ -62,6 +62,9 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             move || Ok(atomic(&env, target)?),
         ));
     }
+    out.push(Trial::test("faults::closed_pipe_loses_only_lines", || {
+        Ok(closed_pipe()?)
+    }));
     for (target, script) in [
         (Target::Sqlite, RUNAWAY),
         (Target::Sqlite, SLEEPY),
@@ -150,6 +153,93 @@ fn atomic(env: &Env, target: Target) -> Result<(), String> {
     }
     let check = dbduel(&["check", "tpcb", "--dsn", &dsn]);
     expect_code(&check, 0, "check after conflicts and kills")
+}
+
+/// dbduel with stdout and stderr both a pipe whose reader is gone (`dbduel ... | head -0`):
+/// its exit code.
+fn with_closed_pipe(dir: &std::path::Path, args: &[&str]) -> Result<Option<i32>, String> {
+    let (reader, writer) = std::io::pipe().map_err(|e| e.to_string())?;
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(writer.try_clone().map_err(|e| e.to_string())?)
+        .stderr(writer)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let status = wait_bounded(&mut child, Duration::from_secs(120), &args.join(" "))?;
+    Ok(status.code())
+}
+
+/// Output to a closed pipe loses the lines, never a file still to be written nor a server
+/// still to be stopped, and no command panics on it.
+fn closed_pipe() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let d = dir.path();
+    let db = format!("sqlite://{}", d.join("a.db").display());
+    std::fs::write(
+        d.join("p.toml"),
+        "engines = [\"sqlite\"]\nclients = [1]\ntime = 1\nwarmup = 0\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let server = d.join("pg").display().to_string();
+    let steps: Vec<(Vec<&str>, Option<&str>)> = vec![
+        (vec!["prepare", "tpcb", "--dsn", &db], None),
+        (
+            vec![
+                "run", "tpcb", "--dsn", &db, "-T", "2", "-P", "1", "--json", "r.json",
+            ],
+            Some("r.json"),
+        ),
+        (vec!["check", "tpcb", "--dsn", &db], None),
+        (
+            vec![
+                "sweep",
+                "p.toml",
+                "--results",
+                "s.db",
+                "--report",
+                "rep.html",
+            ],
+            Some("rep.html"),
+        ),
+        (vec!["results", "list", "--results", "s.db"], None),
+        (vec!["results", "export", "--results", "s.db"], None),
+        (
+            vec!["report", "--format", "markdown", "--results", "s.db"],
+            None,
+        ),
+        (vec!["list"], None),
+        (
+            vec!["server", "start", "postgres", "--data-dir", &server],
+            None,
+        ),
+        (vec!["server", "status", "--data-dir", &server], None),
+        (vec!["server", "dsn", "--data-dir", &server], None),
+        (vec!["server", "stop", "--data-dir", &server], None),
+    ];
+    for (args, file) in steps {
+        let code = with_closed_pipe(d, &args)?;
+        ensure(code == Some(0), || {
+            format!(
+                "`dbduel {}` to a closed pipe exited {code:?}",
+                args.join(" ")
+            )
+        })?;
+        if let Some(f) = file {
+            ensure(d.join(f).exists(), || {
+                format!(
+                    "`dbduel {}` to a closed pipe did not write {f}",
+                    args.join(" ")
+                )
+            })?;
+        }
+    }
+    // The server was stopped, not left running.
+    let status = dbduel(&["server", "status", "--data-dir", &server]);
+    ensure(text(&status).contains(": stopped"), || {
+        format!("after `server stop` to a closed pipe: {}", text(&status))
+    })
 }
 
 /// A statement that never ends (SQLite's recursive CTE without a limit).
