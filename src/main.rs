@@ -9,7 +9,10 @@ use dbduel::Outcome;
 use dbduel::cli::Cli;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return refused(&e),
+    };
     // SIGPIPE stays ignored: a closed socket must be an error, not the end of the process, and
     // a closed stdout or stderr only loses the lines written to it (`out!`, `errln!`), never
     // the files still to be written or the servers still to be stopped.
@@ -33,6 +36,46 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// The argument parser's refusal in one line, as dbduel's own (exit 2); help and version as
+/// clap prints them (exit 0).
+fn refused(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind::{
+        DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
+    };
+    if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand {
+        let _ = e.print();
+        return ExitCode::from(2);
+    }
+    let text = e.to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("bad arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let tip = lines
+        .find_map(|l| l.strip_prefix("tip: "))
+        .map(|t| format!("; {t}"))
+        .unwrap_or_default();
+    // "Usage: dbduel run [OPTIONS] [WORKLOAD]": the command, for where to read more.
+    let command: Vec<&str> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Usage: "))
+        .map(|u| {
+            u.split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<']))
+                .collect()
+        })
+        .unwrap_or_default();
+    let usage = match command.is_empty() {
+        true => String::new(),
+        false => format!(" (see `{} --help`)", command.join(" ")),
+    };
+    dbduel::errln!("dbduel: {first}{tip}{usage}");
+    ExitCode::from(2)
 }
 
 /// Each client holds its connection and a second handle on it (to shut it down if it is stuck

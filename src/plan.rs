@@ -129,8 +129,18 @@ fn start_at(given: &str) -> Result<std::time::SystemTime, Error> {
             humantime::format_rfc3339_seconds(now)
         ));
     }
+    if at.duration_since(now).unwrap_or_default() > START_AT_HORIZON {
+        return usage(format!(
+            "--start-at {given} is more than a day away (it is {} now, UTC): give a time within 24 hours, or start the run later",
+            humantime::format_rfc3339_seconds(now)
+        ));
+    }
     Ok(at)
 }
+
+/// How far ahead `--start-at` may be: the shards of one run are started together, within
+/// minutes; a time further off is a mistake in the date, not a plan to wait.
+const START_AT_HORIZON: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 fn usage<T>(msg: impl Into<String>) -> Result<T, Error> {
     Err(Error::Usage(msg.into()))

@@ -454,7 +454,7 @@ fn run_plan(
         clients,
         // What the point was asked to do, as `run -T`/`-t` records it: a time or a count of
         // transactions per client, never both.
-        time: (plan.transactions.is_none() && !streams).then_some(plan.time),
+        time: (plan.transactions.is_none() && !streams).then(|| plan.time()),
         transactions: plan.transactions,
         warmup: plan.warmup,
         rate: None,

@@ -28,9 +28,8 @@ pub struct PlanFile {
     pub scale: u32,
     #[serde(default = "default_clients")]
     pub clients: Vec<u32>,
-    /// Measured seconds per point.
-    #[serde(default = "ten")]
-    pub time: u64,
+    /// Measured seconds per point (10 when neither this nor `transactions` is given).
+    pub time: Option<u64>,
     /// Transactions per client instead of a time (seed 002: 20 clients x 10 queries).
     pub transactions: Option<u64>,
     /// Tries of a transaction that met a retryable error, as `run --max-tries` (default: the
@@ -166,9 +165,6 @@ fn default_workload() -> String {
 fn one() -> u32 {
     1
 }
-fn ten() -> u64 {
-    10
-}
 fn default_clients() -> Vec<u32> {
     vec![1, 2, 4, 8]
 }
@@ -274,6 +270,11 @@ impl PlanFile {
         self.name.as_deref().unwrap_or("plan")
     }
 
+    /// Measured seconds per point.
+    pub fn time(&self) -> u64 {
+        self.time.unwrap_or(10)
+    }
+
     /// `options` as the workload's parameters: `spec-timing = true` is the flag given, `false`
     /// leaves it out, numbers and words are their text.
     pub fn params(&self) -> Result<BTreeMap<String, String>, Error> {
@@ -318,11 +319,39 @@ impl PlanFile {
             ));
         }
         self.validate_workload()?;
+        if self.name().trim().is_empty() {
+            return bad(
+                "key `name`: give the plan a name, or leave the key out to take the file's".into(),
+            );
+        }
         if self.clients.is_empty() || self.clients.contains(&0) {
             return bad("key `clients`: give client counts of at least 1".into());
         }
-        if self.scale == 0 || self.repeats == 0 || self.time == 0 {
+        let clients: Vec<String> = self.clients.iter().map(u32::to_string).collect();
+        for (key, values) in [
+            ("clients", &clients),
+            ("engines", &self.engines),
+            ("profiles", &self.profiles),
+            ("variants", &self.variants),
+        ] {
+            if let Some(twice) = values
+                .iter()
+                .enumerate()
+                .find(|(i, v)| values[..*i].contains(v))
+            {
+                return bad(format!(
+                    "key `{key}`: '{}' is given twice: give each once (repeats are `repeats = N`)",
+                    twice.1
+                ));
+            }
+        }
+        if self.scale == 0 || self.repeats == 0 || self.time == Some(0) {
             return bad("keys `scale`, `repeats` and `time` must be at least 1".into());
+        }
+        if self.time.is_some() && self.transactions.is_some() {
+            return bad(
+                "keys `time` and `transactions` both given: give one (a point runs for a time or for a number of transactions per client)".into(),
+            );
         }
         if let Cold::Word(w) = &self.cold
             && w != "both"
@@ -467,6 +496,36 @@ mod tests {
         let path = dir.path().join("p.toml");
         std::fs::write(&path, text).unwrap();
         PlanFile::read(&path).map(|(p, _)| p)
+    }
+
+    #[test]
+    fn duplicates_and_conflicting_limits_refused_before_any_point() {
+        for (text, needle) in [
+            ("clients = [1, 4, 4]\n", "key `clients`: '4' is given twice"),
+            (
+                "engines = [\"sqlite\", \"sqlite\"]\n",
+                "key `engines`: 'sqlite' is given twice",
+            ),
+            (
+                "profiles = [\"default\", \"default\"]\n",
+                "key `profiles`: 'default'",
+            ),
+            (
+                "time = 5\ntransactions = 10\n",
+                "keys `time` and `transactions` both given",
+            ),
+            ("name = \"\"\n", "key `name`: give the plan a name"),
+            ("name = \"  \"\n", "key `name`: give the plan a name"),
+        ] {
+            let e = parse(&format!("engines = [\"sqlite\"]\n{text}"))
+                .or_else(|_| parse(text))
+                .map(|_| "accepted".to_string())
+                .unwrap_or_else(|e| e.to_string());
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+        let ok = parse("engines = [\"sqlite\"]\ntransactions = 10\n").unwrap();
+        assert_eq!((ok.time, ok.transactions), (None, Some(10)));
+        assert_eq!(parse("engines = [\"sqlite\"]\n").unwrap().time(), 10);
     }
 
     #[test]

@@ -24,8 +24,8 @@ fn refused(
             format!("message lacks '{needle}':\n{all}")
         })?;
         ensure(
-            String::from_utf8_lossy(&out.stderr).trim().lines().count() <= 3,
-            || format!("message too long:\n{all}"),
+            String::from_utf8_lossy(&out.stderr).trim().lines().count() == 1,
+            || format!("not one line:\n{all}"),
         )?;
         Ok(())
     })
@@ -77,6 +77,24 @@ fn silent_server() -> Trial {
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     vec![
         silent_server(),
+        refused(
+            env,
+            "parser_unknown_flag",
+            |_| v(&["run", "tpcb", "--clinets", "4"]),
+            "unexpected argument '--clinets'",
+        ),
+        refused(
+            env,
+            "parser_bad_value",
+            |_| v(&["run", "tpcb", "-c", "x"]),
+            "invalid value 'x' for '--clients",
+        ),
+        refused(
+            env,
+            "parser_unknown_command",
+            |_| v(&["sweeep", "plans/profiles.toml"]),
+            "unrecognized subcommand 'sweeep'",
+        ),
         refused(
             env,
             "absurd_clients",

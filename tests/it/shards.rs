@@ -67,6 +67,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
                 "has passed",
             ),
             (
+                "start_at_years_ahead",
+                &["run", "tpcb", "--start-at", "2099-01-01T00:00:00Z"][..],
+                "more than a day away",
+            ),
+            (
                 "start_at_malformed",
                 &["run", "tpcb", "--start-at", "tomorrow"][..],
                 "give an RFC 3339 time",

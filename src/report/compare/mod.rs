@@ -273,10 +273,36 @@ fn load_file(path: &Path) -> Result<Run, Error> {
             path.display()
         )));
     }
+    if let Some(why) = impossible(&result) {
+        return Err(Error::Usage(format!(
+            "{}: {why}: no run measures that; give the file `dbduel run --json` wrote, unedited",
+            path.display()
+        )));
+    }
     Ok(Run {
         source: path.display().to_string(),
         result,
         profile: None,
+    })
+}
+
+/// A figure no measurement can give (negative, infinite, not a number), named; None when the
+/// figures compare reads are all possible: tps, the latency percentiles, each second's counts.
+fn impossible(result: &Value) -> Option<String> {
+    let bad = |v: &Value| v.as_f64().is_some_and(|x| !x.is_finite() || x < 0.0);
+    if bad(&result["tps"]) {
+        return Some(format!("tps is {}", result["tps"]));
+    }
+    if let Some((name, v)) = result["latency_ms"]
+        .as_object()
+        .and_then(|l| l.iter().find(|(_, v)| bad(v)))
+    {
+        return Some(format!("latency {name} is {v} ms"));
+    }
+    let windows = result["windows"].as_array()?;
+    windows.iter().enumerate().find_map(|(i, w)| {
+        let (name, v) = w.as_object()?.iter().find(|(_, v)| bad(v))?;
+        Some(format!("second {} has {name} {v}", i + 1))
     })
 }
 
@@ -588,6 +614,26 @@ mod tests {
         Side {
             label: "x".into(),
             runs,
+        }
+    }
+
+    #[test]
+    fn doctored_figures_are_refused() {
+        let w = serde_json::json!({"t": 1, "transactions": 100, "p99_ms": 2.0});
+        let good = serde_json::json!({"tps": 100.0, "latency_ms": {"p99": 2.0}, "windows": [w]});
+        assert_eq!(impossible(&good), None);
+        for (key, path, value) in [
+            ("tps", None, serde_json::json!(-1e308)),
+            ("latency_ms", Some("p99"), serde_json::json!(-3.0)),
+            ("windows", Some("transactions"), serde_json::json!(-5)),
+        ] {
+            let mut r = good.clone();
+            match (key, path) {
+                ("windows", Some(f)) => r["windows"][0][f] = value,
+                (k, Some(f)) => r[k][f] = value,
+                (k, None) => r[k] = value,
+            }
+            assert!(impossible(&r).is_some(), "{r}");
         }
     }
 

@@ -245,6 +245,15 @@ impl Place<'_> {
         if t.rows < 1 {
             return Err(self.at(span, format!("table {}: rows must be at least 1", t.name)));
         }
+        if t.rows > MAX_ROWS {
+            return Err(self.at(
+                span,
+                format!(
+                    "table {}: rows = {} is more than a load can make: at most {MAX_ROWS} (ten billion, about a terabyte at 100 bytes a row)",
+                    t.name, t.rows
+                ),
+            ));
+        }
         if t.columns.is_empty() {
             return Err(self.at(span, format!("table {} has no columns", t.name)));
         }
@@ -252,6 +261,22 @@ impl Place<'_> {
         for c in &t.columns {
             let column = self.column(&t.name, c, &columns, tables)?;
             columns.push(column);
+        }
+        for c in &columns {
+            if let Kind::Sequence { start, step } = c.generator.kind
+                && step
+                    .checked_mul(t.rows - 1)
+                    .and_then(|d| start.checked_add(d))
+                    .is_none()
+            {
+                return Err(self.at(
+                    span,
+                    format!(
+                        "column {}.{}: a sequence from {start} by {step} over {} rows goes past the 64-bit integers: start lower or load fewer rows",
+                        t.name, c.name, t.rows
+                    ),
+                ));
+            }
         }
         let known = |name: &str| columns.iter().any(|c| c.name.eq_ignore_ascii_case(name));
         if let Some(k) = t.primary_key.iter().find(|k| !known(k)) {
@@ -429,6 +454,9 @@ fn col_type(text: &str) -> Result<ColType, String> {
         },
     })
 }
+
+/// The most rows a table of a workload file may ask for.
+const MAX_ROWS: i64 = 10_000_000_000;
 
 const KINDS: &str = "sequence, uniform, zipfian, float, string, choice, timestamp, foreign";
 
@@ -699,6 +727,21 @@ params = { p = { kind = "uniform", min = 1, max = 10 } }
         assert!(m.starts_with("w.toml:22:") && m.contains(":q"), "{m}");
         let bad_type = GOOD.replace("varchar(20)", "varchar(10)");
         assert!(error(&bad_type).contains("longer than it"));
+        let huge = GOOD.replace("rows = 10\n", "rows = 99999999999999999\n");
+        assert!(
+            error(&huge).contains("at most 10000000000"),
+            "{}",
+            error(&huge)
+        );
+        let wraps = GOOD.replace(
+            "kind = \"sequence\" }",
+            "kind = \"sequence\", start = 9223372036854775807 }",
+        );
+        assert!(
+            error(&wraps).contains("goes past the 64-bit integers"),
+            "{}",
+            error(&wraps)
+        );
         let bad_key = GOOD.replace("rows = 100", "rows = 100\nrowz = 3");
         let m = error(&bad_key);
         assert!(m.starts_with("w.toml:") && m.contains("rowz"), "{m}");

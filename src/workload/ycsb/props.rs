@@ -220,6 +220,19 @@ impl Reader<'_> {
             _ => Err(bad(name, v, "give a number from 0 to 1")),
         }
     }
+    /// A number strictly between 0 and `max` (YCSB reads it as a double): at either end the
+    /// generator's rate is zero or infinite.
+    fn open_range(&self, name: &str, max: f64) -> Result<f64, Error> {
+        let v = self.text(name);
+        match v.parse::<f64>() {
+            Ok(f) if f > 0.0 && f < max => Ok(f),
+            _ => Err(bad(
+                name,
+                v,
+                &format!("give a number above 0 and below {max}"),
+            )),
+        }
+    }
     fn flag(&self, name: &str) -> Result<bool, Error> {
         // Java's Boolean.parseBoolean takes anything, and anything but "true" is false; a
         // typo is refused here instead.
@@ -314,7 +327,7 @@ impl Props {
             insertcount,
             hotspotdatafraction: r.fraction("hotspotdatafraction")?,
             hotspotopnfraction: r.fraction("hotspotopnfraction")?,
-            exponential_percentile: r.int("exponential.percentile", 0)?.min(100) as f64,
+            exponential_percentile: r.open_range("exponential.percentile", 100.0)?,
             exponential_frac: r.fraction("exponential.frac")?,
         };
         props.validate()
@@ -382,10 +395,16 @@ mod tests {
             ("readproportion", "2"),
             ("insertorder", "random"),
             ("readallfields", "yes"),
+            ("exponential.percentile", "0"),
+            ("exponential.percentile", "100"),
+            ("exponential.percentile", "101"),
+            ("exponential.percentile", "NaN"),
         ] {
             let e = resolve(None, &options(&[(k, v)])).unwrap_err().to_string();
             assert!(e.contains(k), "{e}");
         }
+        let p = resolve(None, &options(&[("exponential.percentile", "99.5")])).unwrap();
+        assert_eq!(p.exponential_percentile, 99.5);
         let e = resolve(None, &options(&[("recordcuont", "5")])).unwrap_err();
         assert!(e.to_string().contains("recordcuont"), "{e}");
     }
