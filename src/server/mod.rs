@@ -496,7 +496,7 @@ pub fn data_size(dir: &Path) -> u64 {
 }
 
 /// Every process under `root` (children, their children...), read from /proc.
-fn descendants(root: u32) -> Vec<u32> {
+pub fn descendants(root: u32) -> Vec<u32> {
     let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
         .into_iter()
         .flatten()

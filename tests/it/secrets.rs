@@ -11,6 +11,9 @@ use libtest_mimic::Trial;
 
 use crate::env::{Env, Target, ensure, expect_code, session, text};
 
+/// A way of giving the password: its name, the target's flags, the environment's variables.
+type Channel<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+
 /// The password of the canary role: found anywhere, it leaked.
 const CANARY: &str = "Cnry-7f3a9e2b";
 
@@ -121,7 +124,7 @@ fn canary(env: &Env) -> Result<(), String> {
         0,
         "prepare",
     )?;
-    let channels: Vec<(&str, Vec<&str>, Vec<(&str, &str)>)> = vec![
+    let channels: Vec<Channel> = vec![
         ("user info", vec!["--dsn", &in_userinfo], vec![]),
         ("password= parameter", vec!["--dsn", &in_param], vec![]),
         (

@@ -249,13 +249,13 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 }
 
 /// The stored result of run 1, as `results show 1` prints it.
-fn first_run(results: &str) -> Result<serde_json::Value, String> {
+pub fn first_run(results: &str) -> Result<serde_json::Value, String> {
     let show = dbduel(&["results", "show", "1", "--results", results]);
     expect_code(&show, 0, "results show")?;
     serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())
 }
 
-fn exported(results: &str) -> Result<Vec<serde_json::Value>, String> {
+pub fn exported(results: &str) -> Result<Vec<serde_json::Value>, String> {
     let out = dbduel(&[
         "results",
         "export",
