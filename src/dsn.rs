@@ -198,8 +198,9 @@ fn redact_params(text: &str) -> String {
     while let Some(eq) = rest.find('=') {
         let (head, tail) = rest.split_at(eq);
         let key_start = head
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         out.push_str(head);
         out.push('=');
         let tail = &tail[1..];
@@ -319,6 +320,7 @@ mod tests {
         );
         let kv = redact_text("host=db password=s3cret user=bob");
         assert_eq!(kv, "host=db password=*** user=bob");
+        assert_eq!(redact_text("𝒮=1 é password=x"), "𝒮=1 é password=***");
         let plain = "a = 1\nclients = [1, 2]\npasswords_seen = 3\n";
         assert_eq!(redact_text(plain), plain, "other keys are left alone");
     }

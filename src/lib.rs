@@ -27,6 +27,8 @@ pub mod workload;
 
 #[cfg(test)]
 mod adding_an_engine;
+#[cfg(test)]
+mod fuzz;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

@@ -24,6 +24,13 @@ fn refuse<T>(msg: impl Into<String>) -> Result<T, Error> {
     Err(Error::Usage(msg.into()))
 }
 
+/// The start times a shard may have: from 2000 to the last day of year 9999 (the dates a
+/// result can name), in milliseconds since 1970.
+const EPOCHS: std::ops::RangeInclusive<u64> = 946_684_800_000..=253_402_300_799_999;
+
+/// The longest measured window a run may have (a year, as `-T` allows).
+const MAX_SECONDS: f64 = 366.0 * 86_400.0;
+
 /// Read the shards' result files.
 pub fn read(files: &[PathBuf]) -> Result<Vec<ShardFile>, Error> {
     files
@@ -58,10 +65,20 @@ pub fn merge(mut shards: Vec<ShardFile>) -> Result<RunResult, Error> {
                 s.result.shards.len()
             ));
         }
-        if s.result.shard.is_none() {
+        let Some(part) = &s.result.shard else {
             return refuse(format!(
                 "{}: not a shard's result (it was run without --shard): merge takes the files of `run --shard I/N --json FILE`",
                 s.file
+            ));
+        };
+        let m = &s.result.measurement;
+        if !(EPOCHS.contains(&part.started_unix_ms)
+            && m.duration_s.is_finite()
+            && (0.0..=MAX_SECONDS).contains(&m.duration_s))
+        {
+            return refuse(format!(
+                "{}: started at {} ms since 1970 for {} s: no run did; give the file `run --shard I/N --json FILE` wrote, unedited",
+                s.file, part.started_unix_ms, m.duration_s
             ));
         }
     }

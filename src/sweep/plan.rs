@@ -209,12 +209,22 @@ impl PlanFile {
     pub fn read(path: &Path) -> Result<(PlanFile, String), Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Usage(format!("cannot read plan {}: {e}", path.display())))?;
-        let mut plan: PlanFile = toml::from_str(&text).map_err(|e| {
-            Error::Usage(format!(
-                "plan {}: {}",
-                path.display(),
-                e.to_string().trim_end()
-            ))
+        let plan = Self::parse(&text, path)?;
+        Ok((plan, text))
+    }
+
+    /// A plan's text, as read from `path` (its name and the directory of a workload file).
+    pub fn parse(text: &str, path: &Path) -> Result<PlanFile, Error> {
+        let mut plan: PlanFile = toml::from_str(text).map_err(|e| {
+            // One line: where, then TOML's own words, without its drawing of the line.
+            let place = e.span().map_or(String::new(), |span| {
+                let before = &text[..text.floor_char_boundary(span.start)];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+                format!("line {line}, column {column}: ")
+            });
+            let message = e.message().trim().replace('\n', "; ");
+            Error::Usage(format!("plan {}: {place}{message}", path.display()))
         })?;
         if plan.name.is_none() {
             plan.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
@@ -227,7 +237,7 @@ impl PlanFile {
             plan.workload = dir.join(&plan.workload).display().to_string();
         }
         plan.validate()?;
-        Ok((plan, text))
+        Ok(plan)
     }
 
     /// A plan a command builds (`duel`) instead of reading it: keys and values as a file

@@ -259,7 +259,7 @@ fn store_runs(store: &Store, ids: &[i64]) -> Result<Vec<Run>, Error> {
         .collect()
 }
 
-fn load_file(path: &Path) -> Result<Run, Error> {
+pub(crate) fn load_file(path: &Path) -> Result<Run, Error> {
     let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
     let result: Value = serde_json::from_str(&text).map_err(|e| {
         Error::Usage(format!(

@@ -6,7 +6,7 @@
 
 mod client;
 mod eval;
-mod expr;
+pub(crate) mod expr;
 mod parse;
 mod rand;
 

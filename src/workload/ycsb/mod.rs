@@ -5,7 +5,7 @@
 
 mod client;
 mod generate;
-mod props;
+pub(crate) mod props;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
