@@ -16,6 +16,8 @@ mod load;
 mod managed;
 mod observe;
 mod prepare;
+mod proxied;
+mod proxy;
 mod readme;
 mod report;
 mod script;
@@ -53,6 +55,7 @@ fn main() {
     trials.extend(store::trials(&env));
     trials.extend(script::trials(&env));
     trials.extend(secrets::trials(&env));
+    trials.extend(proxied::trials(&env));
     trials.extend(shards::trials(&env));
     trials.extend(capacity::trials(&env));
     trials.extend(tpcc::trials(&env));
