@@ -198,6 +198,9 @@ fn config() -> ProptestConfig {
     }
 }
 
+/// A parser under test: a value (nothing kept) or its refusal.
+type Parser = fn(&str) -> Result<(), Error>;
+
 /// How a refusal may be shaped: a value given on the command line may come back quoted, its
 /// own line breaks with it; a file's refusal names a line and is one line.
 #[derive(Clone, Copy)]
@@ -357,7 +360,7 @@ proptest! {
 
 #[test]
 fn every_seed_is_accepted() {
-    let parsers: [(&str, fn(&str) -> Result<(), Error>); 10] = [
+    let parsers: [(&str, Parser); 10] = [
         ("dsn", dsn),
         ("plan", plan),
         ("workload", workload),

@@ -162,7 +162,20 @@ impl Engine for Firebird {
             config,
             connect_timeout: self.connect_timeout,
             watchdog: None,
+            door: None,
         };
+        let id = session.query_text("SELECT CURRENT_CONNECTION FROM RDB$DATABASE")?;
+        let Some(Value::Int(attachment)) = id.first().and_then(|r| r.first()).cloned() else {
+            return Err(DbError::new(
+                ErrorClass::Other("firebird".into()),
+                format!("CURRENT_CONNECTION gave {id:?}"),
+            ));
+        };
+        session.door = Some(Arc::new(FbCancel {
+            config: session.config.clone(),
+            timeout: session.connect_timeout,
+            attachment,
+        }));
         session.set_statement_timeout(self.statement_timeout)?;
         Ok(Box::new(session))
     }
@@ -256,6 +269,8 @@ struct FbSession {
     connect_timeout: Duration,
     /// `--statement-timeout`, kept by the client (Firebird 3 has none).
     watchdog: Option<Watchdog>,
+    /// How another attachment cancels this session's statement (its attachment's id).
+    door: Option<Arc<dyn super::Cancel>>,
 }
 
 impl Drop for FbSession {
@@ -515,23 +530,18 @@ impl Session for FbSession {
     /// Firebird 3 has no statement timeout: a watchdog thread cancels a statement past it.
     fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
         self.watchdog = None;
-        let Some(limit) = limit else {
+        let (Some(limit), Some(door)) = (limit, self.door.clone()) else {
             return Ok(());
         };
-        let id = self.query_text("SELECT CURRENT_CONNECTION FROM RDB$DATABASE")?;
-        let Some(Value::Int(attachment)) = id.first().and_then(|r| r.first()).cloned() else {
-            return Err(DbError::new(
-                ErrorClass::Other("firebird".into()),
-                format!("CURRENT_CONNECTION gave {id:?}"),
-            ));
-        };
-        let door = FbCancel {
-            config: self.config.clone(),
-            timeout: self.connect_timeout,
-            attachment,
-        };
-        self.watchdog = Some(Watchdog::new(limit, Arc::new(door)));
+        self.watchdog = Some(Watchdog::new(limit, door));
         Ok(())
+    }
+
+    /// The end of a run cancels a statement still running (a lock wait that never ends) the
+    /// way the statement timeout does: its row of MON$STATEMENTS deleted from another
+    /// attachment.
+    fn canceller(&self) -> Option<Arc<dyn super::Cancel>> {
+        self.door.clone()
     }
 
     fn begin(&mut self, _write: bool) -> DbResult<()> {
@@ -771,6 +781,9 @@ fn classify(e: &FbError, connecting: bool) -> DbError {
             } else if DESYNC.iter().any(|d| msg.contains(d)) {
                 // The client no longer knows where it is in the protocol: start afresh.
                 ErrorClass::ConnectionLost
+            } else if msg.contains("Connection closed by the server") {
+                // The pure client's words for a socket the server closed (an attachment killed).
+                ErrorClass::link(connecting)
             } else {
                 ErrorClass::Other("client".into())
             };

@@ -318,7 +318,7 @@ pub trait Session: Send {
     /// Size on disk of the database (or of the given tables where the engine can tell).
     fn database_size(&mut self) -> DbResult<u64>;
     /// A handle another thread may use to stop this session's statement or give the
-    /// connection up (None where the engine has no way: embedded SQLite, Firebird's client).
+    /// connection up (None where the engine has no way).
     fn canceller(&self) -> Option<Arc<dyn Cancel>> {
         None
     }

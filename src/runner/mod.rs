@@ -127,6 +127,7 @@ impl Running {
                         "client {id} was stuck in a transaction for {busy_s:.1} s at the end of the run: {what}"
                     )));
                 }
+                stuck.extend(self.still_reconnecting(now));
                 let _ = self.shared.events.send(stuck);
                 self.ending = Ending::Abandoned(now);
             }
@@ -134,6 +135,25 @@ impl Running {
             _ => {}
         }
         false
+    }
+
+    /// The clients still getting a new connection at the end of the run, each lost: its
+    /// thread is not waited for (a connection attempt may block for its whole timeout), so
+    /// every connection lost is accounted for, reconnected or its client lost.
+    fn still_reconnecting(&self, now: Instant) -> Vec<Event> {
+        let cfg = &self.shared.cfg;
+        (0..self.shared.reconnecting.len())
+            .filter_map(|slot| {
+                let since = self.shared.reconnecting[slot].swap(0, Ordering::AcqRel);
+                (since != 0).then(|| {
+                    let id = slot as u32 + cfg.first_client;
+                    let lost_s = (now - self.start).as_secs_f64() - (since - 1) as f64 / 1e6;
+                    Event::ClientLost(format!(
+                        "client {id} was still getting a new connection at the end of the run, {lost_s:.1} s after it lost its own"
+                    ))
+                })
+            })
+            .collect()
     }
 
     /// The clients inside a transaction now (by slot: id less `first_client`), with their
@@ -172,6 +192,10 @@ struct Shared {
     live: Arc<AtomicUsize>,
     /// Per client: 0 when idle, else 1 + the microsecond (since the start) its transaction began.
     busy: Vec<AtomicU64>,
+    /// Per client: 0 unless it is getting a new connection, else 1 + the microsecond (since
+    /// the start) it lost the old one. Whoever swaps it back to 0 reports the outcome: the
+    /// client (reconnected, or lost), or the end of the run (lost, when it is still trying).
+    reconnecting: Vec<AtomicU64>,
     /// Per client: how to cancel its statement, once connected.
     doors: Mutex<Vec<Option<Arc<dyn Cancel>>>>,
     /// The end of the run has come and clients are being cancelled: no retry, no new work.
@@ -201,6 +225,7 @@ pub fn start(
         go: Barrier::new(n + 1),
         live: live.clone(),
         busy: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        reconnecting: (0..n).map(|_| AtomicU64::new(0)).collect(),
         doors: Mutex::new(vec![None; n]),
         ending: AtomicBool::new(false),
     });
@@ -396,7 +421,9 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         };
         outbox.push(Event::Txn(sample), end);
         if lost {
-            if !reconnected(shared, id, deadline, end, &mut state, &mut outbox) {
+            let claim = &shared.reconnecting[slot(shared, id)];
+            claim.store(micros(end - start) + 1, Ordering::Release);
+            if !reconnected(shared, id, deadline, end, claim, &mut state, &mut outbox) {
                 break;
             }
             state.client.end_at(run_end.clone());
@@ -497,14 +524,27 @@ fn reconnected(
     id: u32,
     deadline: Option<Instant>,
     end: Instant,
+    claim: &AtomicU64,
     state: &mut ClientState,
     outbox: &mut Outbox,
 ) -> bool {
+    // The lost transaction is counted now, whatever the reconnection meets.
+    outbox.flush(Instant::now());
     let fresh = reconnect(shared, id, deadline);
     outbox.push(Event::Offline(end.elapsed()), Instant::now());
+    // The end of the run already counted this client lost while it was trying.
+    if claim.swap(0, Ordering::AcqRel) == 0 {
+        return false;
+    }
     match fresh {
         Ok(fresh) => {
-            *state = fresh;
+            // The lost connection's teardown (a rollback, a goodbye) may wait on a socket the
+            // server no longer answers: it runs on a thread of its own, never holding the
+            // client or the events it has still to send.
+            let old = std::mem::replace(state, fresh);
+            let _ = std::thread::Builder::new()
+                .name("teardown".into())
+                .spawn(move || drop(old));
             outbox.push(Event::Reconnected, Instant::now());
             true
         }

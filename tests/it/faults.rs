@@ -154,6 +154,7 @@ fn atomic(env: &Env, target: Target) -> Result<(), String> {
             format!("no connection was lost: the kills missed\n{all}")
         })?;
     }
+    accounted(&r, &all)?;
     let check = dbduel(&["check", "tpcb", "--dsn", &dsn]);
     expect_code(&check, 0, "check after conflicts and kills")
 }
@@ -356,6 +357,7 @@ fn ycsb_killed(env: &Env, target: Target) -> Result<(), String> {
             )
         },
     )?;
+    accounted(&r, &all)?;
     ensure(!all.contains("dbduel_facts"), || {
         format!("the run's inserts were not recorded:\n{all}")
     })?;
@@ -380,6 +382,25 @@ fn ycsb_killed(env: &Env, target: Target) -> Result<(), String> {
         0,
         "check ycsb after the next run",
     )
+}
+
+/// Every lost connection accounted for: as many transactions failed by a lost connection as
+/// clients that reconnected or were lost for want of a new connection.
+fn accounted(r: &serde_json::Value, all: &str) -> Result<(), String> {
+    let kind = |k: &str| r["errors_by_kind"][k].as_u64().unwrap_or(0);
+    let lost = kind("connection_lost") + kind("unreachable");
+    let reconnects = r["reconnects"].as_u64().unwrap_or(0);
+    let clients_lost = r["lost_clients"].as_array().map_or(0, |l| {
+        l.iter()
+            .filter_map(|m| m.as_str())
+            .filter(|m| m.contains("could not reconnect") || m.contains("new connection"))
+            .count()
+    }) as u64;
+    ensure(lost == reconnects + clients_lost, || {
+        format!(
+            "{lost} transactions lost their connection, {reconnects} reconnections and {clients_lost} clients lost:\n{all}"
+        )
+    })
 }
 
 /// Send `sig` to a process and to its children (PostgreSQL's backends each lead a session of
