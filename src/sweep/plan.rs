@@ -221,7 +221,15 @@ impl PlanFile {
                 let before = &text[..text.floor_char_boundary(span.start)];
                 let line = before.matches('\n').count() + 1;
                 let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-                format!("line {line}, column {column}: ")
+                let shown: String = text
+                    .lines()
+                    .nth(line - 1)
+                    .unwrap_or("")
+                    .trim()
+                    .chars()
+                    .take(80)
+                    .collect();
+                format!("line {line}, column {column} ({shown}): ")
             });
             let message = e.message().trim().replace('\n', "; ");
             Error::Usage(format!("plan {}: {place}{message}", path.display()))

@@ -136,16 +136,7 @@ fn atomic(env: &Env, target: Target) -> Result<(), String> {
         .spawn()
         .map_err(|e| e.to_string())?;
     kill_connections(target, &dsn, 3)?;
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    ensure(matches!(out.status.code(), Some(0 | 1)), || {
-        format!("run exit {:?}:\n{all}", out.status.code())
-    })?;
-    let r = read_result(&json)?;
+    let (r, all) = result_of(child, &json)?;
     ensure(r["transactions"].as_u64().unwrap_or(0) > 0, || {
         format!("no transactions:\n{all}")
     })?;
@@ -338,16 +329,7 @@ fn ycsb_killed(env: &Env, target: Target) -> Result<(), String> {
     let json = dir.path().join("r.json");
     let child = run("5", &json)?;
     kill_connections(target, &dsn, 2)?;
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    ensure(matches!(out.status.code(), Some(0 | 1)), || {
-        format!("run exit {:?}:\n{all}", out.status.code())
-    })?;
-    let r = read_result(&json).map_err(|e| format!("{e}\n{all}"))?;
+    let (r, all) = result_of(child, &json)?;
     ensure(
         r["transactions"].as_u64().unwrap_or(0) > 0 && r["reconnects"].as_u64().unwrap_or(0) > 0,
         || {
@@ -382,6 +364,25 @@ fn ycsb_killed(env: &Env, target: Target) -> Result<(), String> {
         0,
         "check ycsb after the next run",
     )
+}
+
+/// A run that met faults, waited for: it exits 0 or 1 and writes its result; the result and
+/// everything it printed.
+fn result_of(
+    child: std::process::Child,
+    json: &std::path::Path,
+) -> Result<(serde_json::Value, String), String> {
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ensure(matches!(out.status.code(), Some(0 | 1)), || {
+        format!("run exit {:?}:\n{all}", out.status.code())
+    })?;
+    let r = read_result(json).map_err(|e| format!("{e}\n{all}"))?;
+    Ok((r, all))
 }
 
 /// Every lost connection accounted for: as many transactions failed by a lost connection as
