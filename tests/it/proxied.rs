@@ -1,7 +1,8 @@
 //! Every connection dbduel opens, through the fault proxy (proxy.rs), on PostgreSQL and
 //! MariaDB: a run whose connections stall, slow down, are cut or garbled in its middle ends on
 //! time, writes its result and leaves data that `check` finds whole; a sweep whose server stalls
-//! ends and keeps its point; a sweep whose results store is cut keeps the point in a file.
+//! ends and keeps its point; a sweep whose results store is cut keeps the point in a file; a
+//! prepare whose connection is cut ends in one line, and its partial data is refused.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -34,7 +35,56 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "proxied::postgres::sweep_store_cut_keeps_the_point",
         move || Ok(store_cut(&env3)?),
     ));
+    for target in [Target::Postgres, Target::MariaDb("InnoDB")] {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!("proxied::{}::prepare_cut_is_refused_after", target.label()),
+            move || Ok(prepare_cut(&env, target)?),
+        ));
+    }
     out
+}
+
+/// `prepare tpcb --scale 20` whose connection is cut in the middle of the load: one line, exit
+/// 2; then `run` and `check` (through the proxy again) refuse the partial data, naming the
+/// unfinished prepare.
+fn prepare_cut(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "proxied_prepare");
+    let upstream = port_of(&dsn);
+    let proxy = Proxy::start(upstream);
+    let proxied = proxy.dsn(&dsn, upstream);
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut args = vec!["prepare", "tpcb", "--dsn", &proxied, "--scale", "20"];
+    let flags = target.flags();
+    args.extend(flags.iter().map(String::as_str));
+    let child = spawn(&args, dir.path())?;
+    std::thread::sleep(Duration::from_millis(800));
+    proxy.set(Toxic::Cut);
+    std::thread::sleep(Duration::from_millis(300));
+    proxy.set(Toxic::Pass);
+    let (code, all) = finish(child, Duration::from_secs(60))?;
+    ensure(
+        code == Some(2)
+            && all
+                .trim()
+                .lines()
+                .last()
+                .is_some_and(|l| l.starts_with("dbduel: ")),
+        || {
+            format!(
+                "a prepare whose connection was cut must end in one line, exit 2; got {code:?}:\n{all}"
+            )
+        },
+    )?;
+    for verb in ["run", "check"] {
+        let out = dbduel(&[verb, "tpcb", "--dsn", &proxied]);
+        expect_code(&out, 2, &format!("{verb} after a cut prepare"))?;
+        let said = crate::env::text(&out);
+        ensure(said.contains("prepare did not finish"), || {
+            format!("{verb} after a cut prepare:\n{said}")
+        })?;
+    }
+    Ok(())
 }
 
 /// The server port in a DSN of the test servers.
