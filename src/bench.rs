@@ -113,12 +113,14 @@ pub fn run_point(
     // Recorded even when the run failed: its changes are in the data all the same.
     let finished = finish(workload.as_ref(), engine.as_ref(), &mut admin);
     let measured = measured?;
-    if let Err(e) = finished {
-        // The measurement stands; what could not be recorded is said with it.
-        warnings.push(format!(
+    // The measurement stands; what could not be recorded is said with it, and fails it.
+    let unrecorded = finished.err().map(|e| {
+        let line = format!(
             "the run's changes could not be recorded in dbduel_facts ({e}): `dbduel check` may count them wrongly; prepare again before the next run"
-        ));
-    }
+        );
+        warnings.push(line.clone());
+        line
+    });
     let size_after = admin.database_size().unwrap_or(0);
     let point = Point {
         plan,
@@ -131,7 +133,9 @@ pub fn run_point(
         interrupted: stop.load(Ordering::SeqCst),
         warnings,
     };
-    Ok((point.assemble(), resources))
+    let mut result = point.assemble();
+    result.unrecorded = unrecorded;
+    Ok((result, resources))
 }
 
 /// The workload's after-run bookkeeping (`Workload::finish`) on the admin session, or, when
@@ -347,6 +351,7 @@ impl Point<'_> {
             client_peak_rss_bytes: metrics::peak_rss_bytes(),
             measurement: m,
             server_restarts: Vec::new(),
+            unrecorded: None,
             warnings,
             shard,
             shards: Vec::new(),

@@ -80,6 +80,11 @@ pub struct RunResult {
     /// line each. A point with any is marked failed; `run` never fills it (it does not manage
     /// the server: its reconnections and lost transactions tell).
     pub server_restarts: Vec<String>,
+    /// The workload's after-run record (YCSB's inserts in dbduel_facts) that could not be
+    /// written, and why: `check` and the next run may then disagree with the data, so the
+    /// point is marked failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrecorded: Option<String>,
     pub warnings: Vec<String>,
     /// A shard's result (`run --shard I/N`): which part of the run it is, and what `merge`
     /// needs to make the whole.
@@ -132,7 +137,8 @@ pub struct ShardReport {
 
 impl RunResult {
     /// Whether the point failed in part: failed transactions, lost clients, nothing
-    /// measured, or (in a sweep) a managed server that had to be restarted during it. `run`
+    /// measured, the workload's record of the run not written, or (in a sweep) a managed
+    /// server that had to be restarted during it. `run`
     /// and `sweep` then exit 1.
     pub fn failed(&self) -> bool {
         let m = &self.measurement;
@@ -140,6 +146,7 @@ impl RunResult {
             || !m.lost_clients.is_empty()
             || m.transactions == 0
             || !self.server_restarts.is_empty()
+            || self.unrecorded.is_some()
     }
 
     /// Write the result atomically (a temporary file beside it, then a rename), so that a
