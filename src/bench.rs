@@ -8,6 +8,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::dsn::Dsn;
+use crate::engine::stall::StallGuard;
 use crate::engine::{self, Engine, ServerInfo, Session};
 use crate::error::Error;
 use crate::event::Event;
@@ -51,12 +52,16 @@ pub fn prepare(
     let workload = (entry.new)(opts)?;
     let started = Instant::now();
     let scale = workload.scale();
-    workload::prepare_recorded(
+    let guard = StallGuard::new(engine);
+    guard.watch(session.as_ref());
+    let prepared = workload::prepare_recorded(
         workload.as_ref(),
-        engine.as_ref(),
+        guard.engine().as_ref(),
         session.as_mut(),
         &Loader { stop, quiet },
-    )?;
+    );
+    guard.judge(prepared, "prepare")?;
+    drop(guard);
     let size = session.database_size().unwrap_or(0);
     if !quiet {
         errln!(
@@ -89,11 +94,19 @@ pub fn run_point(
     let engine: Arc<dyn Engine> = engine::open(dsn, &plan.target.engine, plan.protocol)?.into();
     let mut admin = engine.connect().map_err(|e| Error::Connect(e.message))?;
     let mut workload = (plan.target.workload.new)(&plan.workload)?;
-    workload::refuse_unfinished(workload.as_ref(), admin.as_mut())?;
-    let mut warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
-    let info = admin
-        .server_info()
-        .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
+    // The checks before the run, on a server that may have stalled since the last point.
+    let guard = StallGuard::new(engine.clone());
+    guard.watch(admin.as_ref());
+    let before = (|| {
+        workload::refuse_unfinished(workload.as_ref(), admin.as_mut())?;
+        let warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
+        let info = admin
+            .server_info()
+            .map_err(|e| workload::db_error(e, "reading the server's settings"))?;
+        Ok((warnings, info))
+    })();
+    let (mut warnings, info) = guard.judge(before, "reading the data's state before the run")?;
+    drop(guard);
     let size_before = admin.database_size().unwrap_or(0);
     let workload: Arc<dyn Workload> = workload.into();
     let mut run = plan.run.clone();

@@ -13,6 +13,7 @@ use crate::cli::{
 };
 use crate::dsn::Dsn;
 use crate::engine;
+use crate::engine::stall::StallGuard;
 use crate::error::Error;
 use crate::metrics::Host;
 use crate::plan::{RunPlan, Target};
@@ -479,8 +480,11 @@ pub fn check(target: &Target) -> Result<Outcome, Error> {
         &target.engine,
     )?;
     let workload = (target.workload.new)(&WorkloadOptions::default())?;
-    workload::refuse_unfinished(workload.as_ref(), session.as_mut())?;
-    let items = workload.check(engine.as_ref(), session.as_mut())?;
+    let guard = StallGuard::new(engine);
+    guard.watch(session.as_ref());
+    let checked = workload::refuse_unfinished(workload.as_ref(), session.as_mut())
+        .and_then(|()| workload.check(guard.engine().as_ref(), session.as_mut()));
+    let items = guard.judge(checked, "check")?;
     let width = items.iter().map(|i| i.name.chars().count()).max();
     for i in &items {
         outln!(
@@ -505,8 +509,12 @@ pub fn cleanup(target: &Target) -> Result<Outcome, Error> {
         &target.engine,
     )?;
     let workload = (target.workload.new)(&WorkloadOptions::default())?;
-    workload.cleanup(engine.as_ref(), session.as_mut())?;
-    workload::prepare_forget(workload.as_ref(), session.as_mut())?;
+    let guard = StallGuard::new(engine);
+    guard.watch(session.as_ref());
+    let cleaned = workload
+        .cleanup(guard.engine().as_ref(), session.as_mut())
+        .and_then(|()| workload::prepare_forget(workload.as_ref(), session.as_mut()));
+    guard.judge(cleaned, "cleanup")?;
     errln!("dropped the {} tables", target.workload.name);
     Ok(Outcome::Success)
 }

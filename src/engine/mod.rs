@@ -6,6 +6,7 @@ mod login;
 mod mysql;
 mod postgres;
 mod sqlite;
+pub mod stall;
 pub mod tls;
 #[cfg(test)]
 mod toy;

@@ -2,7 +2,8 @@
 //! MariaDB: a run whose connections stall, slow down, are cut or garbled in its middle ends on
 //! time, writes its result and leaves data that `check` finds whole; a sweep whose server stalls
 //! ends and keeps its point; a sweep whose results store is cut keeps the point in a file; a
-//! prepare whose connection is cut ends in one line, and its partial data is refused.
+//! prepare whose connection is cut or whose server stalls ends in one line, and its partial data
+//! is refused.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -41,13 +42,47 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         move || Ok(record_unwritten(&env4)?),
     ));
     for target in [Target::Postgres, Target::MariaDb("InnoDB")] {
-        let env = env.clone();
+        let (env, env2) = (env.clone(), env.clone());
         out.push(Trial::test(
             format!("proxied::{}::prepare_cut_is_refused_after", target.label()),
             move || Ok(prepare_cut(&env, target)?),
         ));
+        out.push(Trial::test(
+            format!("proxied::{}::prepare_meets_stall", target.label()),
+            move || Ok(prepare_stall(&env2, target)?),
+        ));
     }
     out
+}
+
+/// `prepare tpcb --scale 20` whose server stalls in the middle of the load (every connection,
+/// new ones too, left unanswered): it ends about 30 s later (the stall guard's limit), in one
+/// line that names the stall, exit 2; and `run` refuses the partial data once the server
+/// answers again.
+fn prepare_stall(env: &Env, target: Target) -> Result<(), String> {
+    let (proxy, proxied, child, _dir) =
+        prepare_through_proxy(env, target, "proxied_prepare_stall")?;
+    proxy.set(Toxic::Stall);
+    let ended = finish(child, Duration::from_secs(75));
+    proxy.set(Toxic::Pass);
+    let (code, all) = ended?;
+    let last = all.trim().lines().last().unwrap_or_default().to_string();
+    ensure(
+        code == Some(2)
+            && last.starts_with("dbduel: prepare failed")
+            && last.contains("answered no new connection"),
+        || {
+            format!(
+                "a prepare on a stalled server must end in one line naming the stall, exit 2; got {code:?}:\n{all}"
+            )
+        },
+    )?;
+    let out = dbduel(&["run", "tpcb", "--dsn", &proxied, "-T", "1"]);
+    expect_code(&out, 2, "run after a stalled prepare")?;
+    let said = crate::env::text(&out);
+    ensure(said.contains("prepare did not finish"), || {
+        format!("run after a stalled prepare:\n{said}")
+    })
 }
 
 /// YCSB with inserts through the proxy, cut near the end of the run and left cut: the record
@@ -99,16 +134,7 @@ fn record_unwritten(env: &Env) -> Result<(), String> {
 /// 2; then `run` and `check` (through the proxy again) refuse the partial data, naming the
 /// unfinished prepare.
 fn prepare_cut(env: &Env, target: Target) -> Result<(), String> {
-    let dsn = env.fresh_db(target, "proxied_prepare");
-    let upstream = port_of(&dsn);
-    let proxy = Proxy::start(upstream);
-    let proxied = proxy.dsn(&dsn, upstream);
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let mut args = vec!["prepare", "tpcb", "--dsn", &proxied, "--scale", "20"];
-    let flags = target.flags();
-    args.extend(flags.iter().map(String::as_str));
-    let child = spawn(&args, dir.path())?;
-    std::thread::sleep(Duration::from_millis(800));
+    let (proxy, proxied, child, _dir) = prepare_through_proxy(env, target, "proxied_prepare")?;
     proxy.set(Toxic::Cut);
     std::thread::sleep(Duration::from_millis(300));
     proxy.set(Toxic::Pass);
@@ -135,6 +161,26 @@ fn prepare_cut(env: &Env, target: Target) -> Result<(), String> {
         })?;
     }
     Ok(())
+}
+
+/// `prepare tpcb --scale 20` on a fresh database through a proxy, 800 ms under way: the proxy,
+/// the proxied DSN, the child and its directory.
+fn prepare_through_proxy(
+    env: &Env,
+    target: Target,
+    db: &str,
+) -> Result<(Proxy, String, std::process::Child, tempfile::TempDir), String> {
+    let dsn = env.fresh_db(target, db);
+    let upstream = port_of(&dsn);
+    let proxy = Proxy::start(upstream);
+    let proxied = proxy.dsn(&dsn, upstream);
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut args = vec!["prepare", "tpcb", "--dsn", &proxied, "--scale", "20"];
+    let flags = target.flags();
+    args.extend(flags.iter().map(String::as_str));
+    let child = spawn(&args, dir.path())?;
+    std::thread::sleep(Duration::from_millis(800));
+    Ok((proxy, proxied, child, dir))
 }
 
 /// The server port in a DSN of the test servers.
