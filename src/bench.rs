@@ -346,6 +346,7 @@ impl Point<'_> {
                 dsn: dsn.to_string(),
                 server_version: info.version,
                 embedded: engine.embedded(),
+                durability: engine::durability::judge(engine.name(), &info.settings),
                 settings: info.settings,
                 database_size_bytes: sizes.0,
                 database_size_after_bytes: sizes.1,

@@ -27,6 +27,9 @@ pub struct EngineReport {
     /// The isolation level the measured transactions ran at (the workload's, when it sets one:
     /// TPC-C's --isolation serializable), in lower-case words.
     pub isolation: String,
+    /// What the settings promise for committed transactions (the engine's rules over them).
+    #[serde(default)]
+    pub durability: crate::engine::durability::Durability,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

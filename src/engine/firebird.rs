@@ -14,6 +14,7 @@ use rsfbclient_rust::{RustFbClient, RustFbClientAttachmentConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::durability::{self, Durability, Level};
 use super::login;
 use super::tls::Transport;
 use super::watchdog::Watchdog;
@@ -32,7 +33,20 @@ pub const ENTRY: EngineEntry = EngineEntry {
             ?isolation=snapshot (default) or read_committed",
     open,
     file: false,
+    durability,
 };
+
+/// Forced writes off leaves writes to the system's cache: a power loss may corrupt the database.
+fn durability(settings: &std::collections::BTreeMap<String, String>) -> Durability {
+    Durability::of(match settings.get("forced_writes").map(String::as_str) {
+        None => vec![durability::unread("forced_writes")],
+        Some("0") => vec![(
+            Level::Unsafe,
+            "forced writes off: a power loss may corrupt the database".into(),
+        )],
+        Some(_) => vec![],
+    })
+}
 
 /// Page size dbduel asks for when it creates a database (Firebird 3's largest); results show
 /// the page size in effect.

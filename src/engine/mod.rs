@@ -1,6 +1,7 @@
 //! The engine seam: the `Engine` and `Session` traits every database implements, the values
 //! and errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 
+pub mod durability;
 mod firebird;
 mod login;
 mod mysql;
@@ -368,6 +369,9 @@ pub struct EngineEntry {
     /// embedded, and a sweep or a duel runs it on a file of its own, its knobs as DSN
     /// parameters.
     pub file: bool,
+    /// What the settings read back from the server (`ServerInfo::settings`) promise for
+    /// committed transactions.
+    pub durability: fn(&std::collections::BTreeMap<String, String>) -> durability::Durability,
 }
 
 /// Every engine dbduel knows. Adding an engine adds one file and one line here.

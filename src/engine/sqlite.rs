@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
+use super::durability::{self, Durability, Level};
 use super::{
     Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
     LoadProgress, Protocol, RowSource, ServerInfo, Session, StmtId, Value, quote_standard,
@@ -17,6 +18,7 @@ use super::{
 };
 use crate::dsn::Dsn;
 use crate::error::Error;
+use std::collections::BTreeMap;
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "sqlite",
@@ -24,7 +26,42 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "SQLite, embedded (bundled library), WAL; DSN parameters: journal_mode, synchronous, busy_timeout (ms), cache_size",
     open,
     file: true,
+    durability,
 };
+
+/// SQLite's own documentation: synchronous=OFF, or a journal in memory or none, may corrupt
+/// on a crash; NORMAL in WAL mode may roll the last commits back after a power loss, and in
+/// rollback-journal mode may corrupt on some file systems; FULL and EXTRA are durable.
+fn durability(settings: &BTreeMap<String, String>) -> Durability {
+    let (Some(journal), Some(sync)) = (settings.get("journal_mode"), settings.get("synchronous"))
+    else {
+        return Durability::of(vec![durability::unread("journal_mode and synchronous")]);
+    };
+    let journal = journal.to_ascii_lowercase();
+    let mut found = Vec::new();
+    if matches!(journal.as_str(), "off" | "memory") {
+        found.push((
+            Level::Unsafe,
+            format!("journal_mode={journal}: a crash in a transaction may corrupt the database"),
+        ));
+    }
+    match (sync.as_str(), journal.as_str()) {
+        ("0", _) => found.push((
+            Level::Unsafe,
+            "synchronous=OFF: a power loss may corrupt the database".into(),
+        )),
+        ("1", "wal") => found.push((
+            Level::NotDurable,
+            "synchronous=NORMAL in WAL mode: a power loss may roll the last commits back".into(),
+        )),
+        ("1", _) => found.push((
+            Level::Unsafe,
+            format!("synchronous=NORMAL with journal_mode={journal}: a power loss may corrupt the database"),
+        )),
+        _ => {}
+    }
+    Durability::of(found)
+}
 
 /// PRAGMAs that a DSN may set, with dbduel's defaults (None: as the library ships).
 const PRAGMAS: &[(&str, Option<&str>)] = &[

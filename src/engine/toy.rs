@@ -12,6 +12,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "SQLite under another name (tests only)",
     open,
     file: true,
+    durability: super::sqlite::ENTRY.durability,
 };
 
 /// SQLite's engine under the toy's name; it speaks SQLite's dialect.

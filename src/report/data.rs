@@ -6,6 +6,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::engine::durability::{Durability, Level};
+
+/// The rule `is_fastest` follows, as every report states it under its table.
+pub const FASTEST_RULE: &str = "Bold: in each group of points of the same workload, variant and clients, the best median of the group's ranking figure (the workload's own: TPC-C NOPM, TPC-H QphH@Size or Power@Size; tps otherwise), among the points whose settings read back are durable (every commit survives a crash of the server, the system or the power). A point flagged UNSAFE or not durable, or whose durability is unknown, is never bold; where no point of a group is durable, none is.";
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ReportData {
     pub title: String,
@@ -48,6 +53,9 @@ pub struct PointSummary {
     pub profile: String,
     /// The profile turns durability off (fsync, flush at commit): its numbers are labelled unsafe.
     pub unsafe_profile: bool,
+    /// What the settings read back promise for commits: the weakest over the repeats. Only
+    /// durable points are ranked.
+    pub durability: Durability,
     /// The isolation level the point's transactions ran at (engine.isolation of its runs;
     /// joined with "/" if repeats differ), empty for results stored before it was recorded.
     pub isolation: String,
@@ -167,11 +175,13 @@ pub struct ProfileSettings {
     pub profile: String,
     pub unsafe_profile: bool,
     pub settings: BTreeMap<String, String>,
+    /// What those settings promise for commits.
+    pub durability: Durability,
 }
 
 impl PointSummary {
     /// The point's flags as short words, in a fixed order: server restarted, client-bound,
-    /// unstable, unsafe, cold.
+    /// unstable, UNSAFE or not durable (from the settings read back), cold.
     pub fn flags(&self) -> Vec<&'static str> {
         let mut flags = Vec::new();
         if self.server_restarted {
@@ -183,8 +193,8 @@ impl PointSummary {
         if !self.unstable.is_empty() {
             flags.push("unstable");
         }
-        if self.unsafe_profile {
-            flags.push("unsafe");
+        if matches!(self.durability.level, Level::Unsafe | Level::NotDurable) {
+            flags.push(self.durability.word());
         }
         if self.cold {
             flags.push("cold");
@@ -333,29 +343,59 @@ impl ReportData {
             .collect()
     }
 
-    /// Whether the point has the best median tps of its workload variant and client count.
-    /// Unsafe profiles only compete when no durable profile ran there: a number bought by
-    /// turning durability off does not win against durable ones.
-    pub fn is_fastest(&self, point: &PointSummary) -> bool {
-        let group: Vec<&PointSummary> = self
-            .points
+    /// The points measured alongside this one: same plan, workload, variant and clients.
+    fn group_of(&self, point: &PointSummary) -> Vec<&PointSummary> {
+        self.points
             .iter()
             .filter(|p| {
-                p.workload == point.workload
+                p.plan == point.plan
+                    && p.workload == point.workload
                     && p.variant == point.variant
                     && p.clients == point.clients
             })
-            .collect();
-        let durable = group.iter().any(|p| !p.unsafe_profile);
-        if durable && point.unsafe_profile {
+            .collect()
+    }
+
+    /// The figure that ranks the point's group: the first of its workload's headline figures
+    /// (TPC-C NOPM, TPC-H QphH@Size...) that every point of the group has, else tps.
+    pub fn ranking_figure(&self, point: &PointSummary) -> &'static str {
+        let group = self.group_of(point);
+        crate::workload::headline(&point.workload)
+            .iter()
+            .copied()
+            .find(|h| group.iter().all(|p| p.metrics.contains_key(*h)))
+            .unwrap_or("tps")
+    }
+
+    /// Whether any point is ranked by a figure of its workload's rather than tps.
+    pub fn ranks_by_headline(&self) -> bool {
+        self.points.iter().any(|p| self.ranking_figure(p) != "tps")
+    }
+
+    /// The point's median of its group's ranking figure.
+    pub fn ranking_value(&self, point: &PointSummary) -> f64 {
+        match self.ranking_figure(point) {
+            "tps" => point.tps_median,
+            name => point.metrics.get(name).map_or(f64::NAN, |f| f.median),
+        }
+    }
+
+    /// The rule behind every bold number: among the points of the same plan, workload,
+    /// variant and clients, the best median of the workload's ranking figure, among the points
+    /// whose settings read back are durable. A point that is not durable, or whose durability
+    /// is unknown, is never bold; where no point is durable, none is.
+    pub fn is_fastest(&self, point: &PointSummary) -> bool {
+        if point.durability.level != Level::Durable {
             return false;
         }
-        let best = group
-            .iter()
-            .filter(|p| !durable || !p.unsafe_profile)
-            .map(|p| p.tps_median)
+        let best = self
+            .group_of(point)
+            .into_iter()
+            .filter(|p| p.durability.level == Level::Durable)
+            .map(|p| self.ranking_value(p))
+            .filter(|v| v.is_finite())
             .fold(f64::NEG_INFINITY, f64::max);
-        point.tps_median >= best && best > 0.0
+        self.ranking_value(point) >= best && best > 0.0
     }
 
     /// One row per engine/profile and workload variant, over its client counts.
@@ -425,9 +465,16 @@ fn settings_table(engine: String, profiles: &[&ProfileSettings]) -> SettingsTabl
     let mut names: Vec<&String> = profiles.iter().flat_map(|p| p.settings.keys()).collect();
     names.sort();
     names.dedup();
-    let rows = names
-        .into_iter()
-        .map(|name| {
+    // What the settings promise comes first: the row a reader must not miss.
+    let durability: Vec<Option<String>> =
+        profiles.iter().map(|p| Some(p.durability.text())).collect();
+    let first = SettingsRow {
+        name: "durability (judged from these settings)".into(),
+        differs: durability.iter().any(|v| *v != durability[0]),
+        values: durability,
+    };
+    let rows = std::iter::once(first)
+        .chain(names.into_iter().map(|name| {
             let values: Vec<Option<String>> = profiles
                 .iter()
                 .map(|p| p.settings.get(name).cloned())
@@ -438,7 +485,7 @@ fn settings_table(engine: String, profiles: &[&ProfileSettings]) -> SettingsTabl
                 values,
                 differs,
             }
-        })
+        }))
         .collect();
     SettingsTable {
         engine,
@@ -519,6 +566,11 @@ pub(crate) fn sample() -> ReportData {
                 p95_ms: 2.5 * clients as f64,
                 p99_ms: 4.0 * clients as f64,
                 first_ms: Some(9.0),
+                durability: if unsafe_profile {
+                    Durability::of(vec![(Level::NotDurable, "flush off".into())])
+                } else {
+                    Durability::durable()
+                },
                 client_bound: unsafe_profile && clients == 4,
                 unstable: if engine == "mariadb" && clients == 4 && !unsafe_profile {
                     vec!["repeats spread 14% (over 10%) <b>".into()]
@@ -564,6 +616,7 @@ pub(crate) fn sample() -> ReportData {
             profile: "default".into(),
             unsafe_profile: false,
             settings: settings(&[("shared_buffers", "128MB"), ("fsync", "on")]),
+            durability: Durability::durable(),
         },
         ProfileSettings {
             engine: "postgres".into(),
@@ -574,12 +627,14 @@ pub(crate) fn sample() -> ReportData {
                 ("fsync", "on"),
                 ("application_name", "<script>alert(\"x\")</script> a|b"),
             ]),
+            durability: Durability::durable(),
         },
         ProfileSettings {
             engine: "mariadb".into(),
             profile: "fast".into(),
             unsafe_profile: true,
             settings: settings(&[("innodb_flush_log_at_trx_commit", "0")]),
+            durability: Durability::of(vec![(Level::NotDurable, "flush off".into())]),
         },
     ];
     ReportData {
@@ -608,17 +663,61 @@ pub(crate) fn sample() -> ReportData {
 mod tests {
     use super::*;
 
+    fn at<'a>(data: &'a ReportData, series: &str, clients: u32) -> &'a PointSummary {
+        let p = data.points.iter();
+        let mut p = p.filter(|p| p.series() == series && p.clients == clients);
+        p.next().unwrap()
+    }
+
     #[test]
-    fn fastest_is_durable_unless_only_unsafe_ran() {
-        let data = sample();
-        let at = |series: &str, clients: u32| {
-            let p = data.points.iter();
-            let mut p = p.filter(|p| p.series() == series && p.clients == clients);
-            p.next().unwrap()
-        };
-        assert!(data.is_fastest(at("postgres/tuned", 4)));
-        assert!(!data.is_fastest(at("mariadb/fast", 4)));
-        assert!(!data.is_fastest(at("postgres/default", 4)));
+    fn only_durable_points_are_fastest() {
+        let mut data = sample();
+        assert!(data.is_fastest(at(&data, "postgres/tuned", 4)));
+        assert!(!data.is_fastest(at(&data, "mariadb/fast", 4)));
+        assert!(!data.is_fastest(at(&data, "postgres/default", 4)));
+        // A profile named for speed whose settings read back are not durable (SQLite's WAL
+        // with synchronous=NORMAL) is never the fastest durable one, whatever its name.
+        for p in data.points.iter_mut().filter(|p| p.profile == "tuned") {
+            p.durability = Durability::of(vec![(Level::NotDurable, "NORMAL".into())]);
+        }
+        assert!(!data.is_fastest(at(&data, "postgres/tuned", 4)));
+        assert!(
+            at(&data, "postgres/tuned", 4)
+                .flags()
+                .contains(&"not durable")
+        );
+        // Neither is one whose durability is unknown; and with none durable, none is bold.
+        for p in &mut data.points {
+            p.durability = Durability::default();
+        }
+        assert!(data.points.iter().all(|p| !data.is_fastest(p)));
+    }
+
+    #[test]
+    fn ranked_by_the_workloads_own_figure() {
+        let mut data = sample();
+        for p in &mut data.points {
+            p.workload = "tpch".into();
+            // The lower tps has the higher Power@Size.
+            let power = 1e6 / p.tps_median;
+            p.metrics.insert(
+                "power_at_size".into(),
+                Figure {
+                    median: power,
+                    min: power,
+                    max: power,
+                },
+            );
+        }
+        // The lowest tps of the durable points has the highest Power@Size.
+        let slow = at(&data, "mariadb/default", 4);
+        assert_eq!(data.ranking_figure(slow), "power_at_size");
+        assert!(data.is_fastest(slow));
+        assert!(!data.is_fastest(at(&data, "postgres/tuned", 4)));
+        // A figure one point lacks cannot rank its group: tps does.
+        data.points[0].metrics.clear();
+        assert_eq!(data.ranking_figure(&data.points[3]), "tps");
+        assert_eq!(data.ranking_figure(&data.points[4]), "power_at_size");
     }
 
     #[test]

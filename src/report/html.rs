@@ -6,7 +6,9 @@ mod svg;
 
 use std::fmt::Write;
 
-use super::data::{PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3, tps_text};
+use super::data::{
+    FASTEST_RULE, PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3, tps_text,
+};
 use super::human_bytes;
 pub use capacity::{CapacityView, StepView, capacity_html};
 pub use svg::esc;
@@ -749,22 +751,30 @@ fn series_label(series: &str, unsafe_profile: bool) -> String {
 }
 
 fn comparison_section(data: &ReportData) -> String {
-    let mut out = String::from(
+    let ranked = data.ranks_by_headline();
+    let mut out = format!(
         "<section id=\"comparison\"><h2>All points</h2><p class=\"note\">Grouped by workload \
-         and clients; the fastest median of a durable profile in each group is in bold. Hover a flag for details.</p>\
+         and clients. {}. Hover a flag for details.</p>\
          <table class=\"data\"><thead><tr><th>engine</th><th>profile</th>\
          <th title=\"the isolation level the transactions ran at\">isolation</th><th>workload</th>\
-         <th>variant</th><th class=\"num\">clients</th><th class=\"num\">tps median [min&ndash;max]</th>\
+         <th>variant</th><th class=\"num\">clients</th>{}<th class=\"num\">tps median [min&ndash;max]</th>\
          <th class=\"num\">CV</th><th class=\"num\">p95 ms</th><th class=\"num\">p99 ms</th>\
          <th class=\"num\" title=\"the first transaction's latency: the cold-cache time after a cold start\">first ms</th>\
          <th class=\"num\">errors</th><th>flags</th></tr></thead><tbody>",
+        esc(FASTEST_RULE.trim_end_matches('.')),
+        if ranked {
+            "<th class=\"num\" title=\"the figure that ranks the group: the workload's own\">ranked by (median)</th>"
+        } else {
+            ""
+        }
     );
     let mut previous: Option<(&str, &str, u32)> = None;
     for p in data.comparison() {
         let group = (p.workload.as_str(), p.variant.as_str(), p.clients);
         let first = previous.is_some_and(|g| g != group);
         previous = Some(group);
-        out += &comparison_row(p, data.is_fastest(p), first);
+        let rank = ranked.then(|| (data.ranking_figure(p), data.ranking_value(p)));
+        out += &comparison_row(p, data.is_fastest(p), rank, first);
     }
     out += "</tbody></table></section>\n";
     out
@@ -916,15 +926,23 @@ fn profile_comparison_section(data: &ReportData) -> String {
     out
 }
 
-fn comparison_row(p: &PointSummary, fastest: bool, new_group: bool) -> String {
-    let tps = tps_text(p.tps_median);
-    let tps = if fastest {
-        format!("<b>{tps}</b>")
-    } else {
-        tps
-    };
+fn comparison_row(
+    p: &PointSummary,
+    fastest: bool,
+    rank: Option<(&str, f64)>,
+    new_group: bool,
+) -> String {
+    let bold = |text: String, on: bool| if on { format!("<b>{text}</b>") } else { text };
+    let tps = bold(tps_text(p.tps_median), fastest && rank.is_none());
+    let ranked = rank.map_or(String::new(), |(name, value)| {
+        format!(
+            "<td class=\"num\"><span class=\"muted\">{}</span> {}</td>",
+            esc(name),
+            bold(tps_text(value), fastest)
+        )
+    });
     format!(
-        "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
+        "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>{ranked}\
          <td class=\"num\">{tps} <span class=\"muted\">[{}&ndash;{}]</span></td><td class=\"num\">{:.1}%</td>\
          <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td>{}</td></tr>",
         if new_group { " class=\"group\"" } else { "" },
@@ -952,7 +970,7 @@ fn flags_html(p: &PointSummary) -> String {
         let why = match flag {
             "client-bound" => "dbduel's client threads were busy more than half of the time, or dbduel used more than half of the machine's CPU: this number measures the client".to_string(),
             "unstable" => p.unstable.join("; "),
-            "unsafe" => "the profile turns durability off".to_string(),
+            "UNSAFE" | "not durable" => p.durability.text(),
             "server restarted" => "the managed server exited during the run and was started again: the figures hold the crash, its lost transactions and the reconnections".to_string(),
             _ => "caches dropped before each run".to_string(),
         };

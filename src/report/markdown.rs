@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-use super::data::{PointSummary, ReportData, ResourceRow, SettingsTable, sig3, tps_text};
+use super::data::{
+    FASTEST_RULE, PointSummary, ReportData, ResourceRow, SettingsTable, sig3, tps_text,
+};
 use super::human_bytes;
 
 /// `write!` into a String, which cannot fail.
@@ -123,9 +125,12 @@ pub fn points_table(data: &ReportData) -> String {
 }
 
 fn comparison(data: &ReportData) -> String {
-    let mut out = String::from(
-        "| engine | profile | isolation | workload | variant | clients | tps median [min–max] | CV | p95 ms | p99 ms | first ms | errors | flags |\n\
-         |---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n",
+    let ranked = data.ranks_by_headline();
+    let mut out = format!(
+        "| engine | profile | isolation | workload | variant | clients |{} tps median [min–max] | CV | p95 ms | p99 ms | first ms | errors | flags |\n\
+         |---|---|---|---|---|--:|{}--:|--:|--:|--:|--:|--:|---|\n",
+        if ranked { " ranked by (median) |" } else { "" },
+        if ranked { "--:|" } else { "" },
     );
     // Warnings are long: the table names them by number, and they follow it.
     let mut notes: Vec<String> = Vec::new();
@@ -144,9 +149,10 @@ fn comparison(data: &ReportData) -> String {
             notes.push(text);
             numbers.push(notes.len().to_string());
         }
-        out += &comparison_row(p, data.is_fastest(p), &numbers);
+        let rank = ranked.then(|| (data.ranking_figure(p), data.ranking_value(p)));
+        out += &comparison_row(p, data.is_fastest(p), rank, &numbers);
     }
-    out += "\nBold: the fastest median of a durable (not unsafe) profile among the points of the same workload and clients.\n\n";
+    w!(out, "\n{FASTEST_RULE}\n\n");
     if !notes.is_empty() {
         out += "Warnings:\n\n";
         for (i, n) in notes.iter().enumerate() {
@@ -211,14 +217,23 @@ fn types(data: &ReportData) -> String {
 }
 
 /// One point's row; `notes`: the numbers of its warnings, listed under the table.
-fn comparison_row(p: &PointSummary, fastest: bool, notes: &[String]) -> String {
-    let tps = tps_text(p.tps_median);
-    let tps = if fastest { format!("**{tps}**") } else { tps };
+fn comparison_row(
+    p: &PointSummary,
+    fastest: bool,
+    rank: Option<(&str, f64)>,
+    notes: &[String],
+) -> String {
+    let bold = |text: String, on: bool| if on { format!("**{text}**") } else { text };
+    let tps = bold(tps_text(p.tps_median), fastest && rank.is_none());
+    let ranked = rank.map_or(String::new(), |(name, value)| {
+        format!(" {} {} |", name, bold(tps_text(value), fastest))
+    });
     let mut flags: Vec<String> = p
         .flags()
         .into_iter()
         .map(|f| match f {
             "unstable" => format!("unstable ({})", cell(&p.unstable.join("; "))),
+            "UNSAFE" | "not durable" => cell(&p.durability.text()),
             f => f.to_string(),
         })
         .collect();
@@ -226,7 +241,7 @@ fn comparison_row(p: &PointSummary, fastest: bool, notes: &[String]) -> String {
         flags.push(format!("warnings {}", notes.join(", ")));
     }
     format!(
-        "| {} | {} | {} | {} | {} | {} | {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} |{ranked} {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} | {} |\n",
         cell(&p.engine),
         cell(&p.profile_label()),
         cell(&p.isolation),
@@ -347,7 +362,7 @@ mod tests {
             assert!(md.contains(&format!("| {series}")), "{series}");
         }
         assert!(md.contains("| mariadb/fast (unsafe) |"));
-        assert!(md.contains("client-bound, unsafe"));
+        assert!(md.contains("client-bound, not durable: flush off"));
         assert!(md.contains("**shared_buffers** | **128MB** | **4GB** |"));
         assert_eq!(
             cell("_x_ a_b *c* [d](e) `f`"),

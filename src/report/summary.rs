@@ -1,6 +1,7 @@
 //! From the store to a report: runs grouped into points and summarised over their repeats
 //! (median and spread, instability), timelines with server events, settings per profile.
 
+use crate::engine::durability::{self, Durability};
 use std::collections::BTreeMap;
 
 use super::data::{
@@ -72,11 +73,15 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
         profiles: store
             .settings(plan)?
             .into_iter()
-            .map(|(engine, profile, unsafe_profile, json)| ProfileSettings {
-                engine,
-                profile,
-                unsafe_profile,
-                settings: serde_json::from_str(&json).unwrap_or_default(),
+            .map(|(engine, profile, unsafe_profile, json)| {
+                let settings = serde_json::from_str(&json).unwrap_or_default();
+                ProfileSettings {
+                    durability: durability::judge(&engine, &settings),
+                    engine,
+                    profile,
+                    unsafe_profile,
+                    settings,
+                }
             })
             .collect(),
     })
@@ -168,6 +173,14 @@ fn seconds_tps(result: &serde_json::Value) -> Vec<f64> {
         .collect()
 }
 
+/// What a run's settings promise for commits, judged again from the settings it recorded (so
+/// that results stored before dbduel judged durability are judged too).
+fn durability_of(result: &serde_json::Value) -> Durability {
+    let engine = result["engine"]["name"].as_str().unwrap_or_default();
+    let settings = serde_json::from_value(result["engine"]["settings"].clone()).unwrap_or_default();
+    durability::judge(engine, &settings)
+}
+
 /// A point over its repeats; `several` plans in the report: the point is labelled with its plan.
 fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
     let first = &members[0].row;
@@ -192,6 +205,11 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         engine: first.engine.clone(),
         profile: first.profile.clone(),
         unsafe_profile: first.unsafe_profile,
+        durability: members
+            .iter()
+            .map(|m| durability_of(&m.result))
+            .reduce(Durability::weakest)
+            .unwrap_or_default(),
         isolation: {
             let mut levels: Vec<&str> = members
                 .iter()

@@ -64,6 +64,9 @@ pub struct WorkloadEntry {
     pub variants: &'static [&'static str],
     /// Rough size of the loaded data per unit of scale, for sizing tuned profiles.
     pub bytes_per_scale: u64,
+    /// The workload's own figures that rank its points, in order of preference (the first
+    /// that every compared point has); none: transactions per second.
+    pub headline: &'static [&'static str],
     pub new: fn(&WorkloadOptions) -> Result<Box<dyn Workload>, Error>,
 }
 
@@ -77,6 +80,12 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
     &[ycsb::ENTRY],
     &[tpch::ENTRY],
 ];
+
+/// The figures that rank a workload's points (see `WorkloadEntry::headline`); none for a
+/// workload dbduel does not know by that name.
+pub fn headline(name: &str) -> &'static [&'static str] {
+    all().find(|w| w.name == name).map_or(&[], |w| w.headline)
+}
 
 /// Every workload, in registry order.
 pub fn all() -> impl Iterator<Item = &'static WorkloadEntry> {

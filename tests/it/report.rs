@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use dbduel::engine::durability::judge;
 use dbduel::report::data::{PointSummary, ProfileSettings, ReportData, Second, Timeline};
 use libtest_mimic::Trial;
 
@@ -207,6 +208,11 @@ fn point(
         server_rss_bytes: (engine != "sqlite").then(|| rss(engine, profile, clients)),
         server_cpu_per_tx_us: (engine != "sqlite").then(|| cpu_per_tx(engine, profile, clients)),
         database_size_bytes: Some(size(engine, clients)),
+        durability: profiles()
+            .into_iter()
+            .find(|s| s.engine == engine && s.profile == profile)
+            .map(|s| s.durability)
+            .unwrap_or_default(),
         ..Default::default()
     };
     if spread > 0.1 {
@@ -380,16 +386,18 @@ const PROFILES: &[Profile] = &[
 fn profiles() -> Vec<ProfileSettings> {
     PROFILES
         .iter()
-        .map(
-            |&(engine, profile, unsafe_profile, settings)| ProfileSettings {
+        .map(|&(engine, profile, unsafe_profile, settings)| {
+            let settings = settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>();
+            ProfileSettings {
                 engine: engine.into(),
                 profile: profile.into(),
                 unsafe_profile,
-                settings: settings
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect::<BTreeMap<_, _>>(),
-            },
-        )
+                durability: judge(engine, &settings),
+                settings,
+            }
+        })
         .collect()
 }

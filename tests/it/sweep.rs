@@ -33,6 +33,9 @@ pub fn trials() -> Vec<Trial> {
         ),
         Trial::test("sweep::rejected_knob_is_an_error", || Ok(rejected_knob()?)),
         Trial::test("sweep::report_keeps_plans_apart", || Ok(plans_apart()?)),
+        Trial::test("sweep::durability_read_back_decides_the_bold", || {
+            Ok(durability_decides()?)
+        }),
         Trial::test("sweep::failed_transactions_exit_1", || {
             Ok(failed_transactions()?)
         }),
@@ -642,5 +645,76 @@ fn plans_apart() -> Result<(), String> {
     ensure(
         csv.starts_with("id,plan,engine,profile,workload,variant,clients,repeat,"),
         || format!("CSV key columns are not first:\n{csv}"),
+    )
+}
+
+/// SQLite under `default`, `tuned`, `unsafe` and a user profile named `fast` that sets
+/// synchronous=NORMAL in WAL mode (faster, and not durable across a power loss): each result
+/// records its durability as judged from the settings read back; the report flags `fast` as
+/// not durable and `unsafe` as UNSAFE with their reasons, never bolds either, states the
+/// verdict first in the settings table, and bolds one durable point.
+fn durability_decides() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = "name = \"durable\"\nengines = [\"sqlite\"]\nprofiles = [\"default\", \"tuned\", \"unsafe\", \"fast\"]\nclients = [1]\ntime = 1\n\n[profile.fast]\nsqlite = { journal_mode = \"WAL\", synchronous = \"NORMAL\" }\n";
+    let plan = write(dir.path(), "durable.toml", plan);
+    let results = dir.path().join("r.db").display().to_string();
+    expect_code(
+        &dbduel(&["sweep", &plan, "--results", &results]),
+        0,
+        "sweep",
+    )?;
+    let rows = exported(&results)?;
+    let level = |profile: &str| {
+        let id = rows.iter().find(|r| r["profile"] == profile)?["id"].to_string();
+        let show = dbduel(&["results", "show", &id, "--results", &results]);
+        let run: serde_json::Value = serde_json::from_slice(&show.stdout).ok()?;
+        Some(run["engine"]["durability"]["level"].clone())
+    };
+    for (profile, want) in [
+        ("default", "durable"),
+        ("tuned", "durable"),
+        ("unsafe", "unsafe"),
+        ("fast", "not_durable"),
+    ] {
+        ensure(level(profile) == Some(serde_json::json!(want)), || {
+            format!(
+                "{profile}: durability {:?}, expected {want}",
+                level(profile)
+            )
+        })?;
+    }
+    let md = dbduel(&["report", "--format", "markdown", "--results", &results]);
+    expect_code(&md, 0, "markdown report")?;
+    let md = text(&md);
+    let row = |profile: &str| {
+        md.lines()
+            .find(|l| l.starts_with("| sqlite | ") && l.contains(&format!("| {profile} |")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let fast = row("fast");
+    ensure(
+        fast.contains("not durable: synchronous=NORMAL in WAL mode") && !fast.contains("**"),
+        || format!("the not durable profile is flagged and not bold:\n{md}"),
+    )?;
+    let unsafe_row = row("unsafe");
+    ensure(
+        unsafe_row.contains("UNSAFE: synchronous=OFF") && !unsafe_row.contains("**"),
+        || format!("the unsafe profile is flagged and not bold:\n{md}"),
+    )?;
+    let bold = ["default", "tuned"]
+        .iter()
+        .filter(|p| row(p).contains("**"))
+        .count();
+    ensure(bold == 1, || {
+        format!("exactly one durable point is bold, got {bold}:\n{md}")
+    })?;
+    ensure(
+        md.lines().any(|l| {
+            l.contains("durability (judged from these settings)")
+                && l.contains("UNSAFE")
+                && l.contains("not durable")
+        }),
+        || format!("the settings table states each profile's durability:\n{md}"),
     )
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 mod load;
 mod wire;
 
+use super::durability::{self, Durability, Level};
 use super::login;
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
@@ -16,6 +17,7 @@ use super::{
 };
 use crate::dsn::Dsn;
 use crate::error::Error;
+use std::collections::BTreeMap;
 use wire::{Address, Login, Prepared, Wire, WireError};
 
 pub const ENTRY: EngineEntry = EngineEntry {
@@ -24,7 +26,60 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "MariaDB or MySQL; --table-engine InnoDB (default), MyISAM or Aria",
     open,
     file: false,
+    durability,
 };
+
+/// InnoDB flushes its log at each commit only with innodb_flush_log_at_trx_commit 1 (or
+/// MariaDB's 3); the doublewrite buffer keeps pages whole; a binary log not synced at each
+/// commit may lose commits; MyISAM and MEMORY tables are not crash-safe.
+fn durability(settings: &BTreeMap<String, String>) -> Durability {
+    let get = |k: &str| settings.get(k).map(|v| v.to_ascii_uppercase());
+    let mut found = Vec::new();
+    match get("innodb_flush_log_at_trx_commit").as_deref() {
+        None => found.push(durability::unread("innodb_flush_log_at_trx_commit")),
+        Some("1" | "3") => {}
+        Some("2") => found.push((
+            Level::NotDurable,
+            "innodb_flush_log_at_trx_commit=2: a system crash or power loss loses up to a second of commits".into(),
+        )),
+        Some(v) => found.push((
+            Level::NotDurable,
+            format!("innodb_flush_log_at_trx_commit={v}: a server crash loses up to a second of commits"),
+        )),
+    }
+    if matches!(get("innodb_doublewrite").as_deref(), Some("OFF" | "0")) {
+        found.push((
+            Level::Unsafe,
+            "innodb_doublewrite=OFF: a power loss may leave torn pages".into(),
+        ));
+    }
+    if get("innodb_flush_method").as_deref() == Some("NOSYNC") {
+        found.push((
+            Level::Unsafe,
+            "innodb_flush_method=nosync: data files are never synced".into(),
+        ));
+    }
+    let sync_binlog = get("sync_binlog").unwrap_or_default();
+    if get("log_bin").as_deref() == Some("ON") && sync_binlog != "1" {
+        found.push((
+            Level::NotDurable,
+            format!("binary log with sync_binlog={sync_binlog}: a crash may lose commits from it"),
+        ));
+    }
+    let tables = get("table_engines").unwrap_or_default();
+    for engine in ["MYISAM", "MEMORY"] {
+        if tables.split(", ").any(|t| t == engine) {
+            found.push((Level::Unsafe, format!("{engine} tables are not crash-safe")));
+        }
+    }
+    if tables.split(", ").any(|t| t == "ARIA") {
+        found.push((
+            Level::Unknown,
+            "Aria tables: dbduel does not judge their durability".into(),
+        ));
+    }
+    Durability::of(found)
+}
 
 const TABLE_ENGINES: &[&str] = &["InnoDB", "MyISAM", "Aria"];
 
@@ -433,10 +488,14 @@ impl Session for MySession {
         let rows = self.query_text(&format!(
             "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
         ))?;
-        let settings = rows
+        let mut settings: BTreeMap<String, String> = rows
             .into_iter()
             .map(|r| (r[0].to_string(), r[1].to_string()))
             .collect();
+        let table_engine = self.table_engines()?;
+        if let Some(engines) = &table_engine {
+            settings.insert("table_engines".into(), engines.clone());
+        }
         // The session's level: MariaDB before 11.1 names it tx_isolation, MySQL 8 only
         // transaction_isolation.
         let isolation = self
@@ -450,7 +509,7 @@ impl Session for MySession {
                 .first()
                 .map(|r| super::isolation_words(&r[0].to_string()))
                 .unwrap_or_default(),
-            table_engine: self.table_engines()?,
+            table_engine,
         })
     }
 

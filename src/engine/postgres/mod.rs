@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 mod wire;
 
+use super::durability::{self, Durability, Level};
 use super::login;
 use super::tls::{Mode, Roots, Tls, TlsOptions};
 use super::{
@@ -18,6 +19,7 @@ use super::{
 };
 use crate::dsn::Dsn;
 use crate::error::Error;
+use std::collections::BTreeMap;
 use wire::{ChannelBinding, Conn, ConnectParams, Output, PgError, Prepared};
 
 pub const ENTRY: EngineEntry = EngineEntry {
@@ -26,7 +28,33 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "PostgreSQL over its wire protocol; COPY for loading; host may be a socket directory",
     open,
     file: false,
+    durability,
 };
+
+/// fsync and full_page_writes off may corrupt; synchronous_commit off loses the last commits.
+fn durability(settings: &BTreeMap<String, String>) -> Durability {
+    let get = |k: &str| settings.get(k).map(String::as_str);
+    let mut found = Vec::new();
+    for (name, cost) in [
+        ("fsync", "a crash of the machine may corrupt the database"),
+        ("full_page_writes", "a power loss may leave torn pages"),
+    ] {
+        match get(name) {
+            None => found.push(durability::unread(name)),
+            Some("off") => found.push((Level::Unsafe, format!("{name}=off: {cost}"))),
+            Some(_) => {}
+        }
+    }
+    match get("synchronous_commit") {
+        None => found.push(durability::unread("synchronous_commit")),
+        Some("off") => found.push((
+            Level::NotDurable,
+            "synchronous_commit=off: a crash loses the last commits".into(),
+        )),
+        Some(_) => {}
+    }
+    Durability::of(found)
+}
 
 /// Settings that decide performance, read back from the server with every result.
 const SETTINGS: &[&str] = &[

@@ -29,6 +29,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     about: "a declarative workload from a TOML file: `dbduel run FILE.toml` (see README)",
     variants: &["mix"],
     bytes_per_scale: 16 << 20,
+    headline: &[],
     new,
 };
 

@@ -27,6 +27,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     // No built-in variant: the conformance suite has nothing to prepare for it.
     variants: &[],
     bytes_per_scale: 16 << 20,
+    headline: &[],
     new,
 };
 

@@ -115,6 +115,7 @@ macro_rules! entry {
             about: $about,
             variants: &[ENTRIES_NAMES[$index]],
             bytes_per_scale: BYTES_PER_SCALE,
+            headline: &[],
             new: |o| new(Script::$script, o),
         }
     };
@@ -127,6 +128,7 @@ macro_rules! probe {
             about: $about,
             variants: &[PROBE_NAMES[Probe::$probe as usize]],
             bytes_per_scale: BYTES_PER_SCALE,
+            headline: &[],
             new: |o| new(Script::Probe(Probe::$probe), o),
         }
     };

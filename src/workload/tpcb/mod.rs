@@ -20,6 +20,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     variants: &["tpcb-like", "simple-update", "select-only"],
     // pgbench: scale 1 is about 15 MiB in PostgreSQL with its indexes.
     bytes_per_scale: 16 << 20,
+    headline: &[],
     new,
 };
 

@@ -31,6 +31,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     variants: &["tpcc"],
     // One warehouse is about 100 MiB with its indexes (PostgreSQL, InnoDB).
     bytes_per_scale: 100 << 20,
+    headline: &["nopm"],
     new,
 };
 

@@ -29,6 +29,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     variants: &[],
     // SF 1: about 1.4 GB with its keys and indexes.
     bytes_per_scale: 1_400_000_000,
+    headline: &["qphh_at_size", "power_at_size", "throughput_at_size"],
     new,
 };
 

@@ -40,6 +40,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     ],
     // 1,000 records (workloada's recordcount) of ten 100-byte fields, with the key index.
     bytes_per_scale: 1_300_000,
+    headline: &[],
     new,
 };
 
