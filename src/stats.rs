@@ -1,8 +1,6 @@
-//! Statistics that say when a result is noise: median and spread of repeats, instability
-//! (repeats that disagree, throughput that collapses for seconds), and whether the difference
-//! between two sets of repeats exceeds their noise (by resample.rs's bootstrap, as `compare`).
-
-use crate::resample;
+//! Statistics that say when a result is noise: median and spread of repeats, and instability
+//! (repeats that disagree, throughput that collapses for seconds). Whether two sides differ
+//! beyond their noise is `compare`'s one rule (report/compare), used by every report too.
 
 /// Repeats that differ by more than this share of their median make a point unstable.
 pub const UNSTABLE_SPREAD: f64 = 0.10;
@@ -98,63 +96,6 @@ fn longest_collapse(tps: &[f64]) -> Option<(usize, usize)> {
     best
 }
 
-/// How two sets of repeats compare.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Comparison {
-    /// Median of `b` over median of `a`.
-    pub ratio: f64,
-    pub verdict: Verdict,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// b's mean is above a's beyond the noise.
-    Higher,
-    Lower,
-    /// The interval holds "no change": the difference does not exceed the noise.
-    WithinNoise,
-    /// Fewer than two repeats on a side: the noise is unknown.
-    Unknown,
-}
-
-/// The confidence at which `compare` judges a difference.
-pub const COMPARE_CONFIDENCE: f64 = 0.95;
-
-/// Compare b against a: the same judgement as `dbduel compare` over repeats (the bootstrap
-/// interval of mean(b) / mean(a), `resample::ratio_interval`, at 95%, seeded).
-pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
-    let (sa, sb) = (spread(a), spread(b));
-    let ratio = if sa.median > 0.0 {
-        sb.median / sa.median
-    } else {
-        f64::NAN
-    };
-    if sa.n < 2 || sb.n < 2 {
-        return Comparison {
-            ratio,
-            verdict: Verdict::Unknown,
-        };
-    }
-    let side = |values| resample::Sample {
-        values,
-        scheme: resample::Scheme::Independent,
-    };
-    let interval = resample::ratio_interval(
-        &side(a),
-        &side(b),
-        COMPARE_CONFIDENCE,
-        resample::RESAMPLES,
-        resample::SEED,
-    );
-    let verdict = match interval {
-        Some((lo, _)) if lo > 1.0 => Verdict::Higher,
-        Some((_, hi)) if hi < 1.0 => Verdict::Lower,
-        _ => Verdict::WithinNoise,
-    };
-    Comparison { ratio, verdict }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,18 +119,5 @@ mod tests {
         ];
         let r = unstable_reasons(&[100.0], &[checkpoint]);
         assert!(r[0].contains("for 3 s from second 4"), "{r:?}");
-    }
-
-    #[test]
-    fn comparison_judges_the_noise() {
-        assert_eq!(
-            compare(&[100.0, 102.0], &[110.0, 112.0]).verdict,
-            Verdict::Higher
-        );
-        assert_eq!(
-            compare(&[100.0, 110.0], &[105.0, 112.0]).verdict,
-            Verdict::WithinNoise
-        );
-        assert_eq!(compare(&[100.0], &[150.0]).verdict, Verdict::Unknown);
     }
 }

@@ -38,10 +38,13 @@ pub struct ProfileComparison {
     pub clients: u32,
     pub baseline: String,
     pub profile: String,
-    /// Median tps of the profile over the baseline's.
+    /// Mean tps of the profile over the baseline's (over their repeats).
     pub ratio: f64,
-    /// "higher", "lower", "within noise", or "noise unknown" (fewer than two repeats).
+    /// `compare`'s verdict on tps: "faster", "slower", "no difference beyond the noise" or
+    /// "noise unknown" (see `compare::NOISE_RULE`).
     pub verdict: String,
+    /// Why the noise is unknown, and what to run.
+    pub note: Option<String>,
 }
 
 /// One (engine, profile, workload, variant, clients) point, over its repeats.
@@ -654,7 +657,8 @@ pub(crate) fn sample() -> ReportData {
             baseline: "default".into(),
             profile: "tuned".into(),
             ratio: 1.8,
-            verdict: "higher".into(),
+            verdict: "faster".into(),
+            note: None,
         }],
     }
 }

@@ -900,12 +900,12 @@ fn profile_comparison_section(data: &ReportData) -> String {
     if data.comparisons.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "<section id=\"profiles-vs-baseline\"><h2>Profiles against the baseline</h2><p class=\"note\">A \
-         difference exceeds the noise only when every repeat of one profile beats every repeat of the other.</p>\
+    let mut out = format!(
+        "<section id=\"profiles-vs-baseline\"><h2>Profiles against the baseline</h2><p class=\"note\">{}</p>\
          <table class=\"data\"><thead><tr><th>engine</th><th>workload</th><th>variant</th>\
-         <th class=\"num\">clients</th><th>profile</th><th>against</th><th class=\"num\">tps ratio</th>\
+         <th class=\"num\">clients</th><th>profile</th><th>against</th><th class=\"num\">tps ratio (means)</th>\
          <th>verdict</th></tr></thead><tbody>",
+        esc(super::compare::NOISE_RULE)
     );
     for c in &data.comparisons {
         w!(
@@ -919,7 +919,7 @@ fn profile_comparison_section(data: &ReportData) -> String {
             esc(&super::data::with_plan(&c.profile, &c.plan)),
             esc(&c.baseline),
             c.ratio,
-            esc(&c.verdict)
+            esc(&super::markdown::verdict_text(c))
         );
     }
     out += "</tbody></table></section>\n";

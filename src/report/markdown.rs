@@ -73,13 +73,21 @@ pub fn cell(s: &str) -> String {
     out
 }
 
+/// A comparison's verdict, with what to run when the noise is unknown.
+pub fn verdict_text(c: &super::data::ProfileComparison) -> String {
+    match &c.note {
+        Some(note) => format!("{} ({note})", c.verdict),
+        None => c.verdict.clone(),
+    }
+}
+
 /// Profiles against their engine's first profile: does the difference exceed the noise?
 fn profile_comparisons(data: &ReportData) -> String {
     if data.comparisons.is_empty() {
         return String::new();
     }
     let mut out = String::from(
-        "## Profiles against the baseline\n\n| engine | workload | variant | clients | profile | against | tps ratio | verdict |\n|---|---|---|--:|---|---|--:|---|\n",
+        "## Profiles against the baseline\n\n| engine | workload | variant | clients | profile | against | tps ratio (means) | verdict |\n|---|---|---|--:|---|---|--:|---|\n",
     );
     for c in &data.comparisons {
         w!(
@@ -92,10 +100,10 @@ fn profile_comparisons(data: &ReportData) -> String {
             cell(&super::data::with_plan(&c.profile, &c.plan)),
             cell(&c.baseline),
             c.ratio,
-            cell(&c.verdict)
+            cell(&verdict_text(c))
         );
     }
-    out += "\nA difference exceeds the noise only when every repeat of one profile beats every repeat of the other.\n\n";
+    w!(out, "\n{}\n\n", super::compare::NOISE_RULE);
     out
 }
 

@@ -1,6 +1,7 @@
 //! From the store to a report: runs grouped into points and summarised over their repeats
 //! (median and spread, instability), timelines with server events, settings per profile.
 
+use super::compare;
 use crate::engine::durability::{self, Durability};
 use std::collections::BTreeMap;
 
@@ -91,7 +92,17 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
 /// same point.
 fn comparisons(groups: &[(String, Vec<&RunFacts>)], several: bool) -> Vec<ProfileComparison> {
     let mut out = Vec::new();
-    let tps = |members: &[&RunFacts]| members.iter().map(|m| m.row.tps).collect::<Vec<f64>>();
+    let side = |members: &[&RunFacts]| compare::Side {
+        label: String::new(),
+        runs: members
+            .iter()
+            .map(|m| compare::Run {
+                source: m.row.id.to_string(),
+                result: m.result.clone(),
+                profile: Some(m.row.profile.clone()),
+            })
+            .collect(),
+    };
     for (_, members) in groups {
         let r = &members[0].row;
         let baseline_profile = groups
@@ -114,12 +125,8 @@ fn comparisons(groups: &[(String, Vec<&RunFacts>)], several: bool) -> Vec<Profil
         let Some((_, base)) = groups.iter().find(|(_, m)| same_point(&m[0].row)) else {
             continue;
         };
-        let c = stats::compare(&tps(base), &tps(members));
-        let verdict = match c.verdict {
-            stats::Verdict::Higher => "higher",
-            stats::Verdict::Lower => "lower",
-            stats::Verdict::WithinNoise => "within noise",
-            stats::Verdict::Unknown => "noise unknown",
+        let Some(c) = compare::judge_one("tps", &side(base), &side(members)) else {
+            continue;
         };
         out.push(ProfileComparison {
             plan: if several {
@@ -133,8 +140,9 @@ fn comparisons(groups: &[(String, Vec<&RunFacts>)], several: bool) -> Vec<Profil
             clients: r.clients,
             baseline: baseline_profile,
             profile: r.profile.clone(),
-            ratio: c.ratio,
-            verdict: verdict.into(),
+            ratio: c.b / c.a,
+            verdict: compare::render::verdict(c.verdict).into(),
+            note: c.note,
         });
     }
     out

@@ -716,5 +716,16 @@ fn durability_decides() -> Result<(), String> {
                 && l.contains("not durable")
         }),
         || format!("the settings table states each profile's durability:\n{md}"),
+    )?;
+    // One repeat of one second: the noise cannot be judged, and the verdict says what to run,
+    // under the one rule the report states.
+    ensure(
+        md.contains("judged as `dbduel compare` judges it")
+            && md.lines().any(|l| {
+                l.starts_with("| sqlite | tpcb |")
+                    && l.contains("noise unknown (")
+                    && l.contains("repeats a side")
+            }),
+        || format!("profiles against the baseline follow compare's rule:\n{md}"),
     )
 }

@@ -29,6 +29,10 @@ pub const MIN_SECONDS: usize = 10;
 /// Fewer independent values than this on a side (its seconds weighed by their autocorrelation)
 /// leave "no difference" undecidable: the verdict is then that the noise is unknown.
 pub const MIN_INDEPENDENT: f64 = 3.0;
+/// The rule every verdict on a difference follows (`compare`, and each report's profiles
+/// against their baseline), stated once.
+pub const NOISE_RULE: &str = "A difference is judged as `dbduel compare` judges it: the 95% confidence interval of the ratio of the two sides' means, by bootstrap over the repeats when each side has 3 or more, over the measured seconds (in blocks, weighed by how much they remember each other) otherwise. Faster or slower when the interval excludes no change; no difference beyond the noise when it holds no change and the sides' repeats overlap; noise unknown, with what to run, when the data cannot tell (too few seconds, or repeats that do not overlap but are too few to judge).";
+
 /// Options that differ between any two runs and say nothing about them.
 const NOT_DIFFERENCES: &[&str] = &[
     "options.seed",
@@ -339,11 +343,7 @@ pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
             wa.0, wa.1, wb.0, wb.1
         )));
     }
-    let method = if a.runs.len() >= MIN_REPEATS && b.runs.len() >= MIN_REPEATS {
-        Method::Repeats
-    } else {
-        Method::Seconds
-    };
+    let method = method_for(a, b);
     let per_figure = 1.0 - (1.0 - CONFIDENCE) / FIGURES.len() as f64;
     let figures = FIGURES
         .iter()
@@ -495,7 +495,63 @@ fn figure(
             "too few independent seconds: side {name}'s {n} seconds follow each other so closely that they count as {e:.1} independent values (under {MIN_INDEPENDENT}): run longer (-T), or {MIN_REPEATS} repeats a side"
         ));
     }
+    // Repeats that do not overlap are never "no difference": too few to judge, at most.
+    if let (Verdict::NoDifference, Some(above)) = (out.verdict, apart(&ra, &rb)) {
+        out.verdict = Verdict::Unknown;
+        out.note = Some(format!(
+            "every repeat of B is {} every repeat of A, but {} and {} repeats are too few to judge at this confidence: run {} or more repeats a side",
+            if above { "above" } else { "below" },
+            ra.len(),
+            rb.len(),
+            MIN_REPEATS.max(ra.len().max(rb.len()) + 2)
+        ));
+    }
     out
+}
+
+/// Whether two sides of two or more repeats each do not overlap: Some(true) when every
+/// value of b is above every value of a, Some(false) when below.
+fn apart(a: &[f64], b: &[f64]) -> Option<bool> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let range = |v: &[f64]| -> (f64, f64) {
+        (
+            v.iter().copied().fold(f64::INFINITY, f64::min),
+            v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        )
+    };
+    let ((a_lo, a_hi), (b_lo, b_hi)) = (range(a), range(b));
+    if b_lo > a_hi {
+        Some(true)
+    } else if b_hi < a_lo {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// One figure of b against a, alone (at the full confidence), by the rule of `compare`: the
+/// report's profiles against their baseline. None when the figure is not one `compare` knows.
+pub fn judge_one(name: &str, a: &Side, b: &Side) -> Option<FigureComparison> {
+    let (i, f) = FIGURES.iter().enumerate().find(|(_, f)| f.name == name)?;
+    Some(figure(
+        f,
+        a,
+        b,
+        method_for(a, b),
+        CONFIDENCE,
+        SEED + i as u64,
+    ))
+}
+
+/// Repeats when each side has enough of them, seconds otherwise.
+fn method_for(a: &Side, b: &Side) -> Method {
+    if a.runs.len() >= MIN_REPEATS && b.runs.len() >= MIN_REPEATS {
+        Method::Repeats
+    } else {
+        Method::Seconds
+    }
 }
 
 type Samples = (Vec<f64>, Vec<f64>, Scheme, Scheme);
@@ -615,6 +671,44 @@ mod tests {
             label: "x".into(),
             runs,
         }
+    }
+
+    #[test]
+    fn repeats_that_do_not_overlap_are_never_no_difference() {
+        // Two repeats a side, every B above every A, but each run's seconds swing so widely
+        // that the interval holds no change: the verdict says what to run, not "no difference".
+        let swing = |base: f64| -> Vec<f64> {
+            (0..20)
+                .map(|i| if i % 2 == 0 { base * 0.2 } else { base * 1.8 })
+                .collect()
+        };
+        let a = side(vec![
+            run(&swing(100.0), 5.0, "v"),
+            run(&swing(102.0), 5.0, "v"),
+        ]);
+        let b = side(vec![
+            run(&swing(104.0), 5.0, "v"),
+            run(&swing(106.0), 5.0, "v"),
+        ]);
+        let c = judge_one("tps", &a, &b).unwrap();
+        assert_ne!(c.verdict, Verdict::NoDifference, "{c:?}");
+        if c.verdict == Verdict::Unknown {
+            let note = c.note.unwrap_or_default();
+            assert!(note.contains("every repeat of B is above"), "{note}");
+        }
+        // Overlapping repeats with the same swing stay "no difference".
+        let b = side(vec![
+            run(&swing(101.0), 5.0, "v"),
+            run(&swing(99.0), 5.0, "v"),
+        ]);
+        assert_eq!(
+            judge_one("tps", &a, &b).unwrap().verdict,
+            Verdict::NoDifference
+        );
+        assert_eq!(apart(&[1.0, 2.0], &[3.0, 4.0]), Some(true));
+        assert_eq!(apart(&[3.0, 4.0], &[1.0, 2.0]), Some(false));
+        assert_eq!(apart(&[1.0, 3.0], &[2.0, 4.0]), None);
+        assert_eq!(apart(&[1.0], &[4.0]), None);
     }
 
     #[test]
