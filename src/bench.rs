@@ -399,14 +399,26 @@ impl Point<'_> {
     fn warnings(&self) -> Vec<String> {
         let m = &self.measured.measurement;
         let mut warnings = Vec::new();
+        let fixed = self.workload.fixed_clients().is_some();
         if m.transactions == 0 {
-            warnings.push(
-                "no transaction completed in the measured window: nothing here is a measurement (see the errors above; with --spec-timing, run longer than the keying and think times)".into(),
-            );
+            let paced = self.plan.workload.params.contains_key("spec_timing");
+            warnings.push(format!(
+                "no transaction completed in the measured window: nothing here is a measurement (see the errors above{})",
+                if paced {
+                    "; --spec-timing waits the keying and think times: run longer than them"
+                } else {
+                    ""
+                }
+            ));
         } else if m.transactions < 1000 {
             warnings.push(format!(
-                "only {} transactions were measured: percentiles above p99 need thousands; run longer (--time) or with more clients",
-                m.transactions
+                "only {} transactions were measured: percentiles above p99 need thousands; {}",
+                m.transactions,
+                if fixed {
+                    "this workload runs its streams once: repeat the run for more"
+                } else {
+                    "run longer (--time) or with more clients"
+                }
             ));
         }
         if let Some(open) = m.open_loop.filter(|o| !o.met()) {

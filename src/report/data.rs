@@ -117,9 +117,26 @@ pub struct TypeFigures {
     pub errors: u64,
     pub retries: u64,
     pub rollbacks: u64,
+    /// Executions in the run that had most: one gives a latency, not percentiles.
+    pub executions: u64,
 }
 
 impl PointSummary {
+    /// The rows a query type returned (TPC-H's "Qnn rows" figure of type "Qn").
+    pub fn rows_of(&self, query: &str) -> Option<f64> {
+        let number = query.strip_prefix('Q')?.parse::<u32>().ok()?;
+        self.metrics
+            .get(&format!("Q{number:02} rows"))
+            .map(|f| f.median)
+    }
+
+    /// The workload's figures a card shows (row counts go with their query's row).
+    pub fn card_figures(&self) -> impl Iterator<Item = (&String, &Figure)> {
+        self.metrics
+            .iter()
+            .filter(|(name, _)| !name.ends_with(" rows"))
+    }
+
     /// The curve this point belongs to: one per engine and profile (and plan, when the report
     /// covers several).
     pub fn series(&self) -> String {
@@ -180,6 +197,13 @@ pub struct ProfileSettings {
     pub settings: BTreeMap<String, String>,
     /// What those settings promise for commits.
     pub durability: Durability,
+}
+
+impl TypeFigures {
+    /// p95 and p99, or None for a single execution (a latency, not a distribution).
+    pub fn tail(&self) -> Option<(f64, f64)> {
+        (self.executions != 1).then_some((self.p95_ms, self.p99_ms))
+    }
 }
 
 impl PointSummary {
@@ -695,6 +719,31 @@ mod tests {
             p.durability = Durability::default();
         }
         assert!(data.points.iter().all(|p| !data.is_fastest(p)));
+    }
+
+    #[test]
+    fn row_counts_go_with_their_query_and_one_run_has_no_tail() {
+        let mut p = PointSummary::default();
+        let four = Figure {
+            median: 4.0,
+            min: 4.0,
+            max: 4.0,
+        };
+        p.metrics.insert("Q02 rows".into(), four);
+        p.metrics.insert("power_at_size".into(), four);
+        assert_eq!(p.rows_of("Q2"), Some(4.0));
+        assert_eq!(p.rows_of("Q3"), None);
+        let shown: Vec<&String> = p.card_figures().map(|(n, _)| n).collect();
+        assert_eq!(shown, ["power_at_size"]);
+        let mut t = TypeFigures {
+            executions: 1,
+            p95_ms: 3.0,
+            p99_ms: 4.0,
+            ..Default::default()
+        };
+        assert_eq!(t.tail(), None);
+        t.executions = 5;
+        assert_eq!(t.tail(), Some((3.0, 4.0)));
     }
 
     #[test]

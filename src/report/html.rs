@@ -797,8 +797,7 @@ fn types_section(data: &ReportData) -> String {
     );
     for p in points {
         let figures: Vec<String> = p
-            .metrics
-            .iter()
+            .card_figures()
             .map(|(name, f)| {
                 format!(
                     "{} {} <span class=\"muted\">[{}&ndash;{}]</span>",
@@ -820,15 +819,24 @@ fn types_section(data: &ReportData) -> String {
             figures.join(" &middot; ")
         );
         for t in &p.types {
+            // One execution has a latency, not percentiles: p50 shows it, the others none.
+            let (p95, p99) = t
+                .tail()
+                .map_or(("&mdash;".into(), "&mdash;".into()), |(a, b)| {
+                    (sig3(a), sig3(b))
+                });
             w!(
                 out,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                "<tr><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td></tr>",
                 esc(&t.name),
+                p.rows_of(&t.name)
+                    .map(|r| format!(" <span class=\"muted\">{r:.0} rows</span>"))
+                    .unwrap_or_default(),
                 tps_text(t.tps),
                 sig3(t.p50_ms),
-                sig3(t.p95_ms),
-                sig3(t.p99_ms),
+                p95,
+                p99,
                 t.rollbacks,
                 t.retries,
                 if t.errors > 0 { " bad" } else { "" },

@@ -190,7 +190,7 @@ fn types(data: &ReportData) -> String {
             cell(&p.variant),
             p.clients
         );
-        for (name, f) in &p.metrics {
+        for (name, f) in p.card_figures() {
             w!(
                 out,
                 " · {} {} [{}–{}]",
@@ -206,14 +206,19 @@ fn types(data: &ReportData) -> String {
         }
         out += "| type | tps | p50 ms | p95 ms | p99 ms | rollbacks | retries | errors |\n|---|--:|--:|--:|--:|--:|--:|--:|\n";
         for t in &p.types {
+            let (p95, p99) = t
+                .tail()
+                .map_or(("—".into(), "—".into()), |(a, b)| (sig3(a), sig3(b)));
+            let rows = p
+                .rows_of(&t.name)
+                .map(|r| format!(" ({r:.0} rows)"))
+                .unwrap_or_default();
             w!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {}{rows} | {} | {} | {p95} | {p99} | {} | {} | {} |\n",
                 cell(&t.name),
                 tps_text(t.tps),
                 sig3(t.p50_ms),
-                sig3(t.p95_ms),
-                sig3(t.p99_ms),
                 t.rollbacks,
                 t.retries,
                 t.errors

@@ -86,6 +86,26 @@ pub fn text_table(header: &[&str], right: &[&str], rows: &[Vec<String>]) -> Stri
     out
 }
 
+/// A workload's figure: a count as an integer, anything else to one decimal.
+fn figure_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// The percentile cells of a latency row: blank for a single execution, which has none.
+fn latency_cells_of(n: u64, l: &Latency) -> String {
+    if n < 2 {
+        return format!(
+            "{:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "", "", "", "", "", ""
+        );
+    }
+    latency_cells(l)
+}
+
 fn latency_cells(l: &Latency) -> String {
     format!(
         "{:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
@@ -225,8 +245,26 @@ fn summary_counts(out: &mut String, r: &RunResult) {
             "rollbacks", m.rollbacks
         );
     }
-    for (k, v) in &r.workload.metrics {
-        let _ = writeln!(out, "  {k:<16}{v:>12.1}  {}", metric_meaning(k));
+    // Row counts (TPC-H's "Qnn rows") go on one line; the other figures one each.
+    let (rows, figures): (Vec<_>, Vec<_>) = r
+        .workload
+        .metrics
+        .iter()
+        .partition(|(k, _)| k.ends_with(" rows"));
+    for (k, v) in figures {
+        let _ = writeln!(
+            out,
+            "  {k:<16}{:>12}  {}",
+            figure_text(*v),
+            metric_meaning(k)
+        );
+    }
+    if !rows.is_empty() {
+        let counts: Vec<String> = rows
+            .iter()
+            .map(|(k, v)| format!("{} {}", k.trim_end_matches(" rows"), figure_text(**v)))
+            .collect();
+        let _ = writeln!(out, "  {:<16}{}", "rows returned", counts.join(", "));
     }
     if m.reconnects > 0 || !m.lost_clients.is_empty() {
         let _ = writeln!(
@@ -336,7 +374,11 @@ fn summary_latencies(out: &mut String, r: &RunResult) {
         "retries",
         "rollbacks"
     );
-    for t in &m.transaction_types {
+    // Types that never ran (TPC-H queries left out by --queries) are left out too, unless
+    // nothing ran at all.
+    let ran = |t: &&crate::metrics::TypeSummary| t.transactions + t.errors + t.rollbacks > 0;
+    let any = m.transaction_types.iter().any(|t| ran(&t));
+    for t in m.transaction_types.iter().filter(|t| !any || ran(t)) {
         let _ = writeln!(
             out,
             "  {:<16}{:>10} {:>10.1} {:>9.3} {} {:>9} {:>9} {:>9}",
@@ -344,7 +386,7 @@ fn summary_latencies(out: &mut String, r: &RunResult) {
             t.transactions,
             t.tps,
             t.latency_ms.mean,
-            latency_cells(&t.latency_ms),
+            latency_cells_of(t.transactions, &t.latency_ms),
             t.errors,
             t.retries,
             t.rollbacks
@@ -389,5 +431,23 @@ fn summary_settings(out: &mut String, r: &RunResult) {
     }
     for w in &r.warnings {
         let _ = writeln!(out, "  warning: {w}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_integers_and_single_runs_have_no_percentiles() {
+        assert_eq!(figure_text(4.0), "4");
+        assert_eq!(figure_text(6534.46), "6534.5");
+        let l = Latency {
+            p50: 1.0,
+            p99: 2.0,
+            ..Default::default()
+        };
+        assert!(latency_cells_of(1, &l).trim().is_empty());
+        assert!(latency_cells_of(2, &l).contains("2.000"));
     }
 }

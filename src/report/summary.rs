@@ -334,9 +334,16 @@ fn types(members: &[&RunFacts]) -> Vec<TypeFigures> {
                 errors: sum("errors"),
                 retries: sum("retries"),
                 rollbacks: sum("rollbacks"),
+                executions: of_type
+                    .iter()
+                    .filter_map(|t| t["transactions"].as_u64())
+                    .max()
+                    .unwrap_or(0),
                 name,
             }
         })
+        // Types that never ran (TPC-H queries left out by --queries) are left out.
+        .filter(|t| t.executions + t.errors + t.rollbacks > 0)
         .collect()
 }
 

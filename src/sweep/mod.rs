@@ -460,7 +460,7 @@ fn run_plan(
         rate: None,
         progress: None,
         max_tries: plan.max_tries,
-        seed: None,
+        seed: Some(plan.seed()),
         protocol: plan.protocol(),
         json: None,
         scripts: Vec::new(),

@@ -39,6 +39,10 @@ pub struct PlanFile {
     pub warmup: u64,
     #[serde(default = "one")]
     pub repeats: u32,
+    /// The random seed of every point and repeat (as `run --seed`): the same keys, mix and
+    /// TPC-H substitution parameters on every engine and profile. Default: one derived from
+    /// the plan's name.
+    pub seed: Option<u64>,
     #[serde(default = "default_protocol")]
     pub protocol: String,
     /// `true`: restart the server (and drop the OS page cache where permitted) before every
@@ -165,6 +169,14 @@ fn default_workload() -> String {
 fn one() -> u32 {
     1
 }
+/// Whether the workload named so fixes its clients (TPC-H's streams).
+fn runs_streams(workload: &str) -> bool {
+    crate::workload::find(workload)
+        .ok()
+        .and_then(|e| (e.new)(&crate::workload::WorkloadOptions::default()).ok())
+        .is_some_and(|w| w.fixed_clients().is_some())
+}
+
 fn default_clients() -> Vec<u32> {
     vec![1, 2, 4, 8]
 }
@@ -206,6 +218,16 @@ fn engine_names() -> Vec<&'static str> {
 }
 
 impl PlanFile {
+    /// The seed every point of the plan runs with: `seed`, else a hash of the plan's name
+    /// (FNV-1a), so that every engine and profile does the same work.
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or_else(|| {
+            self.name().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+        })
+    }
+
     pub fn read(path: &Path) -> Result<(PlanFile, String), Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Usage(format!("cannot read plan {}: {e}", path.display())))?;
@@ -243,6 +265,11 @@ impl PlanFile {
             && let Some(dir) = path.parent()
         {
             plan.workload = dir.join(&plan.workload).display().to_string();
+        }
+        // A workload that runs its own streams (TPC-H) takes one client: the default for it.
+        let given = toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("clients"));
+        if !given && runs_streams(&plan.workload) {
+            plan.clients = vec![1];
         }
         plan.validate()?;
         Ok(plan)

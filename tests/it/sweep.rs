@@ -33,6 +33,7 @@ pub fn trials() -> Vec<Trial> {
         ),
         Trial::test("sweep::rejected_knob_is_an_error", || Ok(rejected_knob()?)),
         Trial::test("sweep::report_keeps_plans_apart", || Ok(plans_apart()?)),
+        Trial::test("sweep::every_point_runs_the_same_work", || Ok(same_work()?)),
         Trial::test("sweep::durability_read_back_decides_the_bold", || {
             Ok(durability_decides()?)
         }),
@@ -727,5 +728,33 @@ fn durability_decides() -> Result<(), String> {
                     && l.contains("repeats a side")
             }),
         || format!("profiles against the baseline follow compare's rule:\n{md}"),
+    )
+}
+
+/// A TPC-H plan (no `clients` key: its streams take one) over two profiles, two repeats: every
+/// point runs with the plan's seed, so every one gets the same substitution parameters.
+fn same_work() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = "name = \"same\"\nengines = [\"sqlite\"]\nworkload = \"tpch\"\nprofiles = [\"default\", \"tuned\"]\nrepeats = 2\n\n[options]\nscale-factor = 0.01\nqueries = \"2,9\"\n";
+    let plan = write(dir.path(), "same.toml", plan);
+    let results = dir.path().join("r.db").display().to_string();
+    expect_code(
+        &dbduel(&["sweep", &plan, "--results", &results]),
+        0,
+        "sweep",
+    )?;
+    let mut seen = Vec::new();
+    for id in 1..=4 {
+        let show = dbduel(&["results", "show", &id.to_string(), "--results", &results]);
+        let run: serde_json::Value =
+            serde_json::from_slice(&show.stdout).map_err(|e| format!("run {id}: {e}"))?;
+        seen.push((
+            run["options"]["seed"].clone(),
+            run["workload"]["settings"]["params.stream0"].clone(),
+        ));
+    }
+    ensure(
+        seen[0].1.is_string() && seen.iter().all(|s| *s == seen[0]),
+        || format!("the points ran different seeds or parameters: {seen:?}"),
     )
 }
