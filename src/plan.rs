@@ -294,7 +294,8 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
 
 impl RunInput {
     /// Check everything a run can be refused for before it connects, and give the plan.
-    pub fn plan(self) -> Result<RunPlan, Error> {
+    pub fn plan(mut self) -> Result<RunPlan, Error> {
+        self.ycsb_names()?;
         let mut limit = self.check()?;
         let seed = self.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
@@ -414,6 +415,57 @@ impl RunInput {
             first_client: at(index),
             clients: at(index + 1) - at(index),
         })
+    }
+
+    /// YCSB's own names for dbduel's flags, given as properties (`-p threadcount=8`,
+    /// `-p target=500`): taken as -c and -R; refused when the flag says otherwise.
+    fn ycsb_names(&mut self) -> Result<(), Error> {
+        if self.target.workload.name != "ycsb" {
+            return Ok(());
+        }
+        // A property file's own threadcount and target count as if given with -p.
+        for (name, value) in crate::workload::ycsb::props::client_properties(&self.params)? {
+            self.params.entry(name).or_insert(value);
+        }
+        if self.asked_by == AskedBy::Plan
+            && let Some(name) = ["threadcount", "target"]
+                .into_iter()
+                .find(|n| self.params.contains_key(*n))
+        {
+            return usage(format!(
+                "YCSB property {name}: a plan's points take their clients and rate from its own keys: drop it"
+            ));
+        }
+        if let Some(v) = self.params.remove("threadcount") {
+            let n: u32 = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                Error::Usage(format!(
+                    "YCSB property threadcount={v}: give a whole number of clients (or use -c)"
+                ))
+            })?;
+            if self.clients != 1 && self.clients != n {
+                return usage(format!(
+                    "YCSB property threadcount={n} and {} {} disagree: give one of them",
+                    self.asked_by.name("--clients"),
+                    self.clients
+                ));
+            }
+            self.clients = n;
+        }
+        if let Some(v) = self.params.remove("target") {
+            let rate: f64 = v.parse().ok().filter(|r: &f64| *r > 0.0).ok_or_else(|| {
+                Error::Usage(format!(
+                    "YCSB property target={v}: give operations per second (or use -R)"
+                ))
+            })?;
+            if self.rate.is_some_and(|r| r != rate) {
+                return usage(format!(
+                    "YCSB property target={v} and {} disagree: give one of them",
+                    self.asked_by.name("--rate")
+                ));
+            }
+            self.rate = Some(rate);
+        }
+        Ok(())
     }
 
     /// A workload that fixes its clients and their work takes no --clients, --time,

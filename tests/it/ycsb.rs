@@ -54,6 +54,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "ycsb::latest_updates_recent_inserts",
         move || Ok(latest_reads_recent(&e)?),
     ));
+    out.push(Trial::test(
+        "ycsb::template_file_runs_and_names_its_mix",
+        || Ok(template_file()?),
+    ));
     let e = env.clone();
     out.push(Trial::test("ycsb::check_fails_on_damage", move || {
         Ok(check_fails_on_damage(&e)?)
@@ -221,4 +225,84 @@ fn check_fails_on_damage(env: &Env) -> Result<(), String> {
         })?;
     }
     Ok(())
+}
+
+/// A property file written as YCSB's own workload template writes one (the old class name,
+/// properties of YCSB's client and output, threadcount) runs unmodified on SQLite: threadcount
+/// is -c, the client-only properties are named in one warning, and the run's variant is the
+/// core workload whose mix the file has (workloadb), the file's name in its settings. A file
+/// of another mix runs as that mix, and `compare` refuses to set the two side by side.
+fn template_file() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let template = "workload=com.yahoo.ycsb.workloads.CoreWorkload\nrecordcount=1000\noperationcount=3000000\n\
+        fieldcount=10\nfieldlength=100\nreadallfields=true\nreadproportion=0.95\nupdateproportion=0.05\n\
+        insertproportion=0\nscanproportion=0\nrequestdistribution=zipfian\ntable=usertable\n\
+        measurementtype=histogram\nhistogram.buckets=1000\ntimeseries.granularity=1000\nthreadcount=2\n";
+    let b_file = dir.path().join("mytemplate");
+    let mix_file = dir.path().join("mine");
+    std::fs::write(&b_file, template).map_err(|e| e.to_string())?;
+    let mine = template
+        .replace("readproportion=0.95", "readproportion=0.5")
+        .replace("updateproportion=0.05", "updateproportion=0.3")
+        .replace("insertproportion=0", "insertproportion=0.2");
+    std::fs::write(&mix_file, mine).map_err(|e| e.to_string())?;
+    let dsn = format!("sqlite://{}", dir.path().join("y.db").display());
+    let (b_path, mix_path) = (b_file.display().to_string(), mix_file.display().to_string());
+    expect_code(
+        &dbduel(&["prepare", "ycsb", "--dsn", &dsn, "-P", &b_path]),
+        0,
+        "prepare from the template",
+    )?;
+    let (a_json, b_json) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let run_file = |file: &str, json: &std::path::Path| {
+        let json = json.display().to_string();
+        dbduel(&[
+            "run", "ycsb", "--dsn", &dsn, "-P", file, "-T", "1", "--json", &json,
+        ])
+    };
+    let ran = run_file(&b_path, &a_json);
+    expect_code(&ran, 0, "run from the template")?;
+    let said = text(&ran);
+    ensure(
+        said.lines()
+            .filter(|l| l.contains("do not apply here"))
+            .count()
+            == 1
+            && said.contains("measurementtype=histogram"),
+        || format!("one warning names the client-only properties:\n{said}"),
+    )?;
+    let a = read_result(&a_json)?;
+    ensure(
+        a["workload"]["variant"] == "workloadb"
+            && a["workload"]["settings"]["file"] == "mytemplate"
+            && a["options"]["clients"] == 2,
+        || format!("variant, file and threadcount: {}", a["workload"]),
+    )?;
+    let ran = run_file(&mix_path, &b_json);
+    expect_code(&ran, 0, "run from another mix")?;
+    let b = read_result(&b_json)?;
+    ensure(
+        b["workload"]["variant"] == "mix r50/u30/i20/s0/rmw0 zipfian",
+        || format!("the other file's variant: {}", b["workload"]["variant"]),
+    )?;
+    let cmp = dbduel(&[
+        "compare",
+        &a_json.display().to_string(),
+        &b_json.display().to_string(),
+    ]);
+    expect_code(&cmp, 2, "compare of two mixes")?;
+    let disagree = dbduel(&[
+        "run",
+        "ycsb",
+        "--dsn",
+        &dsn,
+        "-P",
+        &b_path,
+        "-p",
+        "threadcount=2",
+        "-c",
+        "3",
+    ]);
+    expect_code(&disagree, 2, "threadcount against -c")?;
+    ensure(text(&disagree).contains("disagree"), || text(&disagree))
 }

@@ -382,7 +382,7 @@ impl Workload for Ycsb {
 
     fn attach(&mut self, _engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let loaded = self.with_layout(s)?;
-        let mut warnings = Vec::new();
+        let mut warnings = self.props.notes.clone();
         if self.options.contains_key("recordcount") && loaded.recordcount != self.props.recordcount
         {
             warnings.push(format!(
@@ -510,6 +510,9 @@ impl Workload for Ycsb {
         out.insert("readallfields".into(), p.readallfields.to_string());
         out.insert("writeallfields".into(), p.writeallfields.to_string());
         out.insert("operationcount".into(), p.operationcount.to_string());
+        if let Some(file) = &p.file {
+            out.insert("file".into(), file.clone());
+        }
         out
     }
 }

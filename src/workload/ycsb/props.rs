@@ -3,6 +3,7 @@
 //! validated `Props` with CoreWorkload's names and defaults (CoreWorkload.init).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::error::Error;
 
@@ -36,6 +37,50 @@ pub const BUILT_IN: [(&str, &str); 6] = [
 
 /// The one workload class there is: CoreWorkload.
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
+/// The names YCSB's own files give the core workload (older releases, the short name).
+const CORE_NAMES: &[&str] = &[
+    CORE_WORKLOAD,
+    "com.yahoo.ycsb.workloads.CoreWorkload",
+    "CoreWorkload",
+];
+/// Properties of YCSB's own files that shape its client or its output, not the operations:
+/// accepted, and each named in a note as not applying (dbduel's own flags say the same).
+const CLIENT_ONLY: &[(&str, &str)] = &[
+    ("maxexecutiontime", "the run's time is -T"),
+    (
+        "measurementtype",
+        "dbduel keeps an HDR histogram and per-second windows",
+    ),
+    (
+        "histogram.buckets",
+        "dbduel's histograms cover every latency",
+    ),
+    (
+        "timeseries.granularity",
+        "per-second windows are -P and --json",
+    ),
+    (
+        "measurement.interval",
+        "latencies are measured per operation",
+    ),
+    ("measurement.raw.output_file", "raw samples are not written"),
+    ("measurement.trackjvm", "there is no JVM"),
+    ("status.interval", "progress lines are -P"),
+    ("reportlatencyforeacherror", "errors are counted by kind"),
+    ("latencytrackederrors", "errors are counted by kind"),
+    ("exporter", "results are --json"),
+    ("exportfile", "results are --json"),
+    ("db", "the database is --dsn"),
+    ("columnfamily", "SQL tables have no column family"),
+    (
+        "core_workload_insertion_retry_limit",
+        "failed transactions are retried by --max-tries",
+    ),
+    (
+        "core_workload_insertion_retry_interval",
+        "failed transactions are retried by --max-tries",
+    ),
+];
 
 /// The option that names the property file (`-P`, a plan's `[options] workload`).
 pub const FILE_OPTION: &str = "workload";
@@ -90,8 +135,13 @@ pub enum Lengths {
 /// The validated properties of a run or a load.
 #[derive(Debug, Clone)]
 pub struct Props {
-    /// The built-in workload the properties started from, or "file".
+    /// The built-in workload the properties started from; for a property file, the core
+    /// workload whose mix it has, else its mix (`mix_name`).
     pub base: &'static str,
+    /// The property file's name, when one was read.
+    pub file: Option<String>,
+    /// Properties of YCSB's client or output that were given and do not apply here.
+    pub notes: Vec<String>,
     pub recordcount: i64,
     pub operationcount: u64,
     pub table: String,
@@ -166,7 +216,7 @@ fn base(name: &str) -> Result<(&'static str, Pairs), Error> {
 pub fn resolve(variant: Option<&str>, options: &BTreeMap<String, String>) -> Result<Props, Error> {
     let file = options
         .get(FILE_OPTION)
-        .filter(|v| *v != CORE_WORKLOAD)
+        .filter(|v| !CORE_NAMES.contains(&v.as_str()))
         .map(String::as_str);
     // The file named wins over the variant: a sweep point without a `variant` key is given
     // the entry's first one, and its `[options] workload` is what the plan asks for.
@@ -178,11 +228,20 @@ pub fn resolve(variant: Option<&str>, options: &BTreeMap<String, String>) -> Res
             .map(|(k, v)| (k.clone(), v.clone())),
     );
     let mut set: BTreeMap<&str, String> = KNOWN.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let mut notes = Vec::new();
     for (k, v) in &pairs {
         if k == FILE_OPTION {
-            if v != CORE_WORKLOAD {
+            if !CORE_NAMES.contains(&v.as_str()) {
                 return Err(bad(k, v, &format!("only {CORE_WORKLOAD} is supported")));
             }
+            continue;
+        }
+        // Taken as -c and -R before the workload is made (`RunInput::ycsb_names`).
+        if k == "threadcount" || k == "target" {
+            continue;
+        }
+        if let Some((_, instead)) = CLIENT_ONLY.iter().find(|(n, _)| n == k) {
+            notes.push(format!("{k}={v} ({instead})"));
             continue;
         }
         let Some((known, _)) = KNOWN.iter().find(|(n, _)| n == k) else {
@@ -193,7 +252,77 @@ pub fn resolve(variant: Option<&str>, options: &BTreeMap<String, String>) -> Res
         };
         set.insert(known, v.clone());
     }
-    Props::from_set(name, &set)
+    let mut props = Props::from_set(name, &set)?;
+    if !notes.is_empty() {
+        props.notes = vec![format!(
+            "YCSB properties that shape YCSB's own client and do not apply here: {}",
+            notes.join("; ")
+        )];
+    }
+    if let Some(path) = file {
+        props.file = Path::new(path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        props.base = mix_name(&props);
+    }
+    Ok(props)
+}
+
+/// The property file's `threadcount` and `target` (YCSB's -c and -R), when the options name
+/// a file that gives them.
+pub fn client_properties(options: &BTreeMap<String, String>) -> Result<Pairs, Error> {
+    let Some(path) = options
+        .get(FILE_OPTION)
+        .filter(|v| !CORE_NAMES.contains(&v.as_str()) && !BUILT_IN.iter().any(|(n, _)| n == v))
+    else {
+        return Ok(Vec::new());
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        // `resolve` names the file that cannot be read.
+        return Ok(Vec::new());
+    };
+    Ok(parse_file(&text, path)?
+        .into_iter()
+        .filter(|(k, _)| k == "threadcount" || k == "target")
+        .collect())
+}
+
+/// The variant a property file runs: the core workload whose mix (operation proportions and
+/// request distribution) it has, else its mix itself ("mix r50/u50/i0/s0/rmw0 zipfian"), so
+/// that runs of different mixes are never taken for the same workload.
+fn mix_name(props: &Props) -> &'static str {
+    let same = |(builtin, _): &&(&'static str, &str)| {
+        resolve(Some(builtin), &BTreeMap::new()).is_ok_and(|b| {
+            b.proportions == props.proportions && b.distribution == props.distribution
+        })
+    };
+    if let Some((builtin, _)) = BUILT_IN.iter().find(same) {
+        return builtin;
+    }
+    let p = props
+        .proportions
+        .map(|x| format!("{}", (x * 100.0).round() / 1.0));
+    intern(format!(
+        "mix r{}/u{}/i{}/s{}/rmw{} {}",
+        p[0],
+        p[1],
+        p[2],
+        p[3],
+        p[4],
+        format!("{:?}", props.distribution).to_lowercase()
+    ))
+}
+
+/// A variant name made at run time, kept for the process (a handful at most).
+fn intern(name: String) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().expect("variant names");
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.push(leaked);
+    leaked
 }
 
 struct Reader<'a>(&'a BTreeMap<&'static str, String>);
@@ -281,6 +410,8 @@ impl Props {
         }
         let props = Props {
             base,
+            file: None,
+            notes: Vec::new(),
             recordcount,
             operationcount: r.int("operationcount", 0)? as u64,
             table,
