@@ -334,8 +334,8 @@ pub struct PrepareArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Number of concurrent clients (one connection each).
-    #[arg(short = 'c', long, default_value_t = 1)]
+    /// Number of concurrent clients (one connection each; sysbench's --threads).
+    #[arg(short = 'c', long, alias = "threads", default_value_t = 1)]
     pub clients: u32,
     /// Measured duration in seconds (default 10 unless --transactions is given).
     #[arg(short = 'T', long, value_name = "SECONDS")]
@@ -350,9 +350,10 @@ pub struct RunArgs {
     /// Target total rate in transactions per second (open loop; latency counts from the schedule).
     #[arg(short = 'R', long, value_name = "TPS")]
     pub rate: Option<f64>,
-    /// Print a progress line every N seconds. For ycsb, -P with a name that is not a number
-    /// is YCSB's -P: a property file, or a core workload built in (workloada..workloadf).
-    #[arg(short = 'P', long, value_name = "SECONDS")]
+    /// Print a progress line every N seconds (sysbench's --report-interval). For ycsb, -P with
+    /// a name that is not a number is YCSB's -P: a property file, or a core workload built in
+    /// (workloada..workloadf).
+    #[arg(short = 'P', long, alias = "report-interval", value_name = "SECONDS")]
     pub progress: Option<String>,
     /// How statements are sent.
     #[arg(short = 'M', long, value_enum, default_value_t = Protocol::Simple)]
@@ -413,6 +414,103 @@ pub struct RunArgs {
     pub property_file: Option<String>,
     #[command(flatten)]
     pub ycsb: YcsbArgs,
+    #[command(flatten)]
+    pub habits: HabitArgs,
+}
+
+/// Flags that pgbench and sysbench users type out of habit, hidden from the help: taken with a
+/// note where dbduel needs nothing for them, refused in one line naming dbduel's way otherwise
+/// (`HabitArgs::check`).
+#[derive(Debug, Args)]
+pub struct HabitArgs {
+    /// pgbench -j: worker threads.
+    #[arg(short = 'j', long = "jobs", hide = true, value_name = "N")]
+    pub jobs: Option<u32>,
+    /// pgbench -n: do not vacuum before the run.
+    #[arg(short = 'n', long = "no-vacuum", hide = true)]
+    pub no_vacuum: bool,
+    /// sysbench --percentile: the percentile its summary shows.
+    #[arg(long, hide = true, value_name = "P")]
+    pub percentile: Option<f64>,
+    /// pgbench -r: per-statement latencies.
+    #[arg(
+        short = 'r',
+        long = "report-per-command",
+        alias = "report-latencies",
+        hide = true
+    )]
+    pub per_statement: bool,
+    /// pgbench -l: the per-transaction log.
+    #[arg(short = 'l', long = "log", hide = true)]
+    pub log: bool,
+    /// pgbench -C: a new connection per transaction.
+    #[arg(short = 'C', long = "connect", hide = true)]
+    pub connect: bool,
+    /// pgbench -L: the latency limit.
+    #[arg(short = 'L', long = "latency-limit", hide = true, value_name = "MS")]
+    pub latency_limit: Option<f64>,
+    /// pgbench -i: initialize.
+    #[arg(short = 'i', long = "initialize", hide = true)]
+    pub initialize: bool,
+    /// sysbench --events: all threads' events together.
+    #[arg(long, hide = true, value_name = "N")]
+    pub events: Option<u64>,
+    /// sysbench --histogram: print the latency histogram.
+    #[arg(long, hide = true)]
+    pub histogram: bool,
+}
+
+impl HabitArgs {
+    /// The first flag dbduel has no such thing for, refused in one line that names dbduel's
+    /// way; else the notes for the flags it takes and needs nothing for.
+    pub fn check(&self) -> Result<Vec<String>, String> {
+        let refused = [
+            (
+                self.initialize,
+                "-i (initialize): dbduel prepare loads the data, then dbduel run measures it",
+            ),
+            (
+                self.per_statement,
+                "-r (per-statement latencies): dbduel reports latencies per transaction type (a script is one type): see the latency table and --json",
+            ),
+            (
+                self.log,
+                "-l (per-transaction log): dbduel keeps per-second windows and the full latency histogram in --json",
+            ),
+            (
+                self.connect,
+                "-C (a connection per transaction): dbduel keeps one connection per client",
+            ),
+            (
+                self.latency_limit.is_some(),
+                "-L (latency limit): dbduel measures every transaction's latency from its schedule with -R; judge a limit on the percentiles, or with capacity --slo",
+            ),
+            (
+                self.events.is_some(),
+                "--events (all threads' events together): give -t, transactions per client",
+            ),
+            (
+                self.histogram,
+                "--histogram: dbduel keeps the full HDR histogram in --json",
+            ),
+        ];
+        if let Some((_, why)) = refused.iter().find(|(given, _)| *given) {
+            return Err((*why).to_string());
+        }
+        let mut notes = Vec::new();
+        if let Some(j) = self.jobs {
+            notes.push(format!(
+                "-j {j} taken and not needed: each dbduel client has a thread of its own"
+            ));
+        }
+        if self.no_vacuum {
+            notes.push("-n taken: dbduel never vacuums before a run".to_string());
+        }
+        if let Some(p) = self.percentile {
+            notes.push(format!("--percentile {p} taken: dbduel's summary shows p50, p90, p95, p99, p99.9 and the maximum"));
+        }
+        Ok(notes)
+    }
 }
 
 #[derive(Debug, Args)]

@@ -251,6 +251,9 @@ impl AskedBy {
 }
 
 pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
+    for note in args.habits.check().map_err(Error::Usage)? {
+        errln!("note: {note}");
+    }
     let scripts = script_specs(args)?;
     let target = if scripts.is_empty() {
         target(&args.target, "run")?

@@ -14,6 +14,7 @@ type Test = fn(&Env) -> Result<(), String>;
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut tests: Vec<(String, Test)> = vec![
         ("default_run_on_temporary_sqlite".into(), default_run),
+        ("pgbench_and_sysbench_habits".into(), habits),
         ("ctrl_c_keeps_partial_result".into(), ctrl_c),
         ("open_loop_paces_and_reports_lag".into(), open_loop),
         ("transactions_per_client".into(), transactions_limit),
@@ -936,4 +937,60 @@ fn broken_index_pg(env: &Env) -> Result<(), String> {
             "UPDATE pg_index SET indisready = true WHERE indexrelid = 'k_1'::regclass",
         ],
     )
+}
+
+/// Flags pgbench and sysbench users type: sysbench's --threads and --report-interval are -c
+/// and -P; pgbench's -j and -n and sysbench's --percentile are taken with a note; the others
+/// are refused in one line that names dbduel's way (exit 2).
+fn habits(_: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let json = dir.path().join("r.json").display().to_string();
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "--threads",
+        "2",
+        "--report-interval",
+        "1",
+        "-j",
+        "2",
+        "-n",
+        "--percentile",
+        "95",
+        "-T",
+        "2",
+        "--json",
+        &json,
+    ]);
+    expect_code(&out, 0, "sysbench and pgbench flags")?;
+    let said = text(&out);
+    let r = read_result(std::path::Path::new(&json))?;
+    ensure(
+        r["options"]["clients"] == 2
+            && said.contains("progress:")
+            && said.contains("note: -j 2")
+            && said.contains("note: -n")
+            && said.contains("note: --percentile 95"),
+        || format!("--threads, --report-interval and the notes:\n{said}"),
+    )?;
+    for (flag, way) in [
+        (&["-i"][..], "dbduel prepare"),
+        (&["-r"][..], "per transaction type"),
+        (&["-l"][..], "--json"),
+        (&["-C"][..], "one connection per client"),
+        (&["-L", "50"][..], "capacity --slo"),
+        (&["--events", "100"][..], "give -t"),
+        (&["--histogram"][..], "HDR histogram"),
+    ] {
+        let mut args = vec!["run", "tpcb"];
+        args.extend(flag);
+        let out = dbduel(&args);
+        expect_code(&out, 2, &flag.join(" "))?;
+        let said = text(&out);
+        ensure(
+            said.trim().lines().count() == 1 && said.contains(way),
+            || format!("{flag:?} must be refused in one line naming {way}:\n{said}"),
+        )?;
+    }
+    Ok(())
 }
