@@ -8,6 +8,10 @@ use serde::Serialize;
 
 use crate::engine::durability::{Durability, Level};
 
+/// What a table says of a spread it does not show.
+pub const ONE_REPEAT: &str =
+    "A point of one repeat has no spread (—): repeats give one (`repeats = 3` in a plan).";
+
 /// The rule `is_fastest` follows, as every report states it under its table.
 pub const FASTEST_RULE: &str = "Bold: in each group of points of the same workload, variant and clients, the best median of the group's ranking figure (the workload's own: TPC-C NOPM, TPC-H QphH@Size or Power@Size; tps otherwise), among the points whose settings read back are durable (every commit survives a crash of the server, the system or the power). A point flagged UNSAFE or not durable, or whose durability is unknown, is never bold; where no point of a group is durable, none is.";
 
@@ -122,6 +126,17 @@ pub struct TypeFigures {
 }
 
 impl PointSummary {
+    /// The spread of tps over the repeats: the range and the CV in percent, as text; None
+    /// with a single repeat, whose spread was never measured.
+    pub fn spread(&self) -> Option<(String, String)> {
+        (self.repeats >= 2).then(|| {
+            (
+                format!("{}–{}", tps_text(self.tps_min), tps_text(self.tps_max)),
+                format!("{:.1}%", self.tps_cv * 100.0),
+            )
+        })
+    }
+
     /// The rows a query type returned (TPC-H's "Qnn rows" figure of type "Qn").
     pub fn rows_of(&self, query: &str) -> Option<f64> {
         let number = query.strip_prefix('Q')?.parse::<u32>().ok()?;
@@ -719,6 +734,22 @@ mod tests {
             p.durability = Durability::default();
         }
         assert!(data.points.iter().all(|p| !data.is_fastest(p)));
+    }
+
+    #[test]
+    fn one_repeat_shows_no_spread() {
+        let mut p = sample().points[0].clone();
+        assert!(p.spread().is_some_and(|(_, cv)| cv == "2.0%"));
+        p.repeats = 1;
+        assert_eq!(p.spread(), None);
+        let mut data = sample();
+        data.points[0].repeats = 1;
+        let md = super::super::markdown::markdown(&data);
+        assert!(
+            md.lines()
+                .any(|l| l.contains("| postgres | default |") && l.contains("| — |")),
+            "{md}"
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@ mod svg;
 use std::fmt::Write;
 
 use super::data::{
-    FASTEST_RULE, PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3, tps_text,
+    FASTEST_RULE, ONE_REPEAT, PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3,
+    tps_text,
 };
 use super::human_bytes;
 pub use capacity::{CapacityView, StepView, capacity_html};
@@ -460,17 +461,16 @@ fn point_svg(
 
 /// Everything about a point, for its tooltip.
 fn point_tip(p: &PointSummary) -> String {
+    let spread = p.spread().map_or(
+        "one repeat: no spread measured".to_string(),
+        |(range, cv)| format!("{range}, CV {cv} over {} repeats", p.repeats),
+    );
     let mut tip = format!(
-        "{}{} · {} clients\n{} tps (min {}, max {}, CV {:.1}% over {} repeat{})\np50 {} ms · p95 {} ms · p99 {} ms",
+        "{}{} · {} clients\n{} tps ({spread})\np50 {} ms · p95 {} ms · p99 {} ms",
         p.series(),
         if p.unsafe_profile { " (unsafe)" } else { "" },
         p.clients,
         tps_text(p.tps_median),
-        tps_text(p.tps_min),
-        tps_text(p.tps_max),
-        p.tps_cv * 100.0,
-        p.repeats,
-        plural(p.repeats as usize),
         sig3(p.p50_ms),
         sig3(p.p95_ms),
         sig3(p.p99_ms)
@@ -761,7 +761,7 @@ fn comparison_section(data: &ReportData) -> String {
          <th class=\"num\">CV</th><th class=\"num\">p95 ms</th><th class=\"num\">p99 ms</th>\
          <th class=\"num\" title=\"the first transaction's latency: the cold-cache time after a cold start\">first ms</th>\
          <th class=\"num\">errors</th><th>flags</th></tr></thead><tbody>",
-        esc(FASTEST_RULE.trim_end_matches('.')),
+        esc(&format!("{FASTEST_RULE} {ONE_REPEAT}").trim_end_matches('.')),
         if ranked {
             "<th class=\"num\" title=\"the figure that ranks the group: the workload's own\">ranked by (median)</th>"
         } else {
@@ -949,9 +949,14 @@ fn comparison_row(
             bold(tps_text(value), fastest)
         )
     });
+    let (range, cv) = p
+        .spread()
+        .map_or((String::new(), "&mdash;".into()), |(r, cv)| {
+            (format!(" <span class=\"muted\">[{}]</span>", esc(&r)), cv)
+        });
     format!(
         "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>{ranked}\
-         <td class=\"num\">{tps} <span class=\"muted\">[{}&ndash;{}]</span></td><td class=\"num\">{:.1}%</td>\
+         <td class=\"num\">{tps}{range}</td><td class=\"num\">{cv}</td>\
          <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td>{}</td></tr>",
         if new_group { " class=\"group\"" } else { "" },
         esc(&p.engine),
@@ -960,9 +965,6 @@ fn comparison_row(
         esc(&p.workload),
         esc(&p.variant),
         p.clients,
-        tps_text(p.tps_min),
-        tps_text(p.tps_max),
-        p.tps_cv * 100.0,
         sig3(p.p95_ms),
         sig3(p.p99_ms),
         p.first_ms.map_or("&mdash;".to_string(), sig3),

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::data::{
-    FASTEST_RULE, PointSummary, ReportData, ResourceRow, SettingsTable, sig3, tps_text,
+    FASTEST_RULE, ONE_REPEAT, PointSummary, ReportData, ResourceRow, SettingsTable, sig3, tps_text,
 };
 use super::human_bytes;
 
@@ -160,7 +160,7 @@ fn comparison(data: &ReportData) -> String {
         let rank = ranked.then(|| (data.ranking_figure(p), data.ranking_value(p)));
         out += &comparison_row(p, data.is_fastest(p), rank, &numbers);
     }
-    w!(out, "\n{FASTEST_RULE}\n\n");
+    w!(out, "\n{FASTEST_RULE} {ONE_REPEAT}\n\n");
     if !notes.is_empty() {
         out += "Warnings:\n\n";
         for (i, n) in notes.iter().enumerate() {
@@ -253,17 +253,17 @@ fn comparison_row(
     if !notes.is_empty() {
         flags.push(format!("warnings {}", notes.join(", ")));
     }
+    let (range, cv) = p.spread().map_or((String::new(), "—".into()), |(r, cv)| {
+        (format!(" [{r}]"), cv)
+    });
     format!(
-        "| {} | {} | {} | {} | {} | {} |{ranked} {tps} [{}–{}] | {:.1}% | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} |{ranked} {tps}{range} | {cv} | {} | {} | {} | {} | {} |\n",
         cell(&p.engine),
         cell(&p.profile_label()),
         cell(&p.isolation),
         cell(&p.workload),
         cell(&p.variant),
         p.clients,
-        tps_text(p.tps_min),
-        tps_text(p.tps_max),
-        p.tps_cv * 100.0,
         sig3(p.p95_ms),
         sig3(p.p99_ms),
         p.first_ms.map_or("—".to_string(), sig3),
