@@ -406,16 +406,19 @@ fn step_line(s: &Step, objectives: &[Objective]) -> String {
 }
 
 /// The search as text: every step, then what was found.
-pub fn summary(c: &Capacity, objectives: &[Objective]) -> String {
+/// The search's summary; `steps`: with a line per step (left out when they were just printed
+/// to the same terminal).
+pub fn summary(c: &Capacity, objectives: &[Objective], steps: bool) -> String {
     let mut out = format!(
-        "\ncapacity of {} on {} at {}, {} clients, objectives {}\n",
+        "\ncapacity of {} on {} at {}, {} clients, objectives {}{}\n",
         c.workload,
         c.engine,
         c.dsn,
         c.clients,
-        c.objectives.join(", ")
+        c.objectives.join(", "),
+        if steps { "" } else { " (steps above)" }
     );
-    for s in &c.steps {
+    for s in c.steps.iter().filter(|_| steps) {
         out += &step_line(s, objectives);
         out.push('\n');
     }
@@ -482,7 +485,11 @@ pub fn command(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, E
     }
     record.short_steps = record.steps.iter().filter(|s| s.short).count();
     record.warnings = warnings(&record);
-    out!("{}", summary(&record, &objectives));
+    // Each step's line went to stderr as it ended; on one terminal, the summary does not print
+    // them a second time.
+    use std::io::IsTerminal;
+    let seen = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    out!("{}", summary(&record, &objectives, !seen));
     let text = serde_json::to_string_pretty(&record).expect("capacity serializes") + "\n";
     if let Some(path) = search.json_path() {
         std::fs::write(path, &text).map_err(|source| Error::Io {
@@ -616,7 +623,7 @@ mod tests {
     #[test]
     fn a_search_stopped_before_its_first_step_names_the_engine() {
         let s = search(&["tpcb", "--dsn", "sqlite:///tmp/x.db", "--slo", "p99<10ms"]).unwrap();
-        let text = summary(&s.record(), &s.objectives);
+        let text = summary(&s.record(), &s.objectives, true);
         assert!(
             text.contains("capacity of tpcb on sqlite at sqlite://"),
             "{text}"
@@ -660,7 +667,11 @@ mod tests {
         assert!(w[0].starts_with("1 of 2 steps were too short"), "{w:?}");
         assert!(w[0].contains("longer -T"), "{w:?}");
         c.warnings = w;
-        assert!(summary(&c, &[]).contains("warning: 1 of 2 steps were too short"));
+        assert!(summary(&c, &[], true).contains("warning: 1 of 2 steps were too short"));
+        let line = step_line(&c.steps[0], &[]);
+        assert!(summary(&c, &[], true).contains(&line));
+        let quiet = summary(&c, &[], false);
+        assert!(!quiet.contains(&line) && quiet.contains("(steps above)"), "{quiet}");
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["short_steps"], 1);
         assert!(json["warnings"][0].as_str().unwrap().contains("too short"));
