@@ -177,7 +177,13 @@ struct Measured {
     cpu: Duration,
     cpu_wall: Duration,
     started: SystemTime,
+    /// Why the run was stopped early: every transaction failed the same lasting way.
+    doomed: Option<String>,
 }
+
+/// How long a run whose every transaction fails the same lasting way goes on before it is
+/// stopped (long enough for a table being created by another session to appear).
+const DOOMED_AFTER: Duration = Duration::from_secs(3);
 
 /// The process's CPU clock read at the start of the measured window (the end of the warm-up)
 /// and at its end (the end of -T, or when the clients are done), each with its instant: CPU
@@ -230,7 +236,11 @@ fn measure(
     if plan.shard.is_some() {
         agg.keep_window_histograms();
     }
-    let running = runner::start(engine, workload, run.clone(), stop.clone(), tx)?;
+    // The clients stop on Ctrl-C, or when every transaction has failed the same lasting way
+    // for DOOMED_AFTER (a missing table makes thousands of errors a second, all alike).
+    let halt = Arc::new(AtomicBool::new(false));
+    let mut doomed: Option<String> = None;
+    let running = runner::start(engine, workload, run.clone(), halt.clone(), tx)?;
     let started = SystemTime::now() - running.start.elapsed();
     let warmup_end = running.start + plan.run.warmup;
     let window_end = match run.limit {
@@ -272,6 +282,16 @@ fn measure(
             next_progress = Some((at + every, every));
         }
         agg.settle((now - running.start).as_secs().saturating_sub(10) as usize);
+        if stop.load(Ordering::SeqCst) {
+            halt.store(true, Ordering::SeqCst);
+        }
+        if doomed.is_none() && running.start.elapsed() >= DOOMED_AFTER {
+            doomed = agg.doomed();
+            if let Some(why) = &doomed {
+                errln!("dbduel: {why}");
+                halt.store(true, Ordering::SeqCst);
+            }
+        }
     }
     let (cpu, cpu_wall) = cpu.finish();
     let ended = running.start.elapsed();
@@ -283,7 +303,7 @@ fn measure(
     // per client, up to the last transaction's end.
     let tail = Duration::from_micros(last_end_us).saturating_sub(plan.run.warmup);
     let measured = match run.limit {
-        Limit::Time(t) if stop.load(Ordering::SeqCst) => {
+        Limit::Time(t) if stop.load(Ordering::SeqCst) || doomed.is_some() => {
             ended.saturating_sub(plan.run.warmup).min(t)
         }
         Limit::Time(t) => t.max(tail),
@@ -294,6 +314,7 @@ fn measure(
         cpu,
         cpu_wall,
         started,
+        doomed,
     })
 }
 
@@ -400,6 +421,9 @@ impl Point<'_> {
         let m = &self.measured.measurement;
         let mut warnings = Vec::new();
         let fixed = self.workload.fixed_clients().is_some();
+        if let Some(why) = &self.measured.doomed {
+            warnings.push(why.clone());
+        }
         if m.transactions == 0 {
             let paced = self.plan.workload.params.contains_key("spec_timing");
             warnings.push(format!(

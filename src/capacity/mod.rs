@@ -671,7 +671,10 @@ mod tests {
         let line = step_line(&c.steps[0], &[]);
         assert!(summary(&c, &[], true).contains(&line));
         let quiet = summary(&c, &[], false);
-        assert!(!quiet.contains(&line) && quiet.contains("(steps above)"), "{quiet}");
+        assert!(
+            !quiet.contains(&line) && quiet.contains("(steps above)"),
+            "{quiet}"
+        );
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["short_steps"], 1);
         assert!(json["warnings"][0].as_str().unwrap().contains("too short"));

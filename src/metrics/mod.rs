@@ -11,6 +11,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::engine::ErrorClass;
 use crate::event::{Event, Sample};
 use crate::workload::{Counts, TypeCounts};
 
@@ -273,6 +274,12 @@ pub struct Aggregator {
     first: Option<(u64, u64)>,
     /// Keep each window's histogram in the measurement (a shard's, for `merge`).
     keep_windows: bool,
+    /// Since the start, warm-up included: transactions that committed, and the kinds of the
+    /// errors that failed the others, each with whether it is a fault of the workload itself
+    /// (a missing table, a syntax error) rather than of the moment (a conflict, a lost link).
+    seen_ok: u64,
+    seen_errors: u64,
+    seen_kinds: BTreeMap<String, bool>,
 }
 
 impl Aggregator {
@@ -311,6 +318,9 @@ impl Aggregator {
             },
             first: None,
             keep_windows: false,
+            seen_ok: 0,
+            seen_errors: 0,
+            seen_kinds: BTreeMap::new(),
         }
     }
 
@@ -340,6 +350,21 @@ impl Aggregator {
     }
 
     fn add_sample(&mut self, s: &Sample) {
+        match &s.error {
+            None => self.seen_ok += 1,
+            Some(e) => {
+                self.seen_errors += 1;
+                let lasting = !e.is_retryable()
+                    && !matches!(
+                        e,
+                        ErrorClass::ConnectionLost
+                            | ErrorClass::Unreachable
+                            | ErrorClass::Interrupted
+                            | ErrorClass::StatementTimeout
+                    );
+                self.seen_kinds.entry(e.kind()).or_insert(lasting);
+            }
+        }
         let retries = u64::from(s.tries.saturating_sub(1));
         let second = (s.end_us / 1_000_000) as usize;
         let warmup_us = self.warmup_us;
@@ -406,6 +431,26 @@ impl Aggregator {
             });
         }
         &mut self.windows[second]
+    }
+
+    /// Why the run cannot measure anything, when every transaction so far failed the same way
+    /// and that way lasts (a missing table, a syntax error): the caller stops the run.
+    pub fn doomed(&self) -> Option<String> {
+        if self.seen_ok > 0 || self.seen_kinds.len() != 1 {
+            return None;
+        }
+        let (kind, lasting) = self.seen_kinds.iter().next()?;
+        lasting.then(|| {
+            let message = self
+                .error_messages
+                .get(kind)
+                .map(|m| format!(": {}", m.chars().take(200).collect::<String>()))
+                .unwrap_or_default();
+            format!(
+                "every one of the {} transactions so far failed the same way ({kind}{message}), so the run was stopped: fix the cause (a table not prepared, a statement the engine refuses) and run again",
+                self.seen_errors
+            )
+        })
     }
 
     /// Compute the percentiles of windows that ended before `second` and free their histograms.

@@ -76,22 +76,42 @@ impl Target {
                 server,
                 dir,
                 bin_dir,
-            } => match server {
-                Some(s) => s.restart(knobs).map(|_| false),
-                None => {
-                    let opts = ServerOptions {
-                        dir: dir.clone(),
-                        bin_dir: bin_dir.clone(),
-                        settings: knobs.to_vec(),
-                        ..Default::default()
-                    };
-                    let s = Server::start(kind, &opts)?;
-                    let mut admin = s.session()?;
-                    (kind.fresh_db)(admin.as_mut(), DATABASE)?;
-                    *server = Some(s);
-                    Ok(true)
-                }
-            },
+            } => {
+                // A start or restart can take a minute (Firebird): say what is under way.
+                let started = std::time::Instant::now();
+                errln!(
+                    "  {} {} for profile '{}'...",
+                    if server.is_some() {
+                        "restarting"
+                    } else {
+                        "starting"
+                    },
+                    kind.product,
+                    profile.name
+                );
+                let fresh = match server {
+                    Some(s) => s.restart(knobs).map(|_| false),
+                    None => {
+                        let opts = ServerOptions {
+                            dir: dir.clone(),
+                            bin_dir: bin_dir.clone(),
+                            settings: knobs.to_vec(),
+                            ..Default::default()
+                        };
+                        let s = Server::start(kind, &opts)?;
+                        let mut admin = s.session()?;
+                        (kind.fresh_db)(admin.as_mut(), DATABASE)?;
+                        *server = Some(s);
+                        Ok(true)
+                    }
+                }?;
+                errln!(
+                    "  {} ready in {:.1} s",
+                    kind.product,
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(fresh)
+            }
             Target::Embedded { engine, path, dsn } => {
                 let fresh = !path.exists();
                 *dsn = embedded_dsn(engine, path, knobs)?;

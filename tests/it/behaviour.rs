@@ -15,6 +15,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut tests: Vec<(String, Test)> = vec![
         ("default_run_on_temporary_sqlite".into(), default_run),
         ("pgbench_and_sysbench_habits".into(), habits),
+        (
+            "every_transaction_failing_alike_stops".into(),
+            failing_alike,
+        ),
         ("ctrl_c_keeps_partial_result".into(), ctrl_c),
         ("open_loop_paces_and_reports_lag".into(), open_loop),
         ("transactions_per_client".into(), transactions_limit),
@@ -993,4 +997,57 @@ fn habits(_: &Env) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// A script whose every transaction meets a missing table, on PostgreSQL and SQLite, with
+/// -T 30: stopped after about 3 s with one line that names the error, exit 1, the result
+/// written with its errors; a script that fails only sometimes is not stopped.
+fn failing_alike(env: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let script = dir.path().join("missing.sql");
+    std::fs::write(&script, "SELECT * FROM no_such_table;\n").map_err(|e| e.to_string())?;
+    let script = script.display().to_string();
+    for target in [Target::Postgres, Target::Sqlite] {
+        let dsn = env.fresh_db(target, "failing_alike");
+        let json = dir.path().join("r.json").display().to_string();
+        let started = std::time::Instant::now();
+        let out = dbduel(&[
+            "run", &script, "--dsn", &dsn, "-c", "2", "-T", "30", "--json", &json,
+        ]);
+        let took = started.elapsed();
+        expect_code(&out, 1, "a run whose every transaction fails alike")?;
+        let said = text(&out);
+        ensure(
+            took < Duration::from_secs(15)
+                && said.contains("failed the same way (undefined_table")
+                && said.contains("so the run was stopped"),
+            || format!("{target:?}: stopped in {took:?}?\n{said}"),
+        )?;
+        let r = read_result(std::path::Path::new(&json))?;
+        ensure(
+            r["errors"].as_u64().unwrap_or(0) > 0 && r["transactions"] == 0,
+            || format!("{target:?}: the result keeps its errors: {}", r["errors"]),
+        )?;
+    }
+    // Half the transactions fail, the other half commit: a measurement, not a fault.
+    let dsn = prepared(env, Target::Sqlite, "failing_sometimes")?;
+    let sometimes = dir.path().join("sometimes.sql");
+    // abs() of the smallest integer overflows: an error on every other transaction.
+    std::fs::write(
+        &sometimes,
+        "\\set id random(1, 2)\nSELECT abs(-9223372036854775808 * (:id - 1)) FROM pgbench_branches;\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let json = dir.path().join("some.json").display().to_string();
+    let some = sometimes.display().to_string();
+    let out = dbduel(&["run", &some, "--dsn", &dsn, "-T", "4", "--json", &json]);
+    let said = text(&out);
+    let r = read_result(std::path::Path::new(&json))?;
+    ensure(
+        !said.contains("so the run was stopped")
+            && r["errors"].as_u64().unwrap_or(0) > 0
+            && r["transactions"].as_u64().unwrap_or(0) > 0
+            && r["duration_s"].as_f64() == Some(4.0),
+        || format!("a run that commits is never stopped:\n{said}"),
+    )
 }
