@@ -761,7 +761,7 @@ fn comparison_section(data: &ReportData) -> String {
          <th class=\"num\">CV</th><th class=\"num\">p95 ms</th><th class=\"num\">p99 ms</th>\
          <th class=\"num\" title=\"the first transaction's latency: the cold-cache time after a cold start\">first ms</th>\
          <th class=\"num\">errors</th><th>flags</th></tr></thead><tbody>",
-        esc(&format!("{FASTEST_RULE} {ONE_REPEAT}").trim_end_matches('.')),
+        esc(format!("{FASTEST_RULE} {ONE_REPEAT}").trim_end_matches('.')),
         if ranked {
             "<th class=\"num\" title=\"the figure that ranks the group: the workload's own\">ranked by (median)</th>"
         } else {
