@@ -599,9 +599,11 @@ pub struct DuelArgs {
     /// (tpcb at scale 1) Firebird's snapshot isolation fails every transaction that waited.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_tries: u32,
-    /// Scale factor.
-    #[arg(short = 's', long, default_value_t = 1)]
-    pub scale: u32,
+    /// Scale factor [tpcb: the most clients, as pgbench advises (scale 1 has one branch row,
+    /// which every transaction updates: that measures one row's lock, not the engines);
+    /// others: 1].
+    #[arg(short = 's', long)]
+    pub scale: Option<u32>,
     /// The results store: a SQLite file, or a PostgreSQL database (postgres://...) that several
     /// machines share.
     #[arg(

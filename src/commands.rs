@@ -184,6 +184,10 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         }
     };
     let clients: Vec<String> = a.clients.iter().map(u32::to_string).collect();
+    let most = a.clients.iter().copied().max().unwrap_or(1);
+    let scale = a
+        .scale
+        .unwrap_or(if a.workload == "tpcb" { most.max(1) } else { 1 });
     let count = |n: u64| toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX));
     let (plan, text) = PlanFile::build(vec![
         ("name", format!("duel-{}", a.workload).into()),
@@ -196,11 +200,11 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         ),
         ("time", count(a.time)),
         ("repeats", count(a.repeats.into())),
-        ("scale", count(a.scale.into())),
+        ("scale", count(scale.into())),
         ("max_tries", count(a.max_tries.into())),
     ])?;
     errln!(
-        "duel: {} on {}, default and tuned, clients {}",
+        "duel: {} at scale {scale} on {}, default and tuned, clients {}",
         a.workload,
         engines.join(", "),
         clients.join(",")
