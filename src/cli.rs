@@ -50,6 +50,14 @@ pub enum Command {
     /// steps at rising rates, then narrowing in; each step -T seconds (longer when its
     /// percentile needs more transactions) after --warmup seconds (2 when not given).
     Capacity(Box<CapacityArgs>),
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell), made
+    /// from these very flags: `dbduel completions bash > /etc/bash_completion.d/dbduel`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), made from these very flags: `dbduel man > dbduel.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -595,9 +603,11 @@ pub struct DuelArgs {
     /// Repeats of every point.
     #[arg(long, default_value_t = 1)]
     pub repeats: u32,
-    /// Tries of a transaction that lost a conflict (serialization, deadlock): on one hot row
-    /// (tpcb at scale 1) Firebird's snapshot isolation fails every transaction that waited.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    /// Tries of a transaction that lost a conflict (serialization, deadlock; every retry is
+    /// counted): under snapshot isolation (Firebird) a transaction that waited on a row another
+    /// one updated fails, and at 8 clients on 8 branches 10 tries still lost a few [100, as
+    /// TPC-C's].
+    #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_tries: u32,
     /// Scale factor [tpcb: the most clients, as pgbench advises (scale 1 has one branch row,
     /// which every transaction updates: that measures one row's lock, not the engines);

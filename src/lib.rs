@@ -61,5 +61,24 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
         Command::Compare(args) => commands::compare(&args),
         Command::Merge(args) => commands::merge(&args),
         Command::Capacity(args) => capacity::command(&args, &stop),
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "dbduel", &mut text);
+            out!("{}", String::from_utf8_lossy(&text));
+            Ok(Outcome::Success)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut page)
+                .map_err(|e| Error::Io {
+                    doing: "render the manual page to",
+                    path: "stdout".into(),
+                    source: e,
+                })?;
+            out!("{}", String::from_utf8_lossy(&page));
+            Ok(Outcome::Success)
+        }
     }
 }

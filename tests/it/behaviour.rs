@@ -19,6 +19,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "every_transaction_failing_alike_stops".into(),
             failing_alike,
         ),
+        ("completions_and_man_page".into(), completions_and_man),
+        (
+            "dockerfile_builds_the_image_deploy_names".into(),
+            dockerfile,
+        ),
         ("ctrl_c_keeps_partial_result".into(), ctrl_c),
         ("open_loop_paces_and_reports_lag".into(), open_loop),
         ("transactions_per_client".into(), transactions_limit),
@@ -1049,5 +1054,96 @@ fn failing_alike(env: &Env) -> Result<(), String> {
             && r["transactions"].as_u64().unwrap_or(0) > 0
             && r["duration_s"].as_f64() == Some(4.0),
         || format!("a run that commits is never stopped:\n{said}"),
+    )
+}
+
+/// `dbduel completions SHELL` prints a script the shell accepts (bash parses it with -n) that
+/// knows every command; `dbduel man` prints a roff page naming every command.
+fn completions_and_man(_: &Env) -> Result<(), String> {
+    let out = dbduel(&["completions", "bash"]);
+    expect_code(&out, 0, "completions bash")?;
+    let script = String::from_utf8_lossy(&out.stdout).to_string();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let file = dir.path().join("dbduel.bash");
+    std::fs::write(&file, &script).map_err(|e| e.to_string())?;
+    let parsed = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&file)
+        .output()
+        .map_err(|e| e.to_string())?;
+    ensure(parsed.status.success(), || {
+        format!("bash -n refuses the completions: {}", text(&parsed))
+    })?;
+    let commands = [
+        "run", "prepare", "check", "cleanup", "sweep", "duel", "report", "compare", "capacity",
+    ];
+    ensure(
+        commands.iter().all(|c| script.contains(c)) && script.contains("--clients"),
+        || "the bash completions lack a command or --clients".into(),
+    )?;
+    for shell in ["zsh", "fish"] {
+        let out = dbduel(&["completions", shell]);
+        expect_code(&out, 0, shell)?;
+        ensure(
+            String::from_utf8_lossy(&out.stdout).contains("capacity"),
+            || format!("{shell} completions lack capacity"),
+        )?;
+    }
+    let man = dbduel(&["man"]);
+    expect_code(&man, 0, "man")?;
+    let page = String::from_utf8_lossy(&man.stdout).to_string();
+    ensure(
+        page.starts_with(".ie")
+            && page.contains(".TH dbduel 1")
+            && commands.iter().all(|c| page.contains(c)),
+        || format!("not a manual page naming every command:\n{page}"),
+    )
+}
+
+/// The Dockerfile builds the image the Kubernetes manifests run (dbduel:latest) and copies the
+/// binary the package builds; with a container builder here (docker, podman or buildah), it is
+/// built and `dbduel --version` run in it; without one, that step is skipped and said so.
+fn dockerfile(_: &Env) -> Result<(), String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let file = std::fs::read_to_string(root.join("Dockerfile")).map_err(|e| e.to_string())?;
+    ensure(
+        file.contains("target/release/dbduel") && file.contains("ENTRYPOINT [\"dbduel\"]"),
+        || "the Dockerfile does not ship the dbduel binary as its entry point".into(),
+    )?;
+    for manifest in ["run-job.yaml", "merge-job.yaml"] {
+        let text = std::fs::read_to_string(root.join("deploy/kubernetes").join(manifest))
+            .map_err(|e| e.to_string())?;
+        ensure(text.contains("image: dbduel:latest"), || {
+            format!("{manifest} names another image than the Dockerfile's dbduel:latest")
+        })?;
+    }
+    let builder = ["docker", "podman", "buildah"].into_iter().find(|b| {
+        std::process::Command::new(b)
+            .arg("version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(builder) = builder else {
+        eprintln!(
+            "note: no container builder (docker, podman, buildah) here: the image is not built"
+        );
+        return Ok(());
+    };
+    let build = if builder == "buildah" { "bud" } else { "build" };
+    let built = std::process::Command::new(builder)
+        .args([build, "-t", "dbduel:test", "."])
+        .current_dir(root)
+        .output()
+        .map_err(|e| e.to_string())?;
+    ensure(built.status.success(), || {
+        format!("{builder} {build}: {}", text(&built))
+    })?;
+    let ran = std::process::Command::new(builder)
+        .args(["run", "--rm", "dbduel:test", "--version"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    ensure(
+        String::from_utf8_lossy(&ran.stdout).starts_with("dbduel "),
+        || format!("the image does not run dbduel: {}", text(&ran)),
     )
 }
