@@ -12,6 +12,7 @@ use rsfbclient_core::{
 use rsfbclient_rust::{RustFbClient, RustFbClientAttachmentConfig};
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use super::durability::{self, Durability, Level};
@@ -177,18 +178,13 @@ impl Engine for Firebird {
             connect_timeout: self.connect_timeout,
             watchdog: None,
             door: None,
+            broken: false,
         };
-        let id = session.query_text("SELECT CURRENT_CONNECTION FROM RDB$DATABASE")?;
-        let Some(Value::Int(attachment)) = id.first().and_then(|r| r.first()).cloned() else {
-            return Err(DbError::new(
-                ErrorClass::Other("firebird".into()),
-                format!("CURRENT_CONNECTION gave {id:?}"),
-            ));
-        };
+        let attachment = session.attachment_id()?;
         session.door = Some(Arc::new(FbCancel {
             config: session.config.clone(),
             timeout: session.connect_timeout,
-            attachment,
+            attachment: AtomicI64::new(attachment),
         }));
         session.set_statement_timeout(self.statement_timeout)?;
         Ok(Box::new(session))
@@ -235,7 +231,8 @@ fn attach(
 struct FbCancel {
     config: RustFbClientAttachmentConfig,
     timeout: Duration,
-    attachment: i64,
+    /// The session's attachment, which changes when a broken session attaches again.
+    attachment: AtomicI64,
 }
 
 impl super::Cancel for FbCancel {
@@ -249,7 +246,7 @@ impl super::Cancel for FbCancel {
         };
         let sql = format!(
             "DELETE FROM MON$STATEMENTS WHERE MON$ATTACHMENT_ID = {} AND MON$STATE > 0",
-            self.attachment
+            self.attachment.load(Ordering::SeqCst)
         );
         let done = cli.begin_transaction(&mut db, conf).and_then(|mut tr| {
             cli.exec_immediate(&mut db, &mut tr, DIALECT, &sql)?;
@@ -284,11 +281,18 @@ struct FbSession {
     /// `--statement-timeout`, kept by the client (Firebird 3 has none).
     watchdog: Option<Watchdog>,
     /// How another attachment cancels this session's statement (its attachment's id).
-    door: Option<Arc<dyn super::Cancel>>,
+    door: Option<Arc<FbCancel>>,
+    /// The wire protocol may be out of step (an error of the client itself, of a lazy
+    /// response read in place of the call's own, or of a commit or rollback): the next use
+    /// attaches again, and nothing more is sent on this connection.
+    broken: bool,
 }
 
 impl Drop for FbSession {
     fn drop(&mut self) {
+        if self.broken {
+            return;
+        }
         if let Some(mut tr) = self.tr.take() {
             let _ = self.cli.transaction_operation(&mut tr, TrOp::Rollback);
         }
@@ -391,6 +395,7 @@ impl FbSession {
         &mut self,
         f: impl FnOnce(&mut RustFbClient, &mut Db, &mut Tr) -> Result<T, FbError>,
     ) -> DbResult<T> {
+        self.heal()?;
         match self.watchdog.take() {
             None => self.in_tr_now(f),
             Some(dog) => {
@@ -406,24 +411,93 @@ impl FbSession {
         f: impl FnOnce(&mut RustFbClient, &mut Db, &mut Tr) -> Result<T, FbError>,
     ) -> DbResult<T> {
         if let Some(tr) = self.tr.as_mut() {
-            return f(&mut self.cli, &mut self.db, tr).map_err(|e| classify(&e, false));
+            return f(&mut self.cli, &mut self.db, tr).map_err(|e| self.failed(&e, false));
         }
         let mut tr = self
             .cli
             .begin_transaction(&mut self.db, self.conf)
-            .map_err(|e| classify(&e, false))?;
+            .map_err(|e| self.failed(&e, true))?;
         match f(&mut self.cli, &mut self.db, &mut tr) {
             Ok(v) => {
                 self.cli
                     .transaction_operation(&mut tr, TrOp::Commit)
-                    .map_err(|e| classify(&e, false))?;
+                    .map_err(|e| self.failed(&e, true))?;
                 Ok(v)
             }
             Err(e) => {
-                let _ = self.cli.transaction_operation(&mut tr, TrOp::Rollback);
-                Err(classify(&e, false))
+                let error = self.failed(&e, false);
+                if let Err(e) = self.cli.transaction_operation(&mut tr, TrOp::Rollback) {
+                    self.failed(&e, true);
+                }
+                Err(error)
             }
         }
+    }
+
+    /// The error as a `DbError`; the session is marked broken when the client's protocol
+    /// state may be out of step: any error of the client itself, any error of a begin, commit
+    /// or rollback (`always`), and a cancel or an invalid handle, which rsfbclient may have read
+    /// from a lazy response (a statement's free) in place of the call's own, left unread.
+    fn failed(&mut self, e: &FbError, always: bool) -> DbError {
+        let suspect = match e {
+            FbError::Sql { msg, .. } => {
+                msg.contains("operation was cancelled")
+                    || (msg.contains("invalid") && msg.contains(" handle"))
+            }
+            FbError::Io(_) | FbError::Other(_) => true,
+        };
+        self.broken |= always || suspect;
+        classify(e, false)
+    }
+
+    /// A broken session attaches again before it is used: its transaction, prepared
+    /// statements and connection are left to the server, which rolls the transaction back.
+    /// A statement of a transaction that was open then fails as a lost connection: it must
+    /// not run on its own, outside the transaction it belongs to.
+    fn heal(&mut self) -> DbResult<()> {
+        if !self.broken {
+            return Ok(());
+        }
+        let lost = self.tr.is_some();
+        let (cli, db) = attach(&self.config, self.connect_timeout, false).map_err(|e| {
+            DbError::new(
+                ErrorClass::ConnectionLost,
+                format!(
+                    "attaching again after a protocol error: {}",
+                    classify(&e, true).message
+                ),
+            )
+        })?;
+        self.cli = cli;
+        self.db = db;
+        self.tr = None;
+        self.broken = false;
+        for stmt in &mut self.stmts {
+            stmt.prepared = None;
+        }
+        let attachment = self.attachment_id()?;
+        if let Some(door) = &self.door {
+            door.attachment.store(attachment, Ordering::SeqCst);
+        }
+        if lost {
+            return Err(DbError::new(
+                ErrorClass::ConnectionLost,
+                "the transaction was lost with its connection's protocol state",
+            ));
+        }
+        Ok(())
+    }
+
+    /// This session's attachment (CURRENT_CONNECTION), for its cancel.
+    fn attachment_id(&mut self) -> DbResult<i64> {
+        let id = self.query_text("SELECT CURRENT_CONNECTION FROM RDB$DATABASE")?;
+        let Some(Value::Int(attachment)) = id.first().and_then(|r| r.first()).cloned() else {
+            return Err(DbError::new(
+                ErrorClass::Other("firebird".into()),
+                format!("CURRENT_CONNECTION gave {id:?}"),
+            ));
+        };
+        Ok(attachment)
     }
 
     /// Execute a prepared handle: rows fetched (and kept when asked) for a SELECT, the
@@ -503,6 +577,7 @@ impl Session for FbSession {
             return result;
         }
         let params: Vec<SqlType> = params.iter().map(to_fb).collect();
+        self.heal()?;
         let mut stmt = self.stmts[id.0].prepared.take();
         // The text is needed only for the first execution, which prepares it.
         let sql = stmt.is_none().then(|| self.stmts[id.0].sql.clone());
@@ -555,35 +630,46 @@ impl Session for FbSession {
     /// way the statement timeout does: its row of MON$STATEMENTS deleted from another
     /// attachment.
     fn canceller(&self) -> Option<Arc<dyn super::Cancel>> {
-        self.door.clone()
+        self.door.clone().map(|door| door as Arc<dyn super::Cancel>)
     }
 
     fn begin(&mut self, _write: bool) -> DbResult<()> {
-        if let Some(mut old) = self.tr.take() {
-            let _ = self.cli.transaction_operation(&mut old, TrOp::Rollback);
+        if let Some(mut old) = self.tr.take()
+            && !self.broken
+            && let Err(e) = self.cli.transaction_operation(&mut old, TrOp::Rollback)
+        {
+            self.failed(&e, true);
         }
+        self.heal()?;
         let tr = self
             .cli
             .begin_transaction(&mut self.db, self.conf)
-            .map_err(|e| classify(&e, false))?;
+            .map_err(|e| self.failed(&e, true))?;
         self.tr = Some(tr);
         Ok(())
     }
+    /// A broken session's transaction is lost: its commit fails as a lost connection.
     fn commit(&mut self) -> DbResult<()> {
         match self.tr.take() {
+            Some(_) if self.broken => Err(DbError::new(
+                ErrorClass::ConnectionLost,
+                "the transaction was lost with its connection's protocol state",
+            )),
             Some(mut tr) => self
                 .cli
                 .transaction_operation(&mut tr, TrOp::Commit)
-                .map_err(|e| classify(&e, false)),
+                .map_err(|e| self.failed(&e, true)),
             None => Ok(()),
         }
     }
+    /// A broken session's transaction is rolled back by the server with its connection.
     fn rollback(&mut self) -> DbResult<()> {
         match self.tr.take() {
+            Some(_) if self.broken => Ok(()),
             Some(mut tr) => self
                 .cli
                 .transaction_operation(&mut tr, TrOp::Rollback)
-                .map_err(|e| classify(&e, false)),
+                .map_err(|e| self.failed(&e, true)),
             None => Ok(()),
         }
     }

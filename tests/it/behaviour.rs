@@ -21,6 +21,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ),
         ("completions_and_man_page".into(), completions_and_man),
         (
+            "firebird_session_after_a_stray_cancel".into(),
+            firebird_stray_cancels,
+        ),
+        (
             "dockerfile_builds_the_image_deploy_names".into(),
             dockerfile,
         ),
@@ -1145,5 +1149,50 @@ fn dockerfile(_: &Env) -> Result<(), String> {
     ensure(
         String::from_utf8_lossy(&ran.stdout).starts_with("dbduel "),
         || format!("the image does not run dbduel: {}", text(&ran)),
+    )
+}
+
+/// pgbench's tpcb-like script on Firebird with a statement timeout of 3 ms, so that cancels
+/// (a row of MON$STATEMENTS deleted from another attachment) land on every kind of call,
+/// some after their statement ended, on the deferred free of a statement that rsfbclient
+/// reads in place of the next call's own answer. The session must not go on out of step with
+/// the server (statements on stale transaction handles: "invalid transaction handle",
+/// "Invalid Xsqlda"): it attaches again; and every transaction stays whole (`check`).
+fn firebird_stray_cancels(env: &Env) -> Result<(), String> {
+    let dsn = prepared(env, Target::Firebird, "fb_stray_cancels")?;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench/scripts/tpcb-like.sql")
+        .display()
+        .to_string();
+    let json = env.path("fb_stray_cancels.json");
+    let out = dbduel(&[
+        "run",
+        &script,
+        "--dsn",
+        &dsn,
+        "-c",
+        "8",
+        "-T",
+        "5",
+        "--statement-timeout",
+        "0.003",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    let r = read_result(&json).map_err(|e| format!("{e}\n{}", text(&out)))?;
+    let messages = r["error_messages"].to_string().to_lowercase();
+    ensure(
+        !messages.contains("invalid transaction handle")
+            && !messages.contains("invalid xsqlda")
+            && !messages.contains("invalid statement handle"),
+        || format!("a session went on out of step: {}", r["error_messages"]),
+    )?;
+    ensure(r["transactions"].as_u64().unwrap_or(0) > 0, || {
+        format!("nothing committed: {}", text(&out))
+    })?;
+    expect_code(
+        &dbduel(&["check", "tpcb", "--dsn", &dsn]),
+        0,
+        "check after stray cancels",
     )
 }
