@@ -60,8 +60,9 @@ pub enum ErrorClass {
     /// The server's statement timeout (`--statement-timeout`) cancelled the statement.
     StatementTimeout,
     /// Retryable: an UPDATE of a row that must exist matched none, so committing would apply
-    /// the transaction in part (seen on Firebird: a snapshot UPDATE that waited on a concurrent
-    /// one may match no row instead of raising an update conflict).
+    /// the transaction in part. Firebird's rules say a concurrent update is always an error in
+    /// the modes dbduel uses; this guard stays for the one broken run whose cause was not found
+    /// (README, Firebird), and for any engine that skips such a row.
     MissedRow,
     /// Fatal for the session: the client reconnects and the loss is counted.
     ConnectionLost,
