@@ -1056,7 +1056,7 @@ fn failing_alike(env: &Env) -> Result<(), String> {
         !said.contains("so the run was stopped")
             && r["errors"].as_u64().unwrap_or(0) > 0
             && r["transactions"].as_u64().unwrap_or(0) > 0
-            && r["duration_s"].as_f64() == Some(4.0),
+            && r["duration_s"].as_f64().is_some_and(|d| d >= 4.0),
         || format!("a run that commits is never stopped:\n{said}"),
     )
 }
