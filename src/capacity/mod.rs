@@ -568,6 +568,7 @@ fn view(c: &Capacity, objectives: &[Objective]) -> crate::report::CapacityView {
             })
             .collect(),
         capacity: c.capacity_tps,
+        ceiling: c.steps.iter().find(|s| s.rate.is_none()).map(|s| s.tps),
         verdict: c.verdict.clone(),
     }
 }

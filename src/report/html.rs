@@ -13,7 +13,10 @@ use super::data::{
 use super::human_bytes;
 pub use capacity::{CapacityView, StepView, capacity_html};
 pub use svg::esc;
-use svg::{Axis, Frame, SHAPES, Shape, Style, compact, line_svg, marker, nice_ticks, ticks_of, w};
+use svg::{
+    Axis, Frame, SHAPES, Shape, Style, compact, line_svg, log_ticks, marker, nice_ticks, ticks_of,
+    w,
+};
 
 /// Okabe-Ito colours (yellow left out: too pale on white), safe for colour-blind readers.
 const PALETTE: &[&str] = &[
@@ -117,7 +120,8 @@ struct Styles {
 
 impl Styles {
     /// With several engines, the colour says the engine and dash and marker say the profile;
-    /// with one engine, each profile gets its own colour.
+    /// with one engine, each profile gets its own colour. No two series share colour, dash and
+    /// marker at once (up to 7 engines of 16 profiles each, or 28 profiles of one engine).
     fn new(data: &ReportData) -> Styles {
         let engines = data.engines();
         let by_engine = engines.len() > 1;
@@ -129,15 +133,20 @@ impl Styles {
                 .iter()
                 .filter(|(n, _, _): &&(String, Style, bool)| n.split('/').next() == Some(engine))
                 .count();
-            let (c, k) = if by_engine { (e, rank) } else { (i, i) };
-            let style = Style {
-                color: PALETTE[c % PALETTE.len()],
-                dash: if by_engine {
-                    DASHES[k % DASHES.len()]
-                } else {
-                    ""
-                },
-                shape: SHAPES[k % SHAPES.len()],
+            let style = if by_engine {
+                // (rank % 4, rank / 4) is unique per rank; the marker is sheared so that the
+                // first four profiles also differ by marker.
+                Style {
+                    color: PALETTE[e % PALETTE.len()],
+                    dash: DASHES[rank % DASHES.len()],
+                    shape: SHAPES[(rank + rank / DASHES.len()) % SHAPES.len()],
+                }
+            } else {
+                Style {
+                    color: PALETTE[i % PALETTE.len()],
+                    dash: DASHES[(i / PALETTE.len()) % DASHES.len()],
+                    shape: SHAPES[i % SHAPES.len()],
+                }
             };
             let unsafe_profile = data.is_unsafe(&name);
             series.push((name, style, unsafe_profile));
@@ -170,7 +179,7 @@ impl Styles {
             }
             w!(
                 out,
-                "<li data-legend=\"{}\"><svg width=\"38\" height=\"16\" aria-hidden=\"true\">{}{}</svg>{}{}</li>",
+                "<li data-legend=\"{}\" role=\"button\" tabindex=\"0\" title=\"click to hide or show\"><svg width=\"38\" height=\"16\" aria-hidden=\"true\">{}{}</svg>{}{}</li>",
                 esc(name),
                 line_svg(&[(2.0, 8.0), (36.0, 8.0)], style),
                 marker(style, 19.0, 8.0, false),
@@ -190,44 +199,53 @@ impl Styles {
 // ---------------------------------------------------------------------------------------------
 // Throughput and latency against clients.
 
+/// The most series one chart draws; more are split into charts per engine (small multiples).
+const MAX_SERIES: usize = 8;
+
+/// The spread of the series' values (largest over smallest) past which a chart opens on a
+/// logarithmic scale: below a tenth of the top, a curve lies in the bottom tenth of the plot.
+const LOG_SPREAD: f64 = 10.0;
+
 fn throughput_section(data: &ReportData, styles: &Styles) -> String {
-    let mut out = String::from(
-        "<section id=\"throughput\"><h2>Throughput vs clients</h2><p class=\"note\">Median \
-         transactions per second over the repeats; the bar through each marker spans the \
-         slowest and the fastest repeat. Higher is better; clients on a log<sub>2</sub> scale.</p>\n",
+    let mut out = format!(
+        "<section id=\"throughput\"><h2>Throughput vs clients</h2><p class=\"note\">Median of \
+         the workload's own figure over the repeats (transactions per second, and its headline \
+         figure where it has one: TPC-C NOPM, TPC-H QphH@Size, Power@Size, Throughput@Size); the \
+         bar through each marker spans the slowest and the fastest repeat. Higher is better; \
+         clients on a log<sub>2</sub> scale. A chart whose largest series is more than \
+         {LOG_SPREAD:.0} times its smallest opens on a logarithmic scale (the box above it \
+         switches); at most {MAX_SERIES} series share a chart, more are drawn one chart per \
+         engine. Click a legend entry to hide its series; hover a point for its figures.</p>\n",
     );
     for (workload, variant) in data.workloads() {
         let points = data.points_of(&workload, &variant);
-        let names = series_of(&points);
         let repeats = points.iter().map(|p| p.repeats).max().unwrap_or(0);
-        w!(
-            out,
-            "<figure class=\"wide\"><figcaption>{} &middot; {}</figcaption><div class=\"plot\">",
-            esc(&workload),
-            esc(&variant)
+        let mut metrics = vec![Metric::tps()];
+        metrics.extend(
+            crate::workload::headline(&workload)
+                .iter()
+                .filter(|h| points.iter().any(|p| p.metrics.contains_key(**h)))
+                .map(|h| Metric::figure(h)),
         );
-        out += &curve_chart(&points, styles, &Metric::TPS, (860.0, 380.0));
-        w!(
-            out,
-            "<div class=\"side\">{}{}</div></div></figure>\n",
-            styles.legend(&names),
-            key_html(repeats)
-        );
-        if points.iter().any(|p| p.metrics.contains_key("nopm")) {
-            w!(
-                out,
-                "<figure class=\"wide nopm\"><figcaption>{} &middot; {} &middot; New-Orders per minute \
-                 (NOPM: committed New-Order transactions, as HammerDB counts them)</figcaption><div class=\"plot\">",
-                esc(&workload),
-                esc(&variant)
-            );
-            out += &curve_chart(&points, styles, &Metric::NOPM, (860.0, 380.0));
-            w!(
-                out,
-                "<div class=\"side\">{}{}</div></div></figure>\n",
-                styles.legend(&names),
-                key_html(repeats)
-            );
+        for metric in &metrics {
+            for (part, names) in chart_groups(&series_of(&points)) {
+                let mine = only(&points, &names);
+                w!(
+                    out,
+                    "<figure class=\"wide\"><figcaption>{} &middot; {}{}{}</figcaption><div class=\"plot\">",
+                    esc(&workload),
+                    esc(&variant),
+                    part,
+                    metric.caption()
+                );
+                out += &scaled_chart(&mine, styles, metric, (860.0, 380.0));
+                w!(
+                    out,
+                    "<div class=\"side\">{}{}</div></div></figure>\n",
+                    styles.legend(&names),
+                    key_html(repeats)
+                );
+            }
         }
     }
     out += "</section>\n";
@@ -242,20 +260,27 @@ fn latency_section(data: &ReportData, styles: &Styles) -> String {
     );
     for (workload, variant) in data.workloads() {
         let points = data.points_of(&workload, &variant);
-        let names = series_of(&points);
-        w!(
-            out,
-            "<figure><figcaption>{} &middot; {}</figcaption>{}<div class=\"trio\">",
-            esc(&workload),
-            esc(&variant),
-            styles.legend(&names)
-        );
-        for metric in [&Metric::P50, &Metric::P95, &Metric::P99] {
-            w!(out, "<div><h4>{}</h4>", metric.name);
-            out += &curve_chart(&points, styles, metric, (410.0, 280.0));
-            out += "</div>";
+        for (part, names) in chart_groups(&series_of(&points)) {
+            let mine = only(&points, &names);
+            w!(
+                out,
+                "<figure><figcaption>{} &middot; {}{}</figcaption>{}<div class=\"trio\">",
+                esc(&workload),
+                esc(&variant),
+                part,
+                styles.legend(&names)
+            );
+            for metric in [
+                Metric::latency("p50"),
+                Metric::latency("p95"),
+                Metric::latency("p99"),
+            ] {
+                w!(out, "<div><h4>{}</h4>", metric.name);
+                out += &scaled_chart(&mine, styles, &metric, (410.0, 280.0));
+                out += "</div>";
+            }
+            out += "</div></figure>\n";
         }
-        out += "</div></figure>\n";
     }
     out += "</section>\n";
     out
@@ -272,6 +297,47 @@ fn series_of(points: &[&PointSummary]) -> Vec<String> {
     names
 }
 
+/// The charts the series are drawn in, each with its caption's addition: one chart when they
+/// are `MAX_SERIES` or fewer, else one per engine (its series in runs of at most `MAX_SERIES`).
+fn chart_groups(names: &[String]) -> Vec<(String, Vec<String>)> {
+    if names.len() <= MAX_SERIES {
+        return vec![(String::new(), names.to_vec())];
+    }
+    let mut engines: Vec<&str> = Vec::new();
+    for n in names {
+        let e = n.split('/').next().unwrap_or_default();
+        if !engines.contains(&e) {
+            engines.push(e);
+        }
+    }
+    let mut out = Vec::new();
+    for e in engines {
+        let of: Vec<String> = names
+            .iter()
+            .filter(|n| n.split('/').next() == Some(e))
+            .cloned()
+            .collect();
+        let parts = of.len().div_ceil(MAX_SERIES);
+        for (i, chunk) in of.chunks(MAX_SERIES).enumerate() {
+            let part = if parts > 1 {
+                format!(" &middot; {} ({} of {parts})", esc(e), i + 1)
+            } else {
+                format!(" &middot; {}", esc(e))
+            };
+            out.push((part, chunk.to_vec()));
+        }
+    }
+    out
+}
+
+fn only<'a>(points: &[&'a PointSummary], names: &[String]) -> Vec<&'a PointSummary> {
+    points
+        .iter()
+        .copied()
+        .filter(|p| names.contains(&p.series()))
+        .collect()
+}
+
 fn key_html(repeats: u32) -> String {
     format!(
         "<ul class=\"key\"><li><svg width=\"16\" height=\"16\"><circle cx=\"8\" cy=\"8\" r=\"4.6\" \
@@ -286,56 +352,124 @@ fn key_html(repeats: u32) -> String {
     )
 }
 
-/// The low and high ends of a point's spread.
-type Spread = fn(&PointSummary) -> (f64, f64);
-
-/// What a clients chart plots.
+/// What a clients chart plots: tps, a latency percentile, or a figure of the workload's own.
 struct Metric {
-    name: &'static str,
-    axis: &'static str,
-    value: fn(&PointSummary) -> f64,
-    /// The spread drawn as a whisker, if any.
-    range: Option<Spread>,
+    /// "tps", "p50", "p95", "p99", or a key of the points' `metrics` ("nopm", "qphh_at_size").
+    figure: &'static str,
+    name: String,
+    axis: String,
 }
 
 impl Metric {
-    const TPS: Metric = Metric {
-        name: "throughput",
-        axis: "transactions per second",
-        value: |p| p.tps_median,
-        range: Some(|p| (p.tps_min, p.tps_max)),
-    };
-    const NOPM: Metric = Metric {
-        name: "NOPM",
-        axis: "New-Orders per minute",
-        value: |p| p.metrics.get("nopm").map_or(0.0, |f| f.median),
-        range: Some(|p| p.metrics.get("nopm").map_or((0.0, 0.0), |f| (f.min, f.max))),
-    };
-    const P50: Metric = Metric {
-        name: "p50",
-        axis: "p50 latency (ms)",
-        value: |p| p.p50_ms,
-        range: None,
-    };
-    const P95: Metric = Metric {
-        name: "p95",
-        axis: "p95 latency (ms)",
-        value: |p| p.p95_ms,
-        range: None,
-    };
-    const P99: Metric = Metric {
-        name: "p99",
-        axis: "p99 latency (ms)",
-        value: |p| p.p99_ms,
-        range: None,
-    };
-
-    fn top(&self, p: &PointSummary) -> f64 {
-        match self.range {
-            Some(range) => range(p).1.max((self.value)(p)),
-            None => (self.value)(p),
+    fn tps() -> Metric {
+        Metric {
+            figure: "tps",
+            name: "throughput".into(),
+            axis: "transactions per second".into(),
         }
     }
+
+    fn latency(figure: &'static str) -> Metric {
+        Metric {
+            figure,
+            name: figure.into(),
+            axis: format!("{figure} latency (ms)"),
+        }
+    }
+
+    fn figure(figure: &'static str) -> Metric {
+        let (name, axis) = match figure {
+            "nopm" => ("NOPM", "New-Orders per minute"),
+            "qphh_at_size" => ("QphH@Size", "QphH@Size"),
+            "power_at_size" => ("Power@Size", "Power@Size"),
+            "throughput_at_size" => ("Throughput@Size", "Throughput@Size"),
+            other => (other, other),
+        };
+        Metric {
+            figure,
+            name: name.into(),
+            axis: axis.into(),
+        }
+    }
+
+    /// The figure in the chart's caption (tps, the first chart, says nothing more).
+    fn caption(&self) -> String {
+        match self.figure {
+            "tps" => String::new(),
+            f => format!(
+                " &middot; {} ({})",
+                esc(&self.name),
+                esc(super::metric_meaning(f))
+            ),
+        }
+    }
+
+    fn value(&self, p: &PointSummary) -> f64 {
+        match self.figure {
+            "tps" => p.tps_median,
+            "p50" => p.p50_ms,
+            "p95" => p.p95_ms,
+            "p99" => p.p99_ms,
+            f => p.metrics.get(f).map_or(0.0, |m| m.median),
+        }
+    }
+
+    /// The spread drawn as a whisker (the repeats' min and max), if the figure has one.
+    fn range(&self, p: &PointSummary) -> Option<(f64, f64)> {
+        match self.figure {
+            "tps" => Some((p.tps_min, p.tps_max)),
+            "p50" | "p95" | "p99" => None,
+            f => Some(p.metrics.get(f).map_or((0.0, 0.0), |m| (m.min, m.max))),
+        }
+    }
+
+    fn top(&self, p: &PointSummary) -> f64 {
+        self.range(p)
+            .map_or(self.value(p), |r| r.1.max(self.value(p)))
+    }
+
+    fn bottom(&self, p: &PointSummary) -> f64 {
+        self.range(p)
+            .map_or(self.value(p), |r| r.0.min(self.value(p)))
+    }
+}
+
+/// A chart on a linear and on a logarithmic y scale, the one shown chosen by the data's spread
+/// (`LOG_SPREAD`) and switched by the box above it.
+fn scaled_chart(
+    points: &[&PointSummary],
+    styles: &Styles,
+    metric: &Metric,
+    size: (f64, f64),
+) -> String {
+    let log = opens_on_log(points, metric);
+    format!(
+        "<div class=\"scaled\" data-scale=\"{}\"><label class=\"scale-toggle\"><input type=\"checkbox\"{}> log scale</label>\
+         <div class=\"linear\">{}</div><div class=\"log\">{}</div></div>",
+        if log { "log" } else { "linear" },
+        if log { " checked" } else { "" },
+        curve_chart(points, styles, metric, size, false),
+        curve_chart(points, styles, metric, size, true)
+    )
+}
+
+/// Whether the largest series' top value is more than `LOG_SPREAD` times the smallest's.
+fn opens_on_log(points: &[&PointSummary], metric: &Metric) -> bool {
+    let tops: Vec<f64> = series_of(points)
+        .iter()
+        .map(|s| {
+            points
+                .iter()
+                .filter(|p| p.series() == *s)
+                .map(|p| metric.value(p))
+                .fold(0.0, f64::max)
+        })
+        .filter(|v| *v > 0.0)
+        .collect();
+    let (lo, hi) = tops.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+        (lo.min(*v), hi.max(*v))
+    });
+    tops.len() > 1 && hi > LOG_SPREAD * lo
 }
 
 /// One chart of a metric against clients: one `<g class="series">` per engine/profile.
@@ -344,12 +478,22 @@ fn curve_chart(
     styles: &Styles,
     metric: &Metric,
     size: (f64, f64),
+    log: bool,
 ) -> String {
     let mut clients: Vec<u32> = points.iter().map(|p| p.clients.max(1)).collect();
     clients.sort_unstable();
     clients.dedup();
     let top = points.iter().map(|p| metric.top(p)).fold(0.0, f64::max);
-    let yticks = nice_ticks(top);
+    let yticks = if log {
+        let low = points
+            .iter()
+            .map(|p| metric.bottom(p))
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        log_ticks(low, top)
+    } else {
+        nice_ticks(top)
+    };
     let frame = Frame {
         w: size.0,
         h: size.1,
@@ -361,20 +505,22 @@ fn curve_chart(
         x: Axis {
             min: clients[0] as f64,
             max: clients[clients.len() - 1] as f64,
-            log2: true,
+            log: true,
         },
         y: Axis {
-            min: 0.0,
+            min: if log { yticks[0] } else { 0.0 },
             max: *yticks.last().unwrap_or(&1.0),
-            log2: false,
+            log,
         },
     };
     let xticks: Vec<(f64, String)> = clients.iter().map(|c| (*c as f64, c.to_string())).collect();
-    let ylabels: Vec<(f64, String)> = match metric.range {
-        Some(_) => ticks_of(&yticks),
-        None => yticks.iter().map(|v| (*v, sig_tick(*v))).collect(),
+    let ylabels: Vec<(f64, String)> = yticks.iter().map(|v| (*v, sig_tick(*v))).collect();
+    let axis = if log {
+        format!("{} (log scale)", metric.axis)
+    } else {
+        metric.axis.clone()
     };
-    let mut out = frame.open(&xticks, &ylabels, "clients", metric.axis);
+    let mut out = frame.open(&xticks, &ylabels, "clients", &axis);
     let names = series_of(points);
     for (i, name) in names.iter().enumerate() {
         let dodge = (i as f64 - (names.len() as f64 - 1.0) / 2.0) * 5.0;
@@ -408,7 +554,7 @@ fn series_curve(
         .map(|p| {
             (
                 frame.px(p.clients.max(1) as f64) + dodge,
-                frame.py((metric.value)(p)),
+                frame.py(metric.value(p)),
             )
         })
         .collect();
@@ -436,8 +582,7 @@ fn point_svg(
         (false, false) => "point",
     };
     let mut out = format!("<g class=\"{class}\"><title>{}</title>", esc(&point_tip(p)));
-    if let Some(range) = metric.range {
-        let (lo, hi) = range(p);
+    if let Some((lo, hi)) = metric.range(p) {
         let (ylo, yhi) = (frame.py(lo), frame.py(hi));
         w!(
             out,
@@ -580,9 +725,23 @@ fn timeline_figure(t: &Timeline, styles: &Styles, top: f64) -> String {
     out
 }
 
+/// The measured start of a timeline: its first second that is not warm-up (x = 0 there).
+fn measured_start(t: &Timeline) -> f64 {
+    t.seconds
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.t)
+        .min()
+        .or_else(|| t.seconds.iter().map(|s| s.t).min())
+        .unwrap_or(0) as f64
+}
+
+/// A timeline: x counts seconds from the measured start (warm-up seconds before 0), each
+/// second's point at its end, as a per-second counter reads; y from 0.
 fn timeline_chart(t: &Timeline, style: &Style, top: f64) -> String {
-    let first = t.seconds.iter().map(|s| s.t).min().unwrap_or(0) as f64;
-    let last = t.seconds.iter().map(|s| s.t).max().unwrap_or(0) as f64 + 1.0;
+    let t0 = measured_start(t);
+    let first = t.seconds.iter().map(|s| s.t).min().unwrap_or(0) as f64 - t0;
+    let last = t.seconds.iter().map(|s| s.t).max().unwrap_or(0) as f64 + 1.0 - t0;
     let yticks = nice_ticks(top);
     let frame = Frame {
         w: 400.0,
@@ -593,68 +752,88 @@ fn timeline_chart(t: &Timeline, style: &Style, top: f64) -> String {
         bottom: 40.0,
         pad: 0.0,
         x: Axis {
-            min: first,
+            min: first.min(0.0),
             max: last,
-            log2: false,
+            log: false,
         },
         y: Axis {
             min: 0.0,
             max: *yticks.last().unwrap_or(&1.0),
-            log2: false,
+            log: false,
         },
     };
-    let xticks: Vec<f64> = nice_ticks(last - first)
-        .into_iter()
-        .map(|v| v + first)
-        .filter(|v| *v <= last)
-        .collect();
-    let mut out = frame.open(&ticks_of(&xticks), &ticks_of(&yticks), "seconds", "tps");
-    out += &warmup_shading(t, &frame);
-    out += &event_lines(t, &frame);
+    let ahead = nice_ticks(last);
+    let step = ahead.get(1).copied().unwrap_or(1.0);
+    let mut xticks: Vec<f64> = ahead.into_iter().filter(|v| *v <= last).collect();
+    let mut back = -step;
+    while back >= first {
+        xticks.insert(0, back);
+        back -= step;
+    }
+    let mut out = frame.open(
+        &ticks_of(&xticks),
+        &ticks_of(&yticks),
+        "seconds since the measured start",
+        "tps",
+    );
+    out += &warmup_shading(t, &frame, t0);
+    out += &event_lines(t, &frame, t0);
     let xy: Vec<(f64, f64)> = t
         .seconds
         .iter()
-        .map(|s| (frame.px(s.t as f64 + 0.5), frame.py(s.tps)))
+        .map(|s| (frame.px(s.t as f64 + 1.0 - t0), frame.py(s.tps)))
         .collect();
     let solid = Style { dash: "", ..*style };
     w!(
         out,
-        "<g class=\"series\" data-series=\"{}\">{}</g>",
+        "<g class=\"series\" data-series=\"{}\">{}",
         esc(&t.series()),
         line_svg(&xy, &solid)
     );
-    out += "</svg>";
+    for (s, (x, y)) in t.seconds.iter().zip(&xy) {
+        w!(
+            out,
+            "<circle class=\"second\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.2\" fill=\"{}\"><title>second {} to {}{}: {} tps</title></circle>",
+            style.color,
+            s.t as f64 - t0,
+            s.t as f64 + 1.0 - t0,
+            if s.warmup { " (warm-up)" } else { "" },
+            tps_text(s.tps)
+        );
+    }
+    out += "</g></svg>";
     out
 }
 
-fn warmup_shading(t: &Timeline, frame: &Frame) -> String {
+fn warmup_shading(t: &Timeline, frame: &Frame, t0: f64) -> String {
     let mut out = String::new();
     let (y0, y1) = (frame.top, frame.h - frame.bottom);
     for s in t.seconds.iter().filter(|s| s.warmup) {
-        let (xa, xb) = (frame.px(s.t as f64), frame.px(s.t as f64 + 1.0));
+        let (xa, xb) = (frame.px(s.t as f64 - t0), frame.px(s.t as f64 + 1.0 - t0));
         w!(
             out,
             "<rect class=\"warmup\" x=\"{xa:.1}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>warm-up second {}</title></rect>",
             (xb - xa) + 0.3,
             y1 - y0,
-            s.t
+            s.t as f64 - t0
         );
     }
     out
 }
 
-fn event_lines(t: &Timeline, frame: &Frame) -> String {
+/// A checkpoint or autovacuum seen in a second is marked at that second's end, beside its point.
+fn event_lines(t: &Timeline, frame: &Frame, t0: f64) -> String {
     let mut out = String::new();
     let (y0, y1) = (frame.top, frame.h - frame.bottom);
     for s in &t.seconds {
-        let x = frame.px(s.t as f64 + 0.5);
+        let x = frame.px(s.t as f64 + 1.0 - t0);
         if s.checkpoints > 0 {
             w!(
                 out,
                 "<line class=\"checkpoint\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\" stroke=\"{CHECKPOINT}\" stroke-width=\"2\"><title>{} checkpoint{} in second {}</title></line>",
                 s.checkpoints,
                 plural(s.checkpoints as usize),
-                s.t
+                s.t as f64 - t0
             );
         }
         if s.autovacuums > 0 {
@@ -663,7 +842,7 @@ fn event_lines(t: &Timeline, frame: &Frame) -> String {
                 "<line class=\"autovacuum\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\" stroke=\"{AUTOVACUUM}\" stroke-width=\"2\" stroke-dasharray=\"3 2\"><title>{} autovacuum run{} in second {}</title></line>",
                 s.autovacuums,
                 plural(s.autovacuums as usize),
-                s.t
+                s.t as f64 - t0
             );
         }
     }
@@ -1079,6 +1258,18 @@ const SCRIPT: &str = r#"
     tip.textContent=el.getAttribute("data-tip");tip.style.display="block";});
   document.addEventListener("mousemove",function(e){
     tip.style.left=(e.pageX+14)+"px";tip.style.top=(e.pageY+14)+"px";});
+  function toggle(li){
+    var name=li.getAttribute("data-legend"),fig=li.closest("figure")||document;
+    var off=li.classList.toggle("off");
+    fig.querySelectorAll("g.series").forEach(function(g){
+      if(g.getAttribute("data-series")===name){g.classList.toggle("hidden",off);}});}
+  document.querySelectorAll("li[data-legend]").forEach(function(li){
+    li.addEventListener("click",function(){toggle(li);});
+    li.addEventListener("keydown",function(e){
+      if(e.key==="Enter"||e.key===" "){e.preventDefault();toggle(li);}});});
+  document.querySelectorAll(".scale-toggle input").forEach(function(box){
+    box.addEventListener("change",function(){
+      box.closest(".scaled").setAttribute("data-scale",box.checked?"log":"linear");});});
 })();
 document.body.dataset.rendered="yes";
 "#;
@@ -1103,18 +1294,19 @@ mod tests {
             "mariadb/fast",
         ] {
             let g = format!("<g class=\"series\" data-series=\"{series}\">");
-            // One throughput chart and three latency charts, plus its timelines.
+            // One throughput chart and three latency charts, each on a linear and a log
+            // scale, plus its timelines.
             let timelines = data
                 .timelines
                 .iter()
                 .filter(|t| t.series() == series)
                 .count();
-            assert_eq!(count(&page, &g), 4 + timelines, "{series}");
-            assert!(page.contains(&format!("<li data-legend=\"{series}\">")));
+            assert_eq!(count(&page, &g), 2 * 4 + timelines, "{series}");
+            assert!(page.contains(&format!("<li data-legend=\"{series}\" role=\"button\"")));
         }
         assert!(page.contains("mariadb/fast <span class=\"unsafe-label\">(unsafe)</span>"));
-        assert_eq!(count(&page, "<g class=\"point unstable\">"), 4);
-        assert_eq!(count(&page, "<g class=\"point client-bound\">"), 4);
+        assert_eq!(count(&page, "<g class=\"point unstable\">"), 2 * 4);
+        assert_eq!(count(&page, "<g class=\"point client-bound\">"), 2 * 4);
     }
 
     #[test]
@@ -1213,6 +1405,169 @@ mod tests {
         }
         let page = html(&data);
         assert!(!page.contains("NaN") && !page.contains("inf"));
-        assert_eq!(count(&page, "data-series=\"postgres/default\">"), 4);
+        assert_eq!(count(&page, "data-series=\"postgres/default\">"), 2 * 4);
+    }
+
+    /// Seventeen series of three engines (as a combined report had): no two look alike, and
+    /// no chart draws more than `MAX_SERIES` of them.
+    fn many_series() -> ReportData {
+        let mut data = sample();
+        let template = data.points[0].clone();
+        data.points.clear();
+        data.timelines.clear();
+        data.profiles.clear();
+        for (engine, profiles) in [("sqlite", 9), ("postgres", 5), ("mariadb", 3)] {
+            for k in 0..profiles {
+                for clients in [1, 2] {
+                    let mut p = template.clone();
+                    p.engine = engine.into();
+                    p.profile = format!("p{k}");
+                    p.clients = clients;
+                    data.points.push(p);
+                }
+            }
+        }
+        data
+    }
+
+    #[test]
+    fn every_series_looks_different_and_charts_hold_eight_at_most() {
+        let data = many_series();
+        let styles = Styles::new(&data);
+        assert_eq!(styles.series.len(), 17);
+        let mut looks: Vec<(&str, &str, usize)> = styles
+            .series
+            .iter()
+            .map(|(_, s, _)| {
+                (
+                    s.color,
+                    s.dash,
+                    SHAPES.iter().position(|x| *x == s.shape).unwrap(),
+                )
+            })
+            .collect();
+        looks.sort();
+        looks.dedup();
+        assert_eq!(looks.len(), 17, "two series share colour, dash and marker");
+        // One engine alone: 28 profiles, all different.
+        let mut one = many_series();
+        one.points.retain(|p| p.engine == "sqlite");
+        for (i, p) in one.points.iter_mut().enumerate() {
+            p.profile = format!("p{}", i / 2 + 100);
+        }
+        let mut extra = one.points.clone();
+        for p in &mut extra {
+            p.profile += "x";
+        }
+        one.points.extend(extra.clone());
+        for p in &mut extra {
+            p.profile += "y";
+        }
+        one.points.extend(extra);
+        let styles = Styles::new(&one);
+        let n = styles.series.len();
+        assert!(n >= 27, "{n}");
+        let mut looks: Vec<(&str, &str, usize)> = styles
+            .series
+            .iter()
+            .map(|(_, s, _)| {
+                (
+                    s.color,
+                    s.dash,
+                    SHAPES.iter().position(|x| *x == s.shape).unwrap(),
+                )
+            })
+            .collect();
+        looks.sort();
+        looks.dedup();
+        assert_eq!(looks.len(), n);
+
+        let names = series_of(&data.points.iter().collect::<Vec<_>>());
+        let groups = chart_groups(&names);
+        assert!(groups.iter().all(|(_, g)| g.len() <= MAX_SERIES));
+        let drawn: usize = groups.iter().map(|(_, g)| g.len()).sum();
+        assert_eq!(drawn, 17);
+        assert_eq!(
+            groups.len(),
+            4,
+            "sqlite in two charts, postgres and mariadb one each"
+        );
+        assert!(groups[0].0.contains("sqlite (1 of 2)"), "{}", groups[0].0);
+        let page = html(&data);
+        assert_eq!(count(&page, "sqlite (2 of 2)"), 2, "throughput and latency");
+    }
+
+    #[test]
+    fn a_wide_spread_opens_on_a_log_scale() {
+        let mut data = sample();
+        let page = html(&data);
+        // The sample's series lie within 4x of each other: linear.
+        assert!(page.contains("<div class=\"scaled\" data-scale=\"linear\">"));
+        assert!(!page.contains("<div class=\"scaled\" data-scale=\"log\">"));
+        for p in data.points.iter_mut().filter(|p| p.engine == "mariadb") {
+            p.tps_median *= 30.0;
+            p.tps_min *= 30.0;
+            p.tps_max *= 30.0;
+        }
+        let page = html(&data);
+        let throughput =
+            &page[page.find("id=\"throughput\"").unwrap()..page.find("id=\"latency\"").unwrap()];
+        assert!(throughput.contains("<div class=\"scaled\" data-scale=\"log\"><label class=\"scale-toggle\"><input type=\"checkbox\" checked>"));
+        assert!(throughput.contains("transactions per second (log scale)"));
+    }
+
+    #[test]
+    fn timelines_count_from_the_measured_start() {
+        let data = sample();
+        let page = html(&data);
+        // The sample's seconds 0 and 1 are warm-up: second 2 is the first measured, drawn at
+        // its end, x = 1; warm-up seconds fall before 0.
+        assert!(
+            page.contains("<title>second 0 to 1: "),
+            "the first measured second"
+        );
+        assert!(page.contains("<title>second -2 to -1 (warm-up): "));
+        assert!(page.contains("seconds since the measured start"));
+    }
+
+    #[test]
+    fn capacity_shows_its_ceiling_and_what_is_off_the_scale() {
+        let v = CapacityView {
+            title: "capacity".into(),
+            limits: vec![("p99<10ms".into(), 10.0)],
+            curves: vec!["p50", "p99"],
+            steps: vec![
+                StepView {
+                    offered: 100.0,
+                    done: 100.0,
+                    latency_ms: vec![1.0, 4.0],
+                    passed: true,
+                    client_busy: 0.1,
+                },
+                StepView {
+                    offered: 400.0,
+                    done: 310.0,
+                    latency_ms: vec![90.0, 812.0],
+                    passed: false,
+                    client_busy: 0.2,
+                },
+            ],
+            capacity: Some(100.0),
+            ceiling: Some(320.0),
+            verdict: "capacity 100 tps".into(),
+        };
+        let page = capacity_html(&v);
+        assert_eq!(
+            count(&page, "closed-loop ceiling 320.0 tps"),
+            2,
+            "both charts"
+        );
+        assert!(
+            page.contains("&#8593; 812 ms"),
+            "the p99 drawn off the scale is labelled"
+        );
+        assert!(page.contains("&#8593; 90 ms"));
+        assert!(!page.contains("&#8593; 4 ms"));
+        assert!(page.contains("<li data-legend=\"p99\""));
     }
 }

@@ -17,6 +17,8 @@ pub struct CapacityView {
     /// Each open-loop step.
     pub steps: Vec<StepView>,
     pub capacity: Option<f64>,
+    /// The closed-loop step's rate: the most the clients got through at all.
+    pub ceiling: Option<f64>,
     pub verdict: String,
 }
 
@@ -46,12 +48,12 @@ fn frame(x_max: f64, y_max: f64) -> (Frame, Vec<f64>, Vec<f64>) {
         x: Axis {
             min: 0.0,
             max: *xt.last().unwrap_or(&1.0),
-            log2: false,
+            log: false,
         },
         y: Axis {
             min: 0.0,
             max: *yt.last().unwrap_or(&1.0),
-            log2: false,
+            log: false,
         },
     };
     (f, xt, yt)
@@ -111,6 +113,9 @@ fn latency_chart(v: &CapacityView, x_max: f64) -> String {
             f.top + 12.0
         );
     }
+    if let Some(c) = v.ceiling {
+        out += &ceiling_line(&f, c);
+    }
     let mut steps = v.steps.clone();
     steps.sort_by(|a, b| a.offered.total_cmp(&b.offered));
     for (i, name) in v.curves.iter().enumerate() {
@@ -133,11 +138,57 @@ fn latency_chart(v: &CapacityView, x_max: f64) -> String {
                 s.client_busy * 100.0
             );
             out += &marker(&st, *x, *y, !s.passed);
+            if value(s) > f.y.max {
+                // Drawn at the top edge: its value is written beside it.
+                w!(
+                    out,
+                    "<text class=\"offscale\" x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">&#8593; {} ms</text>",
+                    x + 7.0,
+                    y - 4.0 - 11.0 * i as f64,
+                    st.color,
+                    super::svg::compact(value(s))
+                );
+            }
             out += "</g>";
         }
         out += "</g>";
     }
     out + "</svg>"
+}
+
+/// The closed loop's rate, as a vertical line: no open-loop rate above it can be kept.
+fn ceiling_line(f: &Frame, ceiling: f64) -> String {
+    let x = f.px(ceiling);
+    format!(
+        "<line class=\"ceiling\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{}\" y2=\"{}\" stroke=\"#555\" stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\
+         <text class=\"tick\" x=\"{:.1}\" y=\"{}\" text-anchor=\"end\">closed-loop ceiling {ceiling:.1} tps</text>",
+        f.top,
+        f.h - f.bottom,
+        x - 4.0,
+        f.top + 26.0
+    )
+}
+
+/// The legend of the latency curves (and the capacity's and ceiling's lines).
+fn legend(v: &CapacityView) -> String {
+    let mut out = String::from("<ul class=\"legend\">");
+    for (i, name) in v.curves.iter().enumerate() {
+        let st = style(i);
+        w!(
+            out,
+            "<li data-legend=\"{name}\" role=\"button\" tabindex=\"0\" title=\"click to hide or show\"><svg width=\"38\" height=\"16\" aria-hidden=\"true\">{}{}</svg>{name}</li>",
+            line_svg(&[(2.0, 8.0), (36.0, 8.0)], &st),
+            marker(&st, 19.0, 8.0, false)
+        );
+    }
+    out += "<li><svg width=\"38\" height=\"16\"><path d=\"M2 8H36\" stroke=\"#D55E00\" stroke-dasharray=\"6 4\"/></svg>objective</li>";
+    if v.capacity.is_some() {
+        out += "<li><svg width=\"38\" height=\"16\"><path d=\"M19 1V15\" stroke=\"#009E73\" stroke-width=\"2\"/></svg>capacity</li>";
+    }
+    if v.ceiling.is_some() {
+        out += "<li><svg width=\"38\" height=\"16\"><path d=\"M19 1V15\" stroke=\"#555\" stroke-dasharray=\"2 3\"/></svg>closed-loop ceiling</li>";
+    }
+    out + "</ul>"
 }
 
 fn throughput_chart(v: &CapacityView, x_max: f64) -> String {
@@ -157,7 +208,11 @@ fn throughput_chart(v: &CapacityView, x_max: f64) -> String {
             shape: SHAPES[0],
         },
     );
+    if let Some(c) = v.ceiling {
+        out += &ceiling_line(&f, c);
+    }
     let st = style(0);
+    out += "<g class=\"series\" data-series=\"steps\">";
     for s in &v.steps {
         w!(
             out,
@@ -168,7 +223,21 @@ fn throughput_chart(v: &CapacityView, x_max: f64) -> String {
         out += &marker(&st, f.px(s.offered), f.py(s.done), !s.passed);
         out += "</g>";
     }
+    out += "</g>";
     out + "</svg>"
+}
+
+fn throughput_legend(v: &CapacityView) -> String {
+    let st = style(0);
+    let mut out = format!(
+        "<ul class=\"legend\"><li data-legend=\"steps\" role=\"button\" tabindex=\"0\" title=\"click to hide or show\"><svg width=\"38\" height=\"16\" aria-hidden=\"true\">{}</svg>steps (hollow: failed)</li>\
+         <li><svg width=\"38\" height=\"16\"><path d=\"M2 14L36 2\" stroke=\"#999\" stroke-dasharray=\"3 3\"/></svg>rate kept</li>",
+        marker(&st, 19.0, 8.0, false)
+    );
+    if v.ceiling.is_some() {
+        out += "<li><svg width=\"38\" height=\"16\"><path d=\"M19 1V15\" stroke=\"#555\" stroke-dasharray=\"2 3\"/></svg>closed-loop ceiling</li>";
+    }
+    out + "</ul>"
 }
 
 /// The curves and their markers in words: "p50 (circles), p99 (squares)".
@@ -189,6 +258,7 @@ pub fn capacity_html(v: &CapacityView) -> String {
         .steps
         .iter()
         .map(|s| s.offered.max(s.done))
+        .chain(v.ceiling)
         .fold(1.0, f64::max);
     let mut out = String::new();
     w!(
@@ -206,14 +276,18 @@ pub fn capacity_html(v: &CapacityView) -> String {
         "<section><h2>Latency against rate</h2><p>Each open-loop step's {}: filled where the \
          step met every objective, hollow where it failed; the dashed lines are the latency \
          objectives, each over the curve of the figure it limits, and values far above them are \
-         drawn at the top. Latency counts from each transaction's scheduled start.</p><figure>{}</figure></section>\n",
+         drawn at the top with their value written beside them; the dotted line is the closed loop's \
+         rate, the ceiling no offered rate can pass. Latency counts from each transaction's \
+         scheduled start.</p><figure>{}{}</figure></section>\n",
         curves_named(&v.curves),
+        legend(v),
         latency_chart(v, x_max)
     );
     w!(
         out,
         "<section><h2>Rate done against rate offered</h2><p>On the diagonal the database kept \
-         up; below it, transactions waited for a free client or the server.</p><figure>{}</figure></section>\n",
+         up; below it, transactions waited for a free client or the server.</p><figure>{}{}</figure></section>\n",
+        throughput_legend(v),
         throughput_chart(v, x_max)
     );
     w!(

@@ -112,16 +112,17 @@ pub(super) fn line_svg(points: &[(f64, f64)], style: &Style) -> String {
 pub(super) struct Axis {
     pub(super) min: f64,
     pub(super) max: f64,
-    pub(super) log2: bool,
+    /// A logarithmic scale (its base does not change where a value falls).
+    pub(super) log: bool,
 }
 
 impl Axis {
     fn frac(&self, v: f64) -> f64 {
-        let (v, lo, hi) = if self.log2 {
+        let (v, lo, hi) = if self.log {
             (
-                v.max(1e-9).log2(),
-                self.min.max(1e-9).log2(),
-                self.max.max(1e-9).log2(),
+                v.max(1e-9).log10(),
+                self.min.max(1e-9).log10(),
+                self.max.max(1e-9).log10(),
             )
         } else {
             (v, self.min, self.max)
@@ -245,6 +246,36 @@ pub(super) fn nice_ticks(max: f64) -> Vec<f64> {
     (0..=n).map(|i| i as f64 * step).collect()
 }
 
+/// Ticks of a logarithmic axis over [lo, hi] (both above 0): 1, 2 and 5 times the powers of
+/// ten, from the one at or below `lo` to the one at or above `hi`; only the powers of ten when
+/// the range spans more than three of them.
+pub(super) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let lo = if lo.is_finite() && lo > 0.0 { lo } else { 1.0 };
+    let hi = if hi.is_finite() && hi > lo {
+        hi
+    } else {
+        lo * 10.0
+    };
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let steps: &[f64] = if last - first > 3 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let all: Vec<f64> = (first..=last)
+        .flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e)))
+        .collect();
+    let start = all
+        .iter()
+        .rposition(|v| *v <= lo * (1.0 + 1e-9))
+        .unwrap_or(0);
+    let end = all
+        .iter()
+        .position(|v| *v >= hi * (1.0 - 1e-9))
+        .unwrap_or(all.len() - 1);
+    all[start..=end].to_vec()
+}
+
 /// An axis number: 950, 1.5k, 12k, 2M; small numbers with what decimals they need.
 pub(super) fn compact(v: f64) -> String {
     let trim = |s: String| {
@@ -280,5 +311,21 @@ mod tests {
         assert_eq!(compact(12000.0), "12k");
         assert_eq!(compact(0.25), "0.25");
         assert_eq!(compact(2_000_000.0), "2M");
+    }
+
+    #[test]
+    fn log_ticks_cover_the_values() {
+        assert_eq!(
+            log_ticks(600.0, 15600.0),
+            vec![500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0]
+        );
+        assert_eq!(
+            log_ticks(0.3, 4000.0),
+            vec![0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]
+        );
+        assert_eq!(log_ticks(100.0, 100.0), vec![100.0, 200.0, 500.0, 1000.0]);
+        // The values lie inside the ticks' range, so the axis holds every point.
+        let t = log_ticks(3.7, 77.0);
+        assert!(t[0] <= 3.7 && *t.last().unwrap() >= 77.0, "{t:?}");
     }
 }
