@@ -62,7 +62,7 @@ pub enum ErrorClass {
     /// Retryable: an UPDATE of a row that must exist matched none, so committing would apply
     /// the transaction in part. Firebird's rules say a concurrent update is always an error in
     /// the modes dbduel uses; this guard stays for the one broken run whose cause was not found
-    /// (README, Firebird), and for any engine that skips such a row.
+    /// (docs/connecting.md, Firebird's isolation), and for any engine that skips such a row.
     MissedRow,
     /// Fatal for the session: the client reconnects and the loss is counted.
     ConnectionLost,

@@ -1,6 +1,8 @@
-//! The README's commands, run as a user pastes them: each `sh` block in a scratch directory
-//! that sees the repository's bench/, plans/ and workloads/, with the test servers' DSNs, short
-//! times and small scales substituted; a command that no longer works fails its block's trial.
+//! The commands of README.md and of every page under docs/, run as a user pastes them: each
+//! `sh` block in a scratch directory that sees the repository's bench/, plans/ and workloads/,
+//! with the test servers' DSNs, short times and small scales substituted; a command that no
+//! longer works fails its block's trial, and a page under docs/ missing from `PAGES` fails
+//! `docs::every_page_is_tested`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,9 +12,36 @@ use libtest_mimic::Trial;
 
 use crate::env::{Env, Target, ensure};
 
-const README: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+/// The pages whose `sh` blocks run, each with its text, by its path in the repository.
+macro_rules! pages {
+    ($($path:literal),* $(,)?) => {
+        &[$(($path, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $path)))),*]
+    };
+}
 
-/// Lines of the README that are not run, with the reason. Any other line of an `sh` block runs.
+/// README.md and every page under docs/ (`docs::every_page_is_tested` fails on one not here).
+const PAGES: &[(&str, &str)] = pages![
+    "README.md",
+    "docs/README.md",
+    "docs/capacity.md",
+    "docs/compare.md",
+    "docs/connecting.md",
+    "docs/duel.md",
+    "docs/plans-and-sweeps.md",
+    "docs/reports.md",
+    "docs/run.md",
+    "docs/servers-and-profiles.md",
+    "docs/shards.md",
+    "docs/workloads/declarative.md",
+    "docs/workloads/scripts.md",
+    "docs/workloads/sysbench.md",
+    "docs/workloads/tpcb.md",
+    "docs/workloads/tpcc.md",
+    "docs/workloads/tpch.md",
+    "docs/workloads/ycsb.md",
+];
+
+/// Lines of the pages that are not run, with the reason. Any other line of an `sh` block runs.
 const NOT_RUN: &[(&str, &str)] = &[
     ("./scripts/test", "the test suite itself"),
     (
@@ -21,16 +50,38 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
 ];
 
-/// An `sh` block: the README line where it starts and its command lines.
+/// An `sh` block: its page, the line where it starts and its command lines.
 struct Block {
+    page: &'static str,
     line: usize,
     commands: Vec<String>,
 }
 
-fn blocks() -> Vec<Block> {
+impl Block {
+    /// The trial's name: `readme::block_at_line_N` for README.md, `docs::PAGE::block_at_line_N`
+    /// for docs/PAGE.md (a `/` in PAGE as `::`).
+    fn name(&self) -> String {
+        format!("{}::block_at_line_{}", page_name(self.page), self.line)
+    }
+
+    /// Where the block is, for messages: `docs/run.md block at line 12`.
+    fn place(&self) -> String {
+        format!("{} block at line {}", self.page, self.line)
+    }
+}
+
+/// `readme` for README.md, `docs::a::b` for docs/a/b.md.
+fn page_name(page: &str) -> String {
+    match page.strip_prefix("docs/") {
+        Some(rest) => format!("docs::{}", rest.trim_end_matches(".md").replace('/', "::")),
+        None => "readme".to_string(),
+    }
+}
+
+fn blocks(page: &'static str, text: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut current: Option<Block> = None;
-    for (i, line) in README.lines().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         if let Some(block) = current.as_mut() {
             if line.starts_with("```") {
                 out.extend(current.take());
@@ -42,6 +93,7 @@ fn blocks() -> Vec<Block> {
             }
         } else if line.trim_end() == "```sh" {
             current = Some(Block {
+                page,
                 line: i + 1,
                 commands: Vec::new(),
             });
@@ -69,24 +121,61 @@ fn strip_comment(line: &str) -> String {
 }
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let blocks = blocks();
-    assert!(blocks.len() >= 8, "the README's sh blocks were not found");
-    blocks
+    let blocks: Vec<Block> = PAGES
+        .iter()
+        .flat_map(|(page, text)| blocks(page, text))
+        .collect();
+    assert!(blocks.len() >= 20, "the pages' sh blocks were not found");
+    assert!(
+        blocks.iter().filter(|b| b.page == "README.md").count() >= 8,
+        "README.md's sh blocks were not found"
+    );
+    let mut trials: Vec<Trial> = blocks
         .into_iter()
         .map(|block| {
             let env = env.clone();
-            Trial::test(format!("readme::block_at_line_{}", block.line), move || {
-                Ok(run_block(&env, &block)?)
-            })
+            Trial::test(block.name(), move || Ok(run_block(&env, &block)?))
         })
-        .collect()
+        .collect();
+    trials.push(Trial::test("docs::every_page_is_tested", || {
+        Ok(every_page_listed()?)
+    }));
+    trials
+}
+
+/// Every `.md` file under docs/ is in `PAGES`, so that its `sh` blocks run.
+fn every_page_listed() -> Result<(), String> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    let mut dirs = vec![repo.join("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                let relative = path.strip_prefix(repo).map_err(|e| e.to_string())?;
+                found.push(relative.display().to_string());
+            }
+        }
+    }
+    let missing: Vec<_> = found
+        .iter()
+        .filter(|f| !PAGES.iter().any(|(p, _)| p == f))
+        .collect();
+    ensure(missing.is_empty(), || {
+        format!(
+            "pages under docs/ that tests/it/readme.rs's PAGES does not hold, so their sh blocks never run: {missing:?}"
+        )
+    })
 }
 
 /// The DSNs a block's commands are given: one database per engine, made on first use.
 struct Dsns<'a> {
     env: &'a Env,
     dir: PathBuf,
-    line: usize,
+    /// The block's name, in the databases' names.
+    name: String,
     made: Vec<(&'static str, String)>,
     last: Option<String>,
 }
@@ -105,7 +194,7 @@ impl Dsns<'_> {
                 "mysql" => Target::MariaDb("InnoDB"),
                 _ => Target::Firebird,
             };
-            let d = self.env.fresh_db(target, &format!("readme{}", self.line));
+            let d = self.env.fresh_db(target, &self.name);
             self.made.push((scheme, d.clone()));
             d
         };
@@ -114,7 +203,7 @@ impl Dsns<'_> {
     }
 }
 
-/// The DSN a README command names, if any: (start, end) in the line, and its scheme.
+/// The DSN a page's command names, if any: (start, end) in the line, and its scheme.
 fn find_dsn(line: &str, from: usize) -> Option<(usize, usize, &'static str)> {
     let schemes = [
         ("postgres://", "postgres"),
@@ -136,7 +225,7 @@ fn find_dsn(line: &str, from: usize) -> Option<(usize, usize, &'static str)> {
     Some((start, start + len, scheme))
 }
 
-/// Whether a DSN names a server on this machine (the README also shows remote ones).
+/// Whether a DSN names a server on this machine (the pages also show remote ones).
 fn local(dsn: &str) -> bool {
     let after = dsn.split_once("://").map_or("", |(_, r)| r);
     let host = after.rsplit_once('@').map_or(after, |(_, h)| h);
@@ -285,7 +374,7 @@ fn run_block(env: &Env, block: &Block) -> Result<(), String> {
     let mut dsns = Dsns {
         env,
         dir: dir.clone(),
-        line: block.line,
+        name: block.name().replace("::", "_"),
         made: Vec::new(),
         last: None,
     };
@@ -299,7 +388,7 @@ fn run_block(env: &Env, block: &Block) -> Result<(), String> {
             Ok(line) => line,
             Err(why) if why.ends_with("is a remote server") => continue,
             Err(why) => {
-                result = Err(format!("README line block {}: {why}", block.line));
+                result = Err(format!("{}: {why}", block.place()));
                 break;
             }
         };
@@ -333,8 +422,8 @@ fn run_block(env: &Env, block: &Block) -> Result<(), String> {
         };
         if !expected.contains(&code) || text.contains("panicked") {
             result = Err(format!(
-                "README block at line {}: `{command}` exited {code}\nran as: {line}\n{text}",
-                block.line
+                "{}: `{command}` exited {code}\nran as: {line}\n{text}",
+                block.place()
             ));
             break;
         }
@@ -346,7 +435,7 @@ fn run_block(env: &Env, block: &Block) -> Result<(), String> {
             || find_dsn(c, 0).is_some_and(|(a, b, _)| !local(&c[a..b]))
     });
     ensure(ran > 0 || remote_only, || {
-        format!("README block at line {}: no command ran", block.line)
+        format!("{}: no command ran", block.place())
     })
 }
 

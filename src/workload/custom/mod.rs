@@ -26,7 +26,7 @@ use spec::{ColType, Spec};
 /// The registry entry behind every workload file; `find` loads the file first.
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "custom",
-    about: "a declarative workload from a TOML file: `dbduel run FILE.toml` (see README)",
+    about: "a declarative workload from a TOML file: `dbduel run FILE.toml` (see docs/workloads/declarative.md)",
     variants: &["mix"],
     bytes_per_scale: 16 << 20,
     headline: &[],
