@@ -1566,7 +1566,7 @@ mod tests {
             page.contains("&#8593; 812 ms"),
             "the p99 drawn off the scale is labelled"
         );
-        assert!(page.contains("&#8593; 90 ms"));
+        assert!(page.contains("&#8593; 90.0 ms"));
         assert!(!page.contains("&#8593; 4 ms"));
         assert!(page.contains("<li data-legend=\"p99\""));
     }

@@ -12,16 +12,208 @@ use dbduel::engine::durability::judge;
 use dbduel::report::data::{PointSummary, ProfileSettings, ReportData, Second, Timeline};
 use libtest_mimic::Trial;
 
-use crate::env::ensure;
+use crate::env::{dbduel, ensure, text};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
 pub fn trials() -> Vec<Trial> {
-    vec![Trial::test("report::html_renders_in_chromium", || {
+    let mut out = vec![Trial::test("report::html_renders_in_chromium", || {
         Ok(renders_in_chromium()?)
-    })]
+    })];
+    for kind in ["duel", "sweep", "tpcc", "tpch", "capacity"] {
+        out.push(Trial::test(
+            format!("report::every_chart_renders_in_chromium::{kind}"),
+            move || Ok(every_chart_renders(kind)?),
+        ));
+    }
+    out
 }
+
+/// A report of each kind, made by dbduel itself on SQLite, laid out by Chromium: every chart
+/// shown has a plot of some area inside its frame and a legend (or, for a timeline, its
+/// series named in the caption); after every scale box is switched, so has every chart of
+/// the other scale; a legend entry clicked hides its series and clicked again shows it.
+fn every_chart_renders(kind: &str) -> Result<(), String> {
+    ensure(Path::new(CHROMIUM).exists(), || {
+        format!("{CHROMIUM} is missing: install Debian's chromium package to test the HTML report")
+    })?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    let (store, page) = (d("results.db"), d("report.html"));
+    let plan = |text: &str| -> Result<String, String> {
+        let path = d("plan.toml");
+        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        Ok(path)
+    };
+    let out = match kind {
+        "duel" => dbduel(&[
+            "duel",
+            "--engines",
+            "sqlite",
+            "-c",
+            "1,2",
+            "-T",
+            "1",
+            "--results",
+            &store,
+            "--report",
+            &page,
+        ]),
+        "sweep" => dbduel(&[
+            "sweep",
+            &plan(
+                "engines = [\"sqlite\"]\nprofiles = [\"default\", \"tuned\", \"unsafe\"]\n\
+                 clients = [1, 2]\ntime = 1\nwarmup = 1\n",
+            )?,
+            "--results",
+            &store,
+            "--report",
+            &page,
+        ]),
+        "tpcc" => dbduel(&[
+            "sweep",
+            &plan(
+                "engines = [\"sqlite\"]\nworkload = \"tpcc\"\nprofiles = [\"default\", \"tuned\"]\n\
+                 clients = [1, 2]\ntime = 2\n",
+            )?,
+            "--results",
+            &store,
+            "--report",
+            &page,
+        ]),
+        "tpch" => dbduel(&[
+            "sweep",
+            &plan(
+                "engines = [\"sqlite\"]\nworkload = \"tpch\"\nprofiles = [\"default\", \"tuned\"]\n\n\
+                 [options]\nscale-factor = 0.01\n",
+            )?,
+            "--results",
+            &store,
+            "--report",
+            &page,
+        ]),
+        _ => {
+            let dsn = format!("sqlite://{}", d("cap.db"));
+            let prepared = dbduel(&["prepare", "tpcb", "--dsn", &dsn]);
+            ensure(prepared.status.success(), || text(&prepared))?;
+            dbduel(&[
+                "capacity",
+                "tpcb",
+                "--dsn",
+                &dsn,
+                "-c",
+                "2",
+                "-T",
+                "1",
+                "--warmup",
+                "0",
+                "--precision",
+                "25",
+                "--slo",
+                "p99<20ms",
+                "--html",
+                &page,
+            ])
+        }
+    };
+    // A capacity search that finds no rate still draws its steps (exit 1).
+    ensure(matches!(out.status.code(), Some(0 | 1)), || {
+        format!("dbduel {kind} failed:\n{}", text(&out))
+    })?;
+    let html =
+        std::fs::read_to_string(&page).map_err(|e| format!("{page}: {e}\n{}", text(&out)))?;
+    let checked = html.replacen("</body>", &format!("<script>{CHECK}</script></body>"), 1);
+    let path = dir.path().join("checked.html");
+    std::fs::write(&path, checked).map_err(|e| e.to_string())?;
+    if let Some(keep) = std::env::var_os("DBDUEL_REPORT_HTML") {
+        let keep = Path::new(&keep).with_extension(format!("{kind}.html"));
+        std::fs::write(&keep, &html).map_err(|e| format!("DBDUEL_REPORT_HTML: {e}"))?;
+    }
+    let dom = dump_dom(dir.path(), &path)?;
+    let found = dom
+        .find("data-check=\"")
+        .map(|i| &dom[i + 12..])
+        .and_then(|rest| rest.find('"').map(|j| &rest[..j]))
+        .ok_or_else(|| format!("the check script did not run in Chromium:\n{dom:.3000}"))?;
+    let json = found
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    let v: serde_json::Value = serde_json::from_str(&json).map_err(|e| format!("{e}: {json}"))?;
+    let problems = v["problems"].as_array().cloned().unwrap_or_default();
+    ensure(problems.is_empty(), || {
+        format!(
+            "{kind} report: {}",
+            serde_json::to_string_pretty(&problems).unwrap_or_default()
+        )
+    })?;
+    let charts = v["charts"].as_u64().unwrap_or(0);
+    let least = match kind {
+        // Throughput (tps, and NOPM or Power@Size: the power test's figure) on two scales,
+        // three latency percentiles on two scales, a timeline per point (TPC-H at SF 0.01 ends
+        // within its first second: none); capacity: its two charts.
+        "capacity" => 2,
+        "tpcc" => 2 * 2 + 2 * 3 + 4,
+        "tpch" => 2 * 2 + 2 * 3,
+        _ => 2 + 2 * 3 + 4,
+    };
+    ensure(charts >= least, || {
+        format!("{kind} report: {charts} charts checked, at least {least} expected: {json}")
+    })?;
+    ensure(v["legend_click"] == "hides and shows", || {
+        format!("{kind} report: a legend click did not hide and show its series: {json}")
+    })
+}
+
+/// Run in the page after its own script: what Chromium laid out, into `body[data-check]`.
+const CHECK: &str = r#"
+(function(){
+  var problems=[],charts=0,seen=new Set();
+  function where(svg){
+    var f=svg.closest("figure"),c=f&&f.querySelector("figcaption");
+    var h=svg.closest("section")&&svg.closest("section").querySelector("h2");
+    return (h?h.textContent:"")+" / "+(c?c.textContent.slice(0,80):"")+" / "+(svg.getAttribute("aria-label")||"");
+  }
+  function check(){
+    document.querySelectorAll("svg.chart").forEach(function(svg){
+      if(seen.has(svg)||getComputedStyle(svg.parentNode).display==="none")return;
+      if(svg.closest(".scaled")&&getComputedStyle(svg.closest(".linear,.log")).display==="none")return;
+      seen.add(svg);charts++;
+      var r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal;
+      if(r.width<100||r.height<60){problems.push(where(svg)+": laid out "+r.width+"x"+r.height);return;}
+      var plotted=0;
+      svg.querySelectorAll("g.series").forEach(function(g){
+        if(getComputedStyle(g).display==="none")return;
+        var b=g.getBBox();
+        if(b.width+b.height<=0)return;
+        if(b.x<-2||b.y<-2||b.x+b.width>vb.width+2||b.y+b.height>vb.height+2){
+          problems.push(where(svg)+": series "+g.getAttribute("data-series")+" drawn outside its frame");}
+        plotted++;});
+      if(!plotted)problems.push(where(svg)+": nothing plotted");
+      var box=svg.closest("figure")||svg.closest("section");
+      if(!box||!(box.querySelector("ul.legend li")||box.querySelector("figcaption .dot")))
+        problems.push(where(svg)+": no legend");
+    });
+  }
+  check();
+  document.querySelectorAll(".scale-toggle input").forEach(function(i){i.click();});
+  check();
+  var click="no legend entry to click";
+  var li=document.querySelector("li[data-legend]");
+  if(li){
+    var fig=li.closest("figure"),name=li.getAttribute("data-legend");
+    var mine=Array.prototype.filter.call(fig.querySelectorAll("g.series"),function(g){return g.getAttribute("data-series")===name;});
+    var shown=function(){return mine.filter(function(g){return getComputedStyle(g).display!=="none";}).length;};
+    var before=shown();li.click();var hidden=shown();li.click();var after=shown();
+    click=(mine.length&&before>0&&hidden===0&&after===before)?"hides and shows":
+      "series "+name+": "+mine.length+" drawn, shown "+before+" then "+hidden+" then "+after;
+  }
+  document.body.setAttribute("data-check",JSON.stringify({charts:charts,problems:problems,legend_click:click}));
+})();
+"#;
 
 fn renders_in_chromium() -> Result<(), String> {
     ensure(Path::new(CHROMIUM).exists(), || {

@@ -110,7 +110,7 @@ fn latency_chart(v: &CapacityView, x_max: f64) -> String {
             f.top,
             f.h - f.bottom,
             x + 4.0,
-            f.top + 12.0
+            f.h - f.bottom - 8.0
         );
     }
     if let Some(c) = v.ceiling {
@@ -123,7 +123,8 @@ fn latency_chart(v: &CapacityView, x_max: f64) -> String {
         let value = |s: &StepView| s.latency_ms.get(i).copied().unwrap_or(0.0);
         let xy: Vec<(f64, f64)> = steps
             .iter()
-            .map(|s| (f.px(s.offered), f.py(value(s))))
+            // A value above the scale is drawn on its top edge, its value written beside it.
+            .map(|s| (f.px(s.offered), f.py(value(s).min(f.y.max))))
             .collect();
         w!(out, "<g class=\"series\" data-series=\"{name}\">");
         out += &line_svg(&xy, &st);
@@ -144,9 +145,9 @@ fn latency_chart(v: &CapacityView, x_max: f64) -> String {
                     out,
                     "<text class=\"offscale\" x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">&#8593; {} ms</text>",
                     x + 7.0,
-                    y - 4.0 - 11.0 * i as f64,
+                    y + 4.0 + 11.0 * i as f64,
                     st.color,
-                    super::svg::compact(value(s))
+                    crate::report::data::sig3(value(s))
                 );
             }
             out += "</g>";
