@@ -6,7 +6,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::bench::{self, Observe, Outcome};
 use crate::cli::{
     CompareArgs, CompareFormat, DuelArgs, ExportFormat, ReportArgs, ReportFormat, ResultsAction,
     ResultsArgs, ServerAction, ServerDirArgs, ServerStartArgs, SweepArgs,
@@ -16,11 +15,12 @@ use crate::engine;
 use crate::engine::stall::StallGuard;
 use crate::error::Error;
 use crate::metrics::Host;
-use crate::plan::{RunPlan, Target};
+use crate::point::{self, Observe, Outcome};
 use crate::report::summary;
+use crate::run_plan::{RunPlan, Target};
 use crate::server::{self, Server, ServerOptions, profile};
 use crate::store::Store;
-use crate::sweep::plan::PlanFile;
+use crate::sweep::plan_file::PlanFile;
 use crate::workload::{self, WorkloadOptions};
 use crate::{report, result, sweep};
 
@@ -130,7 +130,7 @@ fn server_status(a: &ServerDirArgs) -> Result<Outcome, Error> {
         if running { "" } else { "was " },
         state.pid,
         state.port,
-        report::human_bytes(server::data_size(&a.data_dir))
+        crate::out::human_bytes(server::data_size(&a.data_dir))
     );
     outln!("dsn: {}", state.dsn);
     Ok(if running {
@@ -479,7 +479,7 @@ pub fn list() -> String {
 
 /// `check`: the workload's invariants on its data, one line each.
 pub fn check(target: &Target) -> Result<Outcome, Error> {
-    let (engine, mut session) = bench::open(
+    let (engine, mut session) = point::open(
         target.dsn.as_ref().expect("check requires --dsn"),
         &target.engine,
     )?;
@@ -508,7 +508,7 @@ pub fn check(target: &Target) -> Result<Outcome, Error> {
 
 /// `cleanup`: drop the workload's tables and forget its `prepare`.
 pub fn cleanup(target: &Target) -> Result<Outcome, Error> {
-    let (engine, mut session) = bench::open(
+    let (engine, mut session) = point::open(
         target.dsn.as_ref().expect("cleanup requires --dsn"),
         &target.engine,
     )?;
@@ -553,7 +553,7 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
             opts.scale,
             dsn
         );
-        bench::prepare(
+        point::prepare(
             &dsn,
             &plan.target.engine,
             plan.target.workload,
@@ -562,7 +562,7 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
             false,
         )?;
     }
-    let (result, _) = bench::run_point(plan, &dsn, stop, Observe::Nothing)?;
+    let (result, _) = point::run_point(plan, &dsn, stop, Observe::Nothing)?;
     let interrupted = result.interrupted;
     out!("{}", report::summary(&result));
     if let Some(path) = &plan.json {

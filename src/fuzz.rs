@@ -255,7 +255,7 @@ fn dsn(text: &str) -> Result<(), Error> {
 fn plan(text: &str) -> Result<(), Error> {
     // Where the shipped plans are, so that a workload file they name is found.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("plans/fuzz.toml");
-    crate::sweep::plan::PlanFile::parse(text, &path).map(drop)
+    crate::sweep::plan_file::PlanFile::parse(text, &path).map(drop)
 }
 
 fn workload(text: &str) -> Result<(), Error> {

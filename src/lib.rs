@@ -3,7 +3,6 @@
 
 #[macro_use]
 mod out;
-pub mod bench;
 pub mod capacity;
 pub mod cli;
 mod commands;
@@ -13,10 +12,11 @@ pub mod error;
 pub mod event;
 pub mod merge;
 pub mod metrics;
-pub mod plan;
+pub mod point;
 pub mod report;
 pub mod resample;
 pub mod result;
+pub mod run_plan;
 pub mod runner;
 pub mod server;
 pub mod sql;
@@ -33,9 +33,9 @@ mod fuzz;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-pub use bench::Outcome;
 use cli::{Cli, Command};
 pub use error::Error;
+pub use point::Outcome;
 
 /// Run one command. `stop` is raised by Ctrl-C.
 pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
@@ -45,14 +45,14 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
             Ok(Outcome::Success)
         }
         Command::Prepare(args) => {
-            let (target, opts) = plan::prepare_plan(&args)?;
+            let (target, opts) = run_plan::prepare_plan(&args)?;
             let dsn = target.dsn.expect("prepare requires --dsn");
-            bench::prepare(&dsn, &target.engine, target.workload, &opts, &stop, false)
+            point::prepare(&dsn, &target.engine, target.workload, &opts, &stop, false)
                 .map(|_| Outcome::Success)
         }
-        Command::Check(args) => commands::check(&plan::target(&args, "check")?),
-        Command::Cleanup(args) => commands::cleanup(&plan::target(&args, "cleanup")?),
-        Command::Run(args) => commands::run(&plan::run_plan(&args)?, &stop),
+        Command::Check(args) => commands::check(&run_plan::target(&args, "check")?),
+        Command::Cleanup(args) => commands::cleanup(&run_plan::target(&args, "cleanup")?),
+        Command::Run(args) => commands::run(&run_plan::run_plan(&args)?, &stop),
         Command::Server(args) => commands::server(&args.action),
         Command::Sweep(args) => commands::sweep_cmd(&args, &stop),
         Command::Duel(args) => commands::duel(&args, &stop),

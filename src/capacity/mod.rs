@@ -14,12 +14,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::bench::{self, Observe, Outcome};
 use crate::cli::CapacityArgs;
 use crate::dsn::Dsn;
 use crate::error::Error;
-use crate::plan::{self, RunPlan};
+use crate::point::{self, Observe, Outcome};
 use crate::result::RunResult;
+use crate::run_plan::{self, RunPlan};
 use crate::runner::Limit;
 use search::{CEILING_SHARE, CONFIRM_TRIES, Found, Judged};
 use slo::Objective;
@@ -142,7 +142,7 @@ impl Search {
             .iter()
             .map(|s| Objective::parse(s))
             .collect::<Result<Vec<_>, _>>()?;
-        let plan = plan::run_plan(run)?;
+        let plan = run_plan::run_plan(run)?;
         if plan.workload.params.contains_key("spec_timing") {
             return usage(
                 "--spec-timing paces each terminal by its keying and think times, and capacity offers rates of its own: drop --spec-timing",
@@ -169,7 +169,7 @@ impl Search {
         let json = plan.json.take();
         Ok(Search {
             json,
-            step_s: plan.time_s.unwrap_or(plan::DEFAULT_SECONDS),
+            step_s: plan.time_s.unwrap_or(run_plan::DEFAULT_SECONDS),
             warmup_s: match run.warmup {
                 0 => STEP_WARMUP_S,
                 w => w,
@@ -297,7 +297,7 @@ impl Search {
         plan.time_s = Some(secs);
         plan.transactions = None;
         plan.workload.run_s = Some(secs + self.warmup_s);
-        let (r, _) = bench::run_point(plan, &self.dsn, stop, Observe::Nothing)?;
+        let (r, _) = point::run_point(plan, &self.dsn, stop, Observe::Nothing)?;
         out.interrupted = r.interrupted;
         out.engine = format!("{} {}", r.engine.name, r.engine.server_version);
         let step = self.judged(phase, rate, &r, short);

@@ -10,6 +10,7 @@ pub mod summary;
 
 pub use html::{CapacityView, StepView, capacity_html};
 
+pub use crate::out::human_bytes;
 use std::fmt::Write;
 
 use crate::metrics::Latency;
@@ -31,21 +32,6 @@ fn metric_meaning(name: &str) -> &'static str {
         }
         "qphh_at_size" => "TPC-H QphH@Size: sqrt(Power@Size x Throughput@Size) (clause 5.4.3)",
         _ => "",
-    }
-}
-
-pub fn human_bytes(n: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < units.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", units[unit])
     }
 }
 

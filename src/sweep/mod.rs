@@ -2,25 +2,25 @@
 //! servers, embedded files or servers given by DSN; commit every point to the results store
 //! the moment it finishes; skip the points a previous, interrupted sweep already measured.
 
-pub mod plan;
+pub mod plan_file;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::bench::{self, Observe, Outcome};
 use crate::dsn::Dsn;
 use crate::engine::EngineOptions;
 use crate::error::Error;
 use crate::metrics::Host;
 use crate::metrics::observe::ResourceSample;
-use crate::plan::{AskedBy, RunInput};
+use crate::point::{self, Observe, Outcome};
+use crate::run_plan::{AskedBy, RunInput};
 use crate::server::profile::{self, Facts, Profile};
 use crate::server::{self, Server, ServerKind, ServerOptions};
 use crate::store::{PointKey, PointRecord, Store};
 use crate::workload::{self, WorkloadEntry, WorkloadOptions};
-use plan::PlanFile;
+use plan_file::PlanFile;
 
 /// The database dbduel creates on the servers it manages.
 const DATABASE: &str = "dbduel";
@@ -329,7 +329,7 @@ type Measured = (crate::result::RunResult, Vec<ResourceSample>, Option<Error>);
 fn measure(
     target: &mut Target,
     knobs: &[(String, String)],
-    run_plan: &crate::plan::RunPlan,
+    run_plan: &crate::run_plan::RunPlan,
     stop: &Arc<AtomicBool>,
 ) -> Result<Measured, Error> {
     let dsn = target.dsn();
@@ -344,7 +344,7 @@ fn measure(
     let mut restarts = Vec::new();
     let mut gone = None;
     let measured = std::thread::scope(|scope| {
-        let bench = scope.spawn(|| bench::run_point(run_plan, &dsn, stop, observe));
+        let bench = scope.spawn(|| point::run_point(run_plan, &dsn, stop, observe));
         while !bench.is_finished() {
             std::thread::sleep(Duration::from_millis(50));
             let Some(s) = server.as_deref_mut().filter(|_| gone.is_none()) else {
@@ -437,7 +437,7 @@ fn prepare(
         params: plan.params()?,
         ..WorkloadOptions::default()
     };
-    bench::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
+    point::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
 }
 
 fn engine_options(plan: &PlanFile) -> EngineOptions {
@@ -454,7 +454,7 @@ fn run_plan(
     entry: &'static WorkloadEntry,
     variant: &str,
     clients: u32,
-) -> Result<crate::plan::RunPlan, Error> {
+) -> Result<crate::run_plan::RunPlan, Error> {
     // A workload that runs its own streams to their end (TPC-H) takes no time.
     let options = crate::workload::WorkloadOptions {
         scale: plan.scale,
@@ -463,7 +463,7 @@ fn run_plan(
     };
     let streams = (entry.new)(&options).is_ok_and(|w| w.fixed_clients().is_some());
     let input = RunInput {
-        target: crate::plan::Target {
+        target: crate::run_plan::Target {
             workload: entry,
             dsn: None,
             engine: engine_options(plan),

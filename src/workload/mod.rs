@@ -2,6 +2,7 @@
 //! helpers every workload shares (table loading with a progress bar, the dbduel_facts table).
 
 pub mod custom;
+pub(crate) mod random;
 pub mod script;
 pub mod sysbench;
 pub mod tpcb;

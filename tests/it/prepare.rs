@@ -86,7 +86,7 @@ fn interrupted(env: &Env, target: Target, workload: &str) -> Result<(), String> 
     };
     let parsed = dbduel::engine::parse_dsn(&dsn).map_err(|e| e.to_string())?;
     let stop = AtomicBool::new(true);
-    match dbduel::bench::prepare(&parsed, &engine, entry, &opts, &stop, true) {
+    match dbduel::point::prepare(&parsed, &engine, entry, &opts, &stop, true) {
         Err(dbduel::Error::Interrupted) => {}
         other => return Err(format!("the prepare was not interrupted: {other:?}")),
     }

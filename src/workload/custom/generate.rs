@@ -7,7 +7,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 use crate::engine::Value;
-use crate::workload::sysbench::rand::{Dist, Rand};
+use crate::workload::random::{Dist, Rand};
 
 /// A validated generator.
 #[derive(Debug, Clone)]

@@ -2,7 +2,6 @@
 //! schema and data, its options and defaults, one registry entry per script. The statement
 //! sequences are in txn.rs, the random numbers in rand.rs; the SQL in sql/sysbench/.
 
-pub(crate) mod rand;
 mod txn;
 
 use std::collections::BTreeMap;
@@ -15,7 +14,7 @@ use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
     meta_get, meta_set, run_all, start_over,
 };
-use rand::{C_TEMPLATE, Dist, PAD_TEMPLATE, Rand};
+use crate::workload::random::{C_TEMPLATE, Dist, PAD_TEMPLATE, Rand};
 
 /// The sysbench scripts, in the order of the registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

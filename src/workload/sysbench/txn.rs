@@ -2,11 +2,11 @@
 //! oltp_*.lua and select_random_*.lua event functions). As in sysbench, a table is drawn per
 //! group of statements and ids per statement; a retried event draws new values.
 
-use super::rand::{C_TEMPLATE, PAD_TEMPLATE, Rand};
 use super::{Options, Probe, Script};
 use crate::engine::{DbResult, Session, StmtId, Value};
 use crate::sql::SqlSet;
 use crate::workload::Client;
+use crate::workload::random::{C_TEMPLATE, PAD_TEMPLATE, Rand};
 
 /// The prepared statements of one sbtest table.
 struct Table {

@@ -1,6 +1,6 @@
-//! sysbench 1.0's random numbers (src/sb_rand.c): uniform, gaussian, special (1.0.20's
-//! default), pareto, and master's zipfian, over a per-client xoshiro generator; and the `#`
-//! string templates of oltp_common.lua.
+//! sysbench 1.0's random numbers (src/sb_rand.c), which sysbench and the declarative workloads
+//! share: uniform, gaussian, special (1.0.20's default), pareto, and master's zipfian, over a
+//! per-client xoshiro generator; and the `#` string templates of oltp_common.lua.
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};

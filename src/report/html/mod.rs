@@ -1244,7 +1244,7 @@ fn size_hint(name: &str, value: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Style and script.
 
-const STYLE: &str = include_str!("html/report.css");
+const STYLE: &str = include_str!("report.css");
 
 /// Tooltips: SVG `<title>`s (native tooltips without script) become a styled tooltip.
 const SCRIPT: &str = r#"
@@ -1430,25 +1430,31 @@ mod tests {
         data
     }
 
+    /// How many different looks (colour, dash, marker) the series have.
+    fn looks(styles: &Styles) -> usize {
+        let mut looks: Vec<(&str, &str, usize)> = styles
+            .series
+            .iter()
+            .map(|(_, s, _)| {
+                let shape = SHAPES.iter().position(|x| *x == s.shape).unwrap();
+                (s.color, s.dash, shape)
+            })
+            .collect();
+        looks.sort();
+        looks.dedup();
+        looks.len()
+    }
+
     #[test]
     fn every_series_looks_different_and_charts_hold_eight_at_most() {
         let data = many_series();
         let styles = Styles::new(&data);
         assert_eq!(styles.series.len(), 17);
-        let mut looks: Vec<(&str, &str, usize)> = styles
-            .series
-            .iter()
-            .map(|(_, s, _)| {
-                (
-                    s.color,
-                    s.dash,
-                    SHAPES.iter().position(|x| *x == s.shape).unwrap(),
-                )
-            })
-            .collect();
-        looks.sort();
-        looks.dedup();
-        assert_eq!(looks.len(), 17, "two series share colour, dash and marker");
+        assert_eq!(
+            looks(&styles),
+            17,
+            "two series share colour, dash and marker"
+        );
         // One engine alone: 28 profiles, all different.
         let mut one = many_series();
         one.points.retain(|p| p.engine == "sqlite");
@@ -1467,20 +1473,7 @@ mod tests {
         let styles = Styles::new(&one);
         let n = styles.series.len();
         assert!(n >= 27, "{n}");
-        let mut looks: Vec<(&str, &str, usize)> = styles
-            .series
-            .iter()
-            .map(|(_, s, _)| {
-                (
-                    s.color,
-                    s.dash,
-                    SHAPES.iter().position(|x| *x == s.shape).unwrap(),
-                )
-            })
-            .collect();
-        looks.sort();
-        looks.dedup();
-        assert_eq!(looks.len(), n);
+        assert_eq!(looks(&styles), n);
 
         let names = series_of(&data.points.iter().collect::<Vec<_>>());
         let groups = chart_groups(&names);

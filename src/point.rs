@@ -14,9 +14,8 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::metrics::observe::{Observer, ResourceSample};
 use crate::metrics::{self, Aggregator, Measurement};
-use crate::plan::RunPlan;
-use crate::report;
 use crate::result::{self, RunResult};
+use crate::run_plan::RunPlan;
 use crate::runner::{self, Limit, RunConfig};
 use crate::workload::{self, Loader, Workload, WorkloadEntry, WorkloadOptions};
 
@@ -69,7 +68,7 @@ pub fn prepare(
             workload.name(),
             scale.map(|s| format!(" at scale {s}")).unwrap_or_default(),
             started.elapsed().as_secs_f64(),
-            report::human_bytes(size)
+            crate::out::human_bytes(size)
         );
     }
     Ok(size)
@@ -534,7 +533,7 @@ impl Point<'_> {
 /// A shard's part of its result: its place in the run, its release on the wall clock, and its
 /// histograms for `merge`.
 fn shard_part(
-    shard: crate::plan::Shard,
+    shard: crate::run_plan::Shard,
     plan: &RunPlan,
     m: &Measurement,
     started: SystemTime,
