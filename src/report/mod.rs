@@ -188,8 +188,13 @@ fn summary_head(out: &mut String, r: &RunResult) {
     let _ = writeln!(out, "connection: {}", r.engine.transport.describe());
     let _ = writeln!(
         out,
-        "isolation: {} (the level the clients' transactions ran at)\n",
+        "isolation: {} (the level the clients' transactions ran at)",
         r.engine.isolation
+    );
+    let _ = writeln!(
+        out,
+        "durability: {} (judged from the server settings read back)\n",
+        r.engine.durability.text()
     );
 }
 

@@ -15,6 +15,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut tests: Vec<(String, Test)> = vec![
         ("default_run_on_temporary_sqlite".into(), default_run),
         ("pgbench_and_sysbench_habits".into(), habits),
+        ("summary_states_durability".into(), summary_durability),
         (
             "every_transaction_failing_alike_stops".into(),
             failing_alike,
@@ -1195,4 +1196,27 @@ fn firebird_stray_cancels(env: &Env) -> Result<(), String> {
         0,
         "check after stray cancels",
     )
+}
+
+/// The summary says what the measured commits were worth, judged from the settings read back:
+/// SQLite's WAL with synchronous=FULL is durable, NORMAL not durable, OFF UNSAFE.
+fn summary_durability(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "durability");
+    expect_code(&dbduel(&["prepare", "tpcb", "--dsn", &dsn]), 0, "prepare")?;
+    for (sync, said) in [
+        (
+            "full",
+            "durability: durable (judged from the server settings read back)",
+        ),
+        ("normal", "durability: not durable: "),
+        ("off", "durability: UNSAFE: "),
+    ] {
+        let with = format!("{dsn}?synchronous={sync}");
+        let out = dbduel(&["run", "tpcb", "--dsn", &with, "-T", "1"]);
+        expect_code(&out, 0, &format!("run with synchronous={sync}"))?;
+        ensure(text(&out).contains(said), || {
+            format!("synchronous={sync}: no `{said}` line:\n{}", text(&out))
+        })?;
+    }
+    Ok(())
 }
