@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::engine::Protocol;
+use crate::workload::options::{Kind, Opt, Phase};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -87,219 +88,83 @@ pub struct TargetArgs {
     pub table_engine: Option<String>,
 }
 
-/// sysbench's data options (its names; `_` works as well as `-`): what `prepare` loads and
-/// what `run` prepares on a temporary SQLite database.
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "sysbench options")]
-pub struct SysbenchArgs {
-    /// Number of sbtest tables [1].
-    #[arg(long, alias = "tables")]
-    pub tables: Option<u32>,
-    /// Rows per table [10000].
-    #[arg(long, alias = "table_size")]
-    pub table_size: Option<u64>,
-    /// on|off: the k index after loading [on].
-    #[arg(long, alias = "create_secondary")]
-    pub create_secondary: Option<String>,
-    /// uniform, gaussian, special, pareto, zipfian [special, as sysbench 1.0]: the rows drawn
-    /// by `run`, and the k values `prepare` loads.
-    #[arg(long, alias = "rand_type")]
-    pub rand_type: Option<String>,
+/// The workloads' own options, built from their registry entries' tables
+/// (`workload::options`): with `RUN`, every option; without, those of the data (`prepare`).
+/// Each is a flag `--table-size` (and `--table_size`, as sysbench spells it) under its
+/// workload's heading; what was given reaches the workload as text by name, checked there by
+/// `options::parse`.
+#[derive(Debug, Default, Clone)]
+pub struct WorkloadFlags<const RUN: bool> {
+    pub params: std::collections::BTreeMap<String, String>,
 }
 
-/// sysbench's per-transaction options, for `run` (its names; `_` works as well as `-`).
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "sysbench options")]
-pub struct SysbenchRunArgs {
-    /// Rows per range select [100].
-    #[arg(long, alias = "range_size")]
-    pub range_size: Option<u64>,
-    /// Point selects per transaction [10].
-    #[arg(long, alias = "point_selects")]
-    pub point_selects: Option<u32>,
-    /// Simple range selects (BETWEEN) per transaction [1].
-    #[arg(long, alias = "simple_ranges")]
-    pub simple_ranges: Option<u32>,
-    /// SUM() range selects per transaction [1].
-    #[arg(long, alias = "sum_ranges")]
-    pub sum_ranges: Option<u32>,
-    /// ORDER BY range selects per transaction [1].
-    #[arg(long, alias = "order_ranges")]
-    pub order_ranges: Option<u32>,
-    /// DISTINCT range selects per transaction [1].
-    #[arg(long, alias = "distinct_ranges")]
-    pub distinct_ranges: Option<u32>,
-    /// UPDATEs of the indexed column k per transaction [1].
-    #[arg(long, alias = "index_updates")]
-    pub index_updates: Option<u32>,
-    /// UPDATEs of the non-indexed column c per transaction [1].
-    #[arg(long, alias = "non_index_updates")]
-    pub non_index_updates: Option<u32>,
-    /// DELETE + INSERT pairs per transaction [1].
-    #[arg(long, alias = "delete_inserts")]
-    pub delete_inserts: Option<u32>,
-    /// on|off: the four range selects [on].
-    #[arg(long, alias = "range_selects")]
-    pub range_selects: Option<String>,
-    /// on|off: no BEGIN/COMMIT [off].
-    #[arg(long, alias = "skip_trx")]
-    pub skip_trx: Option<String>,
-    /// select_random_points: values per IN list [10].
-    #[arg(long, alias = "random_points")]
-    pub random_points: Option<u32>,
-    /// select_random_ranges: ranges per query [10].
-    #[arg(long, alias = "number_of_ranges")]
-    pub number_of_ranges: Option<u32>,
-    /// select_random_ranges: width of each range [5].
-    #[arg(long)]
-    pub delta: Option<u32>,
-}
-
-/// The options given, by their names, without the ones not given.
-fn given<const N: usize>(
-    options: [(&str, Option<String>); N],
-) -> std::collections::BTreeMap<String, String> {
-    options
-        .into_iter()
-        .filter_map(|(k, v)| Some((k.to_string(), v?)))
-        .collect()
-}
-
-fn text<T: ToString>(v: &Option<T>) -> Option<String> {
-    v.as_ref().map(T::to_string)
-}
-
-impl SysbenchArgs {
-    /// The options given, by their sysbench names.
-    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
-        given([
-            ("tables", text(&self.tables)),
-            ("table_size", text(&self.table_size)),
-            ("create_secondary", text(&self.create_secondary)),
-            ("rand_type", text(&self.rand_type)),
-        ])
+impl<const RUN: bool> WorkloadFlags<RUN> {
+    /// Every option the flags take, once each, with its table's heading.
+    fn opts() -> Vec<(&'static str, &'static Opt)> {
+        let mut out: Vec<(&'static str, &'static Opt)> = Vec::new();
+        for entry in crate::workload::all() {
+            for opt in entry.options.opts {
+                let wanted = RUN || opt.phase == Phase::Data;
+                if wanted && !out.iter().any(|(_, o)| o.name == opt.name) {
+                    out.push((entry.options.heading, opt));
+                }
+            }
+        }
+        out
     }
 }
 
-impl SysbenchRunArgs {
-    /// The options given, by their sysbench names.
-    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
-        given([
-            ("range_size", text(&self.range_size)),
-            ("point_selects", text(&self.point_selects)),
-            ("simple_ranges", text(&self.simple_ranges)),
-            ("sum_ranges", text(&self.sum_ranges)),
-            ("order_ranges", text(&self.order_ranges)),
-            ("distinct_ranges", text(&self.distinct_ranges)),
-            ("index_updates", text(&self.index_updates)),
-            ("non_index_updates", text(&self.non_index_updates)),
-            ("delete_inserts", text(&self.delete_inserts)),
-            ("range_selects", text(&self.range_selects)),
-            ("skip_trx", text(&self.skip_trx)),
-            ("random_points", text(&self.random_points)),
-            ("number_of_ranges", text(&self.number_of_ranges)),
-            ("delta", text(&self.delta)),
-        ])
+impl<const RUN: bool> clap::FromArgMatches for WorkloadFlags<RUN> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = Self::default();
+        flags.update_from_arg_matches(m)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for (_, opt) in Self::opts() {
+            if opt.kind == Kind::Flag {
+                if m.get_flag(opt.name) {
+                    self.params.insert(opt.name.into(), "on".into());
+                }
+            } else if let Some(v) = m.get_one::<String>(opt.name) {
+                self.params.insert(opt.name.into(), v.clone());
+            }
+        }
+        Ok(())
     }
 }
 
-/// TPC-C's data options: what `prepare` loads and `run` prepares on a temporary SQLite database.
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "TPC-C options")]
-pub struct TpccArgs {
-    /// Warehouses, TPC-C's scale [1; with `run --dsn`, read from the database].
-    #[arg(short = 'w', long)]
-    pub warehouses: Option<u32>,
-    /// Sessions loading warehouses in parallel [servers: 4; SQLite: 1].
-    #[arg(long, value_name = "N")]
-    pub load_workers: Option<u32>,
-    /// The five transactions as server-side code, one call per transaction (PostgreSQL):
-    /// `prepare` installs them, `run` calls them.
-    #[arg(long)]
-    pub procedures: bool,
-}
-
-/// TPC-C's options for `run`.
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "TPC-C options")]
-pub struct TpccRunArgs {
-    /// Transaction isolation: default (the engine's own) or serializable.
-    #[arg(long, value_name = "LEVEL")]
-    pub isolation: Option<String>,
-    /// Keying and think times as the specification sets them (about 12.86 New-Orders per
-    /// minute per warehouse with 10 terminals per warehouse).
-    #[arg(long)]
-    pub spec_timing: bool,
-}
-
-impl TpccArgs {
-    /// The options given, by name.
-    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
-        given([
-            ("warehouses", text(&self.warehouses)),
-            ("load_workers", text(&self.load_workers)),
-            ("procedures", self.procedures.then(|| "on".to_string())),
-        ])
+impl<const RUN: bool> Args for WorkloadFlags<RUN> {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        for (heading, opt) in Self::opts() {
+            let long = opt.name.replace('_', "-");
+            let mut help = opt.help.to_string();
+            if !opt.default.is_empty() {
+                help = format!("{help} [{}]", opt.default);
+            }
+            let mut arg = clap::Arg::new(opt.name)
+                .long(long.clone())
+                .help(help)
+                .help_heading(heading);
+            if long != opt.name {
+                arg = arg.alias(opt.name);
+            }
+            if let Some(c) = opt.short {
+                arg = arg.short(c);
+            }
+            arg = if opt.kind == Kind::Flag {
+                arg.action(clap::ArgAction::SetTrue)
+            } else {
+                arg.action(clap::ArgAction::Set).value_name(opt.value_name)
+            };
+            cmd = cmd.arg(arg);
+        }
+        cmd
     }
-}
 
-impl TpccRunArgs {
-    /// The options given, by name.
-    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
-        given([
-            ("isolation", self.isolation.clone()),
-            ("spec_timing", self.spec_timing.then(|| "on".to_string())),
-        ])
-    }
-}
-
-/// TPC-H's data option: what `prepare` loads and `run` prepares on a temporary SQLite database.
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "TPC-H options")]
-pub struct TpchArgs {
-    /// TPC-H's scale factor, 0.01 and up (1: six million line items) [1; with `run --dsn`,
-    /// read from the database].
-    #[arg(long, value_name = "SF")]
-    pub scale_factor: Option<f64>,
-}
-
-/// TPC-H's options for `run`.
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "TPC-H options")]
-pub struct TpchRunArgs {
-    /// Only these queries, in this order (1,6,14), without the refresh functions.
-    #[arg(long, value_name = "LIST")]
-    pub queries: Option<String>,
-    /// Runs of each query in each stream [1]: the latency table gives their median and spread.
-    #[arg(long, value_name = "N")]
-    pub repeat: Option<u32>,
-    /// After the power test, the throughput test: N query streams and one refresh stream in
-    /// parallel (Throughput@Size and QphH@Size).
-    #[arg(long, value_name = "N")]
-    pub streams: Option<u32>,
-    /// The engine's own limit on each query and refresh function of the streams, in seconds
-    /// (PostgreSQL statement_timeout, MariaDB max_statement_time); one past it is reported
-    /// as a timeout and the stream goes on.
-    #[arg(long, value_name = "SECONDS")]
-    pub query_timeout: Option<f64>,
-}
-
-impl TpchArgs {
-    /// The options given, by name.
-    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
-        given([("scale_factor", text(&self.scale_factor))])
-    }
-}
-
-impl TpchRunArgs {
-    /// The options given, by name.
-    pub fn params(&self) -> std::collections::BTreeMap<String, String> {
-        given([
-            ("queries", self.queries.clone()),
-            ("repeat", text(&self.repeat)),
-            ("streams", text(&self.streams)),
-            ("query_timeout", text(&self.query_timeout)),
-        ])
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
     }
 }
 
@@ -325,11 +190,7 @@ pub struct PrepareArgs {
     #[arg(short = 'F', long, value_name = "PERCENT")]
     pub fillfactor: Option<u32>,
     #[command(flatten)]
-    pub sysbench: SysbenchArgs,
-    #[command(flatten)]
-    pub tpcc: TpccArgs,
-    #[command(flatten)]
-    pub tpch: TpchArgs,
+    pub workload: WorkloadFlags<false>,
     /// YCSB: a property file, or one of the core workloads built in (workloada..workloadf).
     #[arg(short = 'P', long, value_name = "FILE", help_heading = "YCSB options")]
     pub property_file: Option<String>,
@@ -406,17 +267,7 @@ pub struct RunArgs {
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
     pub defines: Vec<String>,
     #[command(flatten)]
-    pub sysbench: SysbenchArgs,
-    #[command(flatten)]
-    pub sysbench_run: SysbenchRunArgs,
-    #[command(flatten)]
-    pub tpcc: TpccArgs,
-    #[command(flatten)]
-    pub tpcc_run: TpccRunArgs,
-    #[command(flatten)]
-    pub tpch: TpchArgs,
-    #[command(flatten)]
-    pub tpch_run: TpchRunArgs,
+    pub workload: WorkloadFlags<true>,
     /// YCSB: a property file, or a core workload built in (workloada..workloadf).
     #[arg(long, value_name = "FILE", help_heading = "YCSB options")]
     pub property_file: Option<String>,

@@ -469,6 +469,32 @@ pub fn list() -> String {
             out += &format!("  {:<22} variants: {}\n", "", w.variants.join(", "));
         }
     }
+    out += "\ntheir own options (`dbduel run --help` says what each does):\n";
+    let mut seen: Vec<&str> = Vec::new();
+    for t in workload::all().map(|w| w.options) {
+        if t.opts.is_empty() || seen.contains(&t.who) {
+            continue;
+        }
+        seen.push(t.who);
+        let of = |phase| {
+            t.opts
+                .iter()
+                .filter(|o| o.phase == phase)
+                .map(|o| workload::options::flag(o.name))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        out += &format!("  {}\n", t.who);
+        for (phase, when) in [
+            (workload::options::Phase::Data, "data (prepare, run)"),
+            (workload::options::Phase::Run, "run"),
+        ] {
+            let flags = of(phase);
+            if !flags.is_empty() {
+                out += &format!("    {when}: {flags}\n");
+            }
+        }
+    }
     out += "\nfiles in place of a workload name:\n\
              \x20 FILE.toml              a declarative workload (tables, generators, transactions; see\n\
              \x20                        workloads/seed002-thetable.toml): prepare, run, check, cleanup\n\

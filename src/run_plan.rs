@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{PrepareArgs, RunArgs, SysbenchArgs, TargetArgs, TpccArgs, YcsbArgs};
+use crate::cli::{PrepareArgs, RunArgs, TargetArgs, YcsbArgs};
 use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
 use crate::error::Error;
@@ -184,9 +184,8 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
         fillfactor: args.fillfactor,
         variant: None,
         params: {
-            let mut all = params(&args.sysbench, &args.tpcc)?;
+            let mut all = args.workload.params.clone();
             all.extend(ycsb_params(&args.ycsb, args.property_file.as_deref())?);
-            all.extend(args.tpch.params());
             all
         },
         clients: 0,
@@ -260,11 +259,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     } else {
         script_target(args)?
     };
-    let mut params = params(&args.sysbench, &args.tpcc)?;
-    params.extend(args.sysbench_run.params());
-    params.extend(args.tpcc_run.params());
-    params.extend(args.tpch.params());
-    params.extend(args.tpch_run.params());
+    let mut params = args.workload.params.clone();
     let (progress, file) = progress_or_file(args)?;
     params.extend(ycsb_params(&args.ycsb, file)?);
     RunInput {
@@ -560,19 +555,6 @@ impl RunInput {
     }
 }
 
-/// The workload-specific options given, by name; zero counts are refused here.
-fn params(sysbench: &SysbenchArgs, tpcc: &TpccArgs) -> Result<BTreeMap<String, String>, Error> {
-    if tpcc.warehouses == Some(0) {
-        return usage("--warehouses must be at least 1");
-    }
-    if tpcc.load_workers == Some(0) {
-        return usage("--load-workers must be at least 1");
-    }
-    let mut all = sysbench.params();
-    all.extend(tpcc.params());
-    Ok(all)
-}
-
 /// `run -P`: seconds between progress lines (pgbench's -P), or, when not a number, YCSB's
 /// property file (YCSB's -P), which `--property-file` names too.
 fn progress_or_file(args: &RunArgs) -> Result<(Option<u64>, Option<&str>), Error> {
@@ -730,14 +712,7 @@ fn script_target(args: &RunArgs) -> Result<Target, Error> {
             "--builtin, -S and -N choose tpcb's scripts: leave them out when running a script file",
         );
     }
-    let mut sysbench = args.sysbench.params();
-    sysbench.extend(args.sysbench_run.params());
-    if let Some(k) = sysbench.keys().next() {
-        return usage(format!(
-            "--{} applies to the sysbench workloads, not to scripts",
-            k.replace('_', "-")
-        ));
-    }
+    workload::options::parse(&workload::options::NONE, "scripts", &args.workload.params)?;
     Ok(Target {
         workload: &workload::script::ENTRY,
         dsn: Some(dsn),

@@ -38,5 +38,8 @@ ALTER TABLE lineitem ADD FOREIGN KEY (l_orderkey) REFERENCES orders (o_orderkey)
 ALTER TABLE lineitem ADD FOREIGN KEY (l_partkey, l_suppkey) REFERENCES partsupp (ps_partkey, ps_suppkey);
 SET foreign_key_checks = 1;
 
+-- Made with each table (`table keys`).
+-- name: indexes
+
 -- name: analyze
 ANALYZE TABLE region, nation, part, supplier, partsupp, customer, orders, lineitem;

@@ -14,6 +14,8 @@ CREATE TABLE orders (o_orderkey bigint NOT NULL, o_custkey integer NOT NULL, o_o
 CREATE TABLE lineitem (l_orderkey bigint NOT NULL, l_partkey integer NOT NULL, l_suppkey integer NOT NULL, l_linenumber integer NOT NULL, l_quantity decimal(15,2) NOT NULL, l_extendedprice decimal(15,2) NOT NULL, l_discount decimal(15,2) NOT NULL, l_tax decimal(15,2) NOT NULL, l_returnflag char(1) NOT NULL, l_linestatus char(1) NOT NULL, l_shipdate date NOT NULL, l_commitdate date NOT NULL, l_receiptdate date NOT NULL, l_shipinstruct char(25) NOT NULL, l_shipmode char(10) NOT NULL, l_comment varchar(44) NOT NULL, PRIMARY KEY (l_orderkey, l_linenumber));
 
 -- name: keys
+
+-- name: indexes
 CREATE INDEX nation_region ON nation (n_regionkey);
 CREATE INDEX supplier_nation ON supplier (s_nationkey);
 CREATE INDEX customer_nation ON customer (c_nationkey);

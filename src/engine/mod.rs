@@ -279,9 +279,9 @@ pub trait Session: Send {
     fn begin(&mut self, write: bool) -> DbResult<()>;
     fn commit(&mut self) -> DbResult<()>;
     fn rollback(&mut self) -> DbResult<()>;
-    /// Load `rows` into `table` through the engine's fastest bulk path, replacing what it
-    /// holds or appending to it as `mode` says. By default a prepared INSERT per row in one
-    /// transaction (after a DELETE to replace); engines override it with their bulk path.
+    /// Load `rows` into `table` through the engine's fastest bulk path (COPY, LOAD DATA, a
+    /// prepared INSERT in one transaction...), replacing what it holds or appending to it as
+    /// `mode` says; `progress` is told every 10,000 rows and stops the load when it says so.
     fn bulk_load(
         &mut self,
         table: &str,
@@ -289,33 +289,7 @@ pub trait Session: Send {
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
         mode: Load,
-    ) -> DbResult<u64> {
-        if mode == Load::Replace {
-            self.batch(&format!("DELETE FROM {table}"))?;
-        }
-        let marks = vec!["?"; columns.len()].join(", ");
-        let insert = format!(
-            "INSERT INTO {table} ({}) VALUES ({marks})",
-            columns.join(", ")
-        );
-        let stmt = self.prepare(&insert)?;
-        self.begin(true)?;
-        let (mut row, mut n) = (Vec::new(), 0u64);
-        while rows.next_row(&mut row) {
-            if let Err(e) = self.exec(stmt, &row) {
-                let _ = self.rollback();
-                return Err(e);
-            }
-            n += 1;
-            if n % 10_000 == 0 && !progress(10_000) {
-                let _ = self.rollback();
-                return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
-            }
-        }
-        self.commit()?;
-        progress(n % 10_000);
-        Ok(n)
-    }
+    ) -> DbResult<u64>;
     /// Version and performance-relevant settings, read from the server itself.
     fn server_info(&mut self) -> DbResult<ServerInfo>;
     /// Size on disk of the database (or of the given tables where the engine can tell).

@@ -16,25 +16,6 @@ use std::fmt::Write;
 use crate::metrics::Latency;
 use crate::result::RunResult;
 
-/// What a workload's own figure means, for the summary.
-fn metric_meaning(name: &str) -> &'static str {
-    match name {
-        "nopm" => "New-Orders committed per minute (as HammerDB counts them)",
-        "tpmC" => "New-Orders completed per minute, rolled back ones included (TPC-C 5.4)",
-        "power_at_size" => {
-            "TPC-H Power@Size: 3600 x SF / geometric mean of the power test's 24 intervals (clause 5.4.1)"
-        }
-        "throughput_at_size" => {
-            "TPC-H Throughput@Size: streams x 22 x 3600 / throughput test seconds x SF (clause 5.4.2)"
-        }
-        "unanswered" => {
-            "TPC-H queries and refresh functions without an answer (errors, timeouts): no metric"
-        }
-        "qphh_at_size" => "TPC-H QphH@Size: sqrt(Power@Size x Throughput@Size) (clause 5.4.3)",
-        _ => "",
-    }
-}
-
 /// A plain-text table whose columns are as wide as their widest cell (header included); a
 /// column named in `right` is right-aligned (numbers), the others left-aligned. The last
 /// column is not padded.
@@ -247,7 +228,7 @@ fn summary_counts(out: &mut String, r: &RunResult) {
             out,
             "  {k:<16}{:>12}  {}",
             figure_text(*v),
-            metric_meaning(k)
+            crate::workload::figure_meaning(k)
         );
     }
     if !rows.is_empty() {

@@ -321,12 +321,12 @@ impl PlanFile {
     }
 
     /// `options` as the workload's parameters: `spec-timing = true` is the flag given, `false`
-    /// leaves it out, numbers and words are their text.
+    /// is `off` (a flag not given, a switch turned off), numbers and words are their text.
     pub fn params(&self) -> Result<BTreeMap<String, String>, Error> {
         let mut params = BTreeMap::new();
         for (key, value) in &self.options {
             let text = match value {
-                toml::Value::Boolean(false) => continue,
+                toml::Value::Boolean(false) => "off".to_string(),
                 toml::Value::Boolean(true) => "on".to_string(),
                 toml::Value::String(s) => s.clone(),
                 toml::Value::Integer(n) => n.to_string(),

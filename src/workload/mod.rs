@@ -2,6 +2,7 @@
 //! helpers every workload shares (table loading with a progress bar, the dbduel_facts table).
 
 pub mod custom;
+pub mod options;
 pub(crate) mod random;
 pub mod script;
 pub mod sysbench;
@@ -68,6 +69,12 @@ pub struct WorkloadEntry {
     /// The workload's own figures that rank its points, in order of preference (the first
     /// that every compared point has); none: transactions per second.
     pub headline: &'static [&'static str],
+    /// What each of its own figures means (`Workload::metrics`), as the summary and the
+    /// reports explain them.
+    pub figures: &'static [(&'static str, &'static str)],
+    /// Its own options (`options::NONE`: none): the flags `prepare` and `run` show for them,
+    /// and what `options::parse` checks a value against.
+    pub options: &'static options::Table,
     pub new: fn(&WorkloadOptions) -> Result<Box<dyn Workload>, Error>,
 }
 
@@ -86,6 +93,20 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
 /// workload dbduel does not know by that name.
 pub fn headline(name: &str) -> &'static [&'static str] {
     all().find(|w| w.name == name).map_or(&[], |w| w.headline)
+}
+
+/// The warning of `attach` when an option given to a run on prepared data (`--scale 5`)
+/// disagrees with the data, which wins: "--scale 5 ignored: the database holds scale 1".
+pub fn ignored(given: impl std::fmt::Display, holds: impl std::fmt::Display) -> String {
+    format!("{given} ignored: the database holds {holds}")
+}
+
+/// What a workload's own figure means (by the registry's `figures`); "" when none says.
+pub fn figure_meaning(name: &str) -> &'static str {
+    all()
+        .flat_map(|w| w.figures)
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, m)| m)
 }
 
 /// Every workload, in registry order.

@@ -1,27 +1,45 @@
-//! Test environment: the managed servers, the engine targets every trial runs on, a fresh
-//! database per trial, and running the dbduel binary.
+//! Test environment: the test servers (each started on first use), the engine targets every
+//! trial runs on, a fresh database per trial, and running the dbduel binary.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock, mpsc};
 
 use dbduel::engine::{self, EngineOptions, Protocol, Session};
 use dbduel::server::{self, Server};
 
 pub struct Env {
-    pub pg: Mutex<Server>,
-    pub maria: Mutex<Server>,
-    pub fb: Mutex<Server>,
+    pg: OnceLock<Mutex<Server>>,
+    maria: OnceLock<Mutex<Server>>,
+    fb: OnceLock<Mutex<Server>>,
+    /// Where a server is asked to start: one thread that lives as long as the environment,
+    /// because a server's parent-death signal follows the thread that started it (a trial's
+    /// thread may end before the last trial that uses its server).
+    starter: Mutex<Option<mpsc::Sender<Start>>>,
     pub dir: tempfile::TempDir,
     counter: AtomicU32,
 }
 
+/// A server to start, and where its outcome goes.
+type Start = (
+    &'static server::ServerKind,
+    Vec<(String, String)>,
+    mpsc::Sender<Result<Server, String>>,
+);
+
 impl Drop for Env {
     fn drop(&mut self) {
-        self.pg.lock().unwrap().stop();
-        self.maria.lock().unwrap().stop();
-        self.fb.lock().unwrap().stop();
+        for server in [&self.pg, &self.maria, &self.fb] {
+            if let Some(s) = server.get() {
+                s.lock().unwrap_or_else(|e| e.into_inner()).stop();
+            }
+        }
+        // The starter thread ends once its channel closes, after the servers stopped.
+        self.starter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 }
 
@@ -73,28 +91,58 @@ impl Target {
 }
 
 impl Env {
+    /// The environment, without a server yet: each test server starts when the first trial
+    /// that needs it asks for it, so that a run of SQLite-only trials needs no server at all.
     pub fn start() -> Result<Env, dbduel::Error> {
-        let pg = server::start_for_tests(
-            &server::POSTGRES,
-            &[("max_connections", "200"), ("fsync", "off")],
-        )?;
-        let maria_settings = [
-            ("max_connections", "200"),
-            ("innodb_flush_log_at_trx_commit", "2"),
-        ];
-        let maria = server::start_for_tests(&server::MARIADB, &maria_settings)?;
-        let fb = server::start_for_tests(&server::FIREBIRD, &[])?;
-        eprintln!(
-            "test servers: PostgreSQL {} on port {}, MariaDB {} on port {}, {} on port {}",
-            pg.version, pg.port, maria.version, maria.port, fb.version, fb.port
-        );
+        let (tx, rx) = mpsc::channel::<Start>();
+        std::thread::Builder::new()
+            .name("test servers".into())
+            .spawn(move || {
+                for (kind, settings, reply) in rx {
+                    let settings: Vec<(&str, &str)> = settings
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect();
+                    let started =
+                        server::start_for_tests(kind, &settings).map_err(|e| e.to_string());
+                    let _ = reply.send(started);
+                }
+            })
+            .expect("the test servers' thread");
         Ok(Env {
-            pg: Mutex::new(pg),
-            maria: Mutex::new(maria),
-            fb: Mutex::new(fb),
+            pg: OnceLock::new(),
+            maria: OnceLock::new(),
+            fb: OnceLock::new(),
+            starter: Mutex::new(Some(tx)),
             dir: tempfile::tempdir().expect("temp dir"),
             counter: AtomicU32::new(0),
         })
+    }
+
+    /// The test PostgreSQL server, started on first use.
+    pub fn pg(&self) -> &Mutex<Server> {
+        self.server_of(
+            &self.pg,
+            &server::POSTGRES,
+            &[("max_connections", "200"), ("fsync", "off")],
+        )
+    }
+
+    /// The test MariaDB server, started on first use.
+    pub fn maria(&self) -> &Mutex<Server> {
+        self.server_of(
+            &self.maria,
+            &server::MARIADB,
+            &[
+                ("max_connections", "200"),
+                ("innodb_flush_log_at_trx_commit", "2"),
+            ],
+        )
+    }
+
+    /// The test Firebird server, started on first use.
+    pub fn fb(&self) -> &Mutex<Server> {
+        self.server_of(&self.fb, &server::FIREBIRD, &[])
     }
 
     /// A fresh, empty database on the target; returns its DSN (password included).
@@ -113,17 +161,17 @@ impl Env {
                 self.admin(target)
                     .batch(&format!("CREATE DATABASE {db}"))
                     .expect("create database");
-                self.pg.lock().unwrap().dsn_text(&db)
+                self.pg().lock().unwrap().dsn_text(&db)
             }
             Target::MariaDb(_) => {
                 self.admin(target)
                     .batch(&format!("CREATE DATABASE {db}"))
                     .expect("create database");
-                self.maria.lock().unwrap().dsn_text(&db)
+                self.maria().lock().unwrap().dsn_text(&db)
             }
             // A new file in the server's data directory: created by the first connection.
             Target::Firebird => {
-                let fb = self.fb.lock().unwrap();
+                let fb = self.fb().lock().unwrap();
                 let file = fb.dir().join("data").join(format!("{db}.fdb"));
                 fb.dsn_text(&file.display().to_string())
             }
@@ -133,15 +181,55 @@ impl Env {
     /// A superuser session on the target's server (its default database).
     pub fn admin(&self, target: Target) -> Box<dyn Session> {
         let dsn = match target {
-            Target::Postgres => self.pg.lock().unwrap().dsn("postgres"),
-            Target::MariaDb(_) => self.maria.lock().unwrap().dsn(""),
-            Target::Firebird => self.fb.lock().unwrap().dsn(""),
+            Target::Postgres => self.pg().lock().unwrap().dsn("postgres"),
+            Target::MariaDb(_) => self.maria().lock().unwrap().dsn(""),
+            Target::Firebird => self.fb().lock().unwrap().dsn(""),
             Target::Sqlite => panic!("SQLite has no server"),
         };
         engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)
             .expect("engine")
             .connect()
             .expect("connect")
+    }
+
+    /// A server started once, when the first trial asks, by the starter thread; one that
+    /// cannot start fails every trial that needs it, with the reason.
+    fn server_of<'a>(
+        &self,
+        cell: &'a OnceLock<Mutex<Server>>,
+        kind: &'static server::ServerKind,
+        settings: &[(&str, &str)],
+    ) -> &'a Mutex<Server> {
+        cell.get_or_init(|| {
+            let (reply, outcome) = mpsc::channel();
+            let settings = settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let asked = self
+                .starter
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map(|tx| tx.send((kind, settings, reply)));
+            assert!(
+                matches!(asked, Some(Ok(()))),
+                "the test servers' thread is gone"
+            );
+            match outcome.recv() {
+                Ok(Ok(s)) => {
+                    let name = if s.version.starts_with(kind.product) {
+                        s.version.clone()
+                    } else {
+                        format!("{} {}", kind.product, s.version)
+                    };
+                    eprintln!("test server: {name} on port {}", s.port);
+                    Mutex::new(s)
+                }
+                Ok(Err(e)) => panic!("cannot start the test server: {e}"),
+                Err(_) => panic!("the test servers' thread ended"),
+            }
+        })
     }
 
     pub fn path(&self, name: &str) -> PathBuf {

@@ -148,7 +148,7 @@ fn server_sleep(env: &Env, target: Target, sql: &str) -> Result<(), String> {
 /// sleeps overshoot by tens of microseconds per hop; the server answers in well under 1 ms).
 fn network_delay(env: &Env) -> Result<(), String> {
     let dsn = env.fresh_db(Target::Postgres, "delayed");
-    let port = env.pg.lock().unwrap().port;
+    let port = env.pg().lock().unwrap().port;
     let proxy = DelayProxy::start(
         SocketAddr::from(([127, 0, 0, 1], port)),
         Duration::from_micros(2500),

@@ -1,6 +1,7 @@
-//! The integration suite: one binary that starts real PostgreSQL and MariaDB servers on free
-//! loopback ports (as their service accounts when run as root), runs every trial against them
-//! and against real SQLite files, and stops the servers at the end.
+//! The integration suite: one binary that runs every trial against real PostgreSQL, MariaDB
+//! and Firebird servers on free loopback ports (as their service accounts when run as root),
+//! each started when the first trial needs it and stopped at the end, and against real SQLite
+//! files; a run of SQLite-only trials starts no server.
 
 mod behaviour;
 mod capacity;

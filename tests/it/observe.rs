@@ -73,7 +73,7 @@ fn tree_seen(samples: &[ResourceSample], seconds: u32) -> Result<(), String> {
 
 fn postgres(env: &Env) -> Result<(), String> {
     let dsn = env.fresh_db(Target::Postgres, "observe");
-    let pid = env.pg.lock().unwrap().pid();
+    let pid = env.pg().lock().unwrap().pid();
     ensure(pid.is_some(), || "the test server has no pid".into())?;
     let work = [
         "SELECT count(*) FROM generate_series(1, 2000000)",
@@ -93,7 +93,7 @@ fn mariadb(env: &Env) -> Result<(), String> {
     session(&dsn)
         .batch("CREATE TABLE t (x INT) ENGINE=InnoDB")
         .map_err(|e| e.to_string())?;
-    let pid = env.maria.lock().unwrap().pid();
+    let pid = env.maria().lock().unwrap().pid();
     ensure(pid.is_some(), || "the test server has no pid".into())?;
     let work = ["SELECT BENCHMARK(2000000, MD5('dbduel'))"];
     let (samples, seconds) = observe(pid, &dsn, 0.3, 2.3, &work)?;

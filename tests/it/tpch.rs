@@ -150,7 +150,7 @@ fn throughput(env: &Env) -> Result<(), String> {
     );
     ensure(
         p > 0.0 && t > 0.0 && ((p * t).sqrt() - q).abs() < 1e-6 * q,
-        || format!("metrics: {m}"),
+        || format!("metrics: {m}; errors: {}", r["errors_by_kind"]),
     )?;
     let out = dbduel(&["check", "tpch", "--dsn", &dsn]);
     expect_code(
@@ -189,7 +189,7 @@ fn query_timeout(env: &Env, target: Target) -> Result<(), String> {
     let m = &r["workload"]["metrics"];
     ensure(
         m["unanswered"].as_f64() == Some(timeouts as f64) && m.get("power_at_size").is_none(),
-        || format!("metrics: {m}"),
+        || format!("metrics: {m}; errors: {}", r["errors_by_kind"]),
     )?;
     let out = dbduel(&["check", "tpch", "--dsn", &dsn]);
     expect_code(

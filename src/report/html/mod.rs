@@ -399,7 +399,7 @@ impl Metric {
             f => format!(
                 " &middot; {} ({})",
                 esc(&self.name),
-                esc(super::metric_meaning(f))
+                esc(crate::workload::figure_meaning(f))
             ),
         }
     }

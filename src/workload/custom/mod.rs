@@ -30,6 +30,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     variants: &["mix"],
     bytes_per_scale: 16 << 20,
     headline: &[],
+    figures: &[],
+    options: &super::options::NONE,
     new,
 };
 
@@ -53,12 +55,7 @@ fn sql(engine: &dyn Engine) -> SqlSet {
 }
 
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
-    if let Some(k) = opts.params.keys().next() {
-        return Err(Error::Usage(format!(
-            "--{} applies to the sysbench workloads, not to workload files",
-            k.replace('_', "-")
-        )));
-    }
+    super::options::parse(&super::options::NONE, "workload files", &opts.params)?;
     let spec = LOADED.lock().expect("lock").clone().ok_or_else(|| {
         Error::Usage("no workload file loaded: give FILE.toml as the workload".into())
     })?;
@@ -286,9 +283,9 @@ impl Workload for Custom {
             .unwrap_or_else(|| (counted / self.spec.tables[0].rows).max(1) as u32);
         let mut warnings = Vec::new();
         if self.scale != 0 && self.scale != scale {
-            warnings.push(format!(
-                "--scale {} ignored: the database holds scale {scale}",
-                self.scale
+            warnings.push(super::ignored(
+                format!("--scale {}", self.scale),
+                format!("scale {scale}"),
             ));
         }
         self.scale = scale;

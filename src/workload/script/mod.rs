@@ -28,6 +28,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     variants: &[],
     bytes_per_scale: 16 << 20,
     headline: &[],
+    figures: &[],
+    options: &super::options::NONE,
     new,
 };
 
@@ -210,12 +212,7 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
                 .into(),
         ));
     };
-    if let Some(k) = opts.params.keys().next() {
-        return Err(Error::Usage(format!(
-            "--{} applies to the sysbench workloads, not to scripts",
-            k.replace('_', "-")
-        )));
-    }
+    super::options::parse(&super::options::NONE, "scripts", &opts.params)?;
     let variant = program
         .scripts
         .iter()

@@ -1,6 +1,6 @@
 //! sysbench 1.0.20's OLTP workloads (src/lua/oltp_*.lua, select_random_*.lua): the sbtestN
 //! schema and data, its options and defaults, one registry entry per script. The statement
-//! sequences are in txn.rs, the random numbers in rand.rs; the SQL in sql/sysbench/.
+//! sequences are in txn.rs, the random numbers in ../random.rs; the SQL in sql/sysbench/.
 
 mod txn;
 
@@ -10,6 +10,7 @@ use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
+use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
     meta_get, meta_set, run_all, start_over,
@@ -115,6 +116,8 @@ macro_rules! entry {
             variants: &[ENTRIES_NAMES[$index]],
             bytes_per_scale: BYTES_PER_SCALE,
             headline: &[],
+            figures: &[],
+            options: &OPTIONS,
             new: |o| new(Script::$script, o),
         }
     };
@@ -128,6 +131,8 @@ macro_rules! probe {
             variants: &[PROBE_NAMES[Probe::$probe as usize]],
             bytes_per_scale: BYTES_PER_SCALE,
             headline: &[],
+            figures: &[],
+            options: &OPTIONS,
             new: |o| new(Script::Probe(Probe::$probe), o),
         }
     };
@@ -210,91 +215,202 @@ pub struct Options {
     pub clients: u32,
 }
 
-/// The option names this workload takes (as `--name` on the command line, with - or _).
-pub const PARAMS: &[&str] = &[
-    "tables",
-    "table_size",
-    "range_size",
-    "point_selects",
-    "simple_ranges",
-    "sum_ranges",
-    "order_ranges",
-    "distinct_ranges",
-    "index_updates",
-    "non_index_updates",
-    "delete_inserts",
-    "range_selects",
-    "skip_trx",
-    "create_secondary",
-    "rand_type",
-    "random_points",
-    "number_of_ranges",
-    "delta",
-];
+macro_rules! opt {
+    ($name:expr, $kind:expr, $phase:ident, $default:expr, $value:expr, $help:expr) => {
+        Opt {
+            name: $name,
+            short: None,
+            help: $help,
+            kind: $kind,
+            phase: Phase::$phase,
+            default: $default,
+            value_name: $value,
+        }
+    };
+}
+
+/// sysbench's options, by its names (`_` works as well as `-` on the command line).
+pub const OPTIONS: Table = Table {
+    heading: "sysbench options",
+    who: "the sysbench workloads",
+    opts: &[
+        opt!(
+            "tables",
+            Kind::Count,
+            Data,
+            "1",
+            "N",
+            "Number of sbtest tables"
+        ),
+        opt!(
+            "table_size",
+            Kind::Count,
+            Data,
+            "10000",
+            "N",
+            "Rows per table"
+        ),
+        opt!(
+            "create_secondary",
+            Kind::OnOff,
+            Data,
+            "on",
+            "on|off",
+            "The k index after loading"
+        ),
+        opt!(
+            "rand_type",
+            Kind::Choice(Dist::NAMES),
+            Data,
+            "special",
+            "TYPE",
+            "uniform, gaussian, special (sysbench 1.0's default), pareto, zipfian: the rows drawn by `run`, and the k values `prepare` loads"
+        ),
+        opt!(
+            "range_size",
+            Kind::Count,
+            Run,
+            "100",
+            "N",
+            "Rows per range select"
+        ),
+        opt!(
+            "point_selects",
+            Kind::Number,
+            Run,
+            "10",
+            "N",
+            "Point selects per transaction"
+        ),
+        opt!(
+            "simple_ranges",
+            Kind::Number,
+            Run,
+            "1",
+            "N",
+            "Simple range selects (BETWEEN) per transaction"
+        ),
+        opt!(
+            "sum_ranges",
+            Kind::Number,
+            Run,
+            "1",
+            "N",
+            "SUM() range selects per transaction"
+        ),
+        opt!(
+            "order_ranges",
+            Kind::Number,
+            Run,
+            "1",
+            "N",
+            "ORDER BY range selects per transaction"
+        ),
+        opt!(
+            "distinct_ranges",
+            Kind::Number,
+            Run,
+            "1",
+            "N",
+            "DISTINCT range selects per transaction"
+        ),
+        opt!(
+            "index_updates",
+            Kind::Number,
+            Run,
+            "1",
+            "N",
+            "UPDATEs of the indexed column k per transaction"
+        ),
+        opt!(
+            "non_index_updates",
+            Kind::Number,
+            Run,
+            "1",
+            "N",
+            "UPDATEs of the non-indexed column c per transaction"
+        ),
+        opt!(
+            "delete_inserts",
+            Kind::Number,
+            Run,
+            "1",
+            "N",
+            "DELETE + INSERT pairs per transaction"
+        ),
+        opt!(
+            "range_selects",
+            Kind::OnOff,
+            Run,
+            "on",
+            "on|off",
+            "The four range selects"
+        ),
+        opt!(
+            "skip_trx",
+            Kind::OnOff,
+            Run,
+            "off",
+            "on|off",
+            "No BEGIN/COMMIT"
+        ),
+        opt!(
+            "random_points",
+            Kind::Count,
+            Run,
+            "10",
+            "N",
+            "select_random_points: values per IN list"
+        ),
+        opt!(
+            "number_of_ranges",
+            Kind::Count,
+            Run,
+            "10",
+            "N",
+            "select_random_ranges: ranges per query"
+        ),
+        opt!(
+            "delta",
+            Kind::Count,
+            Run,
+            "5",
+            "N",
+            "select_random_ranges: width of each range"
+        ),
+    ],
+};
 
 fn options(o: &WorkloadOptions) -> Result<Options, Error> {
-    if let Some(k) = o.params.keys().find(|k| !PARAMS.contains(&k.as_str())) {
-        return Err(Error::Usage(format!(
-            "--{} does not apply to the sysbench workloads (see `dbduel run --help`)",
-            k.replace('_', "-")
-        )));
-    }
-    let get = |k: &str| o.params.get(k).map(String::as_str);
-    let num = |k: &str, default: i64| -> Result<i64, Error> {
-        match get(k) {
-            None => Ok(default),
-            Some(v) => v.parse().map_err(|_| {
-                Error::Usage(format!("--{} '{v}' is not a number", k.replace('_', "-")))
-            }),
-        }
+    let g = options::parse(&OPTIONS, OPTIONS.who, &o.params)?;
+    let n = |k: &str| -> u64 {
+        g.number(k)
+            .or_else(|| OPTIONS.get(k).and_then(|opt| opt.default.parse().ok()))
+            .unwrap_or(0)
     };
-    let flag = |k: &str, default: bool| -> Result<bool, Error> {
-        match get(k) {
-            None => Ok(default),
-            Some("on" | "true" | "1") => Ok(true),
-            Some("off" | "false" | "0") => Ok(false),
-            Some(v) => Err(Error::Usage(format!(
-                "--{} '{v}': use on or off",
-                k.replace('_', "-")
-            ))),
-        }
-    };
-    let dist = match get("rand_type") {
-        None => Dist::parse("special").expect("special"),
-        Some(v) => Dist::parse(v).ok_or_else(|| {
-            Error::Usage(format!(
-                "--rand-type '{v}': use one of {}",
-                Dist::NAMES.join(", ")
-            ))
-        })?,
-    };
-    let opts = Options {
-        tables: num("tables", 1)? as u32,
-        table_size: num("table_size", 10_000)?,
-        range_size: num("range_size", 100)?,
-        point_selects: num("point_selects", 10)? as u32,
-        simple_ranges: num("simple_ranges", 1)? as u32,
-        sum_ranges: num("sum_ranges", 1)? as u32,
-        order_ranges: num("order_ranges", 1)? as u32,
-        distinct_ranges: num("distinct_ranges", 1)? as u32,
-        index_updates: num("index_updates", 1)? as u32,
-        non_index_updates: num("non_index_updates", 1)? as u32,
-        delete_inserts: num("delete_inserts", 1)? as u32,
-        range_selects: flag("range_selects", true)?,
-        skip_trx: flag("skip_trx", false)?,
-        create_secondary: flag("create_secondary", true)?,
+    let small = |k: &str| u32::try_from(n(k)).unwrap_or(u32::MAX);
+    let dist = Dist::parse(g.text("rand_type").unwrap_or("special")).expect("a checked choice");
+    Ok(Options {
+        tables: small("tables"),
+        table_size: i64::try_from(n("table_size")).unwrap_or(i64::MAX),
+        range_size: i64::try_from(n("range_size")).unwrap_or(i64::MAX),
+        point_selects: small("point_selects"),
+        simple_ranges: small("simple_ranges"),
+        sum_ranges: small("sum_ranges"),
+        order_ranges: small("order_ranges"),
+        distinct_ranges: small("distinct_ranges"),
+        index_updates: small("index_updates"),
+        non_index_updates: small("non_index_updates"),
+        delete_inserts: small("delete_inserts"),
+        range_selects: g.on("range_selects", true),
+        skip_trx: g.on("skip_trx", false),
+        create_secondary: g.on("create_secondary", true),
         dist,
-        random_points: num("random_points", 10)? as u32,
-        number_of_ranges: num("number_of_ranges", 10)? as u32,
-        delta: num("delta", 5)?,
+        random_points: small("random_points"),
+        number_of_ranges: small("number_of_ranges"),
+        delta: i64::try_from(n("delta")).unwrap_or(i64::MAX),
         clients: o.clients.max(1),
-    };
-    if opts.tables == 0 || opts.table_size < 1 {
-        return Err(Error::Usage(
-            "--tables and --table-size must be at least 1".into(),
-        ));
-    }
-    Ok(opts)
+    })
 }
 
 pub struct Sysbench {
@@ -529,8 +645,9 @@ impl Workload for Sysbench {
         if (self.given.0 && tables != self.opts.tables)
             || (self.given.1 && size != self.opts.table_size)
         {
-            warnings.push(format!(
-                "--tables/--table-size ignored: the database holds {tables} tables of {size} rows"
+            warnings.push(super::ignored(
+                "--tables/--table-size",
+                format!("{tables} tables of {size} rows"),
             ));
         }
         (self.opts.tables, self.opts.table_size) = (tables, size);

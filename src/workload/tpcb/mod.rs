@@ -21,6 +21,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     // pgbench: scale 1 is about 15 MiB in PostgreSQL with its indexes.
     bytes_per_scale: 16 << 20,
     headline: &[],
+    figures: &[],
+    options: &super::options::NONE,
     new,
 };
 
@@ -53,12 +55,7 @@ pub struct Tpcb {
 }
 
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
-    if let Some(k) = opts.params.keys().next() {
-        return Err(Error::Usage(format!(
-            "--{} does not apply to tpcb (see `dbduel run --help`)",
-            k.replace('_', "-")
-        )));
-    }
+    super::options::parse(&super::options::NONE, "tpcb", &opts.params)?;
     let variant = match opts.variant.as_deref().unwrap_or("tpcb-like") {
         "tpcb-like" | "tpcb" => Variant::TpcbLike,
         "simple-update" => Variant::SimpleUpdate,
@@ -218,9 +215,9 @@ impl Workload for Tpcb {
         let scale = read_scale(&sql(engine), s)?;
         let mut warnings = Vec::new();
         if self.scale != 0 && self.scale != scale {
-            warnings.push(format!(
-                "--scale {} ignored: the database holds scale {scale}",
-                self.scale
+            warnings.push(super::ignored(
+                format!("--scale {}", self.scale),
+                format!("scale {scale}"),
             ));
         }
         self.scale = scale;

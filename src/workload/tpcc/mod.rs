@@ -18,6 +18,7 @@ use crate::engine::{DbResult, Engine, ErrorClass, Session};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
+use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
     CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error,
     meta_clear, meta_get, meta_set, run_all, start_over,
@@ -32,6 +33,17 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     // One warehouse is about 100 MiB with its indexes (PostgreSQL, InnoDB).
     bytes_per_scale: 100 << 20,
     headline: &["nopm"],
+    figures: &[
+        (
+            "nopm",
+            "New-Orders committed per minute (as HammerDB counts them)",
+        ),
+        (
+            "tpmC",
+            "New-Orders completed per minute, rolled back ones included (TPC-C 5.4)",
+        ),
+    ],
+    options: &OPTIONS,
     new,
 };
 
@@ -58,13 +70,58 @@ pub const TYPES: [&str; 5] = [
     "delivery",
     "stock_level",
 ];
-const OPTIONS: [&str; 5] = [
-    "warehouses",
-    "isolation",
-    "spec_timing",
-    "load_workers",
-    "procedures",
-];
+/// TPC-C's options.
+pub const OPTIONS: Table = Table {
+    heading: "TPC-C options",
+    who: "tpcc",
+    opts: &[
+        Opt {
+            name: "warehouses",
+            short: Some('w'),
+            help: "Warehouses, TPC-C's scale [1; with `run --dsn`, read from the database]",
+            kind: Kind::Count,
+            phase: Phase::Data,
+            default: "",
+            value_name: "N",
+        },
+        Opt {
+            name: "load_workers",
+            short: None,
+            help: "Sessions loading warehouses in parallel [servers: 4; SQLite: 1]",
+            kind: Kind::Count,
+            phase: Phase::Data,
+            default: "",
+            value_name: "N",
+        },
+        Opt {
+            name: "procedures",
+            short: None,
+            help: "The five transactions as server-side code, one call per transaction (PostgreSQL): `prepare` installs them, `run` calls them",
+            kind: Kind::Flag,
+            phase: Phase::Data,
+            default: "",
+            value_name: "",
+        },
+        Opt {
+            name: "isolation",
+            short: None,
+            help: "Transaction isolation: default (the engine's own) or serializable",
+            kind: Kind::Choice(&["default", "serializable"]),
+            phase: Phase::Run,
+            default: "default",
+            value_name: "LEVEL",
+        },
+        Opt {
+            name: "spec_timing",
+            short: None,
+            help: "Keying and think times as the specification sets them (about 12.86 New-Orders per minute per warehouse with 10 terminals per warehouse)",
+            kind: Kind::Flag,
+            phase: Phase::Run,
+            default: "",
+            value_name: "",
+        },
+    ],
+};
 
 /// Transaction isolation asked for on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,43 +150,21 @@ pub struct Tpcc {
 }
 
 fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
-    if let Some(k) = o.params.keys().find(|k| !OPTIONS.contains(&k.as_str())) {
-        return Err(Error::Usage(format!(
-            "--{} does not apply to tpcc (see `dbduel run --help`)",
-            k.replace('_', "-")
-        )));
-    }
+    let g = options::parse(&OPTIONS, OPTIONS.who, &o.params)?;
     if o.fillfactor.is_some() {
         return Err(Error::Usage("--fillfactor applies to tpcb only".into()));
     }
-    let number = |k: &str| -> Result<Option<u32>, Error> {
-        o.params
-            .get(k)
-            .map(|v| {
-                v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    Error::Usage(format!(
-                        "--{} '{v}': give a whole number of at least 1",
-                        k.replace('_', "-")
-                    ))
-                })
-            })
-            .transpose()
-    };
-    let isolation = match o.params.get("isolation").map(String::as_str) {
-        None | Some("default") => Isolation::Default,
+    let count = |k: &str| g.number(k).map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    let isolation = match g.text("isolation") {
         Some("serializable") => Isolation::Serializable,
-        Some(other) => {
-            return Err(Error::Usage(format!(
-                "--isolation '{other}': use default or serializable"
-            )));
-        }
+        _ => Isolation::Default,
     };
     Ok(Box::new(Tpcc {
-        warehouses: number("warehouses")?.unwrap_or(o.scale),
+        warehouses: count("warehouses").unwrap_or(o.scale),
         isolation,
-        spec_timing: o.params.contains_key("spec_timing"),
-        load_workers: number("load_workers")?,
-        procedures: o.params.contains_key("procedures"),
+        spec_timing: g.has("spec_timing"),
+        load_workers: count("load_workers"),
+        procedures: g.has("procedures"),
         clients: o.clients,
         run_s: o.run_s,
         shared_seed: o.shared_seed,
@@ -367,9 +402,9 @@ impl Workload for Tpcc {
         }
         let mut warnings = Vec::new();
         if self.warehouses != 0 && self.warehouses != held {
-            warnings.push(format!(
-                "--warehouses {} ignored: the database holds {held} warehouses",
-                self.warehouses
+            warnings.push(super::ignored(
+                format!("--warehouses {}", self.warehouses),
+                format!("{held} warehouses"),
             ));
         }
         self.warehouses = held;

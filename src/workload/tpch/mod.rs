@@ -17,6 +17,7 @@ use crate::engine::{DbResult, Engine, Session};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
+use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
     CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error,
     meta_clear, meta_get, meta_set, run_all, start_over,
@@ -30,6 +31,25 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     // SF 1: about 1.4 GB with its keys and indexes.
     bytes_per_scale: 1_400_000_000,
     headline: &["qphh_at_size", "power_at_size", "throughput_at_size"],
+    figures: &[
+        (
+            "power_at_size",
+            "TPC-H Power@Size: 3600 x SF / geometric mean of the power test's 24 intervals (clause 5.4.1)",
+        ),
+        (
+            "throughput_at_size",
+            "TPC-H Throughput@Size: streams x 22 x 3600 / throughput test seconds x SF (clause 5.4.2)",
+        ),
+        (
+            "qphh_at_size",
+            "TPC-H QphH@Size: sqrt(Power@Size x Throughput@Size) (clause 5.4.3)",
+        ),
+        (
+            "unanswered",
+            "TPC-H queries and refresh functions without an answer (errors, timeouts): no metric",
+        ),
+    ],
+    options: &OPTIONS,
     new,
 };
 
@@ -54,19 +74,6 @@ fn usage<T>(msg: String) -> Result<T, Error> {
     Err(Error::Usage(msg))
 }
 
-fn number<T: std::str::FromStr>(
-    params: &BTreeMap<String, String>,
-    name: &str,
-) -> Result<Option<T>, Error> {
-    let Some(v) = params.get(name) else {
-        return Ok(None);
-    };
-    match v.trim().parse() {
-        Ok(n) => Ok(Some(n)),
-        Err(_) => usage(format!("--{} {v}: give a number", name.replace('_', "-"))),
-    }
-}
-
 /// `--queries 1,6,14`: query numbers from 1 to 22, each once.
 fn queries(text: &str) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
@@ -88,26 +95,82 @@ fn queries(text: &str) -> Result<Vec<u8>, Error> {
     Ok(out)
 }
 
+/// TPC-H's options.
+pub const OPTIONS: Table = Table {
+    heading: "TPC-H options",
+    who: "tpch",
+    opts: &[
+        Opt {
+            name: "scale_factor",
+            short: None,
+            help: "TPC-H's scale factor, 0.01 and up (1: six million line items) [1; with `run --dsn`, read from the database]",
+            kind: Kind::Decimal,
+            phase: Phase::Data,
+            default: "",
+            value_name: "SF",
+        },
+        Opt {
+            name: "queries",
+            short: None,
+            help: "Only these queries, in this order (1,6,14), without the refresh functions",
+            kind: Kind::Text,
+            phase: Phase::Run,
+            default: "",
+            value_name: "LIST",
+        },
+        Opt {
+            name: "repeat",
+            short: None,
+            help: "Runs of each query in each stream: the latency table gives their median and spread",
+            kind: Kind::Number,
+            phase: Phase::Run,
+            default: "1",
+            value_name: "N",
+        },
+        Opt {
+            name: "streams",
+            short: None,
+            help: "After the power test, the throughput test: N query streams and one refresh stream in parallel (Throughput@Size and QphH@Size)",
+            kind: Kind::Number,
+            phase: Phase::Run,
+            default: "",
+            value_name: "N",
+        },
+        Opt {
+            name: "query_timeout",
+            short: None,
+            help: "The engine's own limit on each query and refresh function of the streams, in seconds (PostgreSQL statement_timeout, MariaDB max_statement_time); one past it is reported as a timeout and the stream goes on",
+            kind: Kind::Decimal,
+            phase: Phase::Run,
+            default: "",
+            value_name: "SECONDS",
+        },
+    ],
+};
+
 fn options(opts: &WorkloadOptions) -> Result<Options, Error> {
-    let p = &opts.params;
-    let sf = number::<f64>(p, "scale_factor")?.unwrap_or(f64::from(opts.scale.max(1)));
+    let g = options::parse(&OPTIONS, OPTIONS.who, &opts.params)?;
+    let sf = g
+        .decimal("scale_factor")
+        .unwrap_or(f64::from(opts.scale.max(1)));
     if !(0.01..=100_000.0).contains(&sf) {
         return usage(format!(
             "--scale-factor {sf}: TPC-H's scale factor goes from 0.01 to 100000"
         ));
     }
-    let repeat = number::<u32>(p, "repeat")?.unwrap_or(1);
+    let repeat = g.number("repeat").unwrap_or(1);
     if repeat == 0 || repeat > 10_000 {
         return usage(format!(
             "--repeat {repeat}: give 1 to 10000 runs of each query"
         ));
     }
-    let streams = number::<u32>(p, "streams")?.unwrap_or(0);
+    let streams = g.number("streams").unwrap_or(0);
     if streams > 1000 {
         return usage(format!("--streams {streams}: at most 1000 query streams"));
     }
-    let queries = p.get("queries").map(|q| queries(q)).transpose()?;
-    let timeout = number::<f64>(p, "query_timeout")?;
+    let (repeat, streams) = (repeat as u32, streams as u32);
+    let queries = g.text("queries").map(queries).transpose()?;
+    let timeout = g.decimal("query_timeout");
     if let Some(t) = timeout.filter(|t| !(*t > 0.0 && *t <= 86_400.0)) {
         return usage(format!(
             "--query-timeout {t}: give seconds above 0 and at most 86400"
@@ -278,11 +341,13 @@ impl Workload for Tpch {
             );
         }
         run_all(s, &apart, "adding the tpch keys and indexes")?;
-        run_all(
-            s,
-            &statements(&sql, "keys", engine),
-            "adding the tpch keys and indexes",
-        )?;
+        for section in ["keys", "indexes"] {
+            run_all(
+                s,
+                &statements(&sql, section, engine),
+                "adding the tpch keys and indexes",
+            )?;
+        }
         run_all(
             s,
             &statements(&sql, "analyze", engine),
@@ -310,9 +375,9 @@ impl Workload for Tpch {
         let sf = Self::read_sf(s)?;
         let mut warnings = Vec::new();
         if self.sf_given && (sf - self.options.sf).abs() > 1e-9 {
-            warnings.push(format!(
-                "--scale-factor {} ignored: the database holds SF {sf} as loaded",
-                self.options.sf
+            warnings.push(super::ignored(
+                format!("--scale-factor {}", self.options.sf),
+                format!("SF {sf} as loaded"),
             ));
         }
         self.options.sf = sf;

@@ -41,6 +41,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     // 1,000 records (workloada's recordcount) of ten 100-byte fields, with the key index.
     bytes_per_scale: 1_300_000,
     headline: &[],
+    figures: &[],
+    options: &super::options::NONE,
     new,
 };
 
@@ -385,9 +387,9 @@ impl Workload for Ycsb {
         let mut warnings = self.props.notes.clone();
         if self.options.contains_key("recordcount") && loaded.recordcount != self.props.recordcount
         {
-            warnings.push(format!(
-                "recordcount={} ignored: the database holds {} records as loaded",
-                self.props.recordcount, loaded.recordcount
+            warnings.push(super::ignored(
+                format!("recordcount={}", self.props.recordcount),
+                format!("{} records as loaded", loaded.recordcount),
             ));
         }
         // The run's properties, over the key space and fields the data was loaded with.
