@@ -47,12 +47,10 @@ pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
 
 /// `server start`: a managed server with a built-in profile, detached, and how to reach it.
 fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
-    // MariaDB's server is the mysql kind (one engine, as in DSNs).
-    let engine = if a.engine == "mariadb" {
-        "mysql"
-    } else {
-        &a.engine
-    };
+    // An engine by its name or any of its DSN schemes (`mariadb` is the mysql engine's).
+    let engine = crate::engine::named(&a.engine)
+        .or_else(|| crate::engine::entry_for(&a.engine))
+        .map_or(a.engine.as_str(), |e| e.name);
     let kind = server::kind_for(engine).ok_or_else(|| {
         let known: Vec<_> = server::KINDS.iter().map(|k| k.engine).collect();
         Error::Usage(format!(
