@@ -112,6 +112,32 @@ impl<const RUN: bool> WorkloadFlags<RUN> {
         }
         out
     }
+
+    /// An option's help: its own, or, when several workloads take an option of that name
+    /// (tpcc's and smallbank's --isolation), each one's, named, with its default.
+    fn help(opt: &Opt) -> String {
+        let with_default = |o: &Opt| match o.default {
+            "" => o.help.to_string(),
+            d => format!("{} [{d}]", o.help),
+        };
+        let mut owners: Vec<(&str, &Opt)> = Vec::new();
+        for e in crate::workload::all() {
+            let who = e.options.who;
+            if let Some(o) = e.options.get(opt.name)
+                && !owners.iter().any(|(w, _)| *w == who)
+            {
+                owners.push((who, o));
+            }
+        }
+        match owners.as_slice() {
+            [] | [_] => with_default(opt),
+            many => many
+                .iter()
+                .map(|(who, o)| format!("{who}: {}", with_default(o)))
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
 }
 
 impl<const RUN: bool> clap::FromArgMatches for WorkloadFlags<RUN> {
@@ -139,10 +165,7 @@ impl<const RUN: bool> Args for WorkloadFlags<RUN> {
     fn augment_args(mut cmd: clap::Command) -> clap::Command {
         for (heading, opt) in Self::opts() {
             let long = opt.name.replace('_', "-");
-            let mut help = opt.help.to_string();
-            if !opt.default.is_empty() {
-                help = format!("{help} [{}]", opt.default);
-            }
+            let help = Self::help(opt);
             let mut arg = clap::Arg::new(opt.name)
                 .long(long.clone())
                 .help(help)

@@ -5,6 +5,7 @@ pub mod custom;
 pub mod options;
 pub(crate) mod random;
 pub mod script;
+pub mod smallbank;
 pub mod sysbench;
 pub mod tpcb;
 pub mod tpcc;
@@ -87,6 +88,7 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
     &[tpcc::ENTRY],
     &[ycsb::ENTRY],
     &[tpch::ENTRY],
+    &[smallbank::ENTRY],
 ];
 
 /// The figures that rank a workload's points (see `WorkloadEntry::headline`); none for a
@@ -134,6 +136,23 @@ pub struct CheckItem {
     pub name: String,
     pub ok: bool,
     pub detail: String,
+}
+
+impl CheckItem {
+    pub fn new(name: &str, ok: bool, detail: String) -> CheckItem {
+        CheckItem {
+            name: name.to_string(),
+            ok,
+            detail,
+        }
+    }
+}
+
+/// The first row of a query of whole numbers (a check's counts and sums); 0 for a NULL.
+pub fn numbers(s: &mut dyn Session, sql: &str, doing: &str) -> Result<Vec<i64>, Error> {
+    let rows = s.query_text(sql).map_err(|e| db_error(e, doing))?;
+    let row = rows.into_iter().next().unwrap_or_default();
+    Ok(row.iter().map(|v| v.as_i64().unwrap_or(0)).collect())
 }
 
 /// A benchmark: its schema and data, its transactions, and its consistency checks.

@@ -24,6 +24,7 @@ mod report;
 mod script;
 mod secrets;
 mod shards;
+mod smallbank;
 mod store;
 mod sweep;
 mod tls;
@@ -62,6 +63,7 @@ fn main() {
     trials.extend(tpcc::trials(&env));
     trials.extend(tpch::trials(&env));
     trials.extend(ycsb::trials(&env));
+    trials.extend(smallbank::trials(&env));
     trials.extend(tls::trials());
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));

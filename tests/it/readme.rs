@@ -34,6 +34,7 @@ const PAGES: &[(&str, &str)] = pages![
     "docs/shards.md",
     "docs/workloads/declarative.md",
     "docs/workloads/scripts.md",
+    "docs/workloads/smallbank.md",
     "docs/workloads/sysbench.md",
     "docs/workloads/tpcb.md",
     "docs/workloads/tpcc.md",

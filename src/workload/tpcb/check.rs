@@ -5,47 +5,33 @@ use super::{ACCOUNTS, BRANCHES, META_PARTIAL, TELLERS};
 use crate::engine::Session;
 use crate::error::Error;
 use crate::sql::SqlSet;
-use crate::workload::{CheckItem, db_error, meta_get};
-
-fn item(name: &str, ok: bool, detail: String) -> CheckItem {
-    CheckItem {
-        name: name.to_string(),
-        ok,
-        detail,
-    }
-}
-
-fn numbers(s: &mut dyn Session, sql: &str, doing: &str) -> Result<Vec<i64>, Error> {
-    let rows = s.query_text(sql).map_err(|e| db_error(e, doing))?;
-    let row = rows.into_iter().next().unwrap_or_default();
-    Ok(row.iter().map(|v| v.as_i64().unwrap_or(0)).collect())
-}
+use crate::workload::{CheckItem, meta_get, numbers};
 
 pub fn run(sql: &SqlSet, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
     super::read_scale(sql, s)?;
     let counts = numbers(s, sql.get("counts"), "counting the tpcb rows")?;
     let (branches, tellers, accounts) = (counts[0], counts[1], counts[2]);
     let scale = branches / BRANCHES;
-    let mut items = vec![item(
+    let mut items = vec![CheckItem::new(
         "row counts",
         scale > 0 && tellers == TELLERS * scale && accounts == ACCOUNTS * scale,
         format!("{branches} branches, {tellers} tellers, {accounts} accounts (scale {scale})"),
     )];
     let sums = numbers(s, sql.get("sums"), "summing the tpcb balances")?;
     let (a, t, b, h) = (sums[0], sums[1], sums[2], sums[3]);
-    items.push(item(
+    items.push(CheckItem::new(
         "accounts = history",
         a == h,
         format!("sum(abalance) = {a}, sum(delta) = {h}"),
     ));
-    items.push(item(
+    items.push(CheckItem::new(
         "tellers = branches",
         t == b,
         format!("sum(tbalance) = {t}, sum(bbalance) = {b}"),
     ));
     let partial = meta_get(s, META_PARTIAL).is_some();
     items.push(if partial {
-        item(
+        CheckItem::new(
             "tellers = history",
             true,
             format!(
@@ -53,7 +39,7 @@ pub fn run(sql: &SqlSet, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
             ),
         )
     } else {
-        item(
+        CheckItem::new(
             "tellers = history",
             t == h,
             format!("sum(tbalance) = {t}, sum(delta) = {h}"),

@@ -314,14 +314,6 @@ impl Client for YcsbClient {
     }
 }
 
-fn item(name: &str, ok: bool, detail: String) -> CheckItem {
-    CheckItem {
-        name: name.to_string(),
-        ok,
-        detail,
-    }
-}
-
 fn count(s: &mut dyn Session, sql: &str, doing: &str) -> Result<i64, Error> {
     let rows = s.query_text(sql).map_err(|e| db_error(e, doing))?;
     Ok(rows.first().and_then(|r| r[0].as_i64()).unwrap_or(-1))
@@ -353,7 +345,7 @@ pub fn check(
     let inserted = record.inserted;
     let expected = p.insertcount + inserted as i64;
     let in_doubt = record.issued - inserted;
-    let mut items = vec![item(
+    let mut items = vec![CheckItem::new(
         "row count",
         (expected..=expected + in_doubt as i64).contains(&rows),
         match in_doubt {
@@ -376,7 +368,7 @@ pub fn check(
         .map(|r| r[0].to_string())
         .filter(|k| !well_formed(k, p, last))
         .collect();
-    items.push(item(
+    items.push(CheckItem::new(
         "keys",
         bad.is_empty(),
         match bad.first() {
@@ -395,7 +387,7 @@ pub fn check(
         .collect();
     let query = format!("{} WHERE {}", one(sql, "count", vars), wrong.join(" OR "));
     let wrong = count(s, &query, "measuring the ycsb fields")?;
-    items.push(item(
+    items.push(CheckItem::new(
         "field lengths",
         wrong == 0,
         format!("{wrong} records with a field outside {min}..{max} characters"),
