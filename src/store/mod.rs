@@ -584,8 +584,8 @@ mod tests {
             opener.join().unwrap().unwrap();
         }
         let store = Store::open(&path).unwrap();
-        assert_eq!(store.db.version(), 4);
-        assert_eq!(store.db.newest(), 4);
+        assert!(store.db.newest() >= 4);
+        assert_eq!(store.db.version(), store.db.newest());
     }
 
     /// A plan claimed by a running process (pid 1 here) is refused with that process's id; a
