@@ -588,6 +588,31 @@ mod tests {
         assert_eq!(store.db.version(), store.db.newest());
     }
 
+    /// A DSN whose engine has no store dialect, or no engine at all, is refused before any
+    /// connection, naming --results and never the password; a file engine's DSN is a file.
+    #[test]
+    fn a_store_dsn_is_of_a_store_dialect() {
+        for (dsn, says) in [
+            (
+                "firebird://u:Secret99@127.0.0.1:1/x.fdb",
+                "cannot hold a results store",
+            ),
+            ("nosuch://u:Secret99@127.0.0.1:1/x", "--results"),
+        ] {
+            match Store::open(Path::new(dsn)) {
+                Err(Error::Usage(m)) => {
+                    assert!(m.contains(says) && !m.contains("Secret99"), "{m}")
+                }
+                other => panic!("{dsn}: {:?}", other.map(|s| s.path.clone())),
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.db");
+        let store = Store::open(Path::new(&format!("sqlite://{}", file.display()))).unwrap();
+        assert_eq!(store.file.as_deref(), Some(file.as_path()));
+        assert!(file.exists());
+    }
+
     /// A plan claimed by a running process (pid 1 here) is refused with that process's id; a
     /// claim whose process is gone is taken over; the claim is released on drop.
     #[test]
