@@ -28,7 +28,7 @@ pub enum Error {
     /// No temporary directory could be made (for a run's SQLite file, a sweep, a server).
     #[error("cannot create a temporary directory in {}: {source} (set TMPDIR to a writable directory)", std::env::temp_dir().display())]
     TempDir { source: io::Error },
-    /// The results store refused: its path, SQLite's reason and what to do about it.
+    /// The results store refused: its path (or DSN), the database's reason and what to do about it.
     #[error("results store {}: {message}", path.display())]
     Store { path: PathBuf, message: String },
     /// A run stored by this or another version cannot be read back.

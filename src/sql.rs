@@ -53,6 +53,11 @@ impl SqlSet {
             .unwrap_or_else(|| panic!("SQL section '{name}' is missing"))
     }
 
+    /// Whether the files have a section of this name (an empty one included).
+    pub fn has(&self, name: &str) -> bool {
+        self.sections.iter().any(|(n, _)| n == name)
+    }
+
     /// The statements of a section, with `{var}` replaced.
     pub fn statements(&self, name: &str, vars: &[(&str, &str)]) -> Vec<String> {
         let mut text = self.get(name).to_string();

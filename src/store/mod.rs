@@ -1,17 +1,21 @@
-//! The results store: one SQLite database (default ./dbduel-results.db) holding every measured
-//! point with its plan, options, engine version, settings in effect, host facts, per-second
-//! windows, latency histograms and server resource samples. Each point is committed the
-//! moment it finishes, so an interrupted sweep loses at most the point in flight.
+//! The results store: every measured point with its plan, options, engine version, settings
+//! in effect, host facts, per-second windows, latency histograms and server resource samples,
+//! in a SQLite file (default ./dbduel-results.db) or in a database that several machines
+//! share (`--results postgres://...`, `mysql://...`): one store over the engine seam, its SQL
+//! in `sql/store/` (db.rs). Each point is committed the moment it finishes, so an interrupted
+//! sweep loses at most the point in flight; a sweep claims its plan, so two sweeps of one plan
+//! are refused wherever they run.
 
-mod postgres;
-mod schema;
+mod db;
+mod rows;
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
-
+use crate::dsn::Dsn;
+use crate::engine::{self, DbError, EngineOptions, Protocol, Value};
 use crate::error::Error;
 use crate::result::RunResult;
+use db::{Db, int, text};
 
 pub const DEFAULT_PATH: &str = "dbduel-results.db";
 
@@ -122,112 +126,118 @@ pub struct RunRow {
 }
 
 pub struct Store {
-    backend: Backend,
-    /// The file, or the PostgreSQL DSN without its password: what messages name.
+    db: Db,
+    /// The file, or the DSN without its password: what messages name.
     path: PathBuf,
+    /// The file a file store lives in, for the hints of its errors.
+    file: Option<PathBuf>,
     /// The plan this process is sweeping (its row in `sweeps`), released on drop.
     claimed: Option<i64>,
 }
 
-/// Where the rows live: a SQLite file (the default), or a PostgreSQL database that several
-/// machines and people share.
-enum Backend {
-    Lite(Connection),
-    /// Behind a RefCell: its session needs `&mut` even to read, and readers hold `&Store`.
-    Pg(Box<std::cell::RefCell<postgres::PgStore>>),
+const READ_ONLY: &str = ": the store is read-only; make it writable or give another --results";
+
+/// What to do about a file store's error: the usual causes are the file system's.
+fn file_hint(path: &Path) -> &'static str {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        ": give a --results path in a directory that exists and is writable"
+    } else if !writable(dir) || (path.exists() && !writable(path)) {
+        // WAL needs its -shm and -wal files next to the store: a read-only directory makes
+        // even a current store unreadable.
+        READ_ONLY
+    } else if full(dir) {
+        ": free some space or give another --results"
+    } else {
+        ""
+    }
 }
 
-/// Whether `--results` names a PostgreSQL database rather than a file.
-pub fn is_postgres(path: &Path) -> bool {
-    let p = path.to_string_lossy();
-    p.starts_with("postgres://") || p.starts_with("postgresql://")
+/// Whether this process may write a path (a read-only file system or an immutable file says
+/// no even to root).
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid NUL-terminated path; access only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Whether the file system has no block left for this process.
+fn full(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: a valid NUL-terminated path and a buffer statvfs fills.
+    if unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: statvfs succeeded, so it filled the buffer.
+    unsafe { st.assume_init() }.f_bavail == 0
 }
 
 /// A store error in one line, with what to do about the usual ones.
-fn db(e: rusqlite::Error, path: &Path) -> Error {
-    const READ_ONLY: &str = ": the store is read-only; make it writable or give another --results";
-    let hint = match e.sqlite_error_code() {
-        Some(ErrorCode::ReadOnly) => READ_ONLY,
-        Some(ErrorCode::DiskFull) => ": free some space or give another --results",
-        // WAL needs its -shm and -wal files next to the store: a read-only store or directory
-        // shows as a file that cannot be opened.
-        Some(ErrorCode::CannotOpen) if path.exists() && !writable(path) => READ_ONLY,
-        Some(ErrorCode::CannotOpen) => {
-            ": give a --results path in a directory that exists and is writable"
-        }
-        _ => "",
-    };
-    let message = e.to_string().replace('\n', " ");
+fn store_error(path: &Path, file: Option<&Path>, e: DbError) -> Error {
+    let message = e.message.replace('\n', " ");
+    let hint = file.map_or("", file_hint);
     Error::Store {
         path: path.to_path_buf(),
         message: format!("{message}{hint}"),
     }
 }
 
-/// Whether this process may write the store and create files next to it (a read-only file
-/// system or an immutable file says no even to root).
-fn writable(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    [path, dir].iter().all(|p| {
-        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
-            return false;
-        };
-        // SAFETY: a valid NUL-terminated path; access only reads it.
-        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
-    })
+/// The DSN of `--results`: a DSN as given, or a file path as a SQLite file; with the file it
+/// names when its engine keeps the database in a file.
+fn store_dsn(path: &Path) -> Result<(Dsn, Option<PathBuf>), Error> {
+    let text = path.to_string_lossy();
+    if !text.contains("://") {
+        let mut dsn = Dsn::sqlite(path);
+        dsn.database = text.into_owned();
+        dsn.params.clear();
+        return Ok((dsn, Some(path.to_path_buf())));
+    }
+    let dsn = engine::parse_dsn(&text).map_err(|e| Error::Usage(format!("--results: {e}")))?;
+    let file = engine::entry_for(&dsn.scheme)
+        .filter(|entry| entry.file)
+        .map(|_| PathBuf::from(&dsn.database));
+    Ok((dsn, file))
 }
 
 impl Store {
     /// Open (creating and migrating as needed) the store at `path`: a SQLite file, or a
-    /// PostgreSQL database given by its DSN (`postgres://...`).
+    /// database given by its DSN whose engine's dialect has the store's SQL (`sql/store/`).
     pub fn open(path: &Path) -> Result<Store, Error> {
-        if is_postgres(path) {
-            let dsn = path.to_string_lossy();
-            let shown = crate::engine::parse_dsn(&dsn)
-                .map(|d| PathBuf::from(d.to_string()))
-                .map_err(|e| Error::Usage(format!("--results: {e}")))?;
-            let pg = postgres::PgStore::open(&dsn).map_err(|message| Error::Store {
-                path: shown.clone(),
-                message,
-            })?;
-            return Ok(Store {
-                backend: Backend::Pg(Box::new(std::cell::RefCell::new(pg))),
-                path: shown,
-                claimed: None,
-            });
-        }
-        let text = path.to_string_lossy();
-        if text.contains("://") {
+        let (dsn, file) = store_dsn(path)?;
+        let shown = match file {
+            Some(_) if !path.to_string_lossy().contains("://") => path.to_path_buf(),
+            _ => PathBuf::from(dsn.to_string()),
+        };
+        let engine = engine::open(&dsn, &EngineOptions::default(), Protocol::Prepared).map_err(
+            |e| match e {
+                Error::Usage(m) => Error::Usage(format!("--results: {m}")),
+                e => e,
+            },
+        )?;
+        let dialects = db::dialects();
+        if !dialects.contains(&engine.dialect()) {
             return Err(Error::Usage(format!(
-                "--results '{}': a results store is a SQLite file or a PostgreSQL database (postgres://...); give one of those",
-                crate::dsn::redact_raw(&text)
+                "--results {}: {} cannot hold a results store (the store's SQL has the dialects {}); give a file or a DSN of one of those",
+                shown.display(),
+                engine.name(),
+                dialects.join(", ")
             )));
         }
-        let mut conn = Connection::open(path).map_err(|e| db(e, path))?;
-        // Another sweep's commit, or its migrations, hold the write lock for a moment.
-        conn.busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(|e| db(e, path))?;
-        // Switching a new file to WAL takes the lock without the busy handler, so a second
-        // opener may be told "locked" at once: it tries again for as long as the timeout.
-        let since = std::time::Instant::now();
-        loop {
-            match schema::migrate(&mut conn) {
-                Err(e)
-                    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
-                        && since.elapsed() < std::time::Duration::from_secs(30) =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(20))
-                }
-                done => break done.map_err(|e| db(e, path))?,
-            }
-        }
+        let db = Db::open(&*engine).map_err(|e| store_error(&shown, file.as_deref(), e))?;
         Ok(Store {
-            backend: Backend::Lite(conn),
-            path: path.to_path_buf(),
+            db,
+            path: shown,
+            file,
             claimed: None,
         })
     }
@@ -244,64 +254,43 @@ impl Store {
         Store::open(path)
     }
 
-    /// A PostgreSQL store's error, with where the store is.
-    fn pg(&self, message: String) -> Error {
-        Error::Store {
-            path: self.path.clone(),
-            message,
-        }
+    /// An error of this store, with what to do about it.
+    fn error(&self, e: DbError) -> Error {
+        store_error(&self.path, self.file.as_deref(), e)
     }
 
     /// Claim a plan for this process's sweep: the plan (created when new) and its claim are
-    /// written in one write transaction, so two sweeps of the same plan at once cannot both
-    /// measure its points; the second is refused with the first one's process id. A claim left
-    /// by a process that is gone (killed, or its machine restarted) is taken over.
+    /// written in one write transaction under the store's lock, so two sweeps of the same plan
+    /// at once cannot both measure its points; the second is refused with the first one's
+    /// process id. A claim left by a process that is gone (killed, or its machine restarted)
+    /// is taken over.
     pub fn claim(&mut self, name: &str, text: &str) -> Result<i64, Error> {
-        let path = self.path.clone();
         let me = Holder::this_process();
-        let held = match &mut self.backend {
-            Backend::Pg(pg) => {
-                let text = crate::dsn::redact_text(text);
-                let claimed =
-                    pg.get_mut()
-                        .claim(name, &text, &me)
-                        .map_err(|message| Error::Store {
-                            path: path.clone(),
-                            message,
-                        })?;
-                claimed.map_err(Some)
+        // The plan's text is kept as written, but for the passwords of its DSNs.
+        let text = crate::dsn::redact_text(text);
+        let held = self.db.transaction(true, |db| {
+            let plan_id = plan_id(db, name, &text)?;
+            let holder = db.query("holder", &[Value::Int(plan_id)])?;
+            let other = holder.first().map(|r| Holder::from_row(r));
+            if let Some(other) = other.filter(|h| h.alive() && *h != me) {
+                return Ok(Err(other));
             }
-            Backend::Lite(conn) => {
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(|e| db(e, &path))?;
-                let plan_id = plan_id(&tx, name, text).map_err(|e| db(e, &path))?;
-                let held = schema::sweep_holder(&tx, plan_id).map_err(|e| db(e, &path))?;
-                match held.filter(|h| h.alive() && *h != me) {
-                    Some(other) => Err(Some(other)),
-                    None => {
-                        schema::claim_sweep(&tx, plan_id, &me).map_err(|e| db(e, &path))?;
-                        tx.commit().map_err(|e| db(e, &path))?;
-                        Ok(plan_id)
-                    }
-                }
-            }
-        };
-        match held {
+            db.query("forget holder", &[Value::Int(plan_id)])?;
+            db.query("insert holder", &me.row(plan_id))?;
+            Ok(Ok(plan_id))
+        });
+        match held.map_err(|e| self.error(e))? {
             Ok(plan_id) => {
                 self.claimed = Some(plan_id);
                 Ok(plan_id)
             }
-            Err(other) => {
-                let other = other.expect("a holder");
-                Err(Error::Usage(format!(
-                    "plan '{name}' is being swept by dbduel process {} on {} since {} (results store {}): wait for it to end, or stop it and run this sweep again to resume",
-                    other.pid,
-                    other.host,
-                    other.started_at,
-                    path.display()
-                )))
-            }
+            Err(other) => Err(Error::Usage(format!(
+                "plan '{name}' is being swept by dbduel process {} on {} since {} (results store {}): wait for it to end, or stop it and run this sweep again to resume",
+                other.pid,
+                other.host,
+                other.started_at,
+                self.path.display()
+            ))),
         }
     }
 
@@ -311,40 +300,19 @@ impl Store {
 
     /// Keys of the points of a plan that are already measured.
     pub fn done(&mut self, plan_id: i64) -> Result<std::collections::HashSet<String>, Error> {
-        let conn = match &mut self.backend {
-            Backend::Pg(pg) => {
-                let keys = pg.get_mut().done(plan_id);
-                return keys
-                    .map(|k| k.into_iter().collect())
-                    .map_err(|m| self.pg(m));
-            }
-            Backend::Lite(conn) => conn,
-        };
-        let mut stmt = conn
-            .prepare("SELECT point_key FROM runs WHERE plan_id = ?1")
-            .map_err(|e| db(e, &self.path))?;
-        let keys = stmt
-            .query_map([plan_id], |r| r.get(0))
-            .map_err(|e| db(e, &self.path))?;
-        keys.collect::<Result<_, _>>()
-            .map_err(|e| db(e, &self.path))
+        let rows = self.db.query("done", &[Value::Int(plan_id)]);
+        let rows = rows.map_err(|e| self.error(e))?;
+        Ok(rows.iter().map(|r| text(&r[0])).collect())
     }
 
     /// Store one point and everything measured with it, in one transaction.
     pub fn save(&mut self, rec: &PointRecord) -> Result<i64, Error> {
-        let path = self.path.clone();
-        let conn = match &mut self.backend {
-            Backend::Pg(pg) => {
-                let saved = pg.get_mut().save(rec);
-                return saved.map_err(|m| self.pg(m));
-            }
-            Backend::Lite(conn) => conn,
-        };
-        let tx = conn.transaction().map_err(|e| db(e, &path))?;
-        let id = schema::insert_run(&tx, rec).map_err(|e| db(e, &path))?;
-        schema::insert_details(&tx, id, rec).map_err(|e| db(e, &path))?;
-        tx.commit().map_err(|e| db(e, &path))?;
-        Ok(id)
+        let saved = self.db.transaction(false, |db| {
+            let id = db.insert("insert run", &rows::run(rec))?;
+            rows::insert_details(db, id, rec)?;
+            Ok(id)
+        });
+        saved.map_err(|e| self.error(e))
     }
 
     /// Keep one run made outside a sweep (a merged result) as a point of plan `plan`: its
@@ -383,33 +351,14 @@ impl Store {
 
     /// The stored run that is `result` (the same `run_identity`), with its plan's name.
     fn stored_as(&mut self, result: &RunResult) -> Result<Option<(i64, String)>, Error> {
-        let (at, workload) = (&result.started_at, &result.workload.name);
-        let candidates = match &mut self.backend {
-            Backend::Pg(pg) => {
-                let rows = pg.get_mut().same_start(at, workload);
-                rows.map_err(|m| self.pg(m))?
-            }
-            Backend::Lite(conn) => {
-                let path = &self.path;
-                let mut stmt = conn
-                    .prepare(
-                        "SELECT runs.id, plans.name, runs.result FROM runs JOIN plans ON plans.id = runs.plan_id
-                         WHERE runs.started_at = ?1 AND runs.workload = ?2 ORDER BY runs.id",
-                    )
-                    .map_err(|e| db(e, path))?;
-                let rows = stmt
-                    .query_map(params![at, workload], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                    })
-                    .map_err(|e| db(e, path))?;
-                rows.collect::<Result<Vec<(i64, String, String)>, _>>()
-                    .map_err(|e| db(e, path))?
-            }
-        };
+        let at = Value::Text(result.started_at.clone());
+        let workload = Value::Text(result.workload.name.clone());
+        let candidates = self.db.query("same start", &[at, workload]);
+        let candidates = candidates.map_err(|e| self.error(e))?;
         let want = run_identity(result);
-        Ok(candidates.into_iter().find_map(|(id, plan, text)| {
-            let stored: RunResult = serde_json::from_str(&text).ok()?;
-            (run_identity(&stored) == want).then_some((id, plan))
+        Ok(candidates.iter().find_map(|r| {
+            let stored: RunResult = serde_json::from_str(&text(&r[2])).ok()?;
+            (run_identity(&stored) == want).then(|| (int(&r[0]), text(&r[1])))
         }))
     }
 
@@ -429,37 +378,21 @@ impl Store {
                 )));
             }
         }
-        match &self.backend {
-            Backend::Lite(conn) => schema::list(conn, plan).map_err(|e| db(e, &self.path)),
-            Backend::Pg(pg) => pg.borrow_mut().list(plan).map_err(|m| self.pg(m)),
-        }
+        rows::list(&self.db, plan).map_err(|e| self.error(e))
     }
 
     /// The names of the stored plans, oldest first.
     pub fn plan_names(&self) -> Result<Vec<String>, Error> {
-        let conn = match &self.backend {
-            Backend::Pg(pg) => return pg.borrow_mut().plan_names().map_err(|m| self.pg(m)),
-            Backend::Lite(conn) => conn,
-        };
-        let mut stmt = conn
-            .prepare("SELECT name FROM plans GROUP BY name ORDER BY min(id)")
-            .map_err(|e| db(e, &self.path))?;
-        let names = stmt
-            .query_map([], |r| r.get(0))
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
-            .map_err(|e| db(e, &self.path))?;
-        Ok(names)
+        let rows = self.db.query("plan names", &[]);
+        let rows = rows.map_err(|e| self.error(e))?;
+        Ok(rows.iter().map(|r| text(&r[0])).collect())
     }
 
     /// The full result of one run, as `run --json` would have written it.
     pub fn result(&self, id: i64) -> Result<serde_json::Value, Error> {
-        let text: Option<String> = match &self.backend {
-            Backend::Lite(conn) => conn
-                .query_row("SELECT result FROM runs WHERE id = ?1", [id], |r| r.get(0))
-                .optional()
-                .map_err(|e| db(e, &self.path))?,
-            Backend::Pg(pg) => pg.borrow_mut().result(id).map_err(|m| self.pg(m))?,
-        };
+        let rows = self.db.query("result", &[Value::Int(id)]);
+        let rows = rows.map_err(|e| self.error(e))?;
+        let text = rows.first().map(|r| text(&r[0]));
         let text = text.ok_or_else(|| self.no_run(id))?;
         serde_json::from_str(&text).map_err(|e| Error::StoredRun {
             id,
@@ -469,10 +402,12 @@ impl Store {
 
     /// The runs of the sweep point that run `id` belongs to: its repeats, by repeat.
     pub fn point_runs(&self, id: i64) -> Result<Vec<i64>, Error> {
-        let ids = match &self.backend {
-            Backend::Lite(conn) => schema::point_runs(conn, id).map_err(|e| db(e, &self.path))?,
-            Backend::Pg(pg) => pg.borrow_mut().point_runs(id).map_err(|m| self.pg(m))?,
-        };
+        let rows = self.db.query("point runs", &[Value::Int(id)]);
+        let ids: Vec<i64> = rows
+            .map_err(|e| self.error(e))?
+            .iter()
+            .map(|r| int(&r[0]))
+            .collect();
         if ids.is_empty() {
             return Err(self.no_run(id));
         }
@@ -488,21 +423,27 @@ impl Store {
 
     /// The per-second server resources of one run.
     pub fn resources(&self, id: i64) -> Result<Vec<serde_json::Value>, Error> {
-        match &self.backend {
-            Backend::Lite(conn) => schema::resources(conn, id).map_err(|e| db(e, &self.path)),
-            Backend::Pg(pg) => pg.borrow_mut().resources(id).map_err(|m| self.pg(m)),
-        }
+        let rows = self.db.query("resources", &[Value::Int(id)]);
+        let rows = rows.map_err(|e| self.error(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| serde_json::from_str(&text(&r[0])).unwrap_or(serde_json::Value::Null))
+            .collect())
     }
 
-    /// The settings each (engine, profile) ran under, from its newest run.
+    /// The settings each (engine, profile) ran under, from its newest run: (engine, profile,
+    /// unsafe, settings JSON).
     pub fn settings(
         &self,
         plan: Option<&str>,
     ) -> Result<Vec<(String, String, bool, String)>, Error> {
-        match &self.backend {
-            Backend::Lite(conn) => schema::settings(conn, plan).map_err(|e| db(e, &self.path)),
-            Backend::Pg(pg) => pg.borrow_mut().settings(plan).map_err(|m| self.pg(m)),
-        }
+        let (cond, params) = rows::of_plan(plan);
+        let rows = self.db.query_where("settings", cond, &params);
+        let rows = rows.map_err(|e| self.error(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| (text(&r[0]), text(&r[1]), int(&r[2]) != 0, text(&r[3])))
+            .collect())
     }
 }
 
@@ -510,34 +451,21 @@ impl Drop for Store {
     /// Release this process's claim on its plan (a killed process leaves it to be taken over).
     fn drop(&mut self) {
         if let Some(plan_id) = self.claimed.take() {
-            let pid = std::process::id();
-            let _ = match &mut self.backend {
-                Backend::Lite(conn) => schema::release_sweep(conn, plan_id, pid).map_err(drop),
-                Backend::Pg(pg) => pg.get_mut().release(plan_id, pid).map_err(drop),
-            };
+            let pid = Value::Int(i64::from(std::process::id()));
+            let _ = self.db.query("release", &[Value::Int(plan_id), pid]);
         }
     }
 }
 
 /// The plan with this name and text, created when new: the same plan resumes.
-fn plan_id(conn: &Connection, name: &str, text: &str) -> rusqlite::Result<i64> {
-    // The plan's text is kept as written, but for the passwords of its DSNs.
-    let text = crate::dsn::redact_text(text);
-    let found: Option<i64> = conn
-        .query_row(
-            "SELECT id FROM plans WHERE name = ?1 AND text = ?2",
-            params![name, &text],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if let Some(id) = found {
-        return Ok(id);
+fn plan_id(db: &Db, name: &str, text: &str) -> engine::DbResult<i64> {
+    let params = [Value::Text(name.into()), Value::Text(text.into())];
+    if let Some(row) = db.query("find plan", &params)?.first() {
+        return Ok(int(&row[0]));
     }
-    conn.execute(
-        "INSERT INTO plans (name, text, created_at) VALUES (?1, ?2, ?3)",
-        params![name, &text, now()],
-    )?;
-    Ok(conn.last_insert_rowid())
+    let mut params = params.to_vec();
+    params.push(Value::Text(now()));
+    db.insert("insert plan", &params)
 }
 
 /// The process sweeping a plan: its id, its machine, and its start time (which tells a
@@ -551,6 +479,26 @@ pub struct Holder {
 }
 
 impl Holder {
+    fn from_row(r: &[Value]) -> Holder {
+        Holder {
+            pid: int(&r[0]) as u32,
+            host: text(&r[1]),
+            process_start: text(&r[2]),
+            started_at: text(&r[3]),
+        }
+    }
+
+    /// Its row of `sweeps`, holding `plan_id`.
+    fn row(&self, plan_id: i64) -> [Value; 5] {
+        [
+            Value::Int(plan_id),
+            Value::Int(i64::from(self.pid)),
+            Value::Text(self.host.clone()),
+            Value::Text(self.process_start.clone()),
+            Value::Text(self.started_at.clone()),
+        ]
+    }
+
     fn this_process() -> Holder {
         let pid = std::process::id();
         Holder {
@@ -602,13 +550,18 @@ pub fn now() -> String {
 mod tests {
     use super::*;
 
-    impl Store {
-        fn lite(&self) -> &Connection {
-            match &self.backend {
-                Backend::Lite(conn) => conn,
-                Backend::Pg(_) => panic!("a SQLite store"),
-            }
-        }
+    /// A SQLite store at an older version, as an older dbduel left it.
+    fn older_store(path: &Path, version: i64) -> rusqlite::Connection {
+        let engine = engine::open(
+            &Dsn::sqlite(path),
+            &EngineOptions::default(),
+            Protocol::Prepared,
+        )
+        .unwrap();
+        let db = Db::connect(&*engine).unwrap();
+        db.migrate_to(version).unwrap();
+        assert_eq!(db.version(), version);
+        rusqlite::Connection::open(path).unwrap()
     }
 
     /// Processes opening a new store at once: the migrations run once, every opener gets a
@@ -631,11 +584,33 @@ mod tests {
             opener.join().unwrap().unwrap();
         }
         let store = Store::open(&path).unwrap();
-        let version: i64 = store
-            .lite()
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        assert_eq!(version, schema::MIGRATIONS.len() as i64);
+        assert!(store.db.newest() >= 4);
+        assert_eq!(store.db.version(), store.db.newest());
+    }
+
+    /// A DSN whose engine has no store dialect, or no engine at all, is refused before any
+    /// connection, naming --results and never the password; a file engine's DSN is a file.
+    #[test]
+    fn a_store_dsn_is_of_a_store_dialect() {
+        for (dsn, says) in [
+            (
+                "firebird://u:Secret99@127.0.0.1:1/x.fdb",
+                "cannot hold a results store",
+            ),
+            ("nosuch://u:Secret99@127.0.0.1:1/x", "--results"),
+        ] {
+            match Store::open(Path::new(dsn)) {
+                Err(Error::Usage(m)) => {
+                    assert!(m.contains(says) && !m.contains("Secret99"), "{m}")
+                }
+                other => panic!("{dsn}: {:?}", other.map(|s| s.path.clone())),
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.db");
+        let store = Store::open(Path::new(&format!("sqlite://{}", file.display()))).unwrap();
+        assert_eq!(store.file.as_deref(), Some(file.as_path()));
+        assert!(file.exists());
     }
 
     /// A plan claimed by a running process (pid 1 here) is refused with that process's id; a
@@ -646,21 +621,93 @@ mod tests {
         let path = dir.path().join("r.db");
         let mut store = Store::open(&path).unwrap();
         let id = store.claim("p", "text").unwrap();
-        let other = |start: String| Holder {
-            pid: 1,
-            host: hostname(),
-            process_start: start,
-            started_at: now(),
+        let hold = |store: &Store, start: String| {
+            let other = Holder {
+                pid: 1,
+                host: hostname(),
+                process_start: start,
+                started_at: now(),
+            };
+            store.db.query("forget holder", &[Value::Int(id)]).unwrap();
+            store.db.query("insert holder", &other.row(id)).unwrap();
         };
-        let running = other(process_start(1).unwrap());
-        schema::claim_sweep(store.lite(), id, &running).unwrap();
+        hold(&store, process_start(1).unwrap());
         let mut second = Store::open(&path).unwrap();
         let refused = second.claim("p", "text").unwrap_err().to_string();
         assert!(refused.contains("dbduel process 1 "), "{refused}");
         // The same pid, started at another time: a reused id, the claim is stale.
-        schema::claim_sweep(store.lite(), id, &other("1".into())).unwrap();
+        hold(&store, "1".into());
         assert_eq!(second.claim("p", "text").unwrap(), id);
         drop(second);
-        assert!(schema::sweep_holder(store.lite(), id).unwrap().is_none());
+        let holder = store.db.query("holder", &[Value::Int(id)]).unwrap();
+        assert!(holder.is_empty());
+    }
+
+    /// A run's point siblings are its repeats: same plan and point but for the repeat; a
+    /// store written before the windows' p90 and p95 gets the columns, empty, on opening.
+    #[test]
+    fn point_runs_are_the_repeats_of_a_point() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let conn = older_store(&path, 3);
+        conn.execute_batch("INSERT INTO plans VALUES (1, 'p', '', ''), (2, 'q', '', '');")
+            .unwrap();
+        let rows = [
+            (1, 1, "default", 1),
+            (2, 1, "default", 2),
+            (3, 1, "unsafe", 1),
+            (4, 2, "default", 1),
+            (5, 1, "default", 3),
+        ];
+        for (id, plan, profile, repeat) in rows {
+            conn.execute(
+                "INSERT INTO runs (id, plan_id, point_key, engine, profile, unsafe_profile, workload, variant, scale,
+                    clients, repeat, cold, started_at, duration_s, tps, transactions, errors, retries, p50_ms, p95_ms,
+                    p99_ms, max_ms, client_cpu_s, client_bound, interrupted, server_version, settings, host,
+                    database_size_bytes, result)
+                 VALUES (?1, ?2, ?1, 'sqlite', ?3, 0, 'tpcb', 'tpcb-like', 1, 1, ?4, 0, '', 1, 1, 1, 0, 0, 1, 1, 1,
+                    1, 0, 0, 0, '', '{}', '{}', 0, '{}')",
+                rusqlite::params![id, plan, profile, repeat],
+            )
+            .unwrap();
+        }
+        conn.execute("INSERT INTO windows (run_id, t, warmup, transactions, errors, retries) VALUES (1, 1, 0, 5, 0, 0)", [])
+            .unwrap();
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.db.version(), 4);
+        assert_eq!(store.point_runs(2).unwrap(), vec![1, 2, 5]);
+        assert_eq!(store.point_runs(3).unwrap(), vec![3]);
+        assert_eq!(store.point_runs(4).unwrap(), vec![4]);
+        assert!(store.point_runs(99).is_err());
+        let p90: Option<f64> = conn
+            .query_row("SELECT p90_ms FROM windows WHERE run_id = 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(p90, None);
+    }
+
+    /// A store written before run_metrics existed gets its runs' figures on opening.
+    #[test]
+    fn migration_fills_figures_of_older_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        older_store(&path, 1)
+            .execute_batch(
+                r#"INSERT INTO plans VALUES (1, 'p', '', '');
+            INSERT INTO runs (id, plan_id, point_key, engine, profile, unsafe_profile, workload, variant, scale,
+                clients, repeat, cold, started_at, duration_s, tps, transactions, errors, retries, p50_ms, p95_ms,
+                p99_ms, max_ms, client_cpu_s, client_bound, interrupted, server_version, settings, host,
+                database_size_bytes, result)
+            VALUES (1, 1, 'k1', 'sqlite', 'default', 0, 'tpcc', 'standard', 1, 1, 1, 0, '', 1, 1, 1, 0, 0, 1, 1, 1,
+                1, 0, 0, 0, '', '{}', '{}', 0, '{"workload": {"metrics": {"nopm": 120.5, "tpmC": 121}}}'),
+                (2, 1, 'k2', 'sqlite', 'default', 0, 'tpcb', 'tpcb-like', 1, 1, 1, 0, '', 1, 1, 1, 0, 0, 1, 1, 1,
+                1, 0, 0, 0, '', '{}', '{}', 0, '{"workload": {"metrics": {}}}');"#,
+            )
+            .unwrap();
+        let rows = Store::open(&path).unwrap().list(None).unwrap();
+        assert_eq!(rows[0].metrics.get("nopm"), Some(&120.5));
+        assert_eq!(rows[0].metrics.get("tpmC"), Some(&121.0));
+        assert!(rows[1].metrics.is_empty());
     }
 }

@@ -31,11 +31,16 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "proxied::postgres::sweep_meets_stall",
         move || Ok(sweep_meets_stall(&env2)?),
     ));
-    let env3 = env.clone();
-    out.push(Trial::test(
-        "proxied::postgres::sweep_store_cut_keeps_the_point",
-        move || Ok(store_cut(&env3)?),
-    ));
+    for store in [Target::Postgres, Target::MariaDb("InnoDB")] {
+        let env = env.clone();
+        out.push(Trial::test(
+            format!(
+                "proxied::{}::sweep_store_cut_keeps_the_point",
+                store.label()
+            ),
+            move || Ok(store_cut(&env, store)?),
+        ));
+    }
     let env4 = env.clone();
     out.push(Trial::test(
         "proxied::postgres::ycsb_record_unwritten_fails_the_run",
@@ -329,12 +334,12 @@ fn sweep_meets_stall(env: &Env) -> Result<(), String> {
     )
 }
 
-/// A sweep whose PostgreSQL results store is reached through the proxy, cut while the point
-/// runs: the point cannot be stored, so it is kept in a file of the current directory, which
-/// the refusal names.
-fn store_cut(env: &Env) -> Result<(), String> {
+/// A sweep whose results store (PostgreSQL or MariaDB) is reached through the proxy, cut while
+/// the point runs: the point cannot be stored, so it is kept in a file of the current
+/// directory, which the refusal names.
+fn store_cut(env: &Env, target: Target) -> Result<(), String> {
     let dsn = env.fresh_db(Target::Postgres, "proxied_data");
-    let store = env.fresh_db(Target::Postgres, "proxied_store");
+    let store = env.fresh_db(target, "proxied_store");
     expect_code(&dbduel(&["prepare", "tpcb", "--dsn", &dsn]), 0, "prepare")?;
     let upstream = port_of(&store);
     let proxy = Proxy::start(upstream);

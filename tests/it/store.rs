@@ -1,6 +1,7 @@
 //! The results store under contention and faults: two sweeps of one plan at once, sweeps
 //! opening a new store at once, a read-only store and a full disk (on a small tmpfs); the
-//! store in a PostgreSQL database, opened by two sweeps at once and read by every reader.
+//! store in a PostgreSQL and in a MariaDB database, each opened by two sweeps at once and read
+//! by every reader.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -14,10 +15,15 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, dbduel, ensure, expect_code, session, text};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let env = env.clone();
+    let (pg, maria) = (env.clone(), env.clone());
     vec![
         Trial::test("store::postgres_shared_by_two_sweeps", move || {
-            Ok(postgres_store(&env)?)
+            let hdr = "SELECT encode(hdr_v2, 'base64') FROM histograms ORDER BY run_id LIMIT 1";
+            Ok(shared_store(&pg, Target::Postgres, hdr)?)
+        }),
+        Trial::test("store::mariadb_shared_by_two_sweeps", move || {
+            let hdr = "SELECT TO_BASE64(hdr_v2) FROM histograms ORDER BY run_id LIMIT 1";
+            Ok(shared_store(&maria, Target::MariaDb("InnoDB"), hdr)?)
         }),
         Trial::test(
             "store::second_sweep_of_a_plan_is_refused_naming_the_first",
@@ -303,12 +309,13 @@ fn fill(path: &Path) -> Result<PathBuf, String> {
     Ok(path.to_path_buf())
 }
 
-/// Two sweeps of different plans write one new PostgreSQL store at once; `results`, `report`
-/// and `compare` read it; a sweep resumes from it; the password is never shown; a histogram
-/// reads back from its bytea.
-fn postgres_store(env: &Env) -> Result<(), String> {
+/// Two sweeps of different plans write one new store in a server's database at once;
+/// `results`, `report` and `compare` read it; a sweep resumes from it; a plan another process
+/// holds is refused; the password is never shown; a histogram reads back from its bytes
+/// (`hdr`: the first one, as base64).
+fn shared_store(env: &Env, target: Target, hdr: &str) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let store = env.fresh_db(Target::Postgres, "results_store");
+    let store = env.fresh_db(target, "results_store");
     let password = store
         .split("dbduel:")
         .nth(1)
@@ -332,7 +339,7 @@ fn postgres_store(env: &Env) -> Result<(), String> {
     let mut said = String::new();
     for (i, sweep) in sweeps.into_iter().enumerate() {
         let out = sweep.wait_with_output().map_err(|e| e.to_string())?;
-        expect_code(&out, 0, &format!("sweep {} into PostgreSQL", i + 1))?;
+        expect_code(&out, 0, &format!("sweep {} into {store}", i + 1))?;
         said += &text(&out);
     }
     let run = |args: &[&str]| -> Result<String, String> {
@@ -412,9 +419,7 @@ fn postgres_store(env: &Env) -> Result<(), String> {
     ensure(text(&refused).contains("dbduel process 1 "), || {
         text(&refused)
     })?;
-    let hdr = s
-        .query_text("SELECT encode(hdr_v2, 'base64') FROM histograms ORDER BY run_id LIMIT 1")
-        .map_err(|e| e.message)?;
+    let hdr = s.query_text(hdr).map_err(|e| e.message)?;
     let b64 = match hdr.first().and_then(|r| r.first()) {
         Some(dbduel::engine::Value::Text(t)) => t.replace('\n', ""),
         other => return Err(format!("no histogram stored: {other:?}")),
