@@ -20,6 +20,7 @@ use crate::report::summary;
 use crate::run_plan::{RunPlan, Target};
 use crate::server::{self, Server, ServerOptions, profile};
 use crate::store::Store;
+use crate::sweep::matrix::Matrix;
 use crate::sweep::plan_file::PlanFile;
 use crate::workload::{self, WorkloadOptions};
 use crate::{report, result, sweep};
@@ -140,8 +141,9 @@ fn server_status(a: &ServerDirArgs) -> Result<Outcome, Error> {
 
 pub fn sweep_cmd(a: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     let (plan, text) = PlanFile::read(&a.plan)?;
-    let outcome = sweep::run(&plan, &text, &a.results, stop)?;
-    finish(&a.results, plan.name(), a.report.as_deref())?;
+    let matrix = Matrix::new(&plan, text)?;
+    let outcome = sweep::run(&matrix, &a.results, stop)?;
+    finish(&a.results, &matrix.name, a.report.as_deref())?;
     Ok(outcome)
 }
 
@@ -201,14 +203,15 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         ("scale", count(scale.into())),
         ("max_tries", count(a.max_tries.into())),
     ])?;
+    let matrix = Matrix::new(&plan, text)?;
     errln!(
         "duel: {} at scale {scale} on {}, default and tuned, clients {}",
         a.workload,
         engines.join(", "),
         clients.join(",")
     );
-    let outcome = sweep::run(&plan, &text, &a.results, stop)?;
-    finish(&a.results, plan.name(), Some(&a.report))?;
+    let outcome = sweep::run(&matrix, &a.results, stop)?;
+    finish(&a.results, &matrix.name, Some(&a.report))?;
     Ok(outcome)
 }
 
