@@ -1,6 +1,8 @@
 //! The engine seam: the `Engine` and `Session` traits every database implements, the values
 //! and errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 
+#[cfg(test)]
+mod adding_an_engine;
 pub mod durability;
 mod firebird;
 mod login;
