@@ -1,8 +1,6 @@
 //! The engine seam: the `Engine` and `Session` traits every database implements, the values
 //! and errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 
-#[cfg(test)]
-mod adding_an_engine;
 pub mod durability;
 mod firebird;
 mod login;
@@ -10,6 +8,8 @@ mod mysql;
 mod postgres;
 mod sqlite;
 pub mod stall;
+#[cfg(test)]
+mod tests;
 pub mod tls;
 #[cfg(test)]
 mod toy;
@@ -470,30 +470,4 @@ pub fn quote_standard(s: &str, out: &mut String) {
         out.push(c);
     }
     out.push('\'');
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn placeholders_outside_quotes_only() {
-        assert_eq!(
-            split_placeholders("a = ? AND b = '?' AND c = ?"),
-            vec!["a = ", " AND b = '?' AND c = ", ""]
-        );
-    }
-
-    #[test]
-    fn literals_are_quoted() {
-        let parts = split_placeholders("INSERT INTO t VALUES (?, ?, ?)");
-        let mut out = String::new();
-        render_literals(
-            &parts,
-            &[Value::Int(-3), Value::Text("it's".into()), Value::Null],
-            &mut out,
-            quote_standard,
-        );
-        assert_eq!(out, "INSERT INTO t VALUES (-3, 'it''s', NULL)");
-    }
 }
