@@ -73,8 +73,9 @@ pub struct Point {
 type Runs = Vec<(String, u32, Arc<RunPlan>)>;
 
 impl Matrix {
-    /// The plan made into its points; every error a plan can hold comes here, before a store
-    /// is opened or a server started.
+    /// The plan made into its points; every mistake a plan can hold is refused here, before a
+    /// store is opened or a server started, but a knob that a managed server refuses (the
+    /// server judges its own, when it starts).
     pub fn new(plan: &PlanFile, text: String) -> Result<Matrix, Error> {
         let entry = workload::find(&plan.workload)?;
         let data = WorkloadOptions {
@@ -103,11 +104,12 @@ impl Matrix {
                         let mut knobs = p.knobs.get(engine).cloned().unwrap_or_default();
                         knobs.extend(profile::required(engine, &facts));
                         check_knobs(plan, engine, &place, &p.name, &knobs)?;
+                        let points = points(plan, &runs, workload_name, engine, &p.name);
                         Ok(ProfileRuns {
                             name: p.name.clone(),
                             unsafe_profile: p.unsafe_profile,
                             knobs,
-                            points: points(plan, &runs, workload_name, engine, &p.name),
+                            points,
                         })
                     })
                     .collect::<Result<_, Error>>()?;
