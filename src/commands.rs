@@ -1,14 +1,15 @@
-//! The commands: `list`, `check`, `cleanup`, `run`, `server start|stop|status`, `sweep`,
-//! `duel`, `report`, `results list|show|export` and `compare`. The measuring itself is in bench.rs and
-//! sweep/.
+//! The commands: `list`, `check`, `cleanup`, `run`, `server start|dsn|stop|status`, `sweep`,
+//! `duel`, `report`, `results list|show|export`, `compare`, `capacity` and `merge`, each taking
+//! its validated input and handing it to the room that does the work (point.rs, sweep/,
+//! capacity/, merge.rs, store/), then to report/ for what is printed or written.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::{
-    CompareArgs, CompareFormat, DuelArgs, ExportFormat, ReportArgs, ReportFormat, ResultsAction,
-    ResultsArgs, ServerAction, ServerDirArgs, ServerStartArgs, SweepArgs,
+    CapacityArgs, CompareArgs, CompareFormat, DuelArgs, ExportFormat, ReportArgs, ReportFormat,
+    ResultsAction, ResultsArgs, ServerAction, ServerDirArgs, ServerStartArgs, SweepArgs,
 };
 use crate::dsn::Dsn;
 use crate::engine;
@@ -16,13 +17,14 @@ use crate::engine::stall::StallGuard;
 use crate::error::Error;
 use crate::metrics::Host;
 use crate::point::{self, Observe, Outcome};
-use crate::report::summary;
+use crate::report::{export, stored};
 use crate::run_plan::{RunPlan, Target};
 use crate::server::{self, Server, ServerOptions, profile};
 use crate::store::Store;
+use crate::sweep::matrix::Matrix;
 use crate::sweep::plan_file::PlanFile;
 use crate::workload::{self, WorkloadOptions};
-use crate::{report, result, sweep};
+use crate::{capacity, report, result, sweep};
 
 pub fn server(action: &ServerAction) -> Result<Outcome, Error> {
     match action {
@@ -140,8 +142,9 @@ fn server_status(a: &ServerDirArgs) -> Result<Outcome, Error> {
 
 pub fn sweep_cmd(a: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     let (plan, text) = PlanFile::read(&a.plan)?;
-    let outcome = sweep::run(&plan, &text, &a.results, stop)?;
-    finish(&a.results, plan.name(), a.report.as_deref())?;
+    let matrix = Matrix::new(&plan, text)?;
+    let outcome = sweep::run(&matrix, &a.results, stop)?;
+    finish(&a.results, &matrix.name, a.report.as_deref())?;
     Ok(outcome)
 }
 
@@ -201,14 +204,15 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         ("scale", count(scale.into())),
         ("max_tries", count(a.max_tries.into())),
     ])?;
+    let matrix = Matrix::new(&plan, text)?;
     errln!(
         "duel: {} at scale {scale} on {}, default and tuned, clients {}",
         a.workload,
         engines.join(", "),
         clients.join(",")
     );
-    let outcome = sweep::run(&plan, &text, &a.results, stop)?;
-    finish(&a.results, plan.name(), Some(&a.report))?;
+    let outcome = sweep::run(&matrix, &a.results, stop)?;
+    finish(&a.results, &matrix.name, Some(&a.report))?;
     Ok(outcome)
 }
 
@@ -216,7 +220,7 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
 /// the HTML report.
 fn finish(results: &Path, plan: &str, html: Option<&Path>) -> Result<(), Error> {
     let store = Store::open(results)?;
-    let data = summary::report_data(&store, Some(plan))?;
+    let data = stored::report_data(&store, Some(plan))?;
     out!("{}", report::markdown::points_table(&data));
     if let Some(path) = html {
         std::fs::write(path, report::html::html(&data)).map_err(Error::io("write", path))?;
@@ -234,7 +238,7 @@ pub fn report_cmd(a: &ReportArgs) -> Result<Outcome, Error> {
         &a.results,
         "run `dbduel sweep` or `dbduel duel` first, or give --results",
     )?;
-    let data = summary::report_data(&store, a.plan.as_deref())?;
+    let data = stored::report_data(&store, a.plan.as_deref())?;
     let (text, default) = match a.format {
         ReportFormat::Html => (report::html::html(&data), Some("dbduel-report.html")),
         ReportFormat::Markdown => (report::markdown::markdown(&data), None),
@@ -286,158 +290,27 @@ pub fn compare(a: &CompareArgs) -> Result<Outcome, Error> {
     })
 }
 
+/// `results`: the stored runs as a table, one run's result, or every run exported.
 pub fn results(a: &ResultsArgs) -> Result<Outcome, Error> {
     let store = Store::open_existing(&a.results, "give --results")?;
     match &a.action {
-        ResultsAction::List { plan } => {
-            let rows: Vec<Vec<String>> = store
-                .list(plan.as_deref())?
-                .iter()
-                .map(|r| {
-                    let flags = [
-                        (r.unsafe_profile, "unsafe"),
-                        (r.client_bound, "client-bound"),
-                        (r.cold, "cold"),
-                        (r.errors > 0, "errors"),
-                        (r.server_restarts > 0, "server restarted"),
-                    ];
-                    let flags: Vec<&str> = flags
-                        .iter()
-                        .filter(|(on, _)| *on)
-                        .map(|(_, f)| *f)
-                        .collect();
-                    let figures: Vec<String> = r
-                        .metrics
-                        .iter()
-                        .map(|(name, value)| format!("{name} {value:.0}"))
-                        .collect();
-                    vec![
-                        r.id.to_string(),
-                        r.plan.clone(),
-                        r.engine.clone(),
-                        r.profile.clone(),
-                        r.workload.clone(),
-                        r.variant.clone(),
-                        r.clients.to_string(),
-                        r.repeat.to_string(),
-                        format!("{:.1}", r.tps),
-                        format!("{:.3}", r.p95_ms),
-                        format!("{:.3}", r.p99_ms),
-                        flags.join(","),
-                        figures.join(", "),
-                    ]
-                })
-                .collect();
-            out!(
-                "{}",
-                report::text_table(
-                    &[
-                        "id", "plan", "engine", "profile", "workload", "variant", "clients", "rep",
-                        "tps", "p95 ms", "p99 ms", "flags", "figures"
-                    ],
-                    &["id", "clients", "rep", "tps", "p95 ms", "p99 ms"],
-                    &rows
-                )
-            );
-        }
+        ResultsAction::List { plan } => out!("{}", export::table(&store.list(plan.as_deref())?)),
         ResultsAction::Show { id } => outln!(
             "{}",
             serde_json::to_string_pretty(&store.result(*id)?).expect("json")
         ),
-        ResultsAction::Export {
-            format: ExportFormat::Json,
-            plan,
-        } => {
-            outln!(
+        ResultsAction::Export { format, plan } => {
+            let rows = store.list(plan.as_deref())?;
+            out!(
                 "{}",
-                serde_json::to_string_pretty(&store.list(plan.as_deref())?).expect("json")
+                match format {
+                    ExportFormat::Json => export::json(&rows),
+                    ExportFormat::Csv => export::csv(&rows),
+                }
             );
         }
-        ResultsAction::Export {
-            format: ExportFormat::Csv,
-            plan,
-        } => out!("{}", csv(&store.list(plan.as_deref())?)),
     }
     Ok(Outcome::Success)
-}
-
-/// Runs as CSV, one header line, the key columns first (id, plan, engine, profile, workload,
-/// variant, clients, repeat), fields quoted where they need it; the workloads' own figures
-/// (TPC-C: nopm, tpmC) get a column each, empty where a run has no such figure.
-fn csv(rows: &[crate::store::RunRow]) -> String {
-    let mut figures: Vec<&str> = rows
-        .iter()
-        .flat_map(|r| r.metrics.keys().map(String::as_str))
-        .collect();
-    figures.sort_unstable();
-    figures.dedup();
-    let quote = |s: &str| {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
-    let mut header = vec![
-        "id",
-        "plan",
-        "engine",
-        "profile",
-        "workload",
-        "variant",
-        "clients",
-        "repeat",
-        "scale",
-        "cold",
-        "unsafe_profile",
-        "started_at",
-        "duration_s",
-        "tps",
-        "p50_ms",
-        "p95_ms",
-        "p99_ms",
-        "errors",
-        "client_bound",
-        "server_version",
-        "reconnects",
-        "server_restarts",
-    ];
-    header.extend(&figures);
-    let mut out = header.join(",") + "\n";
-    for r in rows {
-        let mut cells = vec![
-            r.id.to_string(),
-            quote(&r.plan),
-            quote(&r.engine),
-            quote(&r.profile),
-            quote(&r.workload),
-            quote(&r.variant),
-            r.clients.to_string(),
-            r.repeat.to_string(),
-            r.scale.to_string(),
-            r.cold.to_string(),
-            r.unsafe_profile.to_string(),
-            quote(&r.started_at),
-            r.duration_s.to_string(),
-            r.tps.to_string(),
-            r.p50_ms.to_string(),
-            r.p95_ms.to_string(),
-            r.p99_ms.to_string(),
-            r.errors.to_string(),
-            r.client_bound.to_string(),
-            quote(&r.server_version),
-            r.reconnects.to_string(),
-            r.server_restarts.to_string(),
-        ];
-        cells.extend(
-            figures
-                .iter()
-                .map(|f| r.metrics.get(*f).map(f64::to_string).unwrap_or_default()),
-        );
-        out += &cells.join(",");
-        out.push('\n');
-    }
-    out
 }
 
 /// The text of `dbduel list`.
@@ -588,7 +461,7 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     }
     let (result, _) = point::run_point(plan, &dsn, stop, Observe::Nothing)?;
     let interrupted = result.interrupted;
-    out!("{}", report::summary(&result));
+    out!("{}", report::run_summary(&result));
     if let Some(path) = &plan.json {
         result.write_json(path)?;
         errln!("result written to {}", path.display());
@@ -602,13 +475,51 @@ pub fn run(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     })
 }
 
+/// `capacity`: the search (capacity/), its summary printed, its record written as JSON and
+/// drawn as a chart when asked; the steps measured are kept when a step fails with an error.
+pub fn capacity(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    let mut search = capacity::Search::new(args)?;
+    let (record, ran) = search.find(stop);
+    // Each step's line went to stderr as it ended; on one terminal, the summary does not print
+    // them a second time.
+    use std::io::IsTerminal;
+    let seen = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    out!("{}", capacity::summary(&record, search.objectives(), !seen));
+    let text = serde_json::to_string_pretty(&record).expect("capacity serializes") + "\n";
+    if let Some(path) = search.json_path() {
+        std::fs::write(path, &text).map_err(|source| Error::Io {
+            doing: "write --json",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        errln!("capacity written to {}", path.display());
+    }
+    if let Some(path) = &args.html {
+        let view = capacity::view(&record, search.objectives());
+        std::fs::write(path, report::capacity_html(&view)).map_err(|source| Error::Io {
+            doing: "write --html",
+            path: path.clone(),
+            source,
+        })?;
+        errln!("chart written to {}", path.display());
+    }
+    ran?;
+    Ok(if record.interrupted {
+        Outcome::Interrupted
+    } else if record.capacity_tps.is_some() {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    })
+}
+
 /// `merge`: one result from the shards of a run: the summary, and the JSON when asked.
 pub fn merge(args: &crate::cli::MergeArgs) -> Result<Outcome, Error> {
     if let Some(path) = &args.json {
         result::check_writable(path)?;
     }
     let merged = crate::merge::merge(crate::merge::read(&args.files)?)?;
-    out!("{}", report::summary(&merged));
+    out!("{}", report::run_summary(&merged));
     if let Some(path) = &args.json {
         merged.write_json(path)?;
         errln!("merged result written to {}", path.display());

@@ -26,8 +26,6 @@ pub mod sweep;
 pub mod workload;
 
 #[cfg(test)]
-mod adding_an_engine;
-#[cfg(test)]
 mod fuzz;
 
 use std::sync::Arc;
@@ -60,7 +58,7 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
         Command::Results(args) => commands::results(&args),
         Command::Compare(args) => commands::compare(&args),
         Command::Merge(args) => commands::merge(&args),
-        Command::Capacity(args) => capacity::command(&args, &stop),
+        Command::Capacity(args) => commands::capacity(&args, &stop),
         Command::Completions { shell } => {
             let mut text = Vec::new();
             let mut command = <Cli as clap::CommandFactory>::command();

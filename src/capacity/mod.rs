@@ -3,7 +3,8 @@
 //! until one fails, steps that narrow in between the highest passing rate and the lowest
 //! failing one, and the boundary step repeated; each step long enough for its percentile and
 //! warmed up. The steps (the latency-against-rate curve, the client's headroom) as a table, a
-//! JSON file and an HTML chart.
+//! JSON record and the view an HTML chart is drawn from, which the command (commands.rs)
+//! prints and writes.
 
 mod search;
 pub mod slo;
@@ -17,7 +18,7 @@ use serde::Serialize;
 use crate::cli::CapacityArgs;
 use crate::dsn::Dsn;
 use crate::error::Error;
-use crate::point::{self, Observe, Outcome};
+use crate::point::{self, Observe};
 use crate::result::RunResult;
 use crate::run_plan::{self, RunPlan};
 use crate::runner::Limit;
@@ -210,7 +211,7 @@ impl Search {
     }
 
     /// Run the search, each step added to `out` as it ends (so that an error keeps them).
-    pub fn run(&mut self, out: &mut Capacity, stop: &Arc<AtomicBool>) -> Result<(), Error> {
+    fn run(&mut self, out: &mut Capacity, stop: &Arc<AtomicBool>) -> Result<(), Error> {
         let ceiling = self.step("closed-loop", None, out, stop)?;
         if out.interrupted {
             return Ok(());
@@ -452,78 +453,51 @@ fn warnings(c: &Capacity) -> Vec<String> {
     out
 }
 
-/// `capacity`: run the search, print it, write what was asked; the steps measured are kept
-/// (in the JSON file) when a step fails with an error.
-pub fn command(args: &CapacityArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
-    let mut search = Search::new(args)?;
-    let objectives = search.objectives.clone();
-    let mut record = search.record();
-    let ran = search.run(&mut record, stop);
-    if let Err(e) = &ran {
-        record.verdict = format!("the search stopped: {e}");
+impl Search {
+    /// The objectives, as parsed from `--slo`.
+    pub fn objectives(&self) -> &[Objective] {
+        &self.objectives
     }
-    if record.interrupted {
-        // The last step's figures are partial and the search did not finish: no capacity.
-        record.capacity_tps = None;
-        record.failing_tps = None;
-        let passed = record
-            .steps
-            .iter()
-            .rev()
-            .skip(1)
-            .filter(|s| s.rate.is_some() && s.passed());
-        record.verdict = match passed.map(|s| s.rate.unwrap_or(0.0)).reduce(f64::max) {
-            Some(r) => format!(
-                "interrupted after {} steps: no capacity found; the highest rate that met every objective so far was {r:.1} tps",
-                record.steps.len()
-            ),
-            None => format!(
-                "interrupted after {} steps: no capacity found",
-                record.steps.len()
-            ),
-        };
+
+    /// The search run as far as it goes: the record of every step measured, its verdict (the
+    /// error's, when a step failed with one, which is returned beside the record so that the
+    /// steps measured are kept) and its warnings.
+    pub fn find(&mut self, stop: &Arc<AtomicBool>) -> (Capacity, Result<(), Error>) {
+        let mut record = self.record();
+        let ran = self.run(&mut record, stop);
+        if let Err(e) = &ran {
+            record.verdict = format!("the search stopped: {e}");
+        }
+        if record.interrupted {
+            // The last step's figures are partial and the search did not finish: no capacity.
+            record.capacity_tps = None;
+            record.failing_tps = None;
+            let passed = record
+                .steps
+                .iter()
+                .rev()
+                .skip(1)
+                .filter(|s| s.rate.is_some() && s.passed());
+            record.verdict = match passed.map(|s| s.rate.unwrap_or(0.0)).reduce(f64::max) {
+                Some(r) => format!(
+                    "interrupted after {} steps: no capacity found; the highest rate that met every objective so far was {r:.1} tps",
+                    record.steps.len()
+                ),
+                None => format!(
+                    "interrupted after {} steps: no capacity found",
+                    record.steps.len()
+                ),
+            };
+        }
+        record.short_steps = record.steps.iter().filter(|s| s.short).count();
+        record.warnings = warnings(&record);
+        (record, ran)
     }
-    record.short_steps = record.steps.iter().filter(|s| s.short).count();
-    record.warnings = warnings(&record);
-    // Each step's line went to stderr as it ended; on one terminal, the summary does not print
-    // them a second time.
-    use std::io::IsTerminal;
-    let seen = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
-    out!("{}", summary(&record, &objectives, !seen));
-    let text = serde_json::to_string_pretty(&record).expect("capacity serializes") + "\n";
-    if let Some(path) = search.json_path() {
-        std::fs::write(path, &text).map_err(|source| Error::Io {
-            doing: "write --json",
-            path: path.to_path_buf(),
-            source,
-        })?;
-        errln!("capacity written to {}", path.display());
-    }
-    if let Some(path) = &args.html {
-        std::fs::write(
-            path,
-            crate::report::capacity_html(&view(&record, &objectives)),
-        )
-        .map_err(|source| Error::Io {
-            doing: "write --html",
-            path: path.clone(),
-            source,
-        })?;
-        errln!("chart written to {}", path.display());
-    }
-    ran?;
-    Ok(if record.interrupted {
-        Outcome::Interrupted
-    } else if record.capacity_tps.is_some() {
-        Outcome::Success
-    } else {
-        Outcome::Failures
-    })
 }
 
 /// What the chart shows of a search: p50 and p99, and the curve of every other latency
 /// figure an objective judges (its value in each step), under that objective's limit.
-fn view(c: &Capacity, objectives: &[Objective]) -> crate::report::CapacityView {
+pub fn view(c: &Capacity, objectives: &[Objective]) -> crate::report::CapacityView {
     let latency: Vec<(usize, &Objective)> = objectives
         .iter()
         .enumerate()

@@ -8,6 +8,8 @@ mod mysql;
 mod postgres;
 mod sqlite;
 pub mod stall;
+#[cfg(test)]
+mod tests;
 pub mod tls;
 #[cfg(test)]
 mod toy;
@@ -468,30 +470,4 @@ pub fn quote_standard(s: &str, out: &mut String) {
         out.push(c);
     }
     out.push('\'');
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn placeholders_outside_quotes_only() {
-        assert_eq!(
-            split_placeholders("a = ? AND b = '?' AND c = ?"),
-            vec!["a = ", " AND b = '?' AND c = ", ""]
-        );
-    }
-
-    #[test]
-    fn literals_are_quoted() {
-        let parts = split_placeholders("INSERT INTO t VALUES (?, ?, ?)");
-        let mut out = String::new();
-        render_literals(
-            &parts,
-            &[Value::Int(-3), Value::Text("it's".into()), Value::Null],
-            &mut out,
-            quote_standard,
-        );
-        assert_eq!(out, "INSERT INTO t VALUES (-3, 'it''s', NULL)");
-    }
 }

@@ -1,12 +1,14 @@
-//! Results as people read them: the terminal summary of a run (`RunResult`, in result.rs),
-//! and the views of the store's runs (`summary.rs` into `data.rs`'s `ReportData`), drawn as
-//! HTML and markdown; `compare/`, whether two runs or two sets of repeats differ.
+//! Results as people read them: the terminal summary of a run (`run_summary`, of a
+//! `RunResult` from result.rs); the stored runs listed and exported (`export.rs`: table, JSON,
+//! CSV); the reports of stored runs (`stored.rs` makes `data.rs`'s `ReportData`, drawn as HTML
+//! and markdown); `compare/`, whether two runs or two sets of repeats differ.
 
 pub mod compare;
 pub mod data;
+pub mod export;
 pub mod html;
 pub mod markdown;
-pub mod summary;
+pub mod stored;
 
 pub use html::{CapacityView, StepView, capacity_html};
 
@@ -80,8 +82,8 @@ fn latency_cells(l: &Latency) -> String {
     )
 }
 
-/// The summary printed at the end of a run.
-pub fn summary(r: &RunResult) -> String {
+/// The summary printed at the end of a run (`run`, `merge`).
+pub fn run_summary(r: &RunResult) -> String {
     let mut out = String::new();
     summary_head(&mut out, r);
     summary_counts(&mut out, r);

@@ -50,6 +50,17 @@ pub fn installed(kind: &ServerKind) -> bool {
     (kind.binaries)(None).is_some()
 }
 
+/// A server kind's binaries (initialiser, server), `bin_dir` first; an error naming the
+/// package to install when they are not there.
+pub fn binaries(kind: &ServerKind, bin_dir: Option<&Path>) -> Result<(PathBuf, PathBuf), Error> {
+    (kind.binaries)(bin_dir).ok_or_else(|| {
+        Error::Usage(format!(
+            "{} server binaries not found (looked in --bin-dir, PATH, /usr/sbin, /usr/lib): install the {} package or give --bin-dir",
+            kind.product, kind.package
+        ))
+    })
+}
+
 /// A service account: uid and gid.
 pub type Account = Option<(u32, u32)>;
 
@@ -194,12 +205,7 @@ pub struct Server {
 impl Server {
     /// Initialise (when new) and start a server of `kind`.
     pub fn start(kind: &'static ServerKind, opts: &ServerOptions) -> Result<Server, Error> {
-        let (init_bin, server_bin) = (kind.binaries)(opts.bin_dir.as_deref()).ok_or_else(|| {
-            Error::Usage(format!(
-                "{} server binaries not found (looked in --bin-dir, PATH, /usr/sbin, /usr/lib): install the {} package or give --bin-dir",
-                kind.product, kind.package
-            ))
-        })?;
+        let (init_bin, server_bin) = binaries(kind, opts.bin_dir.as_deref())?;
         let port = match opts.port {
             Some(p) => check_port(p)?,
             None => free_port()?,
@@ -543,7 +549,6 @@ fn prepare_dir(
     kind: &ServerKind,
     dir: Option<&Path>,
 ) -> Result<(Layout, Option<tempfile::TempDir>), Error> {
-    use std::os::unix::fs::MetadataExt;
     let (path, temp) = match dir {
         Some(d) => (d.to_path_buf(), None),
         None => {
@@ -554,7 +559,18 @@ fn prepare_dir(
             (t.path().to_path_buf(), Some(t))
         }
     };
-    let layout = Layout::new(&path);
+    check_dir(kind, &path)?;
+    std::fs::create_dir_all(&path).map_err(Error::io("create", &path))?;
+    private_dir(&path)?;
+    Ok((Layout::new(&path), temp))
+}
+
+/// Whether a server of `kind` may use the directory `path` (nothing is written): its socket's
+/// path fits, it is the user's own, and it is new, empty, or a stopped server of this kind
+/// that dbduel made.
+pub fn check_dir(kind: &ServerKind, path: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let layout = Layout::new(path);
     // The server's Unix socket (PostgreSQL's `run/.s.PGSQL.65535.lock` the longest name) must
     // fit in a socket address: 107 bytes.
     let run = std::path::absolute(&layout.run).unwrap_or_else(|_| layout.run.clone());
@@ -566,7 +582,7 @@ fn prepare_dir(
             run.display()
         )));
     }
-    if let Ok(meta) = std::fs::metadata(&path) {
+    if let Ok(meta) = std::fs::metadata(path) {
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
         let account = service_account(kind.account).map(|(uid, _)| uid);
@@ -578,8 +594,8 @@ fn prepare_dir(
             )));
         }
     }
-    if let Ok(mut entries) = std::fs::read_dir(&path) {
-        if let Ok(state) = read_state(&path) {
+    if let Ok(mut entries) = std::fs::read_dir(path) {
+        if let Ok(state) = read_state(path) {
             if state.engine != kind.engine {
                 return Err(Error::Usage(format!(
                     "--data-dir {} holds a {} server, not {}",
@@ -602,9 +618,7 @@ fn prepare_dir(
             )));
         }
     }
-    std::fs::create_dir_all(&path).map_err(Error::io("create", &path))?;
-    private_dir(&path)?;
-    Ok((layout, temp))
+    Ok(())
 }
 
 pub fn log_tail(path: &Path) -> String {

@@ -1,7 +1,10 @@
 //! Sweeps: run a plan's matrix (engines x profiles x client counts x repeats) on managed
 //! servers, embedded files or servers given by DSN; commit every point to the results store
 //! the moment it finishes; skip the points a previous, interrupted sweep already measured.
+//! `plan_file.rs` reads the TOML, `matrix.rs` makes it the checked list of points before any
+//! server starts, and `run` here walks that list.
 
+pub mod matrix;
 pub mod plan_file;
 
 use std::path::{Path, PathBuf};
@@ -10,17 +13,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::dsn::Dsn;
-use crate::engine::EngineOptions;
 use crate::error::Error;
-use crate::metrics::Host;
 use crate::metrics::observe::ResourceSample;
 use crate::point::{self, Observe, Outcome};
-use crate::run_plan::{AskedBy, RunInput};
-use crate::server::profile::{self, Facts, Profile};
-use crate::server::{self, Server, ServerKind, ServerOptions};
+use crate::server::{Server, ServerKind, ServerOptions};
 use crate::store::{PointKey, PointRecord, Store};
-use crate::workload::{self, WorkloadEntry, WorkloadOptions};
-use plan_file::PlanFile;
+use matrix::{Matrix, Place, ProfileRuns, embedded_dsn};
 
 /// The database dbduel creates on the servers it manages.
 const DATABASE: &str = "dbduel";
@@ -29,7 +27,7 @@ const DATABASE: &str = "dbduel";
 /// for stalled and killed.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
-/// Where one engine of the plan runs.
+/// Where one engine of the plan runs, once the sweep has reached it.
 enum Target {
     Managed {
         kind: &'static ServerKind,
@@ -46,30 +44,29 @@ enum Target {
 }
 
 impl Target {
-    fn new(engine: &str, plan: &PlanFile, temp: &Path) -> Result<Target, Error> {
-        if let Some(text) = plan.dsn.get(engine) {
-            return Ok(Target::Given(crate::engine::parse_dsn(text)?));
-        }
-        match server::kind_for(engine) {
-            Some(kind) => Ok(Target::Managed {
+    fn new(engine: &str, place: &Place, temp: &Path) -> Result<Target, Error> {
+        Ok(match place {
+            Place::Given(dsn) => Target::Given(dsn.clone()),
+            Place::Managed { kind, dir, bin_dir } => Target::Managed {
                 kind,
                 server: None,
-                dir: plan.data_dir.as_ref().map(|d| Path::new(d).join(engine)),
-                bin_dir: plan.bin_dir.get(engine).map(PathBuf::from),
-            }),
-            None => {
+                dir: dir.clone(),
+                bin_dir: bin_dir.clone(),
+            },
+            Place::Embedded => {
                 let path = temp.join(format!("{engine}.db"));
-                Ok(Target::Embedded {
+                Target::Embedded {
                     engine: engine.into(),
                     dsn: embedded_dsn(engine, &path, &[])?,
                     path,
-                })
+                }
             }
-        }
+        })
     }
 
     /// Bring the target up under a profile's knobs. Returns true when the data is new.
-    fn apply(&mut self, knobs: &[(String, String)], profile: &Profile) -> Result<bool, Error> {
+    fn apply(&mut self, profile: &ProfileRuns) -> Result<bool, Error> {
+        let knobs = &profile.knobs;
         match self {
             Target::Managed {
                 kind,
@@ -117,10 +114,7 @@ impl Target {
                 *dsn = embedded_dsn(engine, path, knobs)?;
                 Ok(fresh)
             }
-            Target::Given(dsn) if !knobs.is_empty() => Err(Error::Usage(format!(
-                "profile '{}' sets knobs, but {} is given by DSN and dbduel cannot configure it: use the default profile or let dbduel manage the server",
-                profile.name, dsn
-            ))),
+            // A DSN's server takes no knobs: the matrix refused a profile that sets any.
             Target::Given(_) => Ok(true),
         }
     }
@@ -177,77 +171,70 @@ impl Target {
     }
 }
 
-fn embedded_dsn(engine: &str, path: &Path, knobs: &[(String, String)]) -> Result<Dsn, Error> {
-    let query: Vec<String> = knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let sep = if query.is_empty() { "" } else { "?" };
-    crate::engine::parse_dsn(&format!(
-        "{engine}://{}{sep}{}",
-        path.display(),
-        query.join("&")
-    ))
-}
-
-/// Run a plan into the store. Prints one line per point.
-pub fn run(
-    plan: &PlanFile,
-    text: &str,
-    results: &Path,
-    stop: &Arc<AtomicBool>,
-) -> Result<Outcome, Error> {
-    let entry = workload::find(&plan.workload)?;
-    check_runs(plan, entry)?;
+/// Run a plan's matrix into the store. Prints one line per point.
+pub fn run(matrix: &Matrix, results: &Path, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     let mut store = Store::open(results)?;
-    let plan_id = store.claim(plan.name(), text)?;
+    let plan_id = store.claim(&matrix.name, &matrix.text)?;
     let done = store.done(plan_id)?;
-    // A workload file's own name, not the registry's `custom`.
-    let workload_name = (entry.new)(&WorkloadOptions::default())?.name();
-    let facts = facts(plan, entry);
     let temp = tempfile::Builder::new()
         .prefix("dbduel-sweep-")
         .tempdir()
         .map_err(|source| Error::TempDir { source })?;
-    let profiles = plan.profiles(&facts);
     let (mut measured, mut skipped) = (0, 0);
     let mut failures = Vec::new();
-    for engine in &plan.engines {
-        let mut target = Target::new(engine, plan, temp.path())?;
-        for profile in &profiles {
-            let points = points(plan, workload_name, engine, &profile.name);
-            let todo: Vec<&PointKey> = points.iter().filter(|p| !done.contains(&p.key())).collect();
-            skipped += points.len() - todo.len();
+    for engine in &matrix.engines {
+        let mut target = Target::new(&engine.engine, &engine.place, temp.path())?;
+        for profile in &engine.profiles {
+            let todo: Vec<&matrix::Point> = profile
+                .points
+                .iter()
+                .filter(|p| !done.contains(&p.key.key()))
+                .collect();
+            skipped += profile.points.len() - todo.len();
             if todo.is_empty() {
                 continue;
             }
-            let knobs = knobs(profile, engine, &facts);
-            if target.apply(&knobs, profile)? {
-                prepare(plan, entry, &target.dsn(), stop)?;
+            errln!(
+                "== {}/{}{}",
+                engine.engine,
+                profile.name,
+                if profile.unsafe_profile {
+                    " (UNSAFE)"
+                } else {
+                    ""
+                }
+            );
+            let knobs = &profile.knobs;
+            if target.apply(profile)? {
+                prepare(matrix, &target.dsn(), stop)?;
             }
             for point in todo {
                 if stop.load(Ordering::SeqCst) {
                     return Ok(Outcome::Interrupted);
                 }
-                target.revive(&knobs)?;
-                let cache_dropped = point.cold.then(|| target.cold(&knobs)).transpose()?;
-                if plan.data == "reload" && measured + skipped > 0 {
-                    prepare(plan, entry, &target.dsn(), stop)?;
+                target.revive(knobs)?;
+                let cache_dropped = point.key.cold.then(|| target.cold(knobs)).transpose()?;
+                if matrix.reload && measured + skipped > 0 {
+                    prepare(matrix, &target.dsn(), stop)?;
                 }
-                let run_plan = run_plan(plan, entry, &point.variant, point.clients)?;
-                let (result, resources, gone) = measure(&mut target, &knobs, &run_plan, stop)?;
+                let (result, resources, gone) = measure(&mut target, knobs, &point.run, stop)?;
                 if result.interrupted {
                     return Ok(Outcome::Interrupted);
                 }
                 let resources = samples_json(&resources);
                 let rec = PointRecord {
                     plan_id,
-                    point,
+                    point: &point.key,
                     unsafe_profile: profile.unsafe_profile,
                     cache_dropped,
                     result: &result,
                     resources: &resources,
                 };
-                let id = store.save(&rec).map_err(|e| unsaved(e, point, &result))?;
+                let id = store
+                    .save(&rec)
+                    .map_err(|e| unsaved(e, &point.key, &result))?;
                 measured += 1;
-                errln!("{}", point_line(id, point, &result));
+                errln!("{}", point_line(id, &point.key, &result));
                 if result.failed() {
                     failures.push(id);
                 }
@@ -271,34 +258,6 @@ fn samples_json(resources: &[ResourceSample]) -> Vec<serde_json::Value> {
         .iter()
         .map(|r| serde_json::to_value(r).expect("samples serialize"))
         .collect()
-}
-
-/// What a sweep's tuned profiles are sized by: this machine, the plan's data and clients.
-fn facts(plan: &PlanFile, entry: &WorkloadEntry) -> Facts {
-    let host = Host::read();
-    Facts {
-        ram_bytes: host.ram_bytes,
-        cores: host.cores,
-        dataset_bytes: entry.bytes_per_scale * u64::from(plan.scale),
-        max_clients: plan.clients.iter().copied().max().unwrap_or(1),
-    }
-}
-
-/// A profile's knobs for one engine, with the ones the sweep requires, announced on a line
-/// of their own as the profile's points begin.
-fn knobs(profile: &Profile, engine: &str, facts: &Facts) -> Vec<(String, String)> {
-    let mut knobs = profile.knobs.get(engine).cloned().unwrap_or_default();
-    knobs.extend(profile::required(engine, facts));
-    errln!(
-        "== {engine}/{}{}",
-        profile.name,
-        if profile.unsafe_profile {
-            " (UNSAFE)"
-        } else {
-            ""
-        }
-    );
-    knobs
 }
 
 /// Success, or failures named by their stored runs' ids.
@@ -403,105 +362,17 @@ fn unsaved(e: Error, p: &PointKey, result: &crate::result::RunResult) -> Error {
     }
 }
 
-fn points(plan: &PlanFile, workload: &str, engine: &str, profile: &str) -> Vec<PointKey> {
-    let mut out = Vec::new();
-    for variant in plan.variants() {
-        for &clients in &plan.clients {
-            for repeat in 1..=plan.repeats {
-                for cold in plan.cold.states() {
-                    out.push(PointKey {
-                        engine: engine.into(),
-                        profile: profile.into(),
-                        workload: workload.into(),
-                        variant: variant.clone(),
-                        scale: plan.scale,
-                        clients,
-                        repeat,
-                        cold,
-                    });
-                }
-            }
-        }
-    }
-    out
-}
-
-fn prepare(
-    plan: &PlanFile,
-    entry: &'static WorkloadEntry,
-    dsn: &Dsn,
-    stop: &AtomicBool,
-) -> Result<(), Error> {
-    let opts = WorkloadOptions {
-        scale: plan.scale,
-        params: plan.params()?,
-        ..WorkloadOptions::default()
-    };
-    point::prepare(dsn, &engine_options(plan), entry, &opts, stop, false).map(drop)
-}
-
-fn engine_options(plan: &PlanFile) -> EngineOptions {
-    EngineOptions {
-        table_engine: plan.table_engine.clone(),
-        ..EngineOptions::default()
-    }
-}
-
-/// One point's run, built as `dbduel run` builds its own (`plan::RunInput`): the same
-/// checks, and the workload's own default for retries.
-fn run_plan(
-    plan: &PlanFile,
-    entry: &'static WorkloadEntry,
-    variant: &str,
-    clients: u32,
-) -> Result<crate::run_plan::RunPlan, Error> {
-    // A workload that runs its own streams to their end (TPC-H) takes no time.
-    let options = crate::workload::WorkloadOptions {
-        scale: plan.scale,
-        params: plan.params()?,
-        ..Default::default()
-    };
-    let streams = (entry.new)(&options).is_ok_and(|w| w.fixed_clients().is_some());
-    let input = RunInput {
-        target: crate::run_plan::Target {
-            workload: entry,
-            dsn: None,
-            engine: engine_options(plan),
-        },
-        scale: None,
-        variant: Some(variant.to_string()),
-        params: plan.params()?,
-        clients,
-        // What the point was asked to do, as `run -T`/`-t` records it: a time or a count of
-        // transactions per client, never both.
-        time: (plan.transactions.is_none() && !streams).then(|| plan.time()),
-        transactions: plan.transactions,
-        warmup: plan.warmup,
-        rate: None,
-        progress: None,
-        max_tries: plan.max_tries,
-        seed: Some(plan.seed()),
-        protocol: plan.protocol(),
-        json: None,
-        scripts: Vec::new(),
-        defines: Vec::new(),
-        asked_by: AskedBy::Plan,
-        shard: None,
-        start_at: None,
-    };
-    input
-        .plan()
-        .map_err(|e| Error::Usage(format!("plan {}: {e}", plan.name())))
-}
-
-/// Every point's run is checked before the first server starts.
-fn check_runs(plan: &PlanFile, entry: &'static WorkloadEntry) -> Result<(), Error> {
-    for variant in plan.variants() {
-        for &clients in &plan.clients {
-            run_plan(plan, entry, &variant, clients)?;
-        }
-    }
-    Ok(())
+/// Load the plan's data on a target, as `dbduel prepare` would.
+fn prepare(matrix: &Matrix, dsn: &Dsn, stop: &AtomicBool) -> Result<(), Error> {
+    point::prepare(
+        dsn,
+        &matrix.engine_options,
+        matrix.workload,
+        &matrix.data,
+        stop,
+        false,
+    )
+    .map(drop)
 }
 
 fn point_line(id: i64, p: &PointKey, r: &crate::result::RunResult) -> String {

@@ -47,6 +47,10 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("sweep::point_checked_as_run_checks_it", || {
             Ok(point_checked()?)
         }),
+        Trial::test(
+            "sweep::invalid_last_point_refused_before_anything_runs",
+            || Ok(last_point_invalid()?),
+        ),
         Trial::test("sweep::firebird_knob_reaches_the_server", || {
             Ok(firebird_knob()?)
         }),
@@ -169,35 +173,46 @@ fn same_retries() -> Result<(), String> {
 /// A plan's point is refused for what `dbduel run` refuses (a time over a year, more clients
 /// than the machine allows), with the plan's key, before a store or a server is made.
 fn point_checked() -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let results = dir.path().join("r.db");
     for (plan, key) in [
         (
             "clients = [1]\ntime = 40000000\n",
-            "key `time` 40000000: at most",
+            "plan plan: key `time` 40000000: at most",
         ),
         (
             "clients = [1]\nwarmup = 40000000\n",
-            "key `warmup` 40000000: at most",
+            "plan plan: key `warmup` 40000000: at most",
         ),
         (
             "clients = [1, 100000000]\ntime = 1\n",
-            "key `clients` 100000000: this machine allows at most",
+            "plan plan: key `clients` 100000000: this machine allows at most",
         ),
     ] {
-        let plan = write(
-            dir.path(),
-            "long.toml",
-            &format!("engines = [\"postgres\"]\n{plan}"),
-        );
-        let out = dbduel(&["sweep", &plan, "--results", &results.display().to_string()]);
-        expect_code(&out, 2, key)?;
-        let all = text(&out);
-        ensure(all.contains("plan long: ") && all.contains(key), || {
-            all.clone()
-        })?;
-        ensure(!results.exists(), || {
-            "a refused plan created the results store".into()
+        refused(&format!("engines = [\"postgres\"]\n{plan}"), key)?;
+    }
+    Ok(())
+}
+
+/// A plan whose last point cannot run (its engine's DSN, its profile's knobs) exits 2 with
+/// the plan's words before the first point: no store is made, no engine reached, no data
+/// loaded.
+fn last_point_invalid() -> Result<(), String> {
+    for (plan, said) in [
+        (
+            "engines = [\"sqlite\", \"postgres\"]\n[dsn]\npostgres = \"postgres://u@127.0.0.1:1/d?sslmode=sometimes\"\n",
+            "plan plan: engine postgres: sslmode 'sometimes'",
+        ),
+        (
+            "engines = [\"sqlite\"]\nprofiles = [\"default\", \"odd\"]\n[profile.odd]\nsqlite = { journal_mode = \"sideways\" }\n",
+            "plan plan: profile 'odd' on sqlite",
+        ),
+        (
+            "engines = [\"sqlite\", \"postgres\"]\nprofiles = [\"default\", \"big\"]\n[dsn]\npostgres = \"postgres://u@127.0.0.1:1/d\"\n[profile.big]\npostgres = { work_mem = \"8MB\" }\n",
+            "plan plan: profile 'big' sets knobs, but postgres://u@127.0.0.1:1/d is given by DSN",
+        ),
+    ] {
+        let all = refused(&format!("clients = [1]\ntime = 1\n{plan}"), said)?;
+        ensure(!all.contains("==") && !all.contains("prepared"), || {
+            format!("a point began before the refusal: {all}")
         })?;
     }
     Ok(())
@@ -225,25 +240,25 @@ fn firebird_knob() -> Result<(), String> {
 /// Knobs under a name that is no engine are refused before anything starts, with the
 /// plan's line and the engines there are.
 fn unknown_engine_knobs() -> Result<(), String> {
+    let plan = "engines = [\"sqlite\"]\nprofiles = [\"p\"]\nclients = [1]\n[profile.p]\nfirbird = { DefaultDbCachePages = 8192 }\n";
+    let all = refused(plan, "unknown engine 'firbird'")?;
+    ensure(all.contains("line 4") && all.contains("firebird"), || all)
+}
+
+/// A sweep of `plan` (its file `plan.toml`, so the plan `plan`) exits 2 saying `said`,
+/// before a results store is made. Returns what it printed.
+fn refused(plan: &str, said: &str) -> Result<String, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let plan = write(
-        dir.path(),
-        "typo.toml",
-        "engines = [\"sqlite\"]\nprofiles = [\"p\"]\nclients = [1]\n[profile.p]\nfirbird = { DefaultDbCachePages = 8192 }\n",
-    );
+    let plan = write(dir.path(), "plan.toml", plan);
     let results = dir.path().join("r.db");
     let out = dbduel(&["sweep", &plan, "--results", &results.display().to_string()]);
-    expect_code(&out, 2, "knobs of an unknown engine")?;
+    expect_code(&out, 2, said)?;
     let all = text(&out);
-    ensure(
-        all.contains("line 4")
-            && all.contains("unknown engine 'firbird'")
-            && all.contains("firebird"),
-        || all.clone(),
-    )?;
+    ensure(all.contains(said), || all.clone())?;
     ensure(!results.exists(), || {
         "a refused plan created the results store".into()
-    })
+    })?;
+    Ok(all)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

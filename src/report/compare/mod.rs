@@ -351,8 +351,8 @@ pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
         .map(|(i, f)| figure(f, a, b, method, per_figure, SEED + i as u64))
         .collect();
     Ok(Comparison {
-        a: summary(a, method),
-        b: summary(b, method),
+        a: side_summary(a, method),
+        b: side_summary(b, method),
         differences: differences(&a.runs[0], &b.runs[0]),
         method,
         confidence: CONFIDENCE,
@@ -365,7 +365,7 @@ pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
     })
 }
 
-fn summary(side: &Side, method: Method) -> SideSummary {
+fn side_summary(side: &Side, method: Method) -> SideSummary {
     let first = &side.runs[0];
     let (workload, variant) = workload_of(first);
     let tps = seconds(side, &FIGURES[0]);

@@ -1,8 +1,9 @@
-//! The test of "Adding an engine" (ARCHITECTURE.md): the toy engine `toylite`
-//! (`engine/toy.rs`, one file and one registry line, as a contributor adds an engine) runs
-//! every workload through the commands, in process: each registered workload variant, a
-//! pgbench-format script and a declarative workload file, each prepared, run and checked; and
-//! TPC-H's power test, which has no variants.
+//! Tests of the engine seam: placeholders and literals as every engine meets them, and the
+//! test of "Adding an engine" (ARCHITECTURE.md): the toy engine `toylite` (`engine/toy.rs`,
+//! one file and one registry line, as a contributor adds an engine) runs every workload
+//! through the commands, in process: each registered workload variant, a pgbench-format
+//! script and a declarative workload file, each prepared, run and checked; and TPC-H's power
+//! test, which has no variants.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
 
+use super::{Value, quote_standard, render_literals, split_placeholders};
 use crate::cli::Cli;
 use crate::{Outcome, workload};
 
@@ -81,4 +83,25 @@ fn every_workload_runs_on_an_engine_added_in_one_file() {
     let db = dsn("thetable.db");
     dbduel(&["prepare", &file, "--dsn", &db]);
     run_and_check(&file, None, &db, &dir.path().join("thetable.json"));
+}
+
+#[test]
+fn placeholders_outside_quotes_only() {
+    assert_eq!(
+        split_placeholders("a = ? AND b = '?' AND c = ?"),
+        vec!["a = ", " AND b = '?' AND c = ", ""]
+    );
+}
+
+#[test]
+fn literals_are_quoted() {
+    let parts = split_placeholders("INSERT INTO t VALUES (?, ?, ?)");
+    let mut out = String::new();
+    render_literals(
+        &parts,
+        &[Value::Int(-3), Value::Text("it's".into()), Value::Null],
+        &mut out,
+        quote_standard,
+    );
+    assert_eq!(out, "INSERT INTO t VALUES (-3, 'it''s', NULL)");
 }
