@@ -4,6 +4,7 @@
 pub mod custom;
 pub mod options;
 pub(crate) mod random;
+pub(crate) mod rows;
 pub mod script;
 pub mod sysbench;
 pub mod tpcb;
