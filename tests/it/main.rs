@@ -3,26 +3,32 @@
 //! each started when the first trial needs it and stopped at the end, and against real SQLite
 //! files; a run of SQLite-only trials starts no server.
 
-mod behaviour;
 mod capacity;
+mod check;
 mod client_cpu;
+mod command_line;
 mod compare;
 mod conformance;
 mod custom;
+mod deploy;
 mod env;
 mod errors;
 mod faults;
 mod latency;
 mod load;
 mod managed;
+mod measured;
 mod observe;
+mod peer_made;
 mod prepare;
 mod proxied;
 mod proxy;
 mod readme;
+mod recorded;
 mod report;
 mod script;
 mod secrets;
+mod sessions;
 mod shards;
 mod store;
 mod sweep;
@@ -48,7 +54,13 @@ fn main() {
     trials.extend(conformance::trials(&env));
     trials.extend(custom::trials(&env));
     trials.extend(errors::trials(&env));
-    trials.extend(behaviour::trials(&env));
+    trials.extend(command_line::trials(&env));
+    trials.extend(recorded::trials(&env));
+    trials.extend(measured::trials(&env));
+    trials.extend(sessions::trials(&env));
+    trials.extend(check::trials(&env));
+    trials.extend(peer_made::trials(&env));
+    trials.extend(deploy::trials(&env));
     trials.extend(observe::trials(&env));
     trials.extend(report::trials());
     trials.extend(readme::trials(&env));
