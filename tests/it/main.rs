@@ -1,7 +1,9 @@
-//! The integration suite: one binary that runs every trial against real PostgreSQL, MariaDB
-//! and Firebird servers on free loopback ports (as their service accounts when run as root),
-//! each started when the first trial needs it and stopped at the end, and against real SQLite
-//! files; a run of SQLite-only trials starts no server.
+//! The integration suite: one binary (libtest-mimic) that runs the trials each module below
+//! gives against real SQLite files and real servers. PostgreSQL, MariaDB and Firebird run on
+//! free loopback ports (as their service accounts when run as root); each starts when the first
+//! trial that needs it runs (`env.rs`) and stops at the end. Chromium (report.rs) and a Slurm
+//! cluster (shards.rs) are found or started by the trials that use them, so a run of
+//! SQLite-only trials needs none of them.
 
 mod capacity;
 mod check;
@@ -46,7 +48,7 @@ fn main() {
     let env = match env::Env::start() {
         Ok(env) => Arc::new(env),
         Err(e) => {
-            eprintln!("cannot start the test servers: {e}");
+            eprintln!("cannot set up the test environment: {e}");
             std::process::exit(2);
         }
     };
