@@ -4,7 +4,8 @@ clause 2.4, each query's "Query Validation" parameters), from an engine independ
 DuckDB, with its tpch extension's schema and query texts, on the data tpchgen-cli writes as
 .tbl files (the generator dbduel loads from, as a separate program; DuckDB's own dbgen differs
 from dbgen in its text columns, addresses and comments). Writes
-src/workload/tpch/answers/sf<SF>.tbl.
+src/workload/tpch/answers/sf<SF>.tbl.gz (gzip, without a file name or time in its header, so
+the same answers give the same bytes), which `check tpch` reads compiled in.
 
     pip install duckdb==1.5.5 duckdb-extension-tpch==1.5.5 tpchgen-cli==4.0.0
     scripts/tpch-answers.py 0.01 1
@@ -12,6 +13,7 @@ src/workload/tpch/answers/sf<SF>.tbl.
 
 import datetime
 import decimal
+import gzip
 import os
 import subprocess
 import sys
@@ -67,9 +69,9 @@ def answers(sf):
 
 def main():
     for sf in sys.argv[1:] or ["0.01"]:
-        path = os.path.join(OUT, f"sf{sf}.tbl")
-        with open(path, "w") as f:
-            f.write(answers(sf))
+        path = os.path.join(OUT, f"sf{sf}.tbl.gz")
+        with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
+            f.write(answers(sf).encode())
         print(f"wrote {path}")
 
 

@@ -335,33 +335,77 @@ fn add(into: &mut Option<Histogram<u64>>, h: &Histogram<u64>) -> Result<(), Erro
     }
 }
 
+/// When the shards ran, on one clock.
+struct Timeline {
+    /// The earliest shard's start, in milliseconds since 1970.
+    t0: u64,
+    /// The merged measured window, in seconds.
+    duration_s: f64,
+    /// The window, never zero: what every rate is divided by.
+    secs: f64,
+}
+
+impl Timeline {
+    /// The merged window runs from the earliest shard's measured start to the latest's end:
+    /// rates over it never count a second in which only some shards ran as a full one.
+    fn of(results: &[&RunResult]) -> Timeline {
+        let t0 = results
+            .iter()
+            .map(|r| r.shard.as_ref().expect("a shard").started_unix_ms)
+            .min()
+            .unwrap_or(0);
+        let spans: Vec<(f64, f64)> = results.iter().map(|r| measured_window(r)).collect();
+        let from = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+        let to = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+        let duration_s = ((to - from) / 1000.0).max(0.0);
+        Timeline {
+            t0,
+            duration_s,
+            secs: duration_s.max(1e-9),
+        }
+    }
+
+    /// Milliseconds from the earliest shard's start to this one's.
+    fn offset_ms(&self, r: &RunResult) -> f64 {
+        (r.shard.as_ref().expect("a shard").started_unix_ms - self.t0) as f64
+    }
+}
+
+/// The merged result: its counts, latencies, windows, shards and warnings.
 fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error> {
     let results: Vec<&RunResult> = shards.iter().map(|s| &s.result).collect();
     let Some(&first) = results.first() else {
         return refuse("merge: give the shards' result files");
     };
-    let t0 = results
+    let time = Timeline::of(&results);
+    let mut m = summed_counts(first, &results, &time);
+    merge_latencies(&mut m, shards, parts, time.secs)?;
+    let offsets: Vec<usize> = results
         .iter()
-        .map(|r| r.shard.as_ref().expect("a shard").started_unix_ms)
-        .min()
-        .unwrap_or(0);
-    let offset_ms =
-        |r: &RunResult| (r.shard.as_ref().expect("a shard").started_unix_ms - t0) as f64;
-    // The merged window runs from the earliest shard's measured start to the latest's end:
-    // rates over it never count a second in which only some shards ran as a full one.
-    let spans: Vec<(f64, f64)> = results.iter().map(|r| measured_window(r)).collect();
-    let from = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
-    let to = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
-    let duration_s = ((to - from) / 1000.0).max(0.0);
-    let secs = duration_s.max(1e-9);
+        .map(|r| (time.offset_ms(r) / 1000.0).round() as usize)
+        .collect();
+    m.windows = windows(&results, parts, &offsets)?;
+    m.window_histograms = Vec::new();
+    m.lag_histogram = None;
+    let reports = shard_reports(shards, &time);
+    let mut warnings = shard_warnings(shards, &reports);
+    let mut merged = whole_run(first, &results, &time, m);
+    warnings.extend(lost_figures(first, &merged.workload.metrics));
+    merged.warnings = warnings;
+    merged.shards = reports;
+    Ok(merged)
+}
 
+/// The first shard's measurement with every count summed over the shards (latencies and
+/// windows still the first shard's: `merge_latencies` and `windows` replace them).
+fn summed_counts(first: &RunResult, results: &[&RunResult], time: &Timeline) -> Measurement {
     let mut m: Measurement = first.measurement.clone();
     let sum =
         |f: &dyn Fn(&Measurement) -> u64| results.iter().map(|r| f(&r.measurement)).sum::<u64>();
-    m.duration_s = duration_s;
+    m.duration_s = time.duration_s;
     m.transactions = sum(&|m| m.transactions);
     m.queries = sum(&|m| m.queries);
-    m.qps = m.queries as f64 / secs;
+    m.qps = m.queries as f64 / time.secs;
     m.errors = sum(&|m| m.errors);
     m.retries = sum(&|m| m.retries);
     m.rollbacks = sum(&|m| m.rollbacks);
@@ -371,7 +415,7 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
     m.errors_by_kind = BTreeMap::new();
     m.error_messages = BTreeMap::new();
     m.lost_clients = Vec::new();
-    for r in &results {
+    for r in results {
         for (k, n) in &r.measurement.errors_by_kind {
             *m.errors_by_kind.entry(k.clone()).or_default() += n;
         }
@@ -390,21 +434,31 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
             due: a.due + b.due,
             started: a.started + b.started,
         });
-    m.client_threads = client_threads(&results);
+    m.client_threads = client_threads(results);
     m.first_transaction_ms = results
         .iter()
         .filter_map(|r| {
             r.measurement
                 .first_transaction_ms
-                .map(|ms| (offset_ms(r), ms))
+                .map(|ms| (time.offset_ms(r), ms))
         })
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, ms)| ms);
+    m
+}
 
+/// Each transaction type's histograms merged (its summary and latencies, and the whole run's
+/// latency from all of them), and the schedule lag's.
+fn merge_latencies(
+    m: &mut Measurement,
+    shards: &[ShardFile],
+    parts: &[Decoded],
+    secs: f64,
+) -> Result<(), Error> {
     let mut all = None;
     let mut types = Vec::new();
     let mut histograms = Vec::new();
-    for t in &first.measurement.transaction_types {
+    for t in &m.transaction_types {
         let mut h = None;
         for (p, s) in parts.iter().zip(shards) {
             let Some(sh) = p.types.get(&t.name) else {
@@ -415,28 +469,10 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
             };
             add(&mut h, sh)?;
         }
-        let each: Vec<&TypeSummary> = results
-            .iter()
-            .filter_map(|r| {
-                r.measurement
-                    .transaction_types
-                    .iter()
-                    .find(|x| x.name == t.name)
-            })
-            .collect();
-        let transactions = each.iter().map(|x| x.transactions).sum::<u64>();
         let Some(h) = h else { continue };
         add(&mut all, &h)?;
         histograms.push((t.name.clone(), metrics::serialize(&h)));
-        types.push(TypeSummary {
-            name: t.name.clone(),
-            transactions,
-            tps: transactions as f64 / secs,
-            errors: each.iter().map(|x| x.errors).sum(),
-            retries: each.iter().map(|x| x.retries).sum(),
-            rollbacks: each.iter().map(|x| x.rollbacks).sum(),
-            latency_ms: Latency::of(&h),
-        });
+        types.push(type_summary(&t.name, shards, &h, secs));
     }
     m.latency_ms = all.as_ref().map(Latency::of).unwrap_or_default();
     let mut lag = None;
@@ -446,15 +482,37 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
     m.schedule_lag_ms = lag.as_ref().map(Latency::of);
     m.histograms = histograms;
     m.transaction_types = types;
-    let offsets: Vec<usize> = results
-        .iter()
-        .map(|r| (offset_ms(r) / 1000.0).round() as usize)
-        .collect();
-    m.windows = windows(&results, parts, &offsets)?;
-    m.window_histograms = Vec::new();
-    m.lag_histogram = None;
+    Ok(())
+}
 
-    let reports: Vec<ShardReport> = shards
+/// One transaction type over every shard: its counts summed, its latency from the merged
+/// histogram `h`.
+fn type_summary(name: &str, shards: &[ShardFile], h: &Histogram<u64>, secs: f64) -> TypeSummary {
+    let each: Vec<&TypeSummary> = shards
+        .iter()
+        .filter_map(|s| {
+            s.result
+                .measurement
+                .transaction_types
+                .iter()
+                .find(|x| x.name == name)
+        })
+        .collect();
+    let transactions = each.iter().map(|x| x.transactions).sum::<u64>();
+    TypeSummary {
+        name: name.to_string(),
+        transactions,
+        tps: transactions as f64 / secs,
+        errors: each.iter().map(|x| x.errors).sum(),
+        retries: each.iter().map(|x| x.retries).sum(),
+        rollbacks: each.iter().map(|x| x.rollbacks).sum(),
+        latency_ms: Latency::of(h),
+    }
+}
+
+/// What the merged result says of each shard.
+fn shard_reports(shards: &[ShardFile], time: &Timeline) -> Vec<ShardReport> {
+    shards
         .iter()
         .map(|s| {
             let r = &s.result;
@@ -466,7 +524,7 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
                 first_client: p.first_client,
                 clients: p.clients,
                 started_at: r.started_at.clone(),
-                offset_s: offset_ms(r) / 1000.0,
+                offset_s: time.offset_ms(r) / 1000.0,
                 transactions: r.measurement.transactions,
                 tps: r.tps,
                 client_cpu_s: r.client_cpu_s,
@@ -475,9 +533,13 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
                 client_bound: r.client_bound,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Each shard's own warnings, named by shard; the client-bound shards; shards started apart.
+fn shard_warnings(shards: &[ShardFile], reports: &[ShardReport]) -> Vec<String> {
     let mut warnings = Vec::new();
-    for (s, rep) in shards.iter().zip(&reports) {
+    for (s, rep) in shards.iter().zip(reports) {
         for w in &s.result.warnings {
             warnings.push(format!("shard {}: {w}", rep.index));
         }
@@ -494,16 +556,25 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
             "the shards started up to {spread:.1} s apart: the merged window covers them all, so its rates are below those of the seconds when every shard ran (start them together with --start-at)"
         ));
     }
+    warnings
+}
 
+/// The first shard's result with the merged measurement and what the run as a whole did:
+/// its start, rate, workload figures, client CPU and memory, restarts and database sizes.
+fn whole_run(
+    first: &RunResult,
+    results: &[&RunResult],
+    time: &Timeline,
+    m: Measurement,
+) -> RunResult {
     let mut merged = first.clone();
     merged.started_at = humantime::format_rfc3339_seconds(
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(t0),
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(time.t0),
     )
     .to_string();
     merged.interrupted = results.iter().any(|r| r.interrupted);
-    merged.tps = m.transactions as f64 / secs;
+    merged.tps = m.transactions as f64 / time.secs;
     merged.workload.metrics = workload_metrics(first, &m);
-    warnings.extend(lost_figures(first, &merged.workload.metrics));
     merged.client_cpu_s = results.iter().map(|r| r.client_cpu_s).sum();
     // Shares of different machines do not add up: the busiest shard's is the one to read.
     merged.client_cpu_share = results
@@ -531,10 +602,8 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
         .max()
         .unwrap_or(0);
     merged.measurement = m;
-    merged.warnings = warnings;
     merged.shard = None;
-    merged.shards = reports;
-    Ok(merged)
+    merged
 }
 
 /// The client threads of every shard together; the busy share is recomputed from each

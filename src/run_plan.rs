@@ -294,37 +294,14 @@ impl RunInput {
     /// Check everything a run can be refused for before it connects, and give the plan.
     pub fn plan(mut self) -> Result<RunPlan, Error> {
         self.ycsb_names()?;
-        let mut limit = self.check()?;
+        let limit = self.check()?;
         let seed = self.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(1)
         });
-        let scripts = if self.scripts.is_empty() {
-            None
-        } else {
-            let program = workload::script::load(
-                &self.scripts,
-                &self.defines,
-                self.protocol,
-                seed,
-                self.scale,
-            )?;
-            Some(std::sync::Arc::new(program))
-        };
-        let mut workload = WorkloadOptions {
-            scale: self.scale.unwrap_or(0),
-            fillfactor: None,
-            variant: self.variant.clone(),
-            params: self.params.clone(),
-            clients: self.clients,
-            run_s: None,
-            scripts,
-            shared_seed: None,
-        };
-        let mut transactions = self.transactions;
-        let mut clients = self.clients;
+        let mut workload = self.workload_options(seed)?;
         let released = self.start_at.as_deref().map(start_at).transpose()?;
         if self.shard.is_some() {
             workload.shared_seed = Some(shared_seed(released, self.seed));
@@ -334,23 +311,8 @@ impl RunInput {
             .shard
             .map(|s| self.split(s, built.as_ref()))
             .transpose()?;
-        if let Some(each) = built.fixed_clients() {
-            // The workload's clients run their own work to its end (TPC-H's streams).
-            self.refuse_fixed()?;
-            clients = each.len() as u32;
-            let most = each.iter().copied().max().unwrap_or(1);
-            limit = Limit::Transactions(most);
-            transactions = Some(most);
-            workload.clients = clients;
-        } else if self.time.is_none() && self.transactions.is_none() {
-            // A workload that counts its operations for the whole run (YCSB's
-            // operationcount) gives each client its share, rounded up.
-            if let Some(n) = built.operations() {
-                let each = n.div_ceil(u64::from(self.clients));
-                limit = Limit::Transactions(each);
-                transactions = Some(each);
-            }
-        }
+        let (clients, limit, transactions) = self.run_length(built.as_ref(), limit)?;
+        workload.clients = clients;
         let time_s = match limit {
             Limit::Time(t) => Some(t.as_secs()),
             Limit::Transactions(_) => None,
@@ -381,6 +343,58 @@ impl RunInput {
             shard,
             start_at: self.start_at,
         })
+    }
+
+    /// What the workload is built from: the run's scale, variant, parameters and clients, and
+    /// its scripts, loaded (the shared seed and the run's length are set by `plan`).
+    fn workload_options(&self, seed: u64) -> Result<WorkloadOptions, Error> {
+        let scripts = if self.scripts.is_empty() {
+            None
+        } else {
+            let program = workload::script::load(
+                &self.scripts,
+                &self.defines,
+                self.protocol,
+                seed,
+                self.scale,
+            )?;
+            Some(std::sync::Arc::new(program))
+        };
+        Ok(WorkloadOptions {
+            scale: self.scale.unwrap_or(0),
+            fillfactor: None,
+            variant: self.variant.clone(),
+            params: self.params.clone(),
+            clients: self.clients,
+            run_s: None,
+            scripts,
+            shared_seed: None,
+        })
+    }
+
+    /// The run's clients, limit and transactions per client: as asked, unless the workload
+    /// decides them.
+    fn run_length(
+        &self,
+        built: &dyn workload::Workload,
+        limit: Limit,
+    ) -> Result<(u32, Limit, Option<u64>), Error> {
+        if let Some(each) = built.fixed_clients() {
+            // The workload's clients run their own work to its end (TPC-H's streams).
+            self.refuse_fixed()?;
+            let most = each.iter().copied().max().unwrap_or(1);
+            return Ok((each.len() as u32, Limit::Transactions(most), Some(most)));
+        }
+        if self.time.is_none()
+            && self.transactions.is_none()
+            && let Some(n) = built.operations()
+        {
+            // A workload that counts its operations for the whole run (YCSB's
+            // operationcount) gives each client its share, rounded up.
+            let each = n.div_ceil(u64::from(self.clients));
+            return Ok((self.clients, Limit::Transactions(each), Some(each)));
+        }
+        Ok((self.clients, limit, self.transactions))
     }
 
     /// This shard's clients: the run's `--clients` split as evenly as they go, each shard a

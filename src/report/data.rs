@@ -582,6 +582,32 @@ pub fn sig3(ms: f64) -> String {
 /// checkpoints and an autovacuum, and settings holding text that needs escaping.
 #[cfg(test)]
 pub(crate) fn sample() -> ReportData {
+    ReportData {
+        title: "Sample & <test>".into(),
+        generated_at: "2026-01-01 00:00 UTC".into(),
+        host: sample_settings(&[("cores", "8"), ("cpu", "Some \"quoted\" CPU")]),
+        points: sample_points(),
+        timelines: sample_timelines(),
+        profiles: sample_profiles(),
+        plans: vec!["sample".into()],
+        comparisons: vec![ProfileComparison {
+            plan: String::new(),
+            engine: "postgres".into(),
+            workload: "tpcb".into(),
+            variant: "tpcb-like".into(),
+            clients: 4,
+            baseline: "default".into(),
+            profile: "tuned".into(),
+            ratio: 1.8,
+            verdict: "faster".into(),
+            note: None,
+        }],
+    }
+}
+
+/// The sample's points: four engine and profile series, clients 1, 2 and 4.
+#[cfg(test)]
+fn sample_points() -> Vec<PointSummary> {
     let series = [
         ("postgres", "default", false, 800.0),
         ("postgres", "tuned", false, 1500.0),
@@ -626,6 +652,12 @@ pub(crate) fn sample() -> ReportData {
             });
         }
     }
+    points
+}
+
+/// The sample's one timeline: twelve seconds, two of warm-up, checkpoints and an autovacuum.
+#[cfg(test)]
+fn sample_timelines() -> Vec<Timeline> {
     let seconds = (0..12)
         .map(|t| Second {
             t,
@@ -637,7 +669,7 @@ pub(crate) fn sample() -> ReportData {
             server_rss_bytes: None,
         })
         .collect();
-    let timelines = vec![Timeline {
+    vec![Timeline {
         plan: String::new(),
         engine: "postgres".into(),
         profile: "tuned".into(),
@@ -645,26 +677,25 @@ pub(crate) fn sample() -> ReportData {
         clients: 4,
         repeat: 1,
         seconds,
-    }];
-    let settings = |pairs: &[(&str, &str)]| {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    };
-    let profiles = vec![
+    }]
+}
+
+/// The sample's profiles and their settings, one with text that needs escaping.
+#[cfg(test)]
+fn sample_profiles() -> Vec<ProfileSettings> {
+    vec![
         ProfileSettings {
             engine: "postgres".into(),
             profile: "default".into(),
             unsafe_profile: false,
-            settings: settings(&[("shared_buffers", "128MB"), ("fsync", "on")]),
+            settings: sample_settings(&[("shared_buffers", "128MB"), ("fsync", "on")]),
             durability: Durability::durable(),
         },
         ProfileSettings {
             engine: "postgres".into(),
             profile: "tuned".into(),
             unsafe_profile: false,
-            settings: settings(&[
+            settings: sample_settings(&[
                 ("shared_buffers", "4GB"),
                 ("fsync", "on"),
                 ("application_name", "<script>alert(\"x\")</script> a|b"),
@@ -675,31 +706,19 @@ pub(crate) fn sample() -> ReportData {
             engine: "mariadb".into(),
             profile: "fast".into(),
             unsafe_profile: true,
-            settings: settings(&[("innodb_flush_log_at_trx_commit", "0")]),
+            settings: sample_settings(&[("innodb_flush_log_at_trx_commit", "0")]),
             durability: Durability::of(vec![(Level::NotDurable, "flush off".into())]),
         },
-    ];
-    ReportData {
-        title: "Sample & <test>".into(),
-        generated_at: "2026-01-01 00:00 UTC".into(),
-        host: settings(&[("cores", "8"), ("cpu", "Some \"quoted\" CPU")]),
-        points,
-        timelines,
-        profiles,
-        plans: vec!["sample".into()],
-        comparisons: vec![ProfileComparison {
-            plan: String::new(),
-            engine: "postgres".into(),
-            workload: "tpcb".into(),
-            variant: "tpcb-like".into(),
-            clients: 4,
-            baseline: "default".into(),
-            profile: "tuned".into(),
-            ratio: 1.8,
-            verdict: "faster".into(),
-            note: None,
-        }],
-    }
+    ]
+}
+
+/// Settings from (name, value) pairs.
+#[cfg(test)]
+fn sample_settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,9 +1,15 @@
-//! The workload seam: the `Workload` and `Client` traits, the registry of workloads, and the
-//! helpers every workload shares (table loading with a progress bar, the dbduel_facts table).
+//! The workload seam: the `Workload` and `Client` traits, the `WORKLOADS` registry (each entry
+//! with its options, headline figures and their meanings), what `prepare` and `run` tell a
+//! workload (`WorkloadOptions`) and what it computes its figures from (`Counts`), and the
+//! helpers every workload shares: `start_over` (the opening of every prepare), the loader with
+//! its progress bar and parallel jobs, the dbduel_facts table and the record of a finished
+//! prepare, errors named by step. Options are parsed in options.rs, generated rows and the
+//! size the data holds in rows.rs, random distributions in random.rs; each workload is a folder.
 
 pub mod custom;
 pub mod options;
 pub(crate) mod random;
+pub(crate) mod rows;
 pub mod script;
 pub mod smallbank;
 pub mod sysbench;

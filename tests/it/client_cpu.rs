@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, text};
-
-type Test = fn(&Env) -> Result<(), String>;
+use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let tests: [(&str, Test); 4] = [
@@ -17,13 +15,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("ten_transactions_judged_sanely::postgres", few_postgres),
         ("ten_transactions_judged_sanely::sqlite", few_sqlite),
     ];
-    tests
-        .into_iter()
-        .map(|(name, f)| {
-            let env = env.clone();
-            Trial::test(format!("client_cpu::{name}"), move || Ok(f(&env)?))
-        })
-        .collect()
+    trials_of(env, "client_cpu", tests)
 }
 
 /// Run a script; returns the result and the summary printed.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 use dbduel::engine::{self, EngineOptions, Protocol, Session};
 use dbduel::server::{self, Server};
@@ -258,6 +258,45 @@ pub fn dbduel<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
         "dbduel panicked:\n{stderr}"
     );
     out
+}
+
+/// A trial's body: it runs against the shared environment.
+pub type Test = fn(&Env) -> Result<(), String>;
+
+/// One trial per (name, test), named `GROUP::NAME`.
+pub fn trials_of<N: std::fmt::Display>(
+    env: &Arc<Env>,
+    group: &str,
+    tests: impl IntoIterator<Item = (N, Test)>,
+) -> Vec<libtest_mimic::Trial> {
+    tests
+        .into_iter()
+        .map(|(name, f)| {
+            let env = env.clone();
+            libtest_mimic::Trial::test(format!("{group}::{name}"), move || Ok(f(&env)?))
+        })
+        .collect()
+}
+
+/// A fresh database on `target` with tpcb prepared at scale 1: its DSN.
+pub fn prepared_tpcb(env: &Env, target: Target, name: &str) -> Result<String, String> {
+    let dsn = env.fresh_db(target, name);
+    expect_code(&dbduel(&["prepare", "tpcb", "--dsn", &dsn]), 0, "prepare")?;
+    Ok(dsn)
+}
+
+/// Run dbduel with `--json` to a file named for `name`, expect exit `code`, and read the result.
+pub fn run_json(
+    env: &Env,
+    name: &str,
+    args: &[&str],
+    code: i32,
+) -> Result<serde_json::Value, String> {
+    let json = env.path(&format!("{name}.json"));
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend(["--json".into(), json.display().to_string()]);
+    expect_code(&dbduel(&all), code, name)?;
+    read_result(&json)
 }
 
 /// One trial per refused command line: `GROUP::refuses::NAME` runs it and expects exit code 2

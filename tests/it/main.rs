@@ -1,28 +1,36 @@
-//! The integration suite: one binary that runs every trial against real PostgreSQL, MariaDB
-//! and Firebird servers on free loopback ports (as their service accounts when run as root),
-//! each started when the first trial needs it and stopped at the end, and against real SQLite
-//! files; a run of SQLite-only trials starts no server.
+//! The integration suite: one binary (libtest-mimic) that runs the trials each module below
+//! gives against real SQLite files and real servers. PostgreSQL, MariaDB and Firebird run on
+//! free loopback ports (as their service accounts when run as root); each starts when the first
+//! trial that needs it runs (`env.rs`) and stops at the end. Chromium (report.rs) and a Slurm
+//! cluster (shards.rs) are found or started by the trials that use them, so a run of
+//! SQLite-only trials needs none of them.
 
-mod behaviour;
 mod capacity;
+mod check;
 mod client_cpu;
+mod command_line;
 mod compare;
 mod conformance;
 mod custom;
+mod deploy;
 mod env;
 mod errors;
 mod faults;
 mod latency;
 mod load;
 mod managed;
+mod measured;
 mod observe;
+mod peer_made;
 mod prepare;
 mod proxied;
 mod proxy;
 mod readme;
+mod recorded;
 mod report;
 mod script;
 mod secrets;
+mod sessions;
 mod shards;
 mod smallbank;
 mod store;
@@ -41,7 +49,7 @@ fn main() {
     let env = match env::Env::start() {
         Ok(env) => Arc::new(env),
         Err(e) => {
-            eprintln!("cannot start the test servers: {e}");
+            eprintln!("cannot set up the test environment: {e}");
             std::process::exit(2);
         }
     };
@@ -49,7 +57,13 @@ fn main() {
     trials.extend(conformance::trials(&env));
     trials.extend(custom::trials(&env));
     trials.extend(errors::trials(&env));
-    trials.extend(behaviour::trials(&env));
+    trials.extend(command_line::trials(&env));
+    trials.extend(recorded::trials(&env));
+    trials.extend(measured::trials(&env));
+    trials.extend(sessions::trials(&env));
+    trials.extend(check::trials(&env));
+    trials.extend(peer_made::trials(&env));
+    trials.extend(deploy::trials(&env));
     trials.extend(observe::trials(&env));
     trials.extend(report::trials());
     trials.extend(readme::trials(&env));

@@ -7,22 +7,14 @@ use std::time::{Duration, Instant};
 use dbduel::metrics::observe::{Observer, ResourceSample};
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, ensure, session};
-
-type Test = fn(&Env) -> Result<(), String>;
+use crate::env::{Env, Target, Test, ensure, session, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let tests: [(&str, Test); 2] = [
         ("postgres_tree_and_checkpoint", postgres),
         ("mariadb_tree_and_counters", mariadb),
     ];
-    tests
-        .into_iter()
-        .map(|(name, f)| {
-            let env = env.clone();
-            Trial::test(format!("observe::{name}"), move || Ok(f(&env)?))
-        })
-        .collect()
+    trials_of(env, "observe", tests)
 }
 
 /// Observe for `secs` from now (longer if `work` takes longer) while `work` runs through

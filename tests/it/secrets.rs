@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, ensure, expect_code, session, text};
+use crate::env::{
+    Env, Target, Test, dbduel, ensure, expect_code, prepared_tpcb, session, text, trials_of,
+};
 
 /// A way of giving the password: its name, the target's flags, the environment's variables.
 type Channel<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
@@ -18,11 +20,11 @@ type Channel<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
 const CANARY: &str = "Cnry-7f3a9e2b";
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let env = env.clone();
-    vec![Trial::test(
-        "secrets::canary_password_never_leaks",
-        move || Ok(canary(&env)?),
-    )]
+    let tests: [(&str, Test); 2] = [
+        ("canary_password_never_leaks", canary),
+        ("password_stays_out_of_results", password_hidden),
+    ];
+    trials_of(env, "secrets", tests)
 }
 
 /// dbduel with extra environment variables, its output kept for the scan.
@@ -241,4 +243,61 @@ fn canary(env: &Env) -> Result<(), String> {
 
 fn last_segment(dsn: &str) -> String {
     dsn.rsplit('/').next().unwrap_or_default().to_string()
+}
+
+/// A run's output and result, and a sweep's store, report and output, never hold the
+/// password of the DSN the server was named by.
+fn password_hidden(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Postgres, "secret")?;
+    let password = dsn
+        .split("dbduel:")
+        .nth(1)
+        .and_then(|s| s.split('@').next())
+        .unwrap_or_default()
+        .to_string();
+    let json = env.path("secret.json");
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "--dsn",
+        &dsn,
+        "-T",
+        "1",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    expect_code(&out, 0, "run")?;
+    let saved = std::fs::read_to_string(&json).map_err(|e| e.to_string())?;
+    ensure(password.len() > 8, || "test DSN has no password".into())?;
+    ensure(
+        !text(&out).contains(&password) && !saved.contains(&password),
+        || "the password was printed or saved".into(),
+    )?;
+    // A plan naming the server in [dsn]: neither the store nor the report keeps the password.
+    let plan = env.path("secret-plan.toml");
+    std::fs::write(
+        &plan,
+        format!("engines = [\"postgres\"]\nclients = [1]\ntime = 1\n[dsn]\npostgres = \"{dsn}\"\n"),
+    )
+    .map_err(|e| e.to_string())?;
+    let store = env.path("secret.db");
+    let report = env.path("secret.html");
+    let out = dbduel(&[
+        "sweep",
+        &plan.display().to_string(),
+        "--results",
+        &store.display().to_string(),
+        "--report",
+        &report.display().to_string(),
+    ]);
+    expect_code(&out, 0, "sweep")?;
+    for file in [&store, &report] {
+        let bytes = std::fs::read(file).map_err(|e| e.to_string())?;
+        ensure(!String::from_utf8_lossy(&bytes).contains(&password), || {
+            format!("{} keeps the password", file.display())
+        })?;
+    }
+    ensure(!text(&out).contains(&password), || {
+        "the sweep printed the password".into()
+    })
 }

@@ -704,8 +704,6 @@ impl Wire {
         stmt: Option<u32>,
         mut keep: Option<&mut Vec<Vec<Value>>>,
     ) -> WireResult<u64> {
-        let binary = stmt.is_some();
-        let deprecate_eof = self.caps & DEPRECATE_EOF != 0;
         loop {
             self.read_packet()?;
             let (n, status) = match self.packet.first() {
@@ -720,68 +718,83 @@ impl Wire {
                         "the server asked for a local file outside a load; none was sent".into(),
                     ));
                 }
-                _ => {
-                    let mut r = Reader::new(&self.packet);
-                    let columns = r.lenenc()? as usize;
-                    // With cached metadata a flag byte says whether the columns follow.
-                    let cached = match stmt.and_then(|id| self.stmt_cols.get(&id)) {
-                        Some(cols) if r.remaining() > 0 && r.u8()? == 0 => Some(cols),
-                        _ => None,
-                    };
-                    if let Some(cols) = cached {
-                        self.cols.clone_from(cols);
-                    } else {
-                        self.cols.clear();
-                        for _ in 0..columns {
-                            self.read_packet()?;
-                            let col = column(&self.packet)?;
-                            self.cols.push(col);
-                        }
-                        if let Some(id) = stmt.filter(|_| self.cache_metadata) {
-                            self.stmt_cols.insert(id, self.cols.clone());
-                        }
-                    }
-                    if !deprecate_eof {
-                        self.read_packet()?;
-                    }
-                    let mut rows = 0u64;
-                    loop {
-                        self.read_packet()?;
-                        let p = &self.packet;
-                        match p.first() {
-                            Some(0xFE)
-                                if p.len() < MAX_PACKET && (deprecate_eof || p.len() < 9) =>
-                            {
-                                break;
-                            }
-                            Some(0xFF) => return Err(server_error(p)),
-                            _ => {}
-                        }
-                        rows += 1;
-                        if let Some(keep) = keep.as_deref_mut() {
-                            let row = if binary {
-                                binary_row(&self.packet, &self.cols)?
-                            } else {
-                                text_row(&self.packet, &self.cols)?
-                            };
-                            keep.push(row);
-                        }
-                    }
-                    let p = &self.packet[1..];
-                    let status = if deprecate_eof {
-                        ok_packet(p)?.1
-                    } else {
-                        let mut r = Reader::new(p);
-                        r.skip(2)?;
-                        r.u16()?
-                    };
-                    (rows, status)
-                }
+                _ => self.result_set(stmt, keep.as_deref_mut())?,
             };
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(n);
             }
         }
+    }
+
+    /// One result set, from its column count in the current packet: its columns, its rows
+    /// (counted, and kept if asked), and the (rows, status flags) of the packet that ends it.
+    fn result_set(
+        &mut self,
+        stmt: Option<u32>,
+        mut keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> WireResult<(u64, u16)> {
+        let binary = stmt.is_some();
+        let deprecate_eof = self.caps & DEPRECATE_EOF != 0;
+        self.result_columns(stmt)?;
+        if !deprecate_eof {
+            self.read_packet()?;
+        }
+        let mut rows = 0u64;
+        loop {
+            self.read_packet()?;
+            let p = &self.packet;
+            match p.first() {
+                Some(0xFE) if p.len() < MAX_PACKET && (deprecate_eof || p.len() < 9) => {
+                    break;
+                }
+                Some(0xFF) => return Err(server_error(p)),
+                _ => {}
+            }
+            rows += 1;
+            if let Some(keep) = keep.as_deref_mut() {
+                let row = if binary {
+                    binary_row(&self.packet, &self.cols)?
+                } else {
+                    text_row(&self.packet, &self.cols)?
+                };
+                keep.push(row);
+            }
+        }
+        let p = &self.packet[1..];
+        let status = if deprecate_eof {
+            ok_packet(p)?.1
+        } else {
+            let mut r = Reader::new(p);
+            r.skip(2)?;
+            r.u16()?
+        };
+        Ok((rows, status))
+    }
+
+    /// The result set's columns into `self.cols`: the packets that follow the column count,
+    /// or a prepared statement's cached ones when the server says they have not changed.
+    fn result_columns(&mut self, stmt: Option<u32>) -> WireResult<()> {
+        let mut r = Reader::new(&self.packet);
+        let columns = r.lenenc()? as usize;
+        // With cached metadata a flag byte says whether the columns follow.
+        let cached = match stmt.and_then(|id| self.stmt_cols.get(&id)) {
+            Some(cols) if r.remaining() > 0 && r.u8()? == 0 => Some(cols),
+            _ => None,
+        };
+        if let Some(cols) = cached {
+            self.cols.clone_from(cols);
+            return Ok(());
+        }
+        self.cols.clear();
+        for _ in 0..columns {
+            self.read_packet()?;
+            let col = column(&self.packet)?;
+            self.cols.push(col);
+        }
+        if let Some(id) = stmt.filter(|_| self.cache_metadata) {
+            self.stmt_cols.insert(id, self.cols.clone());
+        }
+        Ok(())
     }
 }
 

@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, StmtId, Value};
+use crate::engine::{DbResult, Engine, Session, StmtId, Value};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
+use super::rows::{generated, held_count};
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
     meta_get, meta_set, run_all, start_over,
@@ -113,28 +114,6 @@ fn type_sql(sql: &SqlSet, ty: &ColType) -> String {
     sql.get(section).trim().replace("{n}", &n.to_string())
 }
 
-/// Rows of one table, drawn column by column.
-struct Rows {
-    gens: Vec<Generator>,
-    left: i64,
-    total: i64,
-}
-
-impl RowSource for Rows {
-    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
-        if self.left == 0 {
-            return false;
-        }
-        self.left -= 1;
-        row.clear();
-        row.extend(self.gens.iter_mut().map(Generator::next));
-        true
-    }
-    fn total(&self) -> u64 {
-        self.total as u64
-    }
-}
-
 impl Workload for Custom {
     fn name(&self) -> &'static str {
         self.name
@@ -169,7 +148,7 @@ impl Workload for Custom {
         )?;
         for (ti, t) in self.spec.tables.iter().enumerate() {
             let total = self.rows(&t.name);
-            let gens = t
+            let mut gens: Vec<Generator> = t
                 .columns
                 .iter()
                 .enumerate()
@@ -184,11 +163,10 @@ impl Workload for Custom {
                 s,
                 &t.name,
                 &names,
-                &mut Rows {
-                    gens,
-                    left: total,
-                    total,
-                },
+                // Each row drawn column by column.
+                &mut generated(total, |_, row| {
+                    row.extend(gens.iter_mut().map(Generator::next));
+                }),
             )?;
             for i in &t.indexes {
                 let vars = [
@@ -269,15 +247,14 @@ impl Workload for Custom {
 
     fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let first = &self.spec.tables[0].name;
-        let counted = match self.count(engine, s, first) {
-            Ok(n) => n,
-            Err(e) if e.class == ErrorClass::UndefinedTable => {
-                return Err(Error::Usage(format!(
-                    "the database holds no table {first}: run `dbduel prepare FILE.toml --dsn ...` with this workload file first"
-                )));
-            }
-            Err(e) => return Err(db_error(e, "reading the tables")),
-        };
+        let counted = held_count(
+            s,
+            &sql(engine).statements("count_rows", &[("table", first)])[0],
+            "reading the tables",
+            &format!(
+                "the database holds no table {first}: run `dbduel prepare FILE.toml --dsn ...` with this workload file first"
+            ),
+        )?;
         let scale = meta_get(s, &self.meta_scale())
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| (counted / self.spec.tables[0].rows).max(1) as u32);

@@ -6,7 +6,7 @@ mod txn;
 
 use std::collections::BTreeMap;
 
-use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::engine::{DbResult, Engine, Session, Value};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
@@ -16,6 +16,7 @@ use super::{
     meta_get, meta_set, run_all, start_over,
 };
 use crate::workload::random::{C_TEMPLATE, Dist, PAD_TEMPLATE, Rand};
+use crate::workload::rows::{Generated, generated, held_count};
 
 /// The sysbench scripts, in the order of the registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -449,32 +450,17 @@ fn sql(engine: &dyn Engine) -> SqlSet {
 
 /// sbtestN's rows as cmd_prepare makes them: ids 1..table_size, k from the default
 /// distribution, c and pad from their templates.
-struct Rows {
-    next: i64,
-    total: i64,
-    rand: Rand,
-}
-
-impl RowSource for Rows {
-    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
-        if self.next >= self.total {
-            return false;
-        }
-        self.next += 1;
-        let k = self.rand.default(1, self.total);
-        let (c, pad) = (self.rand.string(C_TEMPLATE), self.rand.string(PAD_TEMPLATE));
-        row.clear();
+fn rows(total: i64, mut rand: Rand) -> Generated<impl FnMut(i64, &mut Vec<Value>)> {
+    generated(total, move |i, row| {
+        let k = rand.default(1, total);
+        let (c, pad) = (rand.string(C_TEMPLATE), rand.string(PAD_TEMPLATE));
         row.extend([
-            Value::Int(self.next),
+            Value::Int(i + 1),
             Value::Int(k),
             Value::Text(c),
             Value::Text(pad),
         ]);
-        true
-    }
-    fn total(&self) -> u64 {
-        self.total as u64
-    }
+    })
 }
 
 const META_TABLES: &str = "sysbench.tables";
@@ -561,11 +547,10 @@ impl Workload for Sysbench {
         start_over(s, "sysbench.", &drop, &create, "the sbtest tables")?;
         for n in &tables {
             let vars = table_vars(n, &options, &id_def);
-            let mut rows = Rows {
-                next: 0,
-                total: self.opts.table_size,
-                rand: Rand::new(n.parse::<u64>().unwrap_or(1), self.opts.dist),
-            };
+            let mut rows = rows(
+                self.opts.table_size,
+                Rand::new(n.parse::<u64>().unwrap_or(1), self.opts.dist),
+            );
             loader.load(
                 s,
                 &format!("sbtest{n}"),
@@ -720,29 +705,21 @@ fn index_checks(sql: &SqlSet, s: &mut dyn Session, tables: u32) -> Vec<CheckItem
 /// The tables and rows per table the database holds: as dbduel's prepare recorded them, or,
 /// on tables sysbench made, as counted (sbtest1, sbtest2... while they exist).
 fn held(s: &mut dyn Session, sql: &SqlSet) -> Result<(u32, i64), Error> {
-    let not_prepared = || {
-        Error::Usage("the database holds no sysbench tables: run `dbduel prepare oltp_read_write --dsn ...` first".into())
-    };
-    let rows = |s: &mut dyn Session, n: u32| {
-        s.query_text(&sql.statements("shape", &[("n", &n.to_string())])[0])
-    };
-    let first = rows(s, 1).map_err(|e| match e.class {
-        ErrorClass::UndefinedTable => not_prepared(),
-        _ => db_error(e, "reading sbtest1"),
-    })?;
-    let counted = first.first().and_then(|r| r[0].as_i64()).unwrap_or(0);
+    const NOT_PREPARED: &str = "the database holds no sysbench tables: run `dbduel prepare oltp_read_write --dsn ...` first";
+    let shape = |n: u32| sql.statements("shape", &[("n", &n.to_string())]).remove(0);
+    let counted = held_count(s, &shape(1), "reading sbtest1", NOT_PREPARED)?;
     let recorded =
         |s: &mut dyn Session, key: &str| meta_get(s, key).and_then(|t| t.parse::<i64>().ok());
     let tables = match recorded(s, META_TABLES) {
         Some(t) => t as u32,
         None => (2..)
-            .take_while(|&n| rows(s, n).is_ok())
+            .take_while(|&n| s.query_text(&shape(n)).is_ok())
             .last()
             .unwrap_or(1),
     };
     let size = recorded(s, META_SIZE).unwrap_or(counted);
     if size < 1 {
-        return Err(not_prepared());
+        return Err(Error::Usage(NOT_PREPARED.into()));
     }
     Ok((tables, size))
 }

@@ -5,10 +5,11 @@
 mod check;
 mod txn;
 
-use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::engine::{DbResult, Engine, Session, Value};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
+use super::rows::{Generated, generated, held_scale};
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
     meta_set, run_all, start_over,
@@ -84,34 +85,10 @@ fn sql(engine: &dyn Engine) -> SqlSet {
     SqlSet::load(&crate::sql::files("tpcb"), engine.dialect())
 }
 
-/// Generates one table's rows as pgbench's client-side generation does.
-struct Rows {
-    next: i64,
-    total: i64,
-    make: fn(i64, &mut Vec<Value>),
-}
-
-impl RowSource for Rows {
-    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
-        if self.next >= self.total {
-            return false;
-        }
-        row.clear();
-        (self.make)(self.next, row);
-        self.next += 1;
-        true
-    }
-    fn total(&self) -> u64 {
-        self.total as u64
-    }
-}
-
-fn rows(per_scale: i64, scale: u32, make: fn(i64, &mut Vec<Value>)) -> Rows {
-    Rows {
-        next: 0,
-        total: per_scale * scale as i64,
-        make,
-    }
+/// One table's rows as pgbench's client-side generation makes them: `per_scale` rows per
+/// unit of scale.
+fn rows<F: FnMut(i64, &mut Vec<Value>)>(per_scale: i64, scale: u32, make: F) -> Generated<F> {
+    generated(per_scale * scale as i64, make)
 }
 
 impl Workload for Tpcb {
@@ -245,19 +222,10 @@ impl Workload for Tpcb {
 
 /// The scale is the number of branches, as pgbench reads it.
 pub(super) fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
-    let not_prepared = || {
-        Error::Usage(
-            "the database holds no tpcb data: run `dbduel prepare tpcb --dsn ...` first".into(),
-        )
-    };
-    let rows = s
-        .query_text(sql.get("count_branches"))
-        .map_err(|e| match e.class {
-            ErrorClass::UndefinedTable => not_prepared(),
-            _ => db_error(e, "reading the tpcb scale"),
-        })?;
-    match rows.first().and_then(|r| r[0].as_i64()) {
-        Some(n) if n > 0 => Ok(n as u32),
-        _ => Err(not_prepared()),
-    }
+    held_scale(
+        s,
+        sql.get("count_branches"),
+        "reading the tpcb scale",
+        "the database holds no tpcb data: run `dbduel prepare tpcb --dsn ...` first",
+    )
 }

@@ -11,39 +11,10 @@ use super::rand::{
     Constants, astring, data_string, decimal, last_name, nstring, nurand, state, zip,
 };
 use super::{CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS};
-use crate::engine::{Engine, RowSource, Session, Value};
+use crate::engine::{Engine, Session, Value};
 use crate::error::Error;
+use crate::workload::rows::generated;
 use crate::workload::{Loader, in_parallel};
-
-/// Rows made on demand by a closure from their index.
-struct Gen<F: FnMut(i64, &mut Vec<Value>)> {
-    next: i64,
-    total: i64,
-    make: F,
-}
-
-impl<F: FnMut(i64, &mut Vec<Value>)> RowSource for Gen<F> {
-    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
-        if self.next >= self.total {
-            return false;
-        }
-        row.clear();
-        (self.make)(self.next, row);
-        self.next += 1;
-        true
-    }
-    fn total(&self) -> u64 {
-        self.total as u64
-    }
-}
-
-fn rows_of<F: FnMut(i64, &mut Vec<Value>)>(total: i64, make: F) -> Gen<F> {
-    Gen {
-        next: 0,
-        total,
-        make,
-    }
-}
 
 fn text(s: impl Into<String>) -> Value {
     Value::Text(s.into())
@@ -95,7 +66,7 @@ impl Load<'_> {
     /// ITEM: 100,000 rows (clause 4.3.3.1).
     fn items(&self, s: &mut dyn Session, bar: &indicatif::ProgressBar) -> Result<(), Error> {
         let mut rng = self.rng(0, 1);
-        let mut rows = rows_of(ITEMS, |i, r| {
+        let mut rows = generated(ITEMS, |i, r| {
             r.extend([
                 Value::Int(i + 1),
                 Value::Int(rng.random_range(1..=10_000)),
@@ -125,7 +96,7 @@ impl Load<'_> {
             _ => {}
         }
         let mut rng = self.rng(w, 2);
-        let mut rows = rows_of(1, |_, r| {
+        let mut rows = generated(1, |_, r| {
             r.extend([Value::Int(w_id), text(astring(&mut rng, 6, 10))]);
             address(&mut rng, r);
             r.extend([
@@ -157,7 +128,7 @@ impl Load<'_> {
         bar: &indicatif::ProgressBar,
     ) -> Result<(), Error> {
         let mut rng = self.rng(w_id as u32, 3);
-        let mut rows = rows_of(ITEMS, |i, r| {
+        let mut rows = generated(ITEMS, |i, r| {
             r.extend([
                 Value::Int(i + 1),
                 Value::Int(w_id),
@@ -203,7 +174,7 @@ impl Load<'_> {
         bar: &indicatif::ProgressBar,
     ) -> Result<(), Error> {
         let mut rng = self.rng(w_id as u32, 4);
-        let mut rows = rows_of(DISTRICTS, |i, r| {
+        let mut rows = generated(DISTRICTS, |i, r| {
             r.extend([
                 Value::Int(i + 1),
                 Value::Int(w_id),
@@ -245,7 +216,7 @@ impl Load<'_> {
         let mut rng = self.rng(w_id as u32, 5);
         let c = self.constants.c_last;
         let mut last = String::new();
-        let mut rows = rows_of(DISTRICTS * CUSTOMERS, |i, r| {
+        let mut rows = generated(DISTRICTS * CUSTOMERS, |i, r| {
             let (d_id, c_id) = (i / CUSTOMERS + 1, i % CUSTOMERS + 1);
             let n = if c_id <= 1000 {
                 c_id - 1
@@ -315,7 +286,7 @@ impl Load<'_> {
         rng: &mut SmallRng,
         bar: &indicatif::ProgressBar,
     ) -> Result<(), Error> {
-        let mut rows = rows_of(DISTRICTS * CUSTOMERS, |i, r| {
+        let mut rows = generated(DISTRICTS * CUSTOMERS, |i, r| {
             let (d_id, c_id) = (i / CUSTOMERS + 1, i % CUSTOMERS + 1);
             r.extend([
                 Value::Int(c_id),
@@ -354,7 +325,7 @@ impl Load<'_> {
             counts.extend((0..ORDERS).map(|_| rng.random_range(5..=15i64)));
         }
         let delivered = |o_id: i64| o_id < NEW_ORDERS_FROM;
-        let mut rows = rows_of(n as i64, |i, r| {
+        let mut rows = generated(n as i64, |i, r| {
             let (d_id, o_id) = (i / ORDERS + 1, i % ORDERS + 1);
             r.extend([
                 Value::Int(o_id),
@@ -401,7 +372,7 @@ impl Load<'_> {
         // One row per order line: walk the orders and their line numbers.
         let lines: i64 = counts.iter().sum();
         let (mut order, mut number) = (0usize, 0i64);
-        let mut rows = rows_of(lines, |_, r| {
+        let mut rows = generated(lines, |_, r| {
             number += 1;
             if number > counts[order] {
                 (order, number) = (order + 1, 1);
@@ -458,7 +429,7 @@ impl Load<'_> {
         bar: &indicatif::ProgressBar,
     ) -> Result<(), Error> {
         let per_district = ORDERS - NEW_ORDERS_FROM + 1;
-        let mut rows = rows_of(DISTRICTS * per_district, |i, r| {
+        let mut rows = generated(DISTRICTS * per_district, |i, r| {
             r.extend([
                 Value::Int(NEW_ORDERS_FROM + i % per_district),
                 Value::Int(i / per_district + 1),

@@ -14,7 +14,7 @@ mod txn;
 
 use std::collections::BTreeMap;
 
-use crate::engine::{DbResult, Engine, ErrorClass, Session};
+use crate::engine::{DbResult, Engine, Session};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
@@ -216,22 +216,12 @@ fn clock_seed() -> u64 {
 
 /// The number of warehouses the database holds.
 fn read_warehouses(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
-    let not_prepared = || {
-        Error::Usage(
-            "the database holds no tpcc data: run `dbduel prepare tpcc --warehouses N --dsn ...` first"
-                .into(),
-        )
-    };
-    let rows = s
-        .query_text(sql.get("count_warehouses"))
-        .map_err(|e| match e.class {
-            ErrorClass::UndefinedTable => not_prepared(),
-            _ => db_error(e, "counting the tpcc warehouses"),
-        })?;
-    match rows.first().and_then(|r| r[0].as_i64()) {
-        Some(n) if n > 0 => Ok(n as u32),
-        _ => Err(not_prepared()),
-    }
+    super::rows::held_scale(
+        s,
+        sql.get("count_warehouses"),
+        "counting the tpcc warehouses",
+        "the database holds no tpcc data: run `dbduel prepare tpcc --warehouses N --dsn ...` first",
+    )
 }
 
 impl Tpcc {

@@ -1,0 +1,143 @@
+# bench/common.py: what every bench script shares: its messages and exit on error, the numbers it reads from the
+# environment, the dbduel binary it measures, a managed server started through `dbduel server start` and the SQL
+# sent to it, the untimed settling before a timed step, and the medians, rotations and formatting of its figures.
+
+import glob
+import os
+import re
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DBDUEL_GIVEN = os.environ.get("DBDUEL", "").strip()
+DBDUEL = os.path.abspath(DBDUEL_GIVEN or os.path.join(REPO, "target", "release", "dbduel"))
+
+
+def die(msg):
+    """The script's error, named by the script, then exit 1."""
+    print(f"{os.path.basename(sys.argv[0])}: error: {msg}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def say(*a):
+    print(*a, flush=True)
+
+
+def env_int(name, default, minimum=1):
+    text = os.environ.get(name, "").strip() or str(default)
+    try:
+        value = int(text)
+    except ValueError:
+        die(f"{name}={text!r} must be a whole number")
+    if value < minimum:
+        die(f"{name}={value} must be >= {minimum}")
+    return value
+
+
+def env_list(name, default):
+    text = os.environ.get(name, "").strip() or default
+    try:
+        values = [int(v) for v in text.split()]
+    except ValueError:
+        die(f"{name}={text!r} must be whole numbers separated by spaces")
+    if not values or min(values) < 1:
+        die(f"{name} must list numbers >= 1")
+    return values
+
+
+def start_server(engine, root):
+    """A managed server of `engine` (postgres or mariadb) in root/engine: (data directory, DSN with its password)."""
+    kind = "postgres" if engine == "postgres" else "mysql"
+    data = os.path.join(root, engine)
+    out = subprocess.run([DBDUEL, "server", "start", kind, "--data-dir", data], capture_output=True, text=True)
+    if out.returncode != 0:
+        die(f"cannot start {engine}: {out.stdout}{out.stderr}")
+    # `server dsn` gives the DSN with the server's password (`server start` prints it without).
+    full = subprocess.run([DBDUEL, "server", "dsn", "--data-dir", data], capture_output=True, text=True)
+    if full.returncode != 0 or "://" not in full.stdout:
+        die(f"no DSN from `dbduel server dsn`: {full.stdout}{full.stderr}")
+    return data, full.stdout.strip()
+
+
+def server_address(dsn):
+    """(user, password, host, port) of a DSN."""
+    m = re.match(r"(\w+)://([^@:/]+)(?::([^@/]*))?@([^:/]+):(\d+)", dsn)
+    if not m:
+        die(f"cannot read user, host and port from {dsn}")
+    return m.group(2), m.group(3) or "", m.group(4), int(m.group(5))
+
+
+def sql(engine, dsn, *statements, db="postgres"):
+    """Statements through the server's own client (psql into `db`, or mariadb), the password in its environment."""
+    user, password, host, port = server_address(dsn)
+    if engine == "postgres":
+        argv = ["psql", "-h", host, "-p", str(port), "-U", user, "-d", db, "-q", "-v", "ON_ERROR_STOP=1"]
+        for s in statements:
+            argv += ["-c", s]
+    else:
+        argv = ["mariadb", "-h", host, "-P", str(port), "-u", user, "-e", "; ".join(statements)]
+    secret = {"PGPASSWORD" if engine == "postgres" else "MYSQL_PWD": password}
+    out = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **secret})
+    if out.returncode != 0:
+        die(f"{'; '.join(statements)} failed on {engine}: {out.stderr}")
+
+
+def settle(engine, dsn):
+    """Untimed, before each timed step: PostgreSQL writes out the previous step's dirty pages."""
+    if engine == "postgres":
+        sql(engine, dsn, "CHECKPOINT")
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pg_bindir():
+    """The newest PostgreSQL server's bin directory under /usr/lib/postgresql."""
+    dirs = [d for d in glob.glob("/usr/lib/postgresql/*/bin") if os.path.exists(os.path.join(d, "postgres"))]
+    if not dirs:
+        die("no PostgreSQL server found under /usr/lib/postgresql/*/bin (apt-get install -y postgresql)")
+
+    def version(d):
+        v = d.split("/")[-2]
+        return tuple(int(x) if x.isdigit() else 0 for x in v.split("."))
+
+    return max(dirs, key=version)
+
+
+def tail(path, n=25):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+def fail_run(what, argv, out_path, rc):
+    """A measured client failed: its command and the end of its output, then exit 2."""
+    say(f"\n{what} FAILED (exit {rc}): {shlex.join(argv)}")
+    say("---- output ----")
+    say(tail(out_path, 40).rstrip())
+    say("----------------")
+    sys.exit(2)
+
+
+def rotated(tools, i):
+    """The tools' order in round i: each round starts one later, so that no tool is always first."""
+    k = i % len(tools)
+    return tools[k:] + tools[:k]
+
+
+def med(values):
+    """The median of the values that are not None (None if none are)."""
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(r, digits=2):
+    return f"{r:.{digits}f}" if r is not None else "n/a"

@@ -1,0 +1,175 @@
+//! The command line as users type and read it: a bare `dbduel run tpcb` runs on a temporary
+//! SQLite database (no server), pgbench's and sysbench's flags are taken or refused naming
+//! dbduel's way, `list` names the engines and workloads, completions and the manual page know
+//! every command, a closed pipe ends quietly, and `--json` is checked before the run.
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Test, dbduel, ensure, expect_code, read_result, run_json, text, trials_of};
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let tests: [(&str, Test); 6] = [
+        ("default_run_on_temporary_sqlite", default_run),
+        ("pgbench_and_sysbench_habits", habits),
+        ("list_names_engines_and_workloads", list),
+        ("completions_and_man_page", completions_and_man),
+        ("closed_pipe_ends_quietly", closed_pipe),
+        ("json_checked_before_the_run", json_unwritable),
+    ];
+    trials_of(env, "command_line", tests)
+}
+
+fn default_run(env: &Env) -> Result<(), String> {
+    let r = run_json(env, "default", &["run", "tpcb", "-T", "2"], 0)?;
+    ensure(
+        r["engine"]["name"] == "sqlite" && r["transactions"].as_u64() > Some(0),
+        || format!("{r}"),
+    )?;
+    ensure(
+        r["options"]["clients"] == 1 && r["workload"]["scale"] == 1,
+        || format!("{}", r["options"]),
+    )
+}
+
+/// Flags pgbench and sysbench users type: sysbench's --threads and --report-interval are -c
+/// and -P; pgbench's -j and -n and sysbench's --percentile are taken with a note; the others
+/// are refused in one line that names dbduel's way (exit 2).
+fn habits(_: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let json = dir.path().join("r.json").display().to_string();
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "--threads",
+        "2",
+        "--report-interval",
+        "1",
+        "-j",
+        "2",
+        "-n",
+        "--percentile",
+        "95",
+        "-T",
+        "2",
+        "--json",
+        &json,
+    ]);
+    expect_code(&out, 0, "sysbench and pgbench flags")?;
+    let said = text(&out);
+    let r = read_result(std::path::Path::new(&json))?;
+    ensure(
+        r["options"]["clients"] == 2
+            && said.contains("progress:")
+            && said.contains("note: -j 2")
+            && said.contains("note: -n")
+            && said.contains("note: --percentile 95"),
+        || format!("--threads, --report-interval and the notes:\n{said}"),
+    )?;
+    for (flag, way) in [
+        (&["-i"][..], "dbduel prepare"),
+        (&["-r"][..], "per transaction type"),
+        (&["-l"][..], "--json"),
+        (&["-C"][..], "one connection per client"),
+        (&["-L", "50"][..], "capacity --slo"),
+        (&["--events", "100"][..], "give -t"),
+        (&["--histogram"][..], "HDR histogram"),
+    ] {
+        let mut args = vec!["run", "tpcb"];
+        args.extend(flag);
+        let out = dbduel(&args);
+        expect_code(&out, 2, &flag.join(" "))?;
+        let said = text(&out);
+        ensure(
+            said.trim().lines().count() == 1 && said.contains(way),
+            || format!("{flag:?} must be refused in one line naming {way}:\n{said}"),
+        )?;
+    }
+    Ok(())
+}
+
+fn list(_: &Env) -> Result<(), String> {
+    let out = dbduel(&["list"]);
+    expect_code(&out, 0, "list")?;
+    let all = text(&out);
+    ensure(
+        ["sqlite", "postgres", "mysql", "tpcb", "select-only"]
+            .iter()
+            .all(|w| all.contains(w)),
+        || all.clone(),
+    )
+}
+
+/// `dbduel completions SHELL` prints a script the shell accepts (bash parses it with -n) that
+/// knows every command; `dbduel man` prints a roff page naming every command.
+fn completions_and_man(_: &Env) -> Result<(), String> {
+    let out = dbduel(&["completions", "bash"]);
+    expect_code(&out, 0, "completions bash")?;
+    let script = String::from_utf8_lossy(&out.stdout).to_string();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let file = dir.path().join("dbduel.bash");
+    std::fs::write(&file, &script).map_err(|e| e.to_string())?;
+    let parsed = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&file)
+        .output()
+        .map_err(|e| e.to_string())?;
+    ensure(parsed.status.success(), || {
+        format!("bash -n refuses the completions: {}", text(&parsed))
+    })?;
+    let commands = [
+        "run", "prepare", "check", "cleanup", "sweep", "duel", "report", "compare", "capacity",
+    ];
+    ensure(
+        commands.iter().all(|c| script.contains(c)) && script.contains("--clients"),
+        || "the bash completions lack a command or --clients".into(),
+    )?;
+    for shell in ["zsh", "fish"] {
+        let out = dbduel(&["completions", shell]);
+        expect_code(&out, 0, shell)?;
+        ensure(
+            String::from_utf8_lossy(&out.stdout).contains("capacity"),
+            || format!("{shell} completions lack capacity"),
+        )?;
+    }
+    let man = dbduel(&["man"]);
+    expect_code(&man, 0, "man")?;
+    let page = String::from_utf8_lossy(&man.stdout).to_string();
+    ensure(
+        page.starts_with(".ie")
+            && page.contains(".TH dbduel 1")
+            && commands.iter().all(|c| page.contains(c)),
+        || format!("not a manual page naming every command:\n{page}"),
+    )
+}
+
+/// `dbduel list | head -c 0`: the reader goes away before dbduel writes; it ends quietly
+/// (SIGPIPE, as Unix tools), never with a panic (exit 101).
+fn closed_pipe(_env: &Env) -> Result<(), String> {
+    // A pipe whose reading end is closed before dbduel starts: its first write fails.
+    let (reader, writer) = std::io::pipe().map_err(|e| e.to_string())?;
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .arg("list")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure(out.status.code() != Some(101) && stderr.is_empty(), || {
+        format!("exit {:?}, stderr: {stderr}", out.status)
+    })
+}
+
+/// `--json` in a place that cannot be written is refused before anything runs.
+fn json_unwritable(_env: &Env) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let out = dbduel(&["run", "tpcb", "-T", "30", "--json", "/proc/dbduel.json"]);
+    expect_code(&out, 2, "--json /proc/dbduel.json")?;
+    ensure(text(&out).contains("cannot write there"), || text(&out))?;
+    ensure(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        || "the run went ahead".into(),
+    )
+}
