@@ -426,9 +426,12 @@ pub struct ServerStartArgs {
     /// Profile: default, tuned or unsafe.
     #[arg(long, default_value = "default")]
     pub profile: String,
-    /// Scale of the dataset the tuned profile is sized for (tpcb's scale).
+    /// Scale of the dataset the tuned profile is sized for (of --workload).
     #[arg(short = 's', long, default_value_t = 1)]
     pub scale: u32,
+    /// The workload whose data at --scale the tuned profile is sized for.
+    #[arg(long, default_value = "tpcb", value_name = "NAME")]
+    pub workload: String,
     /// Directory holding the server's binaries (default: PATH and the usual Debian locations).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,

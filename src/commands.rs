@@ -61,7 +61,7 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
             known.join(", ")
         ))
     })?;
-    let entry = crate::workload::find("tpcb")?;
+    let entry = crate::workload::find(&a.workload)?;
     let host = Host::read();
     let facts = profile::Facts {
         ram_bytes: host.ram_bytes,
@@ -186,9 +186,8 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     };
     let clients: Vec<String> = a.clients.iter().map(u32::to_string).collect();
     let most = a.clients.iter().copied().max().unwrap_or(1);
-    let scale = a
-        .scale
-        .unwrap_or(if a.workload == "tpcb" { most.max(1) } else { 1 });
+    let follows = crate::workload::find(&a.workload)?.scale_follows_clients;
+    let scale = a.scale.unwrap_or(if follows { most.max(1) } else { 1 });
     let count = |n: u64| toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX));
     let (plan, text) = PlanFile::build(vec![
         ("name", format!("duel-{}", a.workload).into()),

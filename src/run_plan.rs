@@ -293,7 +293,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
 impl RunInput {
     /// Check everything a run can be refused for before it connects, and give the plan.
     pub fn plan(mut self) -> Result<RunPlan, Error> {
-        self.ycsb_names()?;
+        self.workload_asks()?;
         let limit = self.check()?;
         let seed = self.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
@@ -429,49 +429,36 @@ impl RunInput {
         })
     }
 
-    /// YCSB's own names for dbduel's flags, given as properties (`-p threadcount=8`,
-    /// `-p target=500`): taken as -c and -R; refused when the flag says otherwise.
-    fn ycsb_names(&mut self) -> Result<(), Error> {
-        if self.target.workload.name != "ycsb" {
-            return Ok(());
-        }
-        // A property file's own threadcount and target count as if given with -p.
-        for (name, value) in crate::workload::ycsb::props::client_properties(&self.params)? {
-            self.params.entry(name).or_insert(value);
-        }
+    /// The workload's own names for the run's clients and rate (YCSB's `-p threadcount=8`,
+    /// `-p target=500`): taken as -c and -R; refused when the flag says otherwise, and in a
+    /// plan, whose points take them from its own keys.
+    fn workload_asks(&mut self) -> Result<(), Error> {
+        let asks = (self.target.workload.run_asks)(&mut self.params)?;
         if self.asked_by == AskedBy::Plan
-            && let Some(name) = ["threadcount", "target"]
-                .into_iter()
-                .find(|n| self.params.contains_key(*n))
+            && let Some(said) = asks
+                .clients
+                .as_ref()
+                .map(|c| &c.1)
+                .or(asks.rate.as_ref().map(|r| &r.1))
         {
             return usage(format!(
-                "YCSB property {name}: a plan's points take their clients and rate from its own keys: drop it"
+                "{said}: a plan's points take their clients and rate from its own keys: drop it"
             ));
         }
-        if let Some(v) = self.params.remove("threadcount") {
-            let n: u32 = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                Error::Usage(format!(
-                    "YCSB property threadcount={v}: give a whole number of clients (or use -c)"
-                ))
-            })?;
+        if let Some((n, said)) = asks.clients {
             if self.clients != 1 && self.clients != n {
                 return usage(format!(
-                    "YCSB property threadcount={n} and {} {} disagree: give one of them",
+                    "{said} and {} {} disagree: give one of them",
                     self.asked_by.name("--clients"),
                     self.clients
                 ));
             }
             self.clients = n;
         }
-        if let Some(v) = self.params.remove("target") {
-            let rate: f64 = v.parse().ok().filter(|r: &f64| *r > 0.0).ok_or_else(|| {
-                Error::Usage(format!(
-                    "YCSB property target={v}: give operations per second (or use -R)"
-                ))
-            })?;
+        if let Some((rate, said)) = asks.rate {
             if self.rate.is_some_and(|r| r != rate) {
                 return usage(format!(
-                    "YCSB property target={v} and {} disagree: give one of them",
+                    "{said} and {} disagree: give one of them",
                     self.asked_by.name("--rate")
                 ));
             }
@@ -778,11 +765,11 @@ mod tests {
         assert!(refused("auto", &[("SLURM_PROCID", "2"), ("SLURM_NTASKS", "2")]).contains("below"));
     }
 
-    #[test]
-    fn shards_split_clients_without_overlap() {
-        let input = |clients| RunInput {
+    /// A run of `workload` as its flags give it, at 70 transactions per second.
+    fn input(workload: &str, clients: u32) -> RunInput {
+        RunInput {
             target: Target {
-                workload: workload::find("tpcb").unwrap(),
+                workload: workload::find(workload).unwrap(),
                 dsn: None,
                 engine: EngineOptions::default(),
             },
@@ -804,7 +791,44 @@ mod tests {
             asked_by: AskedBy::Flags,
             shard: None,
             start_at: None,
+        }
+    }
+
+    #[test]
+    fn a_workloads_own_names_for_clients_and_rate() {
+        let ycsb = |clients, asked_by, props: &[(&str, &str)]| {
+            let mut i = input("ycsb", clients);
+            i.rate = None;
+            i.asked_by = asked_by;
+            for (k, v) in props {
+                i.params.insert(k.to_string(), v.to_string());
+            }
+            i.plan()
         };
+        let given = [("threadcount", "8"), ("target", "500")];
+        let plan = ycsb(1, AskedBy::Flags, &given).unwrap();
+        assert_eq!((plan.run.clients, plan.run.rate), (8, Some(500.0)));
+        let refused = |r: Result<RunPlan, Error>| match r {
+            Err(Error::Usage(m)) => m,
+            other => panic!("not refused: {:?}", other.map(|p| p.run.clients)),
+        };
+        let m = refused(ycsb(4, AskedBy::Flags, &given[..1]));
+        assert!(
+            m.contains("YCSB property threadcount=8 and --clients 4 disagree"),
+            "{m}"
+        );
+        let m = refused(ycsb(1, AskedBy::Plan, &given[1..]));
+        assert!(
+            m.contains("YCSB property target=500: a plan's points take"),
+            "{m}"
+        );
+        let m = refused(ycsb(1, AskedBy::Flags, &[("threadcount", "0")]));
+        assert!(m.contains("give a whole number of clients"), "{m}");
+    }
+
+    #[test]
+    fn shards_split_clients_without_overlap() {
+        let input = |clients| input("tpcb", clients);
         let mut next = 0;
         let mut rate = 0.0;
         for index in 0..3 {

@@ -53,8 +53,8 @@ UPDATE savings SET bal = 0 WHERE custid = ?
 -- name: checking_zero
 UPDATE checking SET bal = 0 WHERE custid = ?
 
--- name: max_custid
-SELECT max(custid) FROM accounts
+-- name: customers
+SELECT max(custid) + 1 FROM accounts
 
 -- name: counts
 SELECT (SELECT count(*) FROM accounts),

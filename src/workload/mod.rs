@@ -82,7 +82,26 @@ pub struct WorkloadEntry {
     /// Its own options (`options::NONE`: none): the flags `prepare` and `run` show for them,
     /// and what `options::parse` checks a value against.
     pub options: &'static options::Table,
+    /// What its own options say about the run itself, taken out of them (YCSB's
+    /// `threadcount` and `target`, its names for -c and -R); `no_run_asks` for none.
+    pub run_asks: fn(&mut BTreeMap<String, String>) -> Result<RunAsks, Error>,
+    /// Whether the duel's scale follows its most clients (tpcb: a branch per client, as
+    /// pgbench advises); else scale 1.
+    pub scale_follows_clients: bool,
     pub new: fn(&WorkloadOptions) -> Result<Box<dyn Workload>, Error>,
+}
+
+/// A workload's own names for the run's clients and rate, as given (`RunAsks::clients`:
+/// the number and how the user wrote it, "YCSB property threadcount=8", for messages).
+#[derive(Debug, Default)]
+pub struct RunAsks {
+    pub clients: Option<(u32, String)>,
+    pub rate: Option<(f64, String)>,
+}
+
+/// The `run_asks` of a workload whose options say nothing about the run itself.
+pub fn no_run_asks(_: &mut BTreeMap<String, String>) -> Result<RunAsks, Error> {
+    Ok(RunAsks::default())
 }
 
 /// Every workload dbduel knows. Adding a workload adds one folder and one line here.

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-use crate::engine::{DbResult, Engine, ErrorClass, RowSource, Session, Value};
+use crate::engine::{DbResult, Engine, Session, Value};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
@@ -35,6 +35,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     headline: &[],
     figures: &[],
     options: &OPTIONS,
+    run_asks: super::no_run_asks,
+    scale_follows_clients: false,
     new,
 };
 
@@ -179,28 +181,6 @@ fn opening_balance(custid: i64, salt: u64) -> i64 {
 const SAVINGS_SALT: u64 = 0x5a;
 const CHECKING_SALT: u64 = 0xc4;
 
-/// One table's rows, customer by customer.
-struct Rows {
-    next: i64,
-    total: i64,
-    make: fn(i64, &mut Vec<Value>),
-}
-
-impl RowSource for Rows {
-    fn next_row(&mut self, row: &mut Vec<Value>) -> bool {
-        if self.next >= self.total {
-            return false;
-        }
-        row.clear();
-        (self.make)(self.next, row);
-        self.next += 1;
-        true
-    }
-    fn total(&self) -> u64 {
-        self.total as u64
-    }
-}
-
 impl SmallBank {
     fn accounts(&self) -> i64 {
         ACCOUNTS * self.scale.max(1) as i64
@@ -208,11 +188,7 @@ impl SmallBank {
 
     fn load(&self, s: &mut dyn Session, loader: &Loader) -> Result<i64, Error> {
         let total = self.accounts();
-        let rows = |make| Rows {
-            next: 0,
-            total,
-            make,
-        };
+        let rows = |make: fn(i64, &mut Vec<Value>)| super::rows::generated(total, make);
         loader.load(
             s,
             "accounts",
@@ -401,21 +377,16 @@ impl Workload for SmallBank {
 
 /// The scale: the customers (ids 0 to n-1) over 100,000.
 fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
-    let not_prepared = || {
-        Error::Usage(
-            "the database holds no smallbank data: run `dbduel prepare smallbank --dsn ...` first"
-                .into(),
-        )
-    };
-    let rows = s
-        .query_text(sql.get("max_custid"))
-        .map_err(|e| match e.class {
-            ErrorClass::UndefinedTable => not_prepared(),
-            _ => db_error(e, "reading the smallbank scale"),
-        })?;
-    match rows.first().and_then(|r| r[0].as_i64()) {
-        Some(max) if max >= 0 => Ok(((max + 1) / ACCOUNTS).max(1) as u32),
-        _ => Err(not_prepared()),
+    let not_prepared =
+        "the database holds no smallbank data: run `dbduel prepare smallbank --dsn ...` first";
+    match super::rows::held_count(
+        s,
+        sql.get("customers"),
+        "reading the smallbank scale",
+        not_prepared,
+    )? {
+        n if n > 0 => Ok((n / ACCOUNTS).max(1) as u32),
+        _ => Err(Error::Usage(not_prepared.into())),
     }
 }
 

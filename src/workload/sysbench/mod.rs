@@ -119,6 +119,8 @@ macro_rules! entry {
             headline: &[],
             figures: &[],
             options: &OPTIONS,
+            run_asks: super::no_run_asks,
+            scale_follows_clients: false,
             new: |o| new(Script::$script, o),
         }
     };
@@ -134,6 +136,8 @@ macro_rules! probe {
             headline: &[],
             figures: &[],
             options: &OPTIONS,
+            run_asks: super::no_run_asks,
+            scale_follows_clients: false,
             new: |o| new(Script::Probe(Probe::$probe), o),
         }
     };

@@ -24,6 +24,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     headline: &[],
     figures: &[],
     options: &super::options::NONE,
+    run_asks: super::no_run_asks,
+    scale_follows_clients: true,
     new,
 };
 

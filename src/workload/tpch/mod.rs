@@ -50,6 +50,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
         ),
     ],
     options: &OPTIONS,
+    run_asks: super::no_run_asks,
+    scale_follows_clients: false,
     new,
 };
 

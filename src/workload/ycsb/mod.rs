@@ -43,8 +43,37 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     headline: &[],
     figures: &[],
     options: &super::options::NONE,
+    run_asks: ycsb_run_asks,
+    scale_follows_clients: false,
     new,
 };
+
+/// YCSB's own names for dbduel's flags, given as properties (`-p threadcount=8`,
+/// `-p target=500`) or by a property file: taken out of the options, for -c and -R.
+fn ycsb_run_asks(params: &mut BTreeMap<String, String>) -> Result<super::RunAsks, Error> {
+    // A property file's own threadcount and target count as if given with -p.
+    for (name, value) in props::client_properties(params)? {
+        params.entry(name).or_insert(value);
+    }
+    let mut asks = super::RunAsks::default();
+    if let Some(v) = params.remove("threadcount") {
+        let n: u32 = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+            Error::Usage(format!(
+                "YCSB property threadcount={v}: give a whole number of clients (or use -c)"
+            ))
+        })?;
+        asks.clients = Some((n, format!("YCSB property threadcount={n}")));
+    }
+    if let Some(v) = params.remove("target") {
+        let rate: f64 = v.parse().ok().filter(|r: &f64| *r > 0.0).ok_or_else(|| {
+            Error::Usage(format!(
+                "YCSB property target={v}: give operations per second (or use -R)"
+            ))
+        })?;
+        asks.rate = Some((rate, format!("YCSB property target={v}")));
+    }
+    Ok(asks)
+}
 
 /// The facts a load leaves in dbduel_facts.
 const FACT_LAYOUT: &str = "ycsb.layout";
