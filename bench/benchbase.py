@@ -1,6 +1,8 @@
 # bench/benchbase.py: finding BenchBase for the bench scripts (its unpacked distributions per engine and a java
-# that runs them), its XML configuration, and what its results files say; imported by vs-tpcc and vs-ycsb.
+# that runs them), its XML configuration, and what its results files say; imported by vs-tpcc, vs-ycsb and
+# vs-smallbank.
 
+import json
 import os
 import re
 import shutil
@@ -42,14 +44,15 @@ def find(servers, say, die):
     return dist, java
 
 
-def config(engine, user, password, host, port, db, app, body, path):
+def config(engine, user, password, host, port, db, app, body, path, isolation=None):
     """Write BenchBase's XML configuration (readable by its owner alone: it holds the managed server's password):
-    connection, the isolation each engine runs by default, then `body` (the benchmark's part)."""
+    connection, the isolation (JDBC's name, e.g. TRANSACTION_SERIALIZABLE; by default the level each engine runs by
+    default), then `body` (the benchmark's part)."""
     if engine == "postgres":
-        kind, driver, isolation = "POSTGRES", "org.postgresql.Driver", "TRANSACTION_READ_COMMITTED"
+        kind, driver, default = "POSTGRES", "org.postgresql.Driver", "TRANSACTION_READ_COMMITTED"
         url = f"jdbc:postgresql://{host}:{port}/{db}?sslmode=disable&ApplicationName={app}&reWriteBatchedInserts=true"
     else:
-        kind, driver, isolation = "MARIADB", "org.mariadb.jdbc.Driver", "TRANSACTION_REPEATABLE_READ"
+        kind, driver, default = "MARIADB", "org.mariadb.jdbc.Driver", "TRANSACTION_REPEATABLE_READ"
         url = f"jdbc:mariadb://{host}:{port}/{db}?useServerPrepStmts"
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         f.write(f"""<?xml version="1.0"?>
@@ -60,7 +63,7 @@ def config(engine, user, password, host, port, db, app, body, path):
   <username>{escape(user)}</username>
   <password>{escape(password)}</password>
   <reconnectOnConnectionFailure>true</reconnectOnConnectionFailure>
-  <isolation>{isolation}</isolation>
+  <isolation>{isolation or default}</isolation>
   <batchsize>128</batchsize>
   <loaderThreads>4</loaderThreads>
 {body}
@@ -73,3 +76,16 @@ def histogram_count(h, kind, name=None):
     of one procedure or of all."""
     entries = h[kind]["HISTOGRAM"]
     return sum(n for k, n in entries.items() if name is None or k.rsplit("/", 1)[0].endswith("." + name))
+
+
+def outcome(code, text, results, hist, die):
+    """What a timed run (`--execute=true -d results --json-histograms hist`) wrote: (path of its summary.json, the
+    summary, the histograms); the script ends, with the end of BenchBase's output, when it failed or wrote neither."""
+    summaries = [f for f in os.listdir(results) if f.endswith(".summary.json")] if os.path.isdir(results) else []
+    if code != 0 or len(summaries) != 1 or not os.path.exists(hist):
+        die(f"BenchBase run failed or wrote no summary and histograms (exit code {code}):\n{text[-3000:]}")
+    path = os.path.join(results, summaries[0])
+    with open(path) as f:
+        summary = json.load(f)
+    with open(hist) as f:
+        return path, summary, json.load(f)

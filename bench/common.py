@@ -1,6 +1,7 @@
 # bench/common.py: what every bench script shares: its messages and exit on error, the numbers it reads from the
 # environment, the dbduel binary it measures, a managed server started through `dbduel server start` and the SQL
-# sent to it, the untimed settling before a timed step, and the medians, rotations and formatting of its figures.
+# sent to it, a measured client run (its wall time and CPU), the untimed settling before a timed step, and the medians,
+# rotations and formatting of its figures.
 
 import glob
 import os
@@ -10,6 +11,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DBDUEL_GIVEN = os.environ.get("DBDUEL", "").strip()
@@ -60,6 +62,19 @@ def start_server(engine, root):
     if full.returncode != 0 or "://" not in full.stdout:
         die(f"no DSN from `dbduel server dsn`: {full.stdout}{full.stderr}")
     return data, full.stdout.strip()
+
+
+def measured(argv, log, cwd=None):
+    """Run a client, its output to `log`; return (exit code, wall seconds, user+system CPU seconds of the process
+    from the rusage wait4() returns, output)."""
+    started = time.monotonic()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - started
+    with open(log, errors="replace") as f:
+        text = f.read()
+    return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, text
 
 
 def server_address(dsn):
