@@ -77,6 +77,12 @@ def measured(argv, log, cwd=None):
     return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, text
 
 
+def shown(dsn):
+    """A DSN as it may be printed: its password replaced by ***."""
+    user, password, host, port = server_address(dsn)
+    return dsn.replace(f":{password}@", ":***@", 1) if password else dsn
+
+
 def server_address(dsn):
     """(user, password, host, port) of a DSN."""
     m = re.match(r"(\w+)://([^@:/]+)(?::([^@/]*))?@([^:/]+):(\d+)", dsn)

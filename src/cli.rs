@@ -254,7 +254,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     pub warmup: u64,
     /// Tries of a transaction that met a retryable error (serialization, deadlock, busy...)
-    /// [1: no retry; tpcc: 100]; from the second retry on, a random pause of up to 20 ms.
+    /// [1: no retry; tpcc and smallbank: 100]; from the second retry on, a random pause of up
+    /// to 20 ms.
     #[arg(long, value_name = "N")]
     pub max_tries: Option<u32>,
     /// Write the full result as JSON to FILE (schema: schema/result.schema.json).
@@ -283,6 +284,10 @@ pub struct RunArgs {
     /// 2026-12-01T10:00:00Z), once connected: every shard of a run starts together.
     #[arg(long, value_name = "TIME", env = "DBDUEL_START_AT")]
     pub start_at: Option<String>,
+    /// Do not sample what the server's sessions wait on during the run (then no verdict on
+    /// what limited it): for measuring the sampling's own cost.
+    #[arg(long)]
+    pub no_waits: bool,
     /// A pgbench-format script to run, with its weight among several (as pgbench -f).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub files: Vec<String>,

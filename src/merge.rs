@@ -582,6 +582,15 @@ fn whole_run(
         .map(|r| r.client_cpu_share)
         .fold(0.0, f64::max);
     merged.client_bound = results.iter().any(|r| r.client_bound);
+    // Each shard sampled every session of the run on the server (they share its database
+    // and application name): the first shard's samples stand for the run, judged with the
+    // run's clients.
+    merged.verdict = Some(crate::metrics::waits::verdict(
+        merged.waits.as_ref(),
+        merged.options.clients,
+        merged.client_bound,
+        "the first shard sampled no server sessions",
+    ));
     merged.client_peak_rss_bytes = results
         .iter()
         .map(|r| r.client_peak_rss_bytes)

@@ -13,6 +13,7 @@ use crate::engine::{self, Engine, ServerInfo, Session};
 use crate::error::Error;
 use crate::event::Event;
 use crate::metrics::observe::{Observer, ResourceSample};
+use crate::metrics::waits::{self, WaitSampler, Waits};
 use crate::metrics::{self, Aggregator, Measurement};
 use crate::result::{self, RunResult};
 use crate::run_plan::RunPlan;
@@ -118,7 +119,9 @@ pub fn run_point(
         }
         Observe::Nothing => None,
     };
+    let sampler = waits_sampler(plan, engine.as_ref());
     let measured = measure(plan, &run, engine.clone(), workload.clone(), stop);
+    let waits = sampler.map(|(s, absent)| (s.and_then(WaitSampler::stop), absent));
     let resources = observer.map(|o| o.stop()).unwrap_or_default();
     // A server that stalled during the run must not hold the end of it either.
     admin.set_timeout(Some(2 * runner::GRACE));
@@ -144,10 +147,45 @@ pub fn run_point(
         measured,
         interrupted: stop.load(Ordering::SeqCst),
         warnings,
+        waits,
     };
     let mut result = point.assemble();
     result.unrecorded = unrecorded;
     Ok((result, resources))
+}
+
+/// The wait sampler of a run on a server (`metrics::waits`), on a connection of its own, with
+/// what to say when it gives nothing: None when the plan turned it off (`--no-waits`).
+fn waits_sampler(plan: &RunPlan, engine: &dyn Engine) -> Option<(Option<WaitSampler>, String)> {
+    if !plan.waits {
+        return None;
+    }
+    if engine.embedded() {
+        let why = format!(
+            "{} runs inside dbduel: no server sessions to sample",
+            engine.name()
+        );
+        return Some((None, why));
+    }
+    let absent = format!(
+        "{}'s sessions are not sampled by this version of dbduel",
+        engine.name()
+    );
+    match engine.connect() {
+        Ok(s) => Some((
+            Some(WaitSampler::start(
+                s,
+                Instant::now(),
+                plan.run.warmup,
+                waits::DEFAULT_HZ,
+            )),
+            absent,
+        )),
+        Err(e) => Some((
+            None,
+            format!("the sampler could not connect: {}", e.message),
+        )),
+    }
 }
 
 /// The workload's after-run bookkeeping (`Workload::finish`) on the admin session, or, when
@@ -331,6 +369,8 @@ struct Point<'a> {
     interrupted: bool,
     /// The workload's warnings (from `attach`), to which the point's own are added.
     warnings: Vec<String>,
+    /// What the wait sampler saw, and what to say when it saw nothing (None: it was off).
+    waits: Option<(Option<Waits>, String)>,
 }
 
 impl Point<'_> {
@@ -349,10 +389,15 @@ impl Point<'_> {
             measured,
             interrupted,
             warnings,
+            waits,
             ..
         } = self;
         let m = measured.measurement;
         let secs = m.duration_s.max(1e-9);
+        let client_bound = !engine.embedded()
+            && m.transactions > 0
+            && metrics::client_bound(&m.client_threads, share).is_some();
+        let clients = self.plan.run.clients.max(self.plan.workload.clients);
         let shard = self
             .plan
             .shard
@@ -379,10 +424,18 @@ impl Point<'_> {
             tps: m.transactions as f64 / secs,
             client_cpu_s: cpu_s,
             client_cpu_share: share,
-            client_bound: !engine.embedded()
-                && m.transactions > 0
-                && metrics::client_bound(&m.client_threads, share).is_some(),
+            client_bound,
             client_peak_rss_bytes: metrics::peak_rss_bytes(),
+            verdict: Some(match &waits {
+                Some((w, absent)) => waits::verdict(w.as_ref(), clients, client_bound, absent),
+                None => waits::verdict(
+                    None,
+                    clients,
+                    client_bound,
+                    "wait sampling was off (--no-waits)",
+                ),
+            }),
+            waits: waits.and_then(|(w, _)| w),
             measurement: m,
             server_restarts: Vec::new(),
             unrecorded: None,

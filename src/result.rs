@@ -79,6 +79,14 @@ pub struct RunResult {
     /// machine); never for an embedded engine.
     pub client_bound: bool,
     pub client_peak_rss_bytes: u64,
+    /// What the run's sessions spent their time on, sampled from the server
+    /// (`metrics::waits`); None where nothing was sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<crate::metrics::waits::Waits>,
+    /// What limited the run, by `metrics::waits::verdict`'s rule (absent in results of
+    /// dbduel versions before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::metrics::waits::Verdict>,
     /// Sweeps only: the managed server exited during the point and was started again, one
     /// line each. A point with any is marked failed; `run` never fills it (it does not manage
     /// the server: its reconnections and lost transactions tell).

@@ -37,6 +37,8 @@ pub struct RunPlan {
     pub shard: Option<Shard>,
     /// `--start-at`: the wall-clock time the clients are released at, as given.
     pub start_at: Option<String>,
+    /// Whether the server's sessions are sampled during the run (`metrics::waits`).
+    pub waits: bool,
 }
 
 /// One part of a run whose load comes from several processes (`--shard I/N`): its index, the
@@ -230,6 +232,8 @@ pub struct RunInput {
     pub shard: Option<(u32, u32)>,
     /// `--start-at`, as given.
     pub start_at: Option<String>,
+    /// Sample the server's sessions' waits during the run (`--no-waits`: not).
+    pub waits: bool,
 }
 
 /// Where a run's options were written: `dbduel run`'s flags or a plan file's keys.
@@ -286,6 +290,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             .map(|s| shard_spec(s, &|v| std::env::var(v).ok()))
             .transpose()?,
         start_at: args.start_at.clone(),
+        waits: !args.no_waits,
     }
     .plan()
 }
@@ -342,6 +347,7 @@ impl RunInput {
             transactions,
             shard,
             start_at: self.start_at,
+            waits: self.waits,
         })
     }
 
@@ -791,6 +797,7 @@ mod tests {
             asked_by: AskedBy::Flags,
             shard: None,
             start_at: None,
+            waits: true,
         }
     }
 

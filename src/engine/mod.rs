@@ -1,6 +1,7 @@
 //! The engine seam: the `Engine` and `Session` traits every database implements, the values
 //! and errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 
+pub mod activity;
 pub mod durability;
 mod firebird;
 mod login;
@@ -315,6 +316,12 @@ pub trait Session: Send {
     /// Cumulative server counters for the observer (None where the engine cannot tell).
     fn counters(&mut self) -> DbResult<Counters> {
         Ok(Counters::default())
+    }
+    /// What the other sessions of this database that dbduel opened are doing now, each one
+    /// not idle between transactions (`activity::Activity`); None where the engine cannot
+    /// tell (an embedded engine, or one whose monitoring is not read yet).
+    fn activity(&mut self) -> DbResult<Option<Vec<activity::Activity>>> {
+        Ok(None)
     }
 }
 

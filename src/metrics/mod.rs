@@ -4,6 +4,7 @@
 //! the process's CPU time and the host's facts; judges whether a run was client-bound.
 
 pub mod observe;
+pub mod waits;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -176,9 +176,13 @@ fn summary_head(out: &mut String, r: &RunResult) {
     );
     let _ = writeln!(
         out,
-        "durability: {} (judged from the server settings read back)\n",
+        "durability: {} (judged from the server settings read back)",
         r.engine.durability.text()
     );
+    if let Some(v) = &r.verdict {
+        let _ = writeln!(out, "limited by: {}", v.says);
+    }
+    out.push('\n');
 }
 
 /// Transactions, queries, errors with their first messages, retries, rollbacks, the
@@ -393,6 +397,9 @@ fn summary_settings(out: &mut String, r: &RunResult) {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let _ = writeln!(out, "\n  server settings: {}", settings.join(" "));
+    if let Some(w) = &r.waits {
+        summary_waits(out, w);
+    }
     let why = crate::metrics::client_bound(&m.client_threads, r.client_cpu_share);
     if let (true, Some(why)) = (r.client_bound, why) {
         let _ = writeln!(
@@ -405,6 +412,48 @@ fn summary_settings(out: &mut String, r: &RunResult) {
     }
     for w in &r.warnings {
         let _ = writeln!(out, "  warning: {w}");
+    }
+}
+
+/// The sampled sessions' time: average active sessions by class, the events that took the
+/// most, and a rate the sampler could not keep.
+fn summary_waits(out: &mut String, w: &crate::metrics::waits::Waits) {
+    let classes: Vec<String> = w
+        .by_class
+        .iter()
+        .map(|(c, a)| format!("{c} {a:.2}"))
+        .collect();
+    let events: Vec<String> = w
+        .top_events
+        .iter()
+        .take(5)
+        .map(|e| format!("{} {:.2}", e.event, e.sessions))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  server sessions (average active, sampled {} times a second, {} samples): {}; most time in {}",
+        w.hz,
+        w.samples,
+        if classes.is_empty() {
+            "none busy".to_string()
+        } else {
+            classes.join(", ")
+        },
+        if events.is_empty() {
+            "nothing".to_string()
+        } else {
+            events.join(", ")
+        }
+    );
+    if w.missed > 0 {
+        let _ = writeln!(
+            out,
+            "  warning: the wait sampler missed {} of its samples (the server answered slower than {} a second)",
+            w.missed, w.hz
+        );
+    }
+    if let Some(why) = &w.stopped {
+        let _ = writeln!(out, "  warning: {why}");
     }
 }
 

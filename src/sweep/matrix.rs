@@ -171,6 +171,7 @@ fn runs(
                 asked_by: AskedBy::Plan,
                 shard: None,
                 start_at: None,
+                waits: true,
             };
             let run = input
                 .plan()

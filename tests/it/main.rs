@@ -38,6 +38,7 @@ mod sweep;
 mod tls;
 mod tpcc;
 mod tpch;
+mod verdicts;
 mod ycsb;
 
 use std::sync::Arc;
@@ -78,6 +79,7 @@ fn main() {
     trials.extend(tpch::trials(&env));
     trials.extend(ycsb::trials(&env));
     trials.extend(smallbank::trials(&env));
+    trials.extend(verdicts::trials(&env));
     trials.extend(tls::trials());
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));

@@ -7,6 +7,7 @@ use std::time::Duration;
 mod load;
 mod wire;
 
+use super::activity::{self, Activity};
 use super::durability::{self, Durability, Level};
 use super::login;
 use super::tls::{Mode, Roots, Tls, TlsOptions};
@@ -279,6 +280,7 @@ impl Engine for MySql {
             stmts: Vec::new(),
             sql: String::new(),
             innodb_metrics: true,
+            innodb_trx: true,
             local_load: true,
         }))
     }
@@ -301,6 +303,8 @@ struct MySession {
     sql: String,
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
+    /// Whether `activity` may read INNODB_TRX (false once refused: no PROCESS privilege).
+    innodb_trx: bool,
     /// Whether loads go through LOAD DATA LOCAL INFILE (until the server refuses one).
     local_load: bool,
 }
@@ -554,7 +558,44 @@ impl Session for MySession {
             database_size_bytes: get(0),
         })
     }
+
+    /// The threads of this database, this one left out, with their InnoDB transaction's
+    /// state where INNODB_TRX can be read (it takes the PROCESS privilege; without it, row
+    /// lock waits look like running threads and idle transactions like idle threads).
+    fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
+        let rows = match self.query_text(if self.innodb_trx {
+            MY_ACTIVITY_TRX
+        } else {
+            MY_ACTIVITY
+        }) {
+            Err(e) if self.innodb_trx && e.class != ErrorClass::ConnectionLost => {
+                self.innodb_trx = false;
+                return self.activity();
+            }
+            rows => rows?,
+        };
+        let text = |v: Option<&Value>| match v {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.to_string()),
+        };
+        Ok(Some(
+            rows.iter()
+                .filter_map(|r| {
+                    let command = text(r.first())?;
+                    let state = text(r.get(1)).unwrap_or_default();
+                    activity::mysql(&command, &state, text(r.get(2)).as_deref())
+                })
+                .collect(),
+        ))
+    }
 }
+
+/// The database's other threads (`activity`), with and without their InnoDB transaction.
+const MY_ACTIVITY: &str = "SELECT COMMAND, STATE FROM information_schema.PROCESSLIST \
+     WHERE DB = DATABASE() AND ID <> CONNECTION_ID()";
+const MY_ACTIVITY_TRX: &str = "SELECT p.COMMAND, p.STATE, t.trx_state \
+     FROM information_schema.PROCESSLIST p LEFT JOIN information_schema.INNODB_TRX t \
+     ON t.trx_mysql_thread_id = p.ID WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()";
 
 /// The current database's size (NULL when the session has no current database).
 const MY_SIZE: &str = "IF(DATABASE() IS NULL, NULL, (SELECT COALESCE(SUM(data_length + \

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 mod wire;
 
+use super::activity::{self, Activity};
 use super::durability::{self, Durability, Level};
 use super::login;
 use super::tls::{Mode, Roots, Tls, TlsOptions};
@@ -505,6 +506,29 @@ impl Session for PgSession {
             autovacuums: get(1),
             database_size_bytes: get(2),
         })
+    }
+
+    /// The run's backends: this database's client backends under dbduel's application name,
+    /// this session's own left out.
+    fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
+        let rows = self.query_text(
+            "SELECT state, wait_event_type, wait_event FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid() \
+             AND backend_type = 'client backend' \
+             AND application_name = current_setting('application_name') AND state IS NOT NULL",
+        )?;
+        let text = |v: &Value| match v {
+            Value::Null => None,
+            v => Some(v.to_string()),
+        };
+        Ok(Some(
+            rows.iter()
+                .filter_map(|r| {
+                    let (state, kind, event) = (text(&r[0])?, text(&r[1]), text(&r[2]));
+                    activity::postgres(&state, kind.as_deref(), event.as_deref())
+                })
+                .collect(),
+        ))
     }
 }
 

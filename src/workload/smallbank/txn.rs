@@ -1,9 +1,10 @@
 //! SmallBank's six transactions, each as the paper defines it (Cahill et al., TODS 2009,
 //! section 6.1.1; SendPayment from H-Store's SmallBank, as BenchBase runs it), with
-//! BenchBase's amounts and mix. Where BenchBase departs from the paper, the paper wins:
+//! BenchBase's amounts and mix (TransactSavings withdraws 20.20, as BenchBase's does; the
+//! paper lets V be of either sign). Where BenchBase departs from the paper, the paper wins:
 //! BenchBase's Amalgamate zeroes only the source's checking and takes the total from the
-//! destination's savings, its TransactSavings always withdraws, and its WriteCheck charges
-//! the amount minus 1 on an overdraft, so money is neither conserved nor accounted for there.
+//! destination's savings, and its WriteCheck charges the amount minus 1 on an overdraft, so
+//! money is neither conserved nor accounted for there.
 
 use std::sync::Arc;
 

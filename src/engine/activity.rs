@@ -1,0 +1,192 @@
+//! What the server says its sessions are doing at one instant (`Session::activity`): each
+//! session of the run that is not idle between transactions, by wait class and the engine's
+//! own name of what it waits on. The classes are the same on every engine, so that one
+//! verdict rule (metrics/waits.rs) reads them all; each engine maps its own events here.
+
+use serde::Serialize;
+
+/// What a session of the run spends its time on, in classes every engine maps to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitClass {
+    /// Running on a CPU (PostgreSQL: active and waiting on nothing).
+    Cpu,
+    /// Running, CPU and I/O not told apart (MariaDB's processlist).
+    Running,
+    /// Reading data pages from storage.
+    DataRead,
+    /// Writing and flushing the log at commit (WAL, redo), or waiting for another to.
+    Commit,
+    /// Waiting for a row, transaction or table lock another session holds.
+    Lock,
+    /// Waiting for one of the server's internal latches (PostgreSQL's LWLocks, buffer pins).
+    Latch,
+    /// Idle inside a transaction: the server waits for the client's next statement.
+    Client,
+    /// Any other wait (IPC, timeouts, extensions).
+    Other,
+}
+
+impl WaitClass {
+    pub const ALL: [WaitClass; 8] = [
+        WaitClass::Cpu,
+        WaitClass::Running,
+        WaitClass::DataRead,
+        WaitClass::Commit,
+        WaitClass::Lock,
+        WaitClass::Latch,
+        WaitClass::Client,
+        WaitClass::Other,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitClass::Cpu => "cpu",
+            WaitClass::Running => "running",
+            WaitClass::DataRead => "data_read",
+            WaitClass::Commit => "commit",
+            WaitClass::Lock => "lock",
+            WaitClass::Latch => "latch",
+            WaitClass::Client => "client",
+            WaitClass::Other => "other",
+        }
+    }
+}
+
+/// One session of the run, as sampled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    pub class: WaitClass,
+    /// The engine's own name: "CPU", "IO:WALSync", "Lock:transactionid", "row lock wait".
+    pub event: String,
+}
+
+/// PostgreSQL's `pg_stat_activity` state and wait event of one backend, as a class and an
+/// event (None: idle between transactions, not part of the run's load).
+pub fn postgres(state: &str, wait_type: Option<&str>, wait: Option<&str>) -> Option<Activity> {
+    let named = |class, event: String| Some(Activity { class, event });
+    if state == "idle" {
+        return None;
+    }
+    if state.starts_with("idle in transaction") {
+        return named(WaitClass::Client, "Client:idle in transaction".into());
+    }
+    let (Some(kind), Some(event)) = (wait_type, wait) else {
+        return named(WaitClass::Cpu, "CPU".into());
+    };
+    let class = match (kind, event) {
+        ("IO", "WALSync" | "WALWrite" | "WALInitSync" | "WALInitWrite") => WaitClass::Commit,
+        ("LWLock", "WALWrite" | "WALWriteLock" | "WALInsert" | "WALBufMapping") => {
+            WaitClass::Commit
+        }
+        ("IPC", "SyncRep") => WaitClass::Commit,
+        ("IO", "DataFileRead" | "DataFilePrefetch" | "RelationMapRead" | "BufFileRead") => {
+            WaitClass::DataRead
+        }
+        ("Lock", _) => WaitClass::Lock,
+        ("LWLock" | "BufferPin", _) => WaitClass::Latch,
+        ("Client", _) => WaitClass::Client,
+        _ => WaitClass::Other,
+    };
+    named(class, format!("{kind}:{event}"))
+}
+
+/// A MariaDB/MySQL thread as `information_schema.PROCESSLIST` and `INNODB_TRX` show it
+/// (`trx_state` None: no InnoDB transaction, or INNODB_TRX not readable).
+pub fn mysql(command: &str, state: &str, trx_state: Option<&str>) -> Option<Activity> {
+    let named = |class, event: &str| {
+        Some(Activity {
+            class,
+            event: event.to_string(),
+        })
+    };
+    let state = state.to_ascii_lowercase();
+    if command == "Sleep" {
+        return match trx_state {
+            Some(_) => named(WaitClass::Client, "Client:idle in transaction"),
+            None => None,
+        };
+    }
+    if trx_state == Some("LOCK WAIT") {
+        return named(WaitClass::Lock, "Lock:row lock wait");
+    }
+    if state.contains("metadata lock") {
+        return named(WaitClass::Lock, "Lock:metadata lock");
+    }
+    if state.contains("table level lock") || state.contains("waiting for table") {
+        return named(WaitClass::Lock, "Lock:table lock");
+    }
+    if state.contains("commit") {
+        return named(WaitClass::Commit, "Commit");
+    }
+    named(WaitClass::Running, "running")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_events_map_to_their_classes() {
+        let class = |s, t, w| postgres(s, t, w).map(|a| a.class);
+        assert_eq!(class("idle", None, None), None);
+        assert_eq!(class("active", None, None), Some(WaitClass::Cpu));
+        assert_eq!(
+            class("active", Some("IO"), Some("WALSync")),
+            Some(WaitClass::Commit)
+        );
+        assert_eq!(
+            class("active", Some("LWLock"), Some("WALWrite")),
+            Some(WaitClass::Commit)
+        );
+        assert_eq!(
+            class("active", Some("IO"), Some("DataFileRead")),
+            Some(WaitClass::DataRead)
+        );
+        assert_eq!(
+            class("active", Some("Lock"), Some("transactionid")),
+            Some(WaitClass::Lock)
+        );
+        assert_eq!(
+            class("active", Some("LWLock"), Some("BufferContent")),
+            Some(WaitClass::Latch)
+        );
+        assert_eq!(
+            class("idle in transaction", Some("Client"), Some("ClientRead")),
+            Some(WaitClass::Client)
+        );
+        assert_eq!(
+            postgres("active", Some("Lock"), Some("tuple"))
+                .unwrap()
+                .event,
+            "Lock:tuple"
+        );
+    }
+
+    #[test]
+    fn mysql_threads_map_to_their_classes() {
+        let class = |c, s, t| mysql(c, s, t).map(|a| a.class);
+        assert_eq!(class("Sleep", "", None), None);
+        assert_eq!(class("Sleep", "", Some("RUNNING")), Some(WaitClass::Client));
+        assert_eq!(
+            class("Query", "Updating", Some("LOCK WAIT")),
+            Some(WaitClass::Lock)
+        );
+        assert_eq!(
+            class("Query", "Waiting for table level lock", None),
+            Some(WaitClass::Lock)
+        );
+        assert_eq!(
+            class("Query", "Waiting for table metadata lock", None),
+            Some(WaitClass::Lock)
+        );
+        assert_eq!(
+            class("Query", "Commit", Some("RUNNING")),
+            Some(WaitClass::Commit)
+        );
+        assert_eq!(
+            class("Execute", "Sending data", Some("RUNNING")),
+            Some(WaitClass::Running)
+        );
+    }
+}

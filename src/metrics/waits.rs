@@ -1,0 +1,370 @@
+//! What limited a run, from the server's own evidence: a thread samples what the run's
+//! sessions are doing (`Session::activity`: PostgreSQL's pg_stat_activity, MariaDB's
+//! processlist and InnoDB transactions) ten times a second on a connection of its own, as
+//! Active Session History does; the samples become average active sessions by wait class,
+//! per second and over the measured run, with the events that took the most time; and one
+//! stated rule (`verdict`) names the limiter: the client, round trips, or the class of wait
+//! that took at least half of the sessions' time.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Session;
+use crate::engine::activity::WaitClass;
+
+/// Samples a second, by default.
+pub const DEFAULT_HZ: u32 = 10;
+/// How long one sample may take before the sampler gives its session up (a stalled server).
+const SAMPLE_DEADLINE: Duration = Duration::from_secs(2);
+/// How many of the events that took the most time a result keeps.
+const TOP_EVENTS: usize = 8;
+
+/// The sessions' time over a run, as sampled.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Waits {
+    /// Samples taken in the measured part of the run, and the rate asked for.
+    pub samples: u64,
+    pub hz: u32,
+    /// Samples that were due while the previous one was still being read (a slow server):
+    /// the rate achieved was lower than asked, and said so.
+    pub missed: u64,
+    /// Average active sessions over the measured run, by wait class (`WaitClass::name`):
+    /// sessions in the server or idle inside a transaction, per sample, averaged.
+    pub by_class: BTreeMap<String, f64>,
+    /// The events that took the most session time, most first.
+    pub top_events: Vec<EventShare>,
+    /// Average active sessions by class in each second of the run (t as the windows': the
+    /// end of the second, warm-up included).
+    pub seconds: Vec<SecondWaits>,
+    /// Why sampling stopped before the run's end, if it did.
+    pub stopped: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EventShare {
+    pub event: String,
+    pub class: String,
+    /// Average active sessions in this event.
+    pub sessions: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SecondWaits {
+    pub t: u32,
+    pub by_class: BTreeMap<String, f64>,
+}
+
+impl Waits {
+    /// Average sessions busy (in the server or in a transaction) over the measured run.
+    pub fn busy(&self) -> f64 {
+        self.by_class.values().sum()
+    }
+}
+
+/// Samples the run's sessions on its own thread until stopped.
+pub struct WaitSampler {
+    stop: Sender<()>,
+    thread: JoinHandle<Option<Waits>>,
+}
+
+impl WaitSampler {
+    /// Sample `hz` times a second through `session` (a connection of its own, to the run's
+    /// database); samples before `measured_from` (the warm-up) count in the seconds only.
+    pub fn start(
+        mut session: Box<dyn Session>,
+        start: Instant,
+        measured_from: Duration,
+        hz: u32,
+    ) -> WaitSampler {
+        let (stop, stopped) = mpsc::channel();
+        session.set_timeout(Some(SAMPLE_DEADLINE));
+        let thread = std::thread::Builder::new()
+            .name("waits".into())
+            .spawn(move || sample(session, start, measured_from, hz.max(1), &stopped))
+            .expect("a thread for the wait sampler");
+        WaitSampler { stop, thread }
+    }
+
+    /// Stop and return what was sampled; None where the engine cannot tell its sessions'
+    /// waits.
+    pub fn stop(self) -> Option<Waits> {
+        let _ = self.stop.send(());
+        self.thread.join().ok().flatten()
+    }
+}
+
+/// Counts of one second: samples taken, and sessions seen per class over them.
+#[derive(Default)]
+struct Second {
+    samples: u32,
+    sessions: [u32; WaitClass::ALL.len()],
+}
+
+fn sample(
+    mut s: Box<dyn Session>,
+    start: Instant,
+    measured_from: Duration,
+    hz: u32,
+    stop: &Receiver<()>,
+) -> Option<Waits> {
+    let period = Duration::from_secs(1) / hz;
+    let mut seconds: BTreeMap<u32, Second> = BTreeMap::new();
+    let mut events: HashMap<String, (WaitClass, u64)> = HashMap::new();
+    let mut out = Waits {
+        hz,
+        ..Waits::default()
+    };
+    let mut due = start;
+    loop {
+        let wait = due.saturating_duration_since(Instant::now());
+        if !matches!(stop.recv_timeout(wait), Err(RecvTimeoutError::Timeout)) {
+            break;
+        }
+        let at = start.elapsed();
+        let seen = match s.activity() {
+            Ok(Some(seen)) => seen,
+            Ok(None) => return None,
+            Err(e) => {
+                out.stopped = Some(format!(
+                    "sampling stopped at {:.1} s: {}",
+                    at.as_secs_f64(),
+                    e.message
+                ));
+                break;
+            }
+        };
+        let second = seconds
+            .entry(u32::try_from(at.as_secs() + 1).unwrap_or(u32::MAX))
+            .or_default();
+        second.samples += 1;
+        let measured = at >= measured_from;
+        if measured {
+            out.samples += 1;
+        }
+        for a in seen {
+            second.sessions[a.class as usize] += 1;
+            if measured {
+                events.entry(a.event).or_insert((a.class, 0)).1 += 1;
+            }
+        }
+        due += period;
+        let now = Instant::now();
+        while due < now {
+            due += period;
+            out.missed += 1;
+        }
+    }
+    for (&t, sec) in &seconds {
+        out.seconds.push(SecondWaits {
+            t,
+            by_class: averages(&sec.sessions.map(u64::from), u64::from(sec.samples)),
+        });
+    }
+    // The run's averages from the events, which count exactly the measured samples.
+    let mut by_class = [0u64; WaitClass::ALL.len()];
+    for (class, n) in events.values() {
+        by_class[*class as usize] += n;
+    }
+    out.by_class = averages(&by_class, out.samples);
+    let mut top: Vec<EventShare> = events
+        .into_iter()
+        .map(|(event, (class, n))| EventShare {
+            event,
+            class: class.name().into(),
+            sessions: n as f64 / out.samples.max(1) as f64,
+        })
+        .collect();
+    top.sort_by(|a, b| {
+        b.sessions
+            .total_cmp(&a.sessions)
+            .then(a.event.cmp(&b.event))
+    });
+    top.truncate(TOP_EVENTS);
+    out.top_events = top;
+    Some(out)
+}
+
+/// Sessions per class over `samples`, the classes seen only.
+fn averages(sessions: &[u64; WaitClass::ALL.len()], samples: u64) -> BTreeMap<String, f64> {
+    WaitClass::ALL
+        .iter()
+        .zip(sessions)
+        .filter(|(_, n)| **n > 0)
+        .map(|(c, n)| (c.name().to_string(), *n as f64 / samples.max(1) as f64))
+        .collect()
+}
+
+/// What limited a run: a key results and tests read (`client`, `round_trips`, the name of a
+/// class of time in the server, `mixed`, `not_determined`) and the sentence the summary
+/// prints.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub limiter: String,
+    pub says: String,
+}
+
+/// A class's limiter as the verdict names it.
+fn limiter_words(class: &str) -> &'static str {
+    match class {
+        "cpu" => "server CPU",
+        "running" => "the server's work (CPU or I/O: the processlist does not tell them apart)",
+        "data_read" => "data reads (I/O)",
+        "commit" => "commit flushes (the log's writes and syncs)",
+        "lock" => "locks",
+        "latch" => "the server's internal latches",
+        "client" => {
+            "round trips inside transactions (sessions idle in a transaction, waiting for the client)"
+        }
+        _ => "other waits",
+    }
+}
+
+/// The rule, in this order: (1) a client-bound run is limited by the client; (2) when fewer
+/// than half of the clients' sessions were in the server on average (the rest on the
+/// client's side of the wire: idle inside a transaction, waiting for its next statement, or
+/// idle between transactions), round trips; (3) the wait class that took at least half of
+/// the time sessions spent in the server; (4) else mixed, the largest classes named. Without
+/// samples: not determined, with `absent` saying why.
+pub fn verdict(waits: Option<&Waits>, clients: u32, client_bound: bool, absent: &str) -> Verdict {
+    let make = |limiter: &str, says: String| Verdict {
+        limiter: limiter.into(),
+        says,
+    };
+    if client_bound {
+        return make(
+            "client",
+            "the client (dbduel's own threads were the bottleneck: see client CPU)".into(),
+        );
+    }
+    let Some(w) = waits.filter(|w| w.samples > 0) else {
+        return make("not_determined", format!("not determined: {absent}"));
+    };
+    let client = WaitClass::Client.name();
+    let in_transaction = w.by_class.get(client).copied().unwrap_or(0.0);
+    let mut classes: Vec<(&String, f64)> = w
+        .by_class
+        .iter()
+        .filter(|(c, _)| *c != client)
+        .map(|(c, a)| (c, *a))
+        .collect();
+    classes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let inside: f64 = classes.iter().map(|(_, a)| a).sum();
+    let sessions = format!(
+        "{inside:.1} of {clients} sessions in the server on average, {in_transaction:.1} idle inside a transaction; {} samples",
+        w.samples
+    );
+    if inside < 0.5 * f64::from(clients) {
+        return make(
+            "round_trips",
+            format!(
+                "round trips: the sessions waited on the clients most of the time ({sessions})"
+            ),
+        );
+    }
+    let share = |aas: f64| 100.0 * aas / inside.max(f64::MIN_POSITIVE);
+    let events = |class: &str| {
+        let named: Vec<String> = w
+            .top_events
+            .iter()
+            .filter(|e| e.class == class)
+            .take(2)
+            .map(|e| format!("{} {:.0}%", e.event, share(e.sessions)))
+            .collect();
+        named.join(", ")
+    };
+    match classes.first() {
+        Some((class, aas)) if share(*aas) >= 50.0 => make(
+            class,
+            format!(
+                "{}: {} of the sessions' time in the server ({sessions})",
+                limiter_words(class),
+                events(class)
+            ),
+        ),
+        _ => {
+            let named: Vec<String> = classes
+                .iter()
+                .take(3)
+                .map(|(c, a)| format!("{c} {:.0}%", share(*a)))
+                .collect();
+            make(
+                "mixed",
+                format!("no one limiter: {} ({sessions})", named.join(", ")),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waits(classes: &[(&str, f64)], events: &[(&str, &str, f64)]) -> Waits {
+        Waits {
+            samples: 100,
+            hz: 10,
+            by_class: classes.iter().map(|(c, a)| (c.to_string(), *a)).collect(),
+            top_events: events
+                .iter()
+                .map(|(e, c, a)| EventShare {
+                    event: e.to_string(),
+                    class: c.to_string(),
+                    sessions: *a,
+                })
+                .collect(),
+            ..Waits::default()
+        }
+    }
+
+    #[test]
+    fn the_rule_in_its_order() {
+        let locks = waits(
+            &[("lock", 5.0), ("cpu", 2.0), ("client", 0.5)],
+            &[("Lock:transactionid", "lock", 4.0), ("CPU", "cpu", 2.0)],
+        );
+        let v = verdict(Some(&locks), 8, false, "");
+        assert_eq!(v.limiter, "lock");
+        assert!(
+            v.says.starts_with("locks: Lock:transactionid 57%"),
+            "{}",
+            v.says
+        );
+        // The client comes first.
+        assert_eq!(verdict(Some(&locks), 8, true, "").limiter, "client");
+        // Fewer than half of the sessions in the server: round trips, whatever they waited on.
+        assert_eq!(verdict(Some(&locks), 16, false, "").limiter, "round_trips");
+        // Sessions idle inside a transaction are on the client's side, not in the server.
+        let turns = waits(&[("client", 3.0), ("lock", 2.0), ("cpu", 1.0)], &[]);
+        let v = verdict(Some(&turns), 8, false, "");
+        assert_eq!(v.limiter, "round_trips", "{}", v.says);
+        assert!(
+            v.says.contains("3.0 idle inside a transaction"),
+            "{}",
+            v.says
+        );
+        // No class at half of the time in the server: mixed, the largest named.
+        let mixed = waits(&[("lock", 3.0), ("cpu", 2.5), ("commit", 2.5)], &[]);
+        let v = verdict(Some(&mixed), 8, false, "");
+        assert_eq!(v.limiter, "mixed");
+        assert!(v.says.contains("lock 38%"), "{}", v.says);
+        // Exactly half is enough.
+        let half = waits(&[("commit", 2.0), ("cpu", 2.0)], &[]);
+        assert_eq!(verdict(Some(&half), 4, false, "").limiter, "commit");
+    }
+
+    #[test]
+    fn no_samples_is_not_determined_and_says_why() {
+        let v = verdict(None, 4, false, "SQLite is embedded");
+        assert_eq!(v.limiter, "not_determined");
+        assert!(v.says.contains("SQLite is embedded"));
+        let empty = Waits::default();
+        assert_eq!(
+            verdict(Some(&empty), 4, false, "x").limiter,
+            "not_determined"
+        );
+    }
+}
