@@ -1,7 +1,10 @@
-//! Measurement: turns the runner's events into HDR histograms per transaction type,
-//! per-second windows, errors by kind, retries and schedule lag, the client threads' own CPU
-//! time; gives a workload the counts its own figures come from (`workload::Counts`); reads
-//! the process's CPU time and the host's facts; judges whether a run was client-bound.
+//! Measurement, the consumer of the runner's events (`Aggregator::add`): HDR histograms per
+//! transaction type (3 significant digits, 1 µs to 1 h), per-second windows, errors by kind with
+//! the first message of each, retries, schedule lag and the open loop's due and started
+//! transactions, unfinished transactions, the client threads' own CPU and run-queue time; gives a
+//! workload the counts its own figures come from (`Measurement::counts`: `workload::Counts`); reads
+//! the process's CPU time, its peak memory and the host's facts; judges whether a run was
+//! client-bound (`client_bound`).
 
 pub mod observe;
 

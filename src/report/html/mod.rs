@@ -1,5 +1,12 @@
 //! The HTML report: one self-contained file (inline style, inline SVG charts drawn here, a few
-//! lines of script for tooltips; nothing fetched from the network) showing a `ReportData`.
+//! lines of script for tooltips; nothing fetched from the network) showing a `ReportData`: the
+//! report's sections and charts, each series with a colour, dash and marker that no other series
+//! shares; at most 8 series a chart, more split by engine; every clients chart drawn on a linear
+//! and a log scale, the log one shown first when the series' tops differ more than 10x, a box
+//! switching them; a click on a legend entry hides its series; timelines counted from the measured
+//! start, each second's point at its end; each transaction type's median latency per engine and
+//! profile as bars on a log scale (TPC-H's queries side by side). Only durable points are bold as
+//! fastest.
 
 mod capacity;
 mod svg;
