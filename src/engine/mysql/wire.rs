@@ -5,8 +5,9 @@
 //! rows it matched, COM_QUERY and the binary COM_STMT_* commands on one buffered socket, with
 //! result rows counted straight from the read buffer and decoded only when the caller keeps them.
 //! On MariaDB 10.6+ it asks for MARIADB_CLIENT_CACHE_METADATA: a prepared statement's result
-//! columns come once, with the prepare. A LOAD DATA LOCAL INFILE request is answered with the rows
-//! of the load dbduel started, never a file.
+//! columns come once, with the prepare, and executions send only a flag saying they are unchanged.
+//! A LOAD DATA LOCAL INFILE request is answered with the rows of the load dbduel started, never a
+//! file.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
