@@ -1,4 +1,8 @@
-//! Command-line definitions (clap) and nothing else: flags follow pgbench and sysbench.
+//! Command-line definitions (clap) and nothing else: flags follow pgbench and sysbench (`-c -T -t
+//! -s -R -P -M -S -N -b`). `WorkloadFlags` are the workloads' own flags, built from their registry
+//! entries' option tables (`workload/options.rs`), never written here; `HabitArgs` are pgbench's
+//! and sysbench's flags that dbduel takes with a note or refuses naming its own way. `completions`
+//! and `man` are generated from these definitions (clap_complete, clap_mangen).
 
 use std::path::PathBuf;
 

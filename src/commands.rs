@@ -1,7 +1,8 @@
-//! The commands: `list`, `check`, `cleanup`, `run`, `server start|dsn|stop|status`, `sweep`,
-//! `duel`, `report`, `results list|show|export`, `compare`, `capacity` and `merge`, each taking
-//! its validated input and handing it to the room that does the work (point.rs, sweep/,
-//! capacity/, merge.rs, store/), then to report/ for what is printed or written.
+//! The commands: `list`, `check`, `cleanup`, `run` (a temporary SQLite database when no DSN is
+//! given, the summary, `--json`), `server start|dsn|stop|status`, `sweep`, `duel`, `report`,
+//! `results list|show|export`, `compare`, `capacity` and `merge`, each taking its validated input
+//! and handing it to the room that does the work (point.rs, sweep/, capacity/, merge.rs, store/),
+//! then to report/ for what is printed or written. `prepare` goes from lib.rs straight to point.rs.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,5 +1,8 @@
-//! Data source names: parsing `scheme://user:password@host:port/database?key=value`, and
-//! showing them without the password.
+//! Data source names: parsing `scheme://user:password@host:port/database?key=value` (`Dsn::parse`),
+//! or a file path (`Dsn::parse_file`; `engine::parse_dsn` picks by the scheme's registry entry),
+//! and showing them without the password: `Display` hides the user information's and every secret
+//! parameter's (`is_secret`: `password`, `sslpassword`, `pwd`...). `redact_text` and `redact_raw`
+//! are the one redaction of DSN text, for plans stored and for messages.
 
 use std::fmt;
 

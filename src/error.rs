@@ -1,6 +1,9 @@
-//! The error that ends a command, by cause: one variant per thing that went wrong, carrying
-//! the path or the value it is about, and the exit code derived from the variant. Every
-//! message says what to change; none carries a password (a DSN displays without it).
+//! The error that ends a command, by cause: one variant per thing that went wrong (bad input,
+//! connection, database, a file with its path and what was being done, the temporary directory, the
+//! results store, a stored run that cannot be read, a result that could not be written and where it
+//! went instead, a managed server, a client thread, Ctrl-C), carrying the path or the value it is
+//! about, and the exit code derived from the variant. Every message says what to change; none
+//! carries a password (a DSN displays without it).
 
 use std::io;
 use std::path::{Path, PathBuf};

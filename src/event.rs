@@ -1,6 +1,7 @@
-//! What a run emits: one `Event` per finished transaction (a `Sample`) and per client
-//! happening (reconnected, lost, its CPU at its end). The runner sends them; the metrics
-//! consume them, so neither imports the other.
+//! What a run emits: one `Event` per finished transaction (a `Sample`) and per client happening (a
+//! reconnection, its time offline, a lost client, the first error message of a kind, its schedule,
+//! its CPU at its end). The runner sends them; the metrics consume them, so neither imports the
+//! other.
 
 use std::time::Duration;
 

@@ -1,10 +1,12 @@
-//! Tests only: the parsers that take user text fuzzed with proptest. Each parser's seeds are
-//! the files of `fuzz/corpus/<parser>/` (valid inputs of every form it takes), mutated by
-//! random edits (tokens that parsers trip on inserted, ranges deleted or repeated), beside
-//! random strings; every input must end in a value or a one-line refusal, within a bound,
-//! never a panic or a hang. `DBDUEL_FUZZ_CASES` sets the cases per parser (the suite's share by
-//! default); `scripts/fuzz` runs many more for a bounded time. Inputs that failed are kept by
-//! proptest in `proptest-regressions/fuzz.txt` and tried first on every later run.
+//! Tests only: the parsers that take user text (DSN, plan, workload file, pgbench script and
+//! expression, YCSB properties, `--slo`, `--fail-if`, result files for `compare`, shard files for
+//! `merge`) fuzzed with proptest. Each parser's seeds are the files of `fuzz/corpus/<parser>/`
+//! (valid inputs of every form it takes), mutated by random edits (tokens that parsers trip on
+//! inserted, ranges deleted or repeated), beside random strings; every input must end in a value or
+//! a one-line refusal within 5 s, never a panic or a hang. `DBDUEL_FUZZ_CASES` sets the cases per
+//! parser (the suite's share by default); `scripts/fuzz` runs many more for a bounded time. Inputs
+//! that failed are kept by proptest in `proptest-regressions/fuzz.txt` and tried first on every
+//! later run.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;

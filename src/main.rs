@@ -1,4 +1,7 @@
-//! The thin binary: parse the command line, call `dbduel::run`, map the outcome to an exit code.
+//! The thin binary: parse the command line, call `dbduel::run`, map the outcome to an exit code (0
+//! success, 1 finished with failures, 130 interrupted, otherwise the error's own, from error.rs).
+//! Ctrl-C: the first stops the clients (the run ends and keeps its partial result), the second
+//! quits at once.
 
 use std::process::ExitCode;
 use std::sync::Arc;

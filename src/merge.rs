@@ -1,7 +1,16 @@
-//! `dbduel merge`: the shards of one run (`run --shard I/N --json FILE` on several processes
-//! or machines) made into one result: counts summed, latency histograms merged exactly (the
-//! percentiles of the whole, never an average of percentiles), per-second windows aligned on
-//! the wall clock, each shard's client CPU kept; shards that are not one run refused.
+//! `dbduel merge`: the shards of one run (`run --shard I/N --json FILE` on several processes or
+//! machines) made into one `RunResult`. Refusals first: a result that is no shard's or already
+//! merged; shards of different runs (options, transaction types, the server's and the workload's
+//! settings one by one, TPC-C's NURand run constants among them); a missing or doubled shard;
+//! measured windows that do not overlap; no lookup or histogram sum that can panic. A warning when
+//! shards reached the server by different DSNs. Then counts summed, each type's HDR histogram
+//! (carried base64 in the shard's `shard` part) merged for exact percentiles (never an average of
+//! percentiles), per-second windows aligned on the wall clock by each shard's start (their
+//! percentiles from the windows' histograms merged), tps and the workload's figures (rebuilt from
+//! its registry entry) over the span from the earliest measured start to the latest end, and each
+//! shard's client CPU in `shards`. `merge --results` keeps the merged run in a store
+//! (`Store::save_run`: a point of a named plan, the next free repeat; a run already stored, by the
+//! identity of its start, engine, DSN, workload, counts and shards, is not stored again).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

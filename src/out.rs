@@ -1,7 +1,8 @@
-//! Writing to stdout and stderr without ending the command when the reader has gone: a
-//! closed pipe (`dbduel run ... | head -1`) loses the lines it would have read, never the
-//! result files still to be written or the servers still to be stopped. And sizes in the units
-//! people read.
+//! Writing to stdout and stderr without ending the command when the reader has gone: every line
+//! dbduel prints goes through `out!`, `outln!`, `err!` and `errln!`, and a failed write (a closed
+//! pipe: `dbduel run ... | head -1`) loses the lines it would have read, never the result files
+//! still to be written or the servers still to be stopped (SIGPIPE stays ignored: a closed socket
+//! is an error, not the end of the process). And sizes in the units people read.
 
 /// `print!` that ignores a failed write (a closed pipe) instead of panicking.
 #[macro_export]

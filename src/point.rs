@@ -1,6 +1,9 @@
-//! One measured point, for `run` and `sweep` alike: opening an engine, preparing a workload's
-//! data, measuring (the clients started, their events drained into the aggregator, progress
-//! lines, the process's CPU over the measured window) and assembling the run's result.
+//! One measured point, for `run` and `sweep` alike: `open` (an engine and a session), `prepare` (a
+//! workload's data, its progress recorded in `dbduel_facts`), `run_point` (the measuring loop: the
+//! clients started, their events drained into the aggregator every 100 ms, progress lines, the
+//! process's CPU read at the measured window's start and end, the server observed when asked) and a
+//! `Point`, the value a run's result is assembled from (warnings for weak figures, the client's CPU
+//! share, the options in effect). `Outcome`: how a command that ran to its end went.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

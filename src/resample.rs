@@ -1,7 +1,10 @@
-//! Resampling, seeded so that the same input always gives the same interval: the percentile
-//! bootstrap over repeats (each repeat drawn whole) and the circular block bootstrap over a
-//! series of seconds (blocks of consecutive seconds, so that their autocorrelation survives
-//! the resampling), with a block length chosen from the series' lag-1 autocorrelation.
+//! Resampling for `compare`, seeded so that the same input always gives the same interval: the
+//! percentile bootstrap over repeats (each repeat drawn whole) and the circular block bootstrap
+//! over a series of seconds (blocks of consecutive seconds, so that their autocorrelation survives
+//! the resampling), with a block length chosen from the series' lag-1 autocorrelation
+//! (Politis-White for AR(1)). Resampled means are spread to the mean's variance (unbiased, times
+//! the AR(1) factor for seconds); the interval of a ratio of means is widened by Student's t
+//! (Welch-Satterthwaite degrees of freedom over effective sizes); normal and t quantiles.
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};

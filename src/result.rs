@@ -1,6 +1,10 @@
-//! The run result record: what one measured point was (engine, workload, options, host) and
-//! what it measured, as the JSON file (its schema is schema/result.schema.json), the store
-//! and the reports all read it; writing it to a file without ever leaving half of one.
+//! The run result record `RunResult`: what one measured point was (engine, workload with its own
+//! figures, options, host) and what it measured (the `Measurement`, client CPU, server restarts,
+//! warnings, and the workload's after-run record when it could not be written, `unrecorded`, which
+//! fails the point); a shard's `ShardPart` with its histograms and a merged result's
+//! `ShardReport`s. The JSON file (its schema is schema/result.schema.json), the store and the
+//! reports all read it; it knows nothing above the metrics. `failed`: a point that exits 1. Writing
+//! it to a file (`--json`, checked writable before the run) without ever leaving half of one.
 
 use std::collections::BTreeMap;
 use std::path::Path;

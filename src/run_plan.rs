@@ -1,6 +1,13 @@
-//! Command-line arguments -> a validated plan, before any connection is opened: impossible or
-//! conflicting options are refused here with the flag to change. The only files read are the
-//! scripts of `run FILE.sql` / `-f`, parsed here so that their errors come first.
+//! Command-line arguments -> a validated plan (`RunPlan`, `Target`), before any connection is
+//! opened: impossible or conflicting options are refused here with the flag to change. The only
+//! files read are the scripts of `run FILE.sql` / `-f`, parsed here so that their errors come
+//! first.
+//!
+//! A run as asked (`RunInput`, from `run`'s flags or one point of a sweep's plan) becomes a
+//! `RunPlan` only through `RunInput::plan`, so a sweep point and the same `dbduel run` are checked,
+//! and retry, alike. `--shard I/N` (or `auto/N`, `auto` taken from the orchestrator's environment)
+//! becomes this process's `Shard` of the clients and the rate; `Workload::shards_refused` names a
+//! run that cannot be split.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

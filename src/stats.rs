@@ -1,6 +1,7 @@
 //! Statistics that say when a result is noise: median and spread of repeats, and instability
-//! (repeats that disagree, throughput that collapses for seconds). Whether two sides differ
-//! beyond their noise is `compare`'s one rule (report/compare), used by every report too.
+//! (repeats whose spread is over 10%, throughput that collapses for seconds). Whether two sides
+//! differ beyond their noise is `compare`'s one rule (report/compare), used by every report's
+//! profile comparisons too.
 
 /// Repeats that differ by more than this share of their median make a point unstable.
 pub const UNSTABLE_SPREAD: f64 = 0.10;

@@ -1,7 +1,13 @@
--- TPC-C (TPC Benchmark C, standard specification revision 5.11): the nine tables of clause
--- 1.3, the statements of the five transactions of clauses 2.4 to 2.8, and the consistency
--- conditions 1 to 4 of clause 3.3.2. Generic SQL is PostgreSQL's; mysql.sql and sqlite.sql
--- override what differs. {plain} carries the table options (MariaDB's storage engine).
+-- TPC-C (TPC Benchmark C, standard specification revision 5.11): the nine tables of clause 1.3, the
+-- statements of the five transactions of clauses 2.4 to 2.8, and the consistency conditions 1 to 4
+-- of clause 3.3.2. Generic SQL is PostgreSQL's; mysql.sql, sqlite.sql and firebird.sql override
+-- what differs. {plain} carries the table options (MariaDB's storage engine).
+--
+-- `procedures` holds the server-side code of `--procedures` (here PL/pgSQL functions; New-Order's
+-- stock updates and order lines one statement each unless an item repeats), sent as one batch, and
+-- `call_*` the calls. `procedures_refused` is empty where a dialect has them and otherwise the
+-- one-line reason `--procedures` is refused, so that shared code never asks which engine it runs
+-- on.
 
 -- name: drop
 DROP TABLE IF EXISTS order_line;

@@ -1,7 +1,8 @@
--- TPC-C on MariaDB/MySQL: primary keys declared at creation (InnoDB clusters rows by primary
--- key), DATETIME for timestamps, no UPDATE ... RETURNING: D_NEXT_O_ID is taken through
--- LAST_INSERT_ID(expr), which is per session, so that New-Order stays correct on storage
--- engines without transactions (MyISAM, Aria) too.
+-- TPC-C on MariaDB/MySQL: primary keys declared at creation (InnoDB clusters rows by primary key),
+-- DATETIME for timestamps, no UPDATE ... RETURNING: D_NEXT_O_ID is taken through
+-- LAST_INSERT_ID(expr), which is per session, so that New-Order stays correct on storage engines
+-- without transactions (MyISAM, Aria) too. At the end, the five transactions as stored procedures
+-- (`--procedures`), item lists read as JSON.
 
 -- name: create
 CREATE TABLE warehouse (w_id int NOT NULL, w_name varchar(10), w_street_1 varchar(20), w_street_2 varchar(20), w_city varchar(20), w_state char(2), w_zip char(9), w_tax decimal(4,4), w_ytd decimal(12,2), PRIMARY KEY (w_id)){plain};

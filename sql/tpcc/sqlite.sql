@@ -1,6 +1,7 @@
--- TPC-C on SQLite: primary keys declared at creation (ALTER TABLE cannot add them; WITHOUT
--- ROWID stores rows in key order, as InnoDB does), no FOR UPDATE (a write transaction holds
--- the database's only write lock from BEGIN IMMEDIATE on), and SQLite is serializable.
+-- TPC-C on SQLite: primary keys declared at creation (ALTER TABLE cannot add them; WITHOUT ROWID
+-- stores rows in key order, as InnoDB does), no FOR UPDATE (a write transaction holds the
+-- database's only write lock from BEGIN IMMEDIATE on), and SQLite is serializable. No server-side
+-- code: `procedures_refused` says why.
 
 -- name: create
 CREATE TABLE warehouse (w_id int NOT NULL, w_name varchar(10), w_street_1 varchar(20), w_street_2 varchar(20), w_city varchar(20), w_state char(2), w_zip char(9), w_tax decimal(4,4), w_ytd decimal(12,2), PRIMARY KEY (w_id)) WITHOUT ROWID;

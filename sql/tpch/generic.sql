@@ -1,10 +1,14 @@
--- TPC-H (TPC Benchmark H, standard specification revision 3.0.1): the eight tables of clause
--- 1.4, their keys and indexes, the 22 queries of clause 2.4 and the refresh functions of
--- clause 2.5. Generic SQL is PostgreSQL's; mysql.sql, sqlite.sql and firebird.sql override
--- what differs. {plain} carries the table options (MariaDB's storage engine). A query's
--- substitution parameters are {NAME}s, already rendered as literals by the client (dates
--- through the `date` section; date arithmetic on a parameter is done by the client, so that
--- every dialect compares a column with a constant).
+-- TPC-H (TPC Benchmark H, standard specification revision 3.0.1): the eight tables of clause 1.4,
+-- their keys and indexes, the 22 queries of clause 2.4 and the refresh functions of clause 2.5.
+-- Generic SQL is PostgreSQL's; mysql.sql, sqlite.sql and firebird.sql override what differs.
+-- {plain} carries the table options (MariaDB's storage engine). A query's substitution parameters
+-- are {NAME}s, already rendered as literals by the client (dates through the `date` section; date
+-- arithmetic on a parameter is done by the client, so that every dialect compares a column with a
+-- constant).
+--
+-- After the load: `table keys`, a table's statements, run by the session that loaded its last part
+-- as soon as it is loaded; then, once all are loaded, `keys` (primary and foreign keys) and
+-- `indexes`.
 
 -- name: drop
 DROP TABLE IF EXISTS lineitem;

@@ -1,10 +1,14 @@
-//! `dbduel capacity`: the highest rate a database sustains while every objective holds
-//! (`--slo 'p99<10ms'`): a closed-loop step for the ceiling, open-loop steps at rising rates
-//! until one fails, steps that narrow in between the highest passing rate and the lowest
-//! failing one, and the boundary step repeated; each step long enough for its percentile and
-//! warmed up. The steps (the latency-against-rate curve, the client's headroom) as a table, a
-//! JSON record and the view an HTML chart is drawn from, which the command (commands.rs)
-//! prints and writes.
+//! `dbduel capacity`: the highest rate a database sustains while every objective holds (`--slo
+//! 'p99<10ms'`): a closed-loop step for the ceiling, open-loop steps at rising rates until one
+//! fails, steps that narrow in between the highest passing rate and the lowest failing one, and the
+//! boundary step repeated; each step long enough for its percentile and warmed up. The steps the
+//! search asks for are run here, each one `point::run_point` of the same `RunPlan` with its rate
+//! and length set (stretched until its objectives have the transactions they need), judged
+//! (objectives, rate kept, clients lost) and printed as it ends; the record's warnings
+//! (client-bound steps, steps too short for their percentile). The steps (the latency-against-rate
+//! curve, the client's headroom) as a table, a JSON `Capacity` record and the `CapacityView` an
+//! HTML chart is drawn from (report/html/capacity.rs), which the command (commands.rs) prints and
+//! writes.
 
 mod search;
 pub mod slo;

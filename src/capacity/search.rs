@@ -1,5 +1,8 @@
-//! The capacity search's decisions: which rate to try next, given whether each step met its
-//! objectives, and what the steps found. No database here: the caller runs the steps.
+//! The capacity search's decisions: which rate to try next (open-loop steps at rising rates from
+//! the closed loop's ceiling, narrowing in by halves, the boundary step confirmed, stepping down
+//! when it fails), given whether each step met its objectives, and what the steps found (a
+//! capacity, none met, unconfirmed, or a database whose speed changed midway). No database here:
+//! the caller runs the steps; the tests walk it step by step against synthetic databases.
 
 use crate::error::Error;
 

@@ -1,5 +1,6 @@
 //! `capacity --slo`: the objectives every step of the search must meet, parsed before anything
-//! connects ('p99<10ms', 'p99.9<=250us', 'mean<2ms', 'errors<0.1%'), and judged on a run.
+//! connects ('p99<10ms', 'p99.9<=250us', 'mean<2ms', 'errors<0.1%', in any case), and judged on a
+//! run.
 
 use crate::error::Error;
 use crate::result::RunResult;

@@ -1,8 +1,8 @@
 //! What a server's settings, as read back with a result, promise for committed transactions:
 //! durable (every commit survives a crash of the server, the system or the power), not durable
-//! (consistent after a crash, but the last commits may be lost), or unsafe (a crash may corrupt
-//! the data). Each engine's rules are its entry's `durability`; the report lets only durable
-//! points compete for "fastest".
+//! (consistent after a crash, but the last commits may be lost), unsafe (a crash may corrupt the
+//! data), or unknown (the settings do not tell). Each engine's rules are its entry's `durability`;
+//! the report lets only durable points compete for "fastest" (bold).
 
 use std::collections::BTreeMap;
 

@@ -1,8 +1,11 @@
-//! Firebird 3+ over its wire protocol (the pure-Rust client of `rsfbclient-rust`, at its
-//! statement level): a database is created on first connect when its file does not exist,
-//! snapshot (concurrency) or read committed transactions that wait on conflicts, statements
-//! prepared once per session, EXECUTE BLOCK loading, isql-style `SET TERM` scripts run one
-//! statement at a time, error classification.
+//! Firebird 3+ over its wire protocol (the pure-Rust client of `rsfbclient-rust`, at its statement
+//! level: a handle per prepared statement, each statement outside `begin` in its own transaction):
+//! a database is created on first connect when its file does not exist, snapshot (concurrency) or
+//! read committed transactions that wait on conflicts, statements prepared once per session,
+//! EXECUTE BLOCK loading, a `batch` that opens with `SET TERM` run as an isql script one statement
+//! at a time, errors classified by message (the same words whether raised by a statement or inside
+//! a procedure). Its cancel, for the statement timeout and the end of a run, deletes the session's
+//! row of MON$STATEMENTS from another attachment.
 
 use rsfbclient_core::{
     Dialect, FbError, FirebirdClientDbOps, FirebirdClientSqlOps, FreeStmtOp, SqlType, StmtType,

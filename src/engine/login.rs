@@ -1,6 +1,6 @@
-//! Where a server engine's login comes from when the DSN leaves it out, as each client's
-//! users already give it: environment variables (PG*, MYSQL_PWD), libpq's password file, and
-//! the connect timeout.
+//! Where a server engine's login comes from when the DSN leaves it out, as each client's users
+//! already give it: a parameter's environment variable (each engine's own table: PG*,
+//! MYSQL_UNIX_PORT, MYSQL_PWD), libpq's password file, and the connect timeout.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,5 +1,19 @@
-//! The engine seam: the `Engine` and `Session` traits every database implements, the values
-//! and errors that cross the seam, and the registry that maps a DSN scheme to an engine.
+//! The engine seam: the `Engine` and `Session` traits every database implements, the values and
+//! errors that cross the seam, and the registry that maps a DSN scheme to an engine.
+//!
+//! `Engine`: connect, dialect, table options, embedded or not. `Session`: prepare, `execute` (with
+//! `exec` and `query` over it), `batch`, begin/commit/rollback, `bulk_load` in a `Load` mode
+//! (replace, or append so that several sessions load one table at once), server info with its
+//! `Transport`, database size, `counters` for the observer, `canceller` and `set_timeout` for the
+//! end of a run, `set_statement_timeout`. `Cancel`: the engine's own cancel, then the socket shut
+//! (`abandon`). `DbError` with its `ErrorClass`, `Value`, placeholder splitting and literal
+//! rendering. `ENGINES`: each engine's `EngineEntry` (name, DSN schemes, help, `open`, whether the
+//! DSN names a file, `durability`), found by `entry_for` a scheme, `named`, and `parse_dsn`.
+//!
+//! One engine per file, or per folder when dbduel speaks its wire protocol itself: then `mod.rs` is
+//! the engine (sessions, loading, settings, and the classification of the server's error codes)
+//! over `wire.rs`, the protocol connection (messages, authentication, TLS), whose errors carry the
+//! server's code unclassified.
 
 pub mod activity;
 pub mod durability;

@@ -1,6 +1,7 @@
-//! SQLite through the bundled library (rusqlite): WAL, a busy timeout, write transactions that
-//! take the write lock at BEGIN so that many writers stay correct, prepared-insert loading, a
-//! statement timeout through SQLite's progress handler.
+//! SQLite through the bundled library (rusqlite): WAL, a busy timeout, write transactions that take
+//! the write lock at BEGIN (`BEGIN IMMEDIATE`) so that many writers stay correct, prepared-insert
+//! loading, a statement timeout through SQLite's progress handler, and `sqlite3_interrupt` as its
+//! cancel at the end of a run.
 
 use std::path::PathBuf;
 use std::sync::Arc;

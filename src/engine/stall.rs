@@ -1,9 +1,9 @@
-//! A guard on the sessions of a long operation outside the measured run (prepare, check,
-//! cleanup, the checks before a run), whose statements may rightly take minutes, so that no
-//! read deadline fits them: while it lasts, the server is asked for a new connection every few
-//! seconds; when none has been answered for `STALL_LIMIT`, the server is taken as stalled and
-//! every session the guard watches is given up (its socket shut down), so the operation ends
-//! with an error that says so instead of waiting forever.
+//! A guard on the sessions of a long operation outside the measured run (prepare, check, cleanup,
+//! the checks before a run), whose statements may rightly take minutes, so that no read deadline
+//! fits them: while it lasts, the server is asked for a new connection every 5 s; when none has
+//! been answered for `STALL_LIMIT` (30 s), the server is taken as stalled and every session the
+//! guard watches is given up (`Cancel::abandon`: its socket shut down), so the operation ends with
+//! an error that names the stall instead of waiting forever.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};

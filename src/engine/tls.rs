@@ -1,6 +1,10 @@
-//! TLS for the server engines' own connections (rustls over the blocking sockets): the modes
-//! users know from libpq and the mysql client, certificate verification against a CA file or
-//! the system's roots, client certificates, and what a connection negotiated.
+//! TLS for the server engines' own connections (rustls with the ring provider over the blocking
+//! sockets, no OpenSSL): the modes users know from libpq's `sslmode` (onto which the mysql client's
+//! `ssl-mode` maps), the configuration built once per engine (a CA file or the system's roots, a
+//! client certificate), the verifiers of `prefer`/`require` (unverified) and `verify-ca` (the chain
+//! only), the handshake run to its end so that a certificate problem is named, what a connection
+//! negotiated (the `Transport` a result records), and the certificate hash of SCRAM's channel
+//! binding.
 
 use std::io;
 use std::net::TcpStream;

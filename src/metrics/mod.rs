@@ -1,7 +1,23 @@
-//! Measurement: turns the runner's events into HDR histograms per transaction type,
-//! per-second windows, errors by kind, retries and schedule lag, the client threads' own CPU
-//! time; gives a workload the counts its own figures come from (`workload::Counts`); reads
-//! the process's CPU time and the host's facts; judges whether a run was client-bound.
+//! Measurement, the consumer of the runner's events (`Aggregator::add`): HDR histograms per
+//! transaction type (3 significant digits, 1 µs to 1 h), per-second windows, errors by kind with
+//! the first message of each, retries, schedule lag and the open loop's due and started
+//! transactions, unfinished transactions, the client threads' own CPU and run-queue time; gives a
+//! workload the counts its own figures come from (`Measurement::counts`: `workload::Counts`); reads
+//! the process's CPU time, its peak memory and the host's facts; judges whether a run was
+//! client-bound (`client_bound`).
+//!
+//! Warm-up samples are kept in the per-second windows, marked, and left out of the totals. The
+//! measured window is `-T`, stretched to the last transaction's end when one in flight at the end
+//! finished later (shorter only when Ctrl-C stopped the run), or, for `-t`, from the end of the
+//! warm-up to the last transaction's end; tps is counted over it.
+//!
+//! Client CPU is judged per client thread: each reads its own CPU clock and run-queue wait over its
+//! part of the measured window and sends them as an event when it ends; the aggregator sums them
+//! (`client_threads`). The process's user+system time is read at the window's start and end with
+//! the instants of both reads, so that its share of the machine is over the same stretch. Client
+//! threads busy more than half of their time, or the process over half the machine, flag the result
+//! client-bound (reasons in docs/run.md). An embedded engine's work is the client's, so the flag is
+//! not judged for SQLite.
 
 pub mod observe;
 pub mod waits;

@@ -1,6 +1,8 @@
-//! The server observer: once a second during a run, a thread reads the server's process tree
-//! from /proc (CPU, memory, storage I/O) and its background events through a dedicated session
-//! (checkpoints, autovacuums, database size), and keeps one `ResourceSample` per second.
+//! The server observer: once a second during a run, a thread reads the server's process tree from
+//! /proc (CPU, memory as PSS, storage I/O) and its background events through a dedicated session
+//! (`Session::counters`: checkpoints, autovacuums, database size), and keeps one `ResourceSample`
+//! per second. Each reading is bounded (2 s: a lost or stalled session is given up), and `stop` is
+//! never held by a stalled server (it returns the samples taken so far).
 
 use std::collections::HashMap;
 use std::io::Read;

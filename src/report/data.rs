@@ -1,6 +1,6 @@
-//! What a report shows, independent of its format: points summarised over their repeats,
-//! per-second timelines with server events, and the settings of each profile. Built from the
-//! results store (store::report_data); rendered by html.rs and markdown.rs.
+//! What a report shows, independent of its format: points summarised over their repeats, per-second
+//! timelines with server events, and the settings of each profile. Built from the results store
+//! (stored.rs); rendered by html/ and markdown.rs.
 
 use std::collections::BTreeMap;
 

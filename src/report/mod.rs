@@ -1,7 +1,8 @@
-//! Results as people read them: the terminal summary of a run (`run_summary`, of a
-//! `RunResult` from result.rs); the stored runs listed and exported (`export.rs`: table, JSON,
-//! CSV); the reports of stored runs (`stored.rs` makes `data.rs`'s `ReportData`, drawn as HTML
-//! and markdown); `compare/`, whether two runs or two sets of repeats differ.
+//! Results as people read them, from the store or a result, never from the runner: the terminal
+//! summary of a run (`run_summary`, of a `RunResult` from result.rs); the stored runs listed and
+//! exported (`export.rs`: table, JSON, CSV); the reports of stored runs (`stored.rs` makes
+//! `data.rs`'s `ReportData`, drawn as HTML and markdown: the store knows rows, the report knows
+//! views); `compare/`, whether two runs or two sets of repeats differ.
 
 pub mod compare;
 pub mod data;

@@ -1,6 +1,6 @@
-//! From the stored runs to a report's `ReportData`: runs grouped into points and summarised
-//! over their repeats (median and spread, instability), timelines with server events,
-//! settings per profile.
+//! From the stored runs to a report's `ReportData`: runs grouped into points and summarised over
+//! their repeats (median and spread, instability) with their workload figures and
+//! per-transaction-type medians, timelines with server events, settings per profile.
 
 use super::compare;
 use crate::engine::durability::{self, Durability};

@@ -1,9 +1,19 @@
-//! Runs the clients: one connection and one OS thread each (blocking I/O, so a waiting client
-//! costs nothing), closed loop or paced by a Poisson schedule (open loop), retries of retryable
-//! errors, reconnection after a lost connection, and the end of a timed run: a client still
-//! inside a transaction a grace after the end is cancelled through its engine, then given up.
-//! Emits one `Event` per transaction on a channel and nothing else: measuring is the
-//! consumers' business.
+//! Runs the clients: one connection and one OS thread each (blocking I/O, so a waiting client costs
+//! nothing; ids `first_client..`, so that a shard runs its part of the run's ids), started together
+//! after all have connected (at `--start-at`'s wall-clock time when given), closed loop or paced by
+//! a Poisson schedule (open loop), retries of retryable errors, reconnection after a lost
+//! connection (until the end of `-T`, the time without a connection counted), and the end of a
+//! timed run (`Running::watch`): a client still inside a transaction a grace after the end is
+//! cancelled through `Session::canceller`, then its socket is shut down and it is named as stuck; a
+//! client still getting a new connection then is counted lost; a wait inside a transaction (a
+//! script's `\sleep`) stops at the end through `workload::RunEnd`. A lost connection is torn down
+//! on a thread of its own, so that every lost connection is counted, reconnected or its client
+//! lost. A client whose workload reports `Client::aborted` (a script's run-time error: pgbench's
+//! aborted client) is ended and counted under lost clients.
+//!
+//! Emits one `Event` per transaction on a channel and nothing else (sent in batches: one channel
+//! operation per 256 transactions or 50 ms, whichever comes first, over an unbounded channel that
+//! point.rs drains every 100 ms): measuring is the consumers' business.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

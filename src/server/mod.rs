@@ -1,8 +1,20 @@
-//! Managed local servers: a data directory wherever the user says (or a temporary one), a
-//! free loopback port, the engine's server started under its service account when dbduel runs
-//! as root and in its own process group (a Ctrl-C meant for dbduel does not reach it),
-//! readiness awaited, the log kept, settings applied at start and read back, a clean stop.
-//! One file per server kind; `profile.rs` computes the settings of each profile.
+//! Managed local servers: a data directory wherever the user says (or a temporary one), a free or
+//! chosen loopback port, the engine's server started under its service account when dbduel runs as
+//! root and in its own process group (a Ctrl-C meant for dbduel does not reach it), with a
+//! parent-death signal unless `server start` detaches it, readiness awaited, the log kept (its tail
+//! in errors), settings applied at start and read back, restarts with other settings, a clean stop.
+//! A state file serves `server stop/status`, with the main process's start time, so that a pid
+//! taken by another process is not taken for the server. The directory is closed (0700) at every
+//! start; another user's, or one holding something else, is refused before anything is written, as
+//! are ports below 1024 and socket paths too long, before init. `answers` (a connection within a
+//! bound) and `kill` (the whole process tree) serve a server that stalled.
+//!
+//! One file per server kind: `postgres.rs`, `mysql.rs` and `firebird.rs` give a `ServerKind` each
+//! (binaries, init, command line, stop signal, user setup, how a sweep gets a fresh database, and
+//! its profile rules, a `Tuning`: the `tuned` knobs from the machine's facts, what `unsafe` turns
+//! off, the connection limit), listed in `KINDS`; `sqlite.rs` the embedded SQLite's `Tuning` (DSN
+//! parameters), listed in `EMBEDDED`; `profile.rs` computes the settings of each profile from every
+//! engine's `Tuning` without naming one.
 
 mod firebird;
 mod mysql;

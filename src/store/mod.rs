@@ -1,10 +1,13 @@
-//! The results store: every measured point with its plan, options, engine version, settings
-//! in effect, host facts, per-second windows, latency histograms and server resource samples,
-//! in a SQLite file (default ./dbduel-results.db) or in a database that several machines
-//! share (`--results postgres://...`, `mysql://...`): one store over the engine seam, its SQL
-//! in `sql/store/` (db.rs). Each point is committed the moment it finishes, so an interrupted
-//! sweep loses at most the point in flight; a sweep claims its plan, so two sweeps of one plan
-//! are refused wherever they run.
+//! The results store: every measured point with its plan, options, engine version, settings in
+//! effect, host facts, per-second windows, latency histograms and server resource samples, in a
+//! SQLite file (default ./dbduel-results.db) or in a database that several machines share
+//! (`--results postgres://...`, `mysql://...`; any engine whose dialect has
+//! `sql/store/<dialect>.sql`): one store over the engine seam, its SQL in `sql/store/` (db.rs), a
+//! point's rows in rows.rs. Here: opening (a busy new store tried again), claiming a plan for one
+//! sweep (so two sweeps of one plan are refused wherever they run; a dead holder's claim is taken
+//! over), saving (each point committed with its windows, histograms and resource samples in one
+//! transaction the moment it finishes, so an interrupted sweep loses at most the point in flight;
+//! `save_run` never stores one run twice), reading.
 
 mod db;
 mod rows;

@@ -1,7 +1,9 @@
-//! A sweep as it will run, made from its plan file and checked whole before any server starts
-//! (as `run` makes a `RunPlan` from a `RunInput`): the workload and what `prepare` loads, where
-//! each engine runs, each profile's knobs on each engine, and every point with the run that
-//! `dbduel run` would make of it. `sweep::run` only walks it.
+//! A sweep as it will run, made from its plan file and checked whole before a store is opened or a
+//! server started (as `run` makes a `RunPlan` from a `RunInput`): the `Matrix` of the workload and
+//! what `prepare` loads, where each engine runs, each profile's knobs on each engine, and every
+//! point with the run that `dbduel run` would make of it (through `run_plan::RunInput`). A DSN, a
+//! knob or an engine option that the last point cannot use is refused first. `sweep::run` only
+//! walks it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,8 +1,13 @@
-//! Sweeps: run a plan's matrix (engines x profiles x client counts x repeats) on managed
-//! servers, embedded files or servers given by DSN; commit every point to the results store
-//! the moment it finishes; skip the points a previous, interrupted sweep already measured.
-//! `plan_file.rs` reads the TOML, `matrix.rs` makes it the checked list of points before any
-//! server starts, and `run` here walks that list.
+//! Sweeps: run a plan's matrix (engines x profiles x client counts x repeats) on a `Target`
+//! (managed servers, embedded files or servers given by DSN), with cold restarts and reloads as the
+//! plan asks; commit every point to the results store the moment it finishes (a point the store
+//! refuses goes to a file in the current directory, named in the error); skip the points a
+//! previous, interrupted sweep already measured. A managed server is watched during each point from
+//! the sweep's own thread (a server's parent-death signal follows the thread that started it) and
+//! started again when it exits, the point marked (`server_restarts`); before each point, one that
+//! accepts no connection within 10 s (stalled) is killed and started again. Exits 1 when a point
+//! had failed transactions. `plan_file.rs` reads the TOML, `matrix.rs` makes it the checked list of
+//! points before any server starts, and `run` here walks that list.
 
 pub mod matrix;
 pub mod plan_file;

@@ -1,6 +1,10 @@
-//! Plan files (TOML): which engines, profiles or cumulative steps, workload, scale, client
-//! counts, duration, warm-up, repeats, cold or warm, fresh data or continued. Parsed and
-//! validated before any server starts; an error names the line and the key.
+//! Plan files (TOML): which engines, profiles or cumulative steps, workload, scale, client counts,
+//! duration, warm-up, repeats, cold or warm, fresh data or continued. Parsed and validated before
+//! any server starts; an error names the line and the key. A profile's or step's knobs are per
+//! engine, each engine a name of the engine registry; steps are made cumulative; `[options]` go to
+//! the workload, which refuses what it does not take; a workload without variants that fixes its
+//! clients (TPC-H) is one point per engine and profile, measured without `time`. `PlanFile::build`
+//! makes a plan from keys and values without a file, as `duel` does.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,10 +1,35 @@
-//! The workload seam: the `Workload` and `Client` traits, the `WORKLOADS` registry (each entry
-//! with its options, headline figures and their meanings), what `prepare` and `run` tell a
-//! workload (`WorkloadOptions`) and what it computes its figures from (`Counts`), and the
-//! helpers every workload shares: `start_over` (the opening of every prepare), the loader with
-//! its progress bar and parallel jobs, the dbduel_facts table and the record of a finished
-//! prepare, errors named by step. Options are parsed in options.rs, generated rows and the
+//! The workload seam: the `Workload` and `Client` traits, the `WORKLOADS` registry (each entry with
+//! its options, headline figures and their meanings, what its options ask of the run itself:
+//! `run_asks`), what `prepare` and `run` tell a workload (`WorkloadOptions`) and what it computes
+//! its figures from (`Counts`), and the helpers every workload shares: `start_over` (the opening of
+//! every prepare: drop the tables, forget the workload's facts, create them), the loader with its
+//! progress bar (one style for loads and appends) and parallel jobs, the dbduel_facts table and the
+//! record of a finished prepare (created in SQL every engine takes: no IF NOT EXISTS, no reserved
+//! column names), errors named by step. Options are parsed in options.rs, generated rows and the
 //! size the data holds in rows.rs, random distributions in random.rs; each workload is a folder.
+//!
+//! `Workload`: prepare, check, cleanup, attach, client; `metrics` and `settings` (its own figures
+//! and options, NOPM, tpmC, isolation, which go into the result under `workload`); `operations` (a
+//! count for the whole run, YCSB's operationcount, which run_plan.rs turns into each client's `-t`
+//! when neither `-T` nor `-t` is given); `fixed_clients` (a workload that sets its clients and
+//! their work, TPC-H's streams: run_plan.rs refuses `-c`, `-T`, `-t` and `-R` for it, and each
+//! client ends at `Client::finished`); `finish` (after a run, on the admin session, even when the
+//! run failed, on a new session when that one was lost; a failure becomes a warning of the result,
+//! never its loss); `shards_refused` (why a run cannot be split over processes: YCSB's inserts,
+//! whose keys come from one counter). `Client`: `next` draws a transaction, `execute` runs it
+//! (again on retry); `rolled_back` (TPC-C's New-Order rolls back 1% on purpose: completed with a
+//! rollback, per type, never an error); `pause` (a terminal's keying and think times, outside the
+//! measured latency); `aborted` (a script's run-time error ends the client). `Counts`: the measured
+//! seconds and each transaction type's completed transactions and rollbacks, filled by the metrics
+//! so that a workload never sees the aggregator.
+//!
+//! The scale lives in the data (tpcb's branches, as pgbench reads it), so dbduel runs on databases
+//! pgbench and sysbench made. dbduel_facts records only what the data cannot say (that tpcb's
+//! simple-update ran, so `check` knows which invariant still holds) and whether `prepare` finished:
+//! `prepare.<dataset>` (`Workload::dataset`: sysbench's scripts and probes share `sysbench`) is
+//! `running` before the first table is dropped and `done` after the last step (`prepare_recorded`);
+//! `run` and `check` refuse a dataset that is not `done` (`refuse_unfinished`) and take data
+//! without the record (pgbench's, sysbench's) as it is.
 
 pub mod custom;
 pub mod options;

@@ -1,8 +1,9 @@
-//! The workloads' own options: each registry entry's table of `Opt`s (name, help, kind, when
-//! it applies, default), from which the command line's flags are built (`cli.rs`) and against
-//! which every given value is checked, once, here: the flags of `prepare` and `run` and a
-//! plan's `[options]` reach a workload as text by name, and `parse` turns them into values or
-//! one message that names the option and what to give.
+//! The workloads' own options: each registry entry's table of `Opt`s (name, help, kind, whether it
+//! applies to the data (`prepare`) or the run, default), from which the command line's flags are
+//! built (`cli.rs`) and against which every given value is checked, once, here: the flags of
+//! `prepare` and `run` and a plan's `[options]` reach a workload as text by name, and `parse` turns
+//! them into values or one message that names the option and what to give (unknown names, numbers,
+//! switches, choices).
 
 use std::collections::BTreeMap;
 

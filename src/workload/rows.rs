@@ -1,6 +1,7 @@
-//! What the generated workloads share about their rows: a table's rows made on demand from
-//! their index (the loader's `RowSource`), and the size a prepared database holds, read back
-//! from its rows (tpcb's branches, tpcc's warehouses, sysbench's and a workload file's rows).
+//! What the generated workloads share about their rows: `generated`, a table's rows made on demand
+//! from their index (the loader's `RowSource`), and `held_count`/`held_scale`, the size a prepared
+//! database holds, read back from its rows (tpcb's branches, tpcc's warehouses, sysbench's and a
+//! workload file's rows); a missing table says which prepare to run.
 
 use crate::engine::{ErrorClass, RowSource, Session, Value};
 use crate::error::Error;

@@ -1,11 +1,12 @@
-//! Shards and `merge`: three `run --shard I/3 --start-at` processes of one TPC-C run against
-//! one PostgreSQL, merged: totals are the shards' sums, each percentile is the one of the
-//! shards' histograms merged, windows line up, NOPM follows from the merged counts, `check`
-//! passes; each refusal of `merge` (a missing or doubled shard, another run's options or
-//! version, windows that do not overlap, a result that is no shard's) and of `--shard`; the
-//! Kubernetes manifests' structure (an Indexed Job whose pods are the shards, and the merge);
-//! a one-node Slurm cluster (slurm-wlm, which scripts/test installs) running the shards with
-//! `srun -n 2 ... --shard auto`.
+//! Shards and `merge`: three `run --shard I/3 --start-at` processes of one TPC-C run against one
+//! PostgreSQL, merged: totals are the shards' sums, each percentile is the one of the shards'
+//! histograms merged, windows line up, NOPM follows from the merged counts, `check` passes; each
+//! refusal of `merge` (a missing or doubled shard, another run's options or version, windows that
+//! do not overlap, a result that is no shard's) and of `--shard`; the Kubernetes manifests'
+//! structure (an Indexed Job whose pods are the shards, and the merge) and that dbduel parses the
+//! run's arguments; a one-node Slurm cluster of its own (slurm-wlm, which scripts/test installs:
+//! munged, slurmctld and slurmd on free ports) running the shards with `srun -n 2 ... --shard
+//! auto`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,5 +1,7 @@
-//! Loading rows into MariaDB/MySQL: LOAD DATA LOCAL INFILE with rows generated into the
-//! request's packets (the protocol's bulk path: no file is written or read), and multi-row
+//! Loading rows into MariaDB/MySQL: LOAD DATA LOCAL INFILE with rows generated into the request's
+//! packets (the protocol's bulk path: no file is written or read), declared `binary` with each
+//! value written in its column's character set so that the server converts nothing (a character a
+//! column cannot hold refused by name), warnings and short counts failing the load; and multi-row
 //! INSERTs where the server refuses local loads (MySQL 8's default `local_infile=OFF`).
 
 use super::wire::WireError;

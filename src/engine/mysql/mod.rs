@@ -1,5 +1,7 @@
-//! MariaDB and MySQL over dbduel's own protocol connection (`wire.rs`): text or binary
-//! protocol, a selectable storage engine (InnoDB, MyISAM, Aria), loading (`load.rs`).
+//! MariaDB and MySQL over dbduel's own protocol connection (`wire.rs`): text or binary protocol, a
+//! selectable storage engine (`--table-engine`: InnoDB, MyISAM, Aria), loading (`load.rs`), the
+//! server's error numbers classified, and the login's socket and password from MYSQL_UNIX_PORT and
+//! MYSQL_PWD.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,9 +1,13 @@
-//! dbduel's own blocking MariaDB/MySQL protocol connection: TLS as the mysql client's
-//! ssl-mode says, handshake and authentication (mysql_native_password, caching_sha2_password
-//! with `mysql_common`'s scrambles and RSA, MariaDB's client_ed25519, mysql_clear_password
-//! over a secure channel only),
-//! COM_QUERY and the binary COM_STMT_* commands on one buffered socket, with result rows counted
-//! straight from the read buffer and decoded only when the caller keeps them.
+//! dbduel's own blocking MariaDB/MySQL protocol connection: TLS after an SSLRequest, as the mysql
+//! client's ssl-mode says, handshake and authentication (mysql_native_password,
+//! caching_sha2_password with `mysql_common`'s scrambles and RSA, MariaDB's client_ed25519,
+//! mysql_clear_password over a secure channel only), CLIENT_FOUND_ROWS so that an UPDATE counts the
+//! rows it matched, COM_QUERY and the binary COM_STMT_* commands on one buffered socket, with
+//! result rows counted straight from the read buffer and decoded only when the caller keeps them.
+//! On MariaDB 10.6+ it asks for MARIADB_CLIENT_CACHE_METADATA: a prepared statement's result
+//! columns come once, with the prepare, and executions send only a flag saying they are unchanged.
+//! A LOAD DATA LOCAL INFILE request is answered with the rows of the load dbduel started, never a
+//! file.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};

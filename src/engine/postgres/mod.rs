@@ -1,6 +1,6 @@
-//! PostgreSQL over its wire protocol (a lean blocking connection, see wire.rs): sessions in
-//! simple or prepared protocol, COPY FREEZE loading, SQLSTATE classification, and the settings
-//! that decide performance.
+//! PostgreSQL over its wire protocol (a lean blocking connection, see wire.rs): sessions in simple
+//! or prepared protocol, COPY FREEZE loading, SQLSTATE classification, the login's parameters from
+//! PG* variables and the password file (`login.rs`), and the settings that decide performance.
 
 use std::time::Duration;
 

@@ -1,7 +1,15 @@
 //! A blocking PostgreSQL protocol connection: messages encoded and decoded by the
-//! `postgres-protocol` crate, sent over a TCP socket (plain or TLS, negotiated as libpq's
-//! sslmode says) or a Unix socket with one write per request and no runtime in between, so
-//! the client spends as little CPU per statement as libpq.
+//! `postgres-protocol` crate, sent over a TCP socket (plain or TLS, negotiated as libpq's sslmode
+//! says) or a Unix socket with one write per request and no runtime in between, so the client
+//! spends as little CPU per statement as libpq. SCRAM authentication, with channel binding over TLS
+//! as libpq's `channel_binding` says.
+//!
+//! On the per-statement path Bind, Execute and Sync are written here in one write, and DataRow,
+//! CommandComplete and ReadyForQuery are read where they lie in the read buffer (the crate's parser
+//! splits a shared buffer per message: an allocation each); rarer messages go through the crate.
+//! Numbers are parsed from the row bytes; only text values are copied out. A parameter goes in
+//! binary only when it is an integer that fits its integer type; any other value goes as text
+//! (format code 0), so the server, not the client, judges a value its type cannot take.
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};

@@ -1,9 +1,11 @@
-//! `compare`: whether two runs, or two sets of repeats, differ beyond their noise. Loads each
-//! side (store run ids, a sweep point's repeats, or result files), checks that both ran one
-//! workload, lists what else differs, and for tps and each latency percentile gives the
-//! difference with a bootstrap confidence interval (over repeats, or over per-second windows
-//! in blocks when there are too few repeats) and a verdict. The intervals hold for the table
-//! as a whole: each figure is judged at 1 - 0.05/k (Bonferroni).
+//! `compare`: whether two runs, or two sets of repeats, differ beyond their noise. Loads each side
+//! (store run ids, `@ID` a sweep point's repeats through `Store::point_runs`, or result files),
+//! checks that both ran one workload, lists what else differs, and for tps and each latency
+//! percentile (p50, p90, p95, p99) gives the difference with a bootstrap confidence interval
+//! (resample.rs: over repeats when both sides have 3 or more, else over per-second windows in
+//! blocks) and a verdict; repeats that do not overlap are never "no difference". The intervals hold
+//! for the table as a whole: each figure is judged at 1 - 0.05/k (Bonferroni). `judge_one` judges
+//! one figure alone for the reports, and `NOISE_RULE` states the rule every table prints.
 
 pub mod fail_if;
 pub mod render;

@@ -1,4 +1,5 @@
-//! The page of `capacity --html`: the latency-against-rate curve (the "hockey stick") with the
+//! The page of `capacity --html`, drawn from a `CapacityView` (p50, p99 and each other latency
+//! figure an objective judges): the latency-against-rate curve (the "hockey stick") with the
 //! objectives' limits and the capacity found, and the rate done against the rate offered.
 
 use std::fmt::Write;

@@ -1,5 +1,24 @@
 //! The HTML report: one self-contained file (inline style, inline SVG charts drawn here, a few
-//! lines of script for tooltips; nothing fetched from the network) showing a `ReportData`.
+//! lines of script for tooltips; nothing fetched from the network) showing a `ReportData`: the
+//! report's sections and charts, each series with a colour, dash and marker that no other series
+//! shares; at most 8 series a chart, more split by engine (small multiples); every clients chart
+//! drawn on a linear and a log scale, the log one shown first when the series' tops differ more
+//! than 10x, a box switching them; a click on a legend entry hides its series (`<g
+//! class="series">`); timelines counted from the measured start, each second's point at its end;
+//! each transaction type's median latency per engine and profile as bars on a log scale (TPC-H's
+//! queries side by side). Only durable points are bold as fastest.
+//!
+//! Hand-written SVG, not a charting library: uPlot, Apache ECharts and Vega-Lite were weighed for
+//! the log scales, hover and legends. Each would be vendored and inlined (a report opens offline):
+//! 50 KB (uPlot) to 1 MB (ECharts) of script in every page, charts that exist only once that script
+//! has run (a page saved, printed, mailed or opened with scripts off shows none; a test must drive
+//! a browser to see any), and the series built a second time as JSON. Here every chart is in the
+//! page as written, its numbers are in the markup that unit tests read, hover is the SVG's own
+//! `<title>` turned into a tooltip by 10 lines of script, and the page works without its script;
+//! Chromium checks in the suite (tests/it/report.rs) that each chart of every report kind is laid
+//! out with a plot and a legend. Zoom is the one thing a library does that these charts do not;
+//! small multiples and the log scale answer the need zoom was asked for (one engine far above the
+//! others).
 
 mod capacity;
 mod svg;

@@ -1,5 +1,6 @@
-//! The SVG chart kit of the HTML report: escaping, series markers and lines, plot frames
-//! (scales, grid, ticks, axis labels) and round tick values. It knows nothing of results.
+//! The SVG chart kit of the HTML report: escaping, series markers and lines, plot frames (linear or
+//! log scales, grid, ticks, axis labels), round tick values and log ticks. It knows nothing of
+//! results.
 
 use std::fmt::Write;
 

@@ -1,7 +1,9 @@
-//! Declarative workloads from a TOML file (`dbduel run my-workload.toml`): tables, their
-//! generated data and indexes, and a weighted mix of parameterised queries, on every engine;
-//! the column types and DDL per dialect live in sql/custom/. `spec.rs` reads and validates the
-//! file, `generate.rs` draws the values.
+//! Declarative workloads from a TOML file (`dbduel run my-workload.toml`): tables, their generated
+//! data and indexes, foreign-key and row-count checks, and a weighted mix of parameterised queries,
+//! on every engine; the column types and DDL per dialect live in sql/custom/. `spec.rs` reads and
+//! validates the file, `generate.rs` draws the values. `workload::find` reads a `*.toml` name into
+//! the `custom` entry before anything connects, which keeps the one file a command works on; its
+//! name, not `custom`, is the workload's name in results and plans.
 
 mod generate;
 pub mod spec;

@@ -1,6 +1,7 @@
-//! The declarative workload file (TOML): tables with typed columns and a generator each, a
-//! primary key and indexes, row counts, and weighted parameterised queries. Reading validates
-//! everything and names the file and line of the first mistake.
+//! The declarative workload file (TOML): tables with typed columns and a generator each (as
+//! written, a serde enum tagged by `kind`, each kind taking only its own keys), a primary key and
+//! indexes, row counts, and weighted parameterised queries. Reading validates everything and names
+//! the file and line of the first mistake.
 
 use std::collections::BTreeMap;
 use std::ops::Range;

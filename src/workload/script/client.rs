@@ -1,7 +1,9 @@
-//! One client running the scripts: picks a script by weight (as pgbench -f FILE@WEIGHT),
-//! evaluates meta-commands, sends SQL as text with values substituted (simple protocol) or
-//! prepared once with parameters (prepared protocol), stores \gset/\aset results, and ends
-//! itself, as pgbench aborts a client, on a script error met while running.
+//! One client running the scripts: picks a script by weight (as pgbench -f FILE@WEIGHT), evaluates
+//! meta-commands, sends SQL as text with values substituted (simple protocol) or prepared once with
+//! parameters (prepared protocol), stores \gset/\aset results, translates only transaction control
+//! (BEGIN, COMMIT, ROLLBACK through the `Session`), and ends itself, as pgbench aborts a client, on
+//! a script error met while running or a script that ends inside its transaction
+//! (`Client::aborted`); the file and line come before every error's message.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,7 @@
-//! pgbench's `\set` expressions: the values (NULL, boolean, integer, double, and text not yet
-//! read as a number), the lexer and the parser (its grammar and precedence: OR, AND, NOT, IS,
-//! comparisons, bit operators, + -, * / %, unary) into an `Expr`. Evaluation is in eval.rs.
+//! pgbench's `\set` expressions: the values (NULL, boolean, integer, double, and text not yet read
+//! as a number), the lexer and the precedence-climbing parser (its grammar and precedence: OR, AND,
+//! NOT, IS, comparisons, bit operators, + -, * / %, unary) into an `Expr`. Evaluation is in
+//! eval.rs.
 
 use std::fmt::Write;
 

@@ -1,8 +1,10 @@
-//! pgbench-format custom scripts on any engine (`dbduel run FILE.sql`, `-f FILE[@WEIGHT]`):
-//! loading and checking the scripts before anything connects, the built-in variables
-//! (`:scale`, `:client_id`, `:random_seed`, `:default_seed`) and `-D NAME=VALUE`, and the
-//! `script` workload that runs them. The syntax follows the "Custom Scripts" section of the
-//! pgbench documentation (PostgreSQL 15).
+//! pgbench-format custom scripts on any engine (`dbduel run FILE.sql`, `-f FILE[@WEIGHT]`): loading
+//! and checking the scripts before anything connects (a variable must be set, defined, built in or
+//! named by a `\gset`/`\aset` select list), the built-in variables (`:scale`, `:client_id`,
+//! `:random_seed`, `:default_seed`) and `-D NAME=VALUE`, and the `script` workload that runs them,
+//! each script a transaction type (run_plan.rs resolves `run FILE.sql` to it, the parsed scripts
+//! in `WorkloadOptions::scripts`). The syntax follows the "Custom Scripts" section of the pgbench
+//! documentation (PostgreSQL 15).
 
 mod client;
 mod eval;

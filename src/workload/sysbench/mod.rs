@@ -1,6 +1,8 @@
-//! sysbench 1.0.20's OLTP workloads (src/lua/oltp_*.lua, select_random_*.lua): the sbtestN
-//! schema and data, its options and defaults, one registry entry per script. The statement
-//! sequences are in txn.rs, the random numbers in ../random.rs; the SQL in sql/sysbench/.
+//! sysbench 1.0.20's OLTP workloads (src/lua/oltp_*.lua, select_random_*.lua) and the probes: the
+//! sbtestN schema and data, its options and defaults, one registry entry per script, and the checks
+//! (row counts, unique ids, k set). The statement sequences are in txn.rs, the random numbers in
+//! ../random.rs; the SQL (DDL, every statement and probe; per-dialect ids, sequences and index
+//! checks) in sql/sysbench/.
 
 mod txn;
 

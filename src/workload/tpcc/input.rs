@@ -1,6 +1,6 @@
-//! The inputs of TPC-C's transactions as a terminal draws them (clauses 2.4.1 to 2.8.1), and
-//! the terminal's fixed home: what the client-side statements (txn.rs) and the server-side
-//! calls (procedures.rs) both take.
+//! The inputs of TPC-C's transactions as a terminal draws them (clauses 2.4.1 to 2.8.1: `Input`,
+//! `Line`, `CustomerKey`), and the terminal's fixed home warehouse and district (`Terminal`): what
+//! the client-side statements (txn.rs) and the server-side calls (procedures.rs) both take.
 
 use super::DISTRICTS;
 

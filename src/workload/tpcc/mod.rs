@@ -1,9 +1,8 @@
-//! TPC-C (TPC Benchmark C, standard specification revision 5.11): the registry entry, its
-//! options (warehouses, isolation, specification timing), schema and loading (load.rs), the
-//! five transactions (txn.rs) and the inputs a terminal draws for them (input.rs), the
-//! consistency conditions (check.rs) and its figures (NOPM, tpmC). The SQL lives in
-//! sql/tpcc/; with `--procedures` the transactions run as server-side code installed by
-//! `prepare` (procedures.rs).
+//! TPC-C (TPC Benchmark C, standard specification revision 5.11): the registry entry, its options
+//! (warehouses, isolation, `--spec-timing`, load workers), schema and loading (load.rs), the five
+//! transactions (txn.rs) and the inputs a terminal draws for them (input.rs), the consistency
+//! conditions (check.rs) and its figures (NOPM, tpmC). The SQL lives in sql/tpcc/; with
+//! `--procedures` the transactions run as server-side code installed by `prepare` (procedures.rs).
 
 mod check;
 mod input;

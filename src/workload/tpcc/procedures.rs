@@ -1,6 +1,8 @@
-//! TPC-C's five transactions called as server-side code (`--procedures`): one statement, one
-//! round trip per transaction, with the inputs the terminal drew (txn.rs) as arguments. The
-//! code itself lives in sql/tpcc/ (section `procedures`); the call statements are `call_*`.
+//! TPC-C's five transactions called as server-side code (`--procedures`): one statement, one round
+//! trip per transaction, with the inputs the terminal drew (txn.rs) as arguments (arrays as text).
+//! The code itself lives in sql/tpcc/ (section `procedures`, refused with the dialect's
+//! `procedures_refused` where it has none); the call statements are `call_*`. The fingerprint of
+//! the installed code is recorded in dbduel_facts and compared before a run.
 
 use super::input::{CustomerKey, Input, Terminal};
 use crate::engine::{DbResult, Session, StmtId, Value};

@@ -1,6 +1,8 @@
-//! TPC-C's random numbers and strings (clauses 2.1.5, 2.1.6, 4.3.2): uniform draws, NURand
-//! with its C constants and the run-time delta rule, a-strings and n-strings, the customer
-//! last-name syllables, and the "ORIGINAL" data strings.
+//! TPC-C's random numbers and strings (clauses 2.1.5, 2.1.6, 4.3.2): uniform draws, NURand with its
+//! C constants and the run-time delta rule (a sharded run's drawn from
+//! `WorkloadOptions::shared_seed`, so that every shard has the same, recorded as the setting
+//! `nurand_run_constants`), a-strings and n-strings, the customer last-name syllables, and the
+//! "ORIGINAL" data strings.
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};

@@ -1,6 +1,8 @@
-//! The five TPC-C transactions as a terminal runs them (clauses 2.4 to 2.8), the mix as a
-//! shuffled deck (clause 5.2.4.2), and the keying and think times of `--spec-timing`
-//! (clause 5.2.5.7).
+//! The five TPC-C transactions as a terminal runs them (clauses 2.4 to 2.8), the mix as a shuffled
+//! deck of 100 cards (clause 5.2.4.2), and the keying and think times of `--spec-timing` (clause
+//! 5.2.5.7). New-Order reads its home warehouse's stock rows in one statement and updates them in
+//! one, and inserts its lines in one. With `--procedures` a transaction is one call (procedures.rs,
+//! which this file uses, never the other way).
 
 use std::time::Duration;
 

@@ -1,7 +1,8 @@
 //! The streams of a TPC-H run (clause 5.3): the power test's stream (refresh function 1, the
-//! queries in stream 0's order, refresh function 2), the throughput test's query streams and
-//! its refresh stream; each query's and refresh function's time and rows, kept for the
-//! workload's metrics (clause 5.4).
+//! queries in stream 0's order, refresh function 2), the throughput test's query streams, which
+//! wait for the power test's end, and its refresh stream; queries prepared with their parameters as
+//! literals, RF1 and RF2 in one transaction each, `Client::finished` after a stream's last job;
+//! each query's and refresh function's time and rows, kept for the workload's metrics (clause 5.4).
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;

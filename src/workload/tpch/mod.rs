@@ -1,9 +1,11 @@
-//! TPC-H (TPC Benchmark H, standard specification revision 3.0.1): the registry entry, its
-//! options (scale factor, queries, repeats, streams), the streams of a run (the power test,
-//! and with `--streams` the throughput test after it, clause 5.3), and the metrics of clause
-//! 5.4: Power@Size, Throughput@Size and QphH@Size. The data in load.rs, the substitution
-//! parameters in params.rs, the streams in client.rs, the answers' check in check.rs; the
-//! SQL in sql/tpch/.
+//! TPC-H (TPC Benchmark H, standard specification revision 3.0.1): the registry entry, its options
+//! (`--scale-factor`, `--queries`, `--repeat`, `--streams`, `--query-timeout`), the streams of a
+//! run (the power test, and with `--streams` the throughput test after it, clause 5.3) as the jobs
+//! of each client (`Workload::fixed_clients`: client 0 the power test's stream, 1..S the throughput
+//! test's query streams, S+1 its refresh stream), and the metrics of clause 5.4 from the streams'
+//! own timings: Power@Size, Throughput@Size and QphH@Size. The data in load.rs, the substitution
+//! parameters in params.rs, the streams in client.rs, the answers' check in check.rs; the SQL in
+//! sql/tpch/.
 
 mod check;
 mod client;

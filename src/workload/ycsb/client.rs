@@ -1,6 +1,7 @@
-//! One YCSB client: CoreWorkload.doTransaction's operation chooser and key chooser, and the
-//! five operations (doTransactionRead, Update, Insert, Scan, ReadModifyWrite) as the JDBC
-//! binding runs them, one statement each, autocommitted. Also the checks of `check`.
+//! One YCSB client: CoreWorkload.doTransaction's operation chooser and key chooser, and the five
+//! operations (doTransactionRead, Update, Insert, Scan, ReadModifyWrite) as the JDBC binding runs
+//! them, one statement each, autocommitted. Also the checks of `check` (row count, keys, field
+//! lengths).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

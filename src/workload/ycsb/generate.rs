@@ -1,6 +1,7 @@
 //! YCSB 0.17's number generators (package site.ycsb.generator) and its key hash
-//! (site.ycsb.Utils.fnvhash64), written again in Rust with their quirks: the key choosers of
-//! CoreWorkload and the acknowledged-insert counter the clients of a run share.
+//! (site.ycsb.Utils.fnvhash64), written again in Rust with their quirks: FNV hash and key names,
+//! zipfian, scrambled zipfian, skewed latest, hotspot, exponential, sequential (the key choosers of
+//! CoreWorkload), and the acknowledged-insert counter the clients of a run share.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};

@@ -1,7 +1,9 @@
-//! YCSB 0.17's CoreWorkload (site.ycsb.workloads.CoreWorkload): the registry entry with the
-//! six core workloads as variants, `usertable` and its load, the record of what was loaded
-//! and inserted (dbduel_facts), and the checks. Properties in props.rs, generators in gen.rs,
-//! the operations in client.rs; the SQL in sql/ycsb/.
+//! YCSB 0.17's CoreWorkload (site.ycsb.workloads.CoreWorkload): the registry entry with the six
+//! core workloads as variants, `usertable` and its load (jobs of 50,000 records on parallel
+//! sessions through `Loader::append`, in key order: the record numbers sorted by their keys, up to
+//! 4,000,000 records), the record of the layout and the inserts in dbduel_facts (`Workload::finish`
+//! after each run), the key space read back by `attach`, and the checks. Properties in props.rs,
+//! generators in generate.rs, the operations in client.rs; the SQL in sql/ycsb/.
 
 mod client;
 mod generate;

@@ -1,6 +1,7 @@
-//! YCSB's properties: the six core workload files built in (workloads/workloada..f of YCSB
-//! 0.17), a property file read from disk (`-P FILE`), the overrides (`-p name=value`), and the
-//! validated `Props` with CoreWorkload's names and defaults (CoreWorkload.init).
+//! YCSB's properties: the six core workload files built in (workloads/workloada..f of YCSB 0.17), a
+//! property file read from disk (`-P FILE`, Java's format), the overrides (`-p name=value`), and
+//! the validated `Props` with CoreWorkload's names and defaults (CoreWorkload.init), each bad one
+//! named.
 
 use std::collections::BTreeMap;
 use std::path::Path;
