@@ -84,6 +84,11 @@ pub struct PointSummary {
     pub first_ms: Option<f64>,
     pub errors: u64,
     pub client_bound: bool,
+    /// What limited the point (`metrics::waits::verdict`): its repeats' limiter, or each
+    /// limiter with its count when they differ; the first repeat's sentence. Empty for runs
+    /// stored before verdicts were recorded.
+    pub limited_by: String,
+    pub limited_by_says: String,
     /// A sweep's managed server exited during one of its runs and was started again.
     pub server_restarted: bool,
     /// Why the point is unstable (empty when it is not): repeats spread, throughput collapses.
@@ -640,6 +645,8 @@ fn sample_points() -> Vec<PointSummary> {
                     Durability::durable()
                 },
                 client_bound: unsafe_profile && clients == 4,
+                limited_by: String::new(),
+                limited_by_says: String::new(),
                 unstable: if engine == "mariadb" && clients == 4 && !unsafe_profile {
                     vec!["repeats spread 14% (over 10%) <b>".into()]
                 } else {

@@ -135,8 +135,8 @@ pub fn points_table(data: &ReportData) -> String {
 fn comparison(data: &ReportData) -> String {
     let ranked = data.ranks_by_headline();
     let mut out = format!(
-        "| engine | profile | isolation | workload | variant | clients |{} tps median [min–max] | CV | p95 ms | p99 ms | first ms | errors | flags |\n\
-         |---|---|---|---|---|--:|{}--:|--:|--:|--:|--:|--:|---|\n",
+        "| engine | profile | isolation | workload | variant | clients |{} tps median [min–max] | CV | p95 ms | p99 ms | first ms | errors | limited by | flags |\n\
+         |---|---|---|---|---|--:|{}--:|--:|--:|--:|--:|--:|---|---|\n",
         if ranked { " ranked by (median) |" } else { "" },
         if ranked { "--:|" } else { "" },
     );
@@ -257,7 +257,7 @@ fn comparison_row(
         (format!(" [{r}]"), cv)
     });
     format!(
-        "| {} | {} | {} | {} | {} | {} |{ranked} {tps}{range} | {cv} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} |{ranked} {tps}{range} | {cv} | {} | {} | {} | {} | {} | {} |\n",
         cell(&p.engine),
         cell(&p.profile_label()),
         cell(&p.isolation),
@@ -268,6 +268,7 @@ fn comparison_row(
         sig3(p.p99_ms),
         p.first_ms.map_or("—".to_string(), sig3),
         p.errors,
+        cell(&p.limited_by),
         flags.join(", ")
     )
 }
@@ -362,8 +363,10 @@ mod tests {
 
     #[test]
     fn every_point_and_series_is_listed() {
-        let data = sample();
+        let mut data = sample();
+        data.points[0].limited_by = "lock".into();
         let md = markdown(&data);
+        assert!(md.contains(" | lock | "), "the limited-by column");
         for p in &data.points {
             let row = format!(
                 "| {} | {} | {} | tpcb | tpcb-like | {} |",

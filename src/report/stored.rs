@@ -247,6 +247,12 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         },
         errors: members.iter().map(|m| m.row.errors.max(0) as u64).sum(),
         client_bound: members.iter().any(|m| m.row.client_bound),
+        limited_by: limiters(members),
+        limited_by_says: members
+            .first()
+            .and_then(|m| m.result["verdict"]["says"].as_str())
+            .unwrap_or_default()
+            .to_string(),
         server_restarted: members.iter().any(|m| m.row.server_restarts > 0),
         unstable: stats::unstable_reasons(&tps, &seconds),
         cold: first.cold,
@@ -266,6 +272,30 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
 }
 
 /// The workload's own figures (result.workload.metrics) over the repeats that report them.
+
+/// The repeats' limiters: one word when they agree, else each with its count ("lock 2, mixed
+/// 1"); empty when no repeat recorded one.
+fn limiters(members: &[&RunFacts]) -> String {
+    let mut counts: Vec<(&str, u32)> = Vec::new();
+    for l in members
+        .iter()
+        .filter_map(|m| m.result["verdict"]["limiter"].as_str())
+    {
+        match counts.iter_mut().find(|(k, _)| *k == l) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((l, 1)),
+        }
+    }
+    match counts.as_slice() {
+        [(one, _)] => one.replace('_', " "),
+        many => many
+            .iter()
+            .map(|(k, n)| format!("{} {n}", k.replace('_', " ")))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 fn figures(members: &[&RunFacts]) -> BTreeMap<String, Figure> {
     let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for m in members {

@@ -651,6 +651,9 @@ fn point_tip(p: &PointSummary) -> String {
     if p.errors > 0 {
         w!(tip, "\n{} errors", p.errors);
     }
+    if !p.limited_by_says.is_empty() {
+        w!(tip, "\nlimited by: {}", p.limited_by_says);
+    }
     if p.client_bound {
         tip += "\nclient-bound: this number measures dbduel, not the database";
     }
@@ -958,7 +961,7 @@ fn comparison_section(data: &ReportData) -> String {
          <th>variant</th><th class=\"num\">clients</th>{}<th class=\"num\">tps median [min&ndash;max]</th>\
          <th class=\"num\">CV</th><th class=\"num\">p95 ms</th><th class=\"num\">p99 ms</th>\
          <th class=\"num\" title=\"the first transaction's latency: the cold-cache time after a cold start\">first ms</th>\
-         <th class=\"num\">errors</th><th>flags</th></tr></thead><tbody>",
+         <th class=\"num\">errors</th><th title=\"what limited the point, from the server's sampled sessions (hover for the evidence)\">limited by</th><th>flags</th></tr></thead><tbody>",
         esc(format!("{FASTEST_RULE} {ONE_REPEAT}").trim_end_matches('.')),
         if ranked {
             "<th class=\"num\" title=\"the figure that ranks the group: the workload's own\">ranked by (median)</th>"
@@ -1155,7 +1158,7 @@ fn comparison_row(
     format!(
         "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>{ranked}\
          <td class=\"num\">{tps}{range}</td><td class=\"num\">{cv}</td>\
-         <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td>{}</td></tr>",
+         <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td title=\"{}\">{}</td><td>{}</td></tr>",
         if new_group { " class=\"group\"" } else { "" },
         esc(&p.engine),
         esc(&p.profile_label()),
@@ -1168,6 +1171,8 @@ fn comparison_row(
         p.first_ms.map_or("&mdash;".to_string(), sig3),
         if p.errors > 0 { " bad" } else { "" },
         p.errors,
+        esc(&p.limited_by_says),
+        esc(&p.limited_by),
         flags_html(p)
     )
 }
