@@ -271,8 +271,6 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
     }
 }
 
-/// The workload's own figures (result.workload.metrics) over the repeats that report them.
-
 /// The repeats' limiters: one word when they agree, else each with its count ("lock 2, mixed
 /// 1"); empty when no repeat recorded one.
 fn limiters(members: &[&RunFacts]) -> String {
@@ -296,6 +294,7 @@ fn limiters(members: &[&RunFacts]) -> String {
     }
 }
 
+/// The workload's own figures (result.workload.metrics) over the repeats that report them.
 fn figures(members: &[&RunFacts]) -> BTreeMap<String, Figure> {
     let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for m in members {
