@@ -206,6 +206,9 @@ pub struct Second {
     /// Autovacuum and autoanalyze runs that completed in this second.
     pub autovacuums: u32,
     pub server_rss_bytes: Option<u64>,
+    /// The run's sessions in this second, average active by wait class (the result's
+    /// `waits.seconds`); empty where they were not sampled.
+    pub sessions: BTreeMap<String, f64>,
 }
 
 /// The settings in effect under one profile on one engine, as read back from the server.
@@ -662,7 +665,8 @@ fn sample_points() -> Vec<PointSummary> {
     points
 }
 
-/// The sample's one timeline: twelve seconds, two of warm-up, checkpoints and an autovacuum.
+/// The sample's one timeline: twelve seconds, two of warm-up, checkpoints and an autovacuum,
+/// and the sessions sampled in the measured seconds.
 #[cfg(test)]
 fn sample_timelines() -> Vec<Timeline> {
     let seconds = (0..12)
@@ -674,6 +678,12 @@ fn sample_timelines() -> Vec<Timeline> {
             checkpoints: u32::from(t == 5 || t == 9),
             autovacuums: u32::from(t == 7),
             server_rss_bytes: None,
+            // Sampled sessions from the measured start: 2 waiting on locks, 1 on a CPU.
+            sessions: if t < 2 {
+                BTreeMap::new()
+            } else {
+                [("lock".to_string(), 2.0), ("cpu".to_string(), 1.0)].into()
+            },
         })
         .collect();
     vec![Timeline {

@@ -409,6 +409,19 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
         .as_array()
         .cloned()
         .unwrap_or_default();
+    let sessions: BTreeMap<u64, BTreeMap<String, f64>> = run.result["waits"]["seconds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| {
+            let classes = s["by_class"].as_object()?;
+            let by_class = classes
+                .iter()
+                .filter_map(|(c, v)| Some((c.clone(), v.as_f64()?)))
+                .collect();
+            Some((s["t"].as_u64()?, by_class))
+        })
+        .collect();
     // Window t covers the second before t. The run's last window is partial (the run ends
     // between two ticks): drawn as a second, its few transactions look like a plunge to 0 tps,
     // so a window less than 95% inside the run is left out of the timeline.
@@ -429,6 +442,7 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
                 checkpoints: count("checkpoints"),
                 autovacuums: count("autovacuums"),
                 server_rss_bytes: sample.and_then(|s| s["server_rss_bytes"].as_u64()),
+                sessions: sessions.get(&t).cloned().unwrap_or_default(),
             }
         })
         .collect();

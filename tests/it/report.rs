@@ -302,6 +302,13 @@ fn check_dom(dom: &str, data: &ReportData) -> Result<(), String> {
     ensure(checkpoints as u32 == expected, || {
         format!("{checkpoints} checkpoint markers rendered, {expected} expected")
     })?;
+    let stacked = dom.matches("aria-label=\"active sessions\"").count();
+    ensure(stacked == data.timelines.len(), || {
+        format!(
+            "{stacked} charts of the sampled sessions rendered, {} expected",
+            data.timelines.len()
+        )
+    })?;
     ensure(dom.contains("data-tip=\""), || {
         "the tooltip script did not turn the charts' titles into tooltips".into()
     })?;
@@ -488,6 +495,17 @@ fn second(t: u32, tps: f64, checkpoints: &[u32], vacuums: &[u32]) -> Second {
         checkpoints: checkpoints.iter().filter(|c| **c == t).count() as u32,
         autovacuums: vacuums.iter().filter(|c| **c == t).count() as u32,
         server_rss_bytes: None,
+        // The sampled sessions: on a CPU, committing, and waiting on locks more in a dip.
+        sessions: if t < 5 {
+            BTreeMap::new()
+        } else {
+            [
+                ("cpu".to_string(), 1.5 * wobble),
+                ("commit".to_string(), 0.3),
+                ("lock".to_string(), if dip < 1.0 { 2.0 } else { 0.4 }),
+            ]
+            .into()
+        },
     }
 }
 

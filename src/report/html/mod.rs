@@ -680,7 +680,8 @@ fn timelines_section(data: &ReportData, styles: &Styles) -> String {
     }
     out += "<p class=\"note\">Transactions per second, second by second, each chart on its \
             own y scale (compare levels in the throughput chart above); the last, partial second of \
-            a run is left out.</p>";
+            a run is left out. Under each, where the server's sessions were sampled, the active \
+            sessions by wait class, stacked: what the server spent each second on.</p>";
     w!(
         out,
         "<ul class=\"key\"><li><span class=\"swatch warm\"></span>warm-up (not measured)</li>\
@@ -743,7 +744,101 @@ fn timeline_figure(t: &Timeline, styles: &Styles, top: f64) -> String {
         return out;
     }
     out += &timeline_chart(t, &style, top);
+    if t.seconds.iter().any(|s| !s.sessions.is_empty()) {
+        out += &sessions_chart(t);
+    }
     out += "</figure>";
+    out
+}
+
+/// The wait classes in the order they are stacked, with their colours: the server's work at
+/// the bottom, waits above it, the client's turn on top.
+const WAIT_COLOURS: [(&str, &str); 8] = [
+    ("cpu", "#2e7d32"),
+    ("running", "#66bb6a"),
+    ("data_read", "#1565c0"),
+    ("commit", "#ef6c00"),
+    ("lock", "#c62828"),
+    ("latch", "#6a1b9a"),
+    ("other", "#795548"),
+    ("client", "#9e9e9e"),
+];
+
+/// The run's sessions second by second, stacked by wait class (average active sessions, as
+/// Performance Insights draws database load), on the timeline's x axis, with its legend.
+fn sessions_chart(t: &Timeline) -> String {
+    let t0 = measured_start(t);
+    let first = t.seconds.iter().map(|s| s.t).min().unwrap_or(0) as f64 - t0;
+    let last = t.seconds.iter().map(|s| s.t).max().unwrap_or(0) as f64 + 1.0 - t0;
+    let top = t
+        .seconds
+        .iter()
+        .map(|s| s.sessions.values().sum::<f64>())
+        .fold(0.0, f64::max);
+    let yticks = nice_ticks(top.max(1.0));
+    let frame = Frame {
+        w: 400.0,
+        h: 150.0,
+        left: 52.0,
+        right: 10.0,
+        top: 10.0,
+        bottom: 40.0,
+        pad: 0.0,
+        x: Axis {
+            min: first.min(0.0),
+            max: last,
+            log: false,
+        },
+        y: Axis {
+            min: 0.0,
+            max: *yticks.last().unwrap_or(&1.0),
+            log: false,
+        },
+    };
+    let xticks: Vec<f64> = nice_ticks(last)
+        .into_iter()
+        .filter(|v| *v <= last)
+        .collect();
+    let mut out = frame.open(
+        &ticks_of(&xticks),
+        &ticks_of(&yticks),
+        "seconds since the measured start",
+        "active sessions",
+    );
+    let mut base: Vec<f64> = vec![0.0; t.seconds.len()];
+    let mut seen = Vec::new();
+    for (class, colour) in WAIT_COLOURS {
+        if t.seconds.iter().all(|s| !s.sessions.contains_key(class)) {
+            continue;
+        }
+        seen.push((class, colour));
+        w!(out, "<g class=\"series\" data-series=\"{class}\">");
+        for (s, below) in t.seconds.iter().zip(base.iter_mut()) {
+            let Some(&n) = s.sessions.get(class) else {
+                continue;
+            };
+            let (xa, xb) = (frame.px(s.t as f64 - t0), frame.px(s.t as f64 + 1.0 - t0));
+            let (ya, yb) = (frame.py(*below + n), frame.py(*below));
+            w!(
+                out,
+                "<rect x=\"{xa:.1}\" y=\"{ya:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"><title>second {} to {}: {class} {n:.2} sessions</title></rect>",
+                (xb - xa - 0.6).max(0.5),
+                (yb - ya).max(0.0),
+                s.t as f64 - t0,
+                s.t as f64 + 1.0 - t0
+            );
+            *below += n;
+        }
+        out += "</g>";
+    }
+    out += "</svg><ul class=\"legend\">";
+    for (class, colour) in seen {
+        w!(
+            out,
+            "<li data-legend=\"{class}\" role=\"button\" tabindex=\"0\" title=\"click to hide or show\"><svg width=\"16\" height=\"16\" aria-hidden=\"true\"><rect x=\"2\" y=\"2\" width=\"12\" height=\"12\" fill=\"{colour}\"/></svg>{class}</li>"
+        );
+    }
+    out += "</ul>";
     out
 }
 
@@ -1339,6 +1434,25 @@ mod tests {
         assert_eq!(count(&page, "<line class=\"checkpoint\""), 2);
         assert_eq!(count(&page, "<line class=\"autovacuum\""), 1);
         assert_eq!(count(&page, "<rect class=\"warmup\""), 2);
+    }
+
+    #[test]
+    fn timelines_stack_the_sampled_sessions_by_wait_class() {
+        let page = html(&sample());
+        assert_eq!(count(&page, "aria-label=\"active sessions\""), 1);
+        // The measured seconds, each with its two classes stacked: cpu below lock.
+        assert_eq!(count(&page, ": lock 2.00 sessions</title>"), 10);
+        assert_eq!(count(&page, ": cpu 1.00 sessions</title>"), 10);
+        let (cpu, lock) = (
+            page.find("data-series=\"cpu\"").expect("cpu drawn"),
+            page.find("data-series=\"lock\"").expect("lock drawn"),
+        );
+        assert!(cpu < lock, "the server's work is stacked below its waits");
+        assert!(page.contains("<li data-legend=\"lock\""));
+        assert!(
+            !page.contains("data-series=\"commit\""),
+            "a class never seen is not drawn"
+        );
     }
 
     #[test]
