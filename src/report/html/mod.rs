@@ -767,38 +767,12 @@ const WAIT_COLOURS: [(&str, &str); 8] = [
 /// The run's sessions second by second, stacked by wait class (average active sessions, as
 /// Performance Insights draws database load), on the timeline's x axis, with its legend.
 fn sessions_chart(t: &Timeline) -> String {
-    let t0 = measured_start(t);
-    let first = t.seconds.iter().map(|s| s.t).min().unwrap_or(0) as f64 - t0;
-    let last = t.seconds.iter().map(|s| s.t).max().unwrap_or(0) as f64 + 1.0 - t0;
     let top = t
         .seconds
         .iter()
         .map(|s| s.sessions.values().sum::<f64>())
         .fold(0.0, f64::max);
-    let yticks = nice_ticks(top.max(1.0));
-    let frame = Frame {
-        w: 400.0,
-        h: 150.0,
-        left: 52.0,
-        right: 10.0,
-        top: 10.0,
-        bottom: 40.0,
-        pad: 0.0,
-        x: Axis {
-            min: first.min(0.0),
-            max: last,
-            log: false,
-        },
-        y: Axis {
-            min: 0.0,
-            max: *yticks.last().unwrap_or(&1.0),
-            log: false,
-        },
-    };
-    let xticks: Vec<f64> = nice_ticks(last)
-        .into_iter()
-        .filter(|v| *v <= last)
-        .collect();
+    let (frame, t0, xticks, yticks) = timeline_frame(t, top.max(1.0), 150.0);
     let mut out = frame.open(
         &ticks_of(&xticks),
         &ticks_of(&yticks),
@@ -853,16 +827,16 @@ fn measured_start(t: &Timeline) -> f64 {
         .unwrap_or(0) as f64
 }
 
-/// A timeline: x counts seconds from the measured start (warm-up seconds before 0), each
-/// second's point at its end, as a per-second counter reads; y from 0.
-fn timeline_chart(t: &Timeline, style: &Style, top: f64) -> String {
+/// The frame of a chart on a timeline's seconds, `h` high, y from 0 to `top`: x counts seconds
+/// from the measured start (warm-up seconds before 0); with the measured start and the ticks.
+fn timeline_frame(t: &Timeline, top: f64, h: f64) -> (Frame, f64, Vec<f64>, Vec<f64>) {
     let t0 = measured_start(t);
     let first = t.seconds.iter().map(|s| s.t).min().unwrap_or(0) as f64 - t0;
     let last = t.seconds.iter().map(|s| s.t).max().unwrap_or(0) as f64 + 1.0 - t0;
     let yticks = nice_ticks(top);
     let frame = Frame {
         w: 400.0,
-        h: 190.0,
+        h,
         left: 52.0,
         right: 10.0,
         top: 10.0,
@@ -887,6 +861,13 @@ fn timeline_chart(t: &Timeline, style: &Style, top: f64) -> String {
         xticks.insert(0, back);
         back -= step;
     }
+    (frame, t0, xticks, yticks)
+}
+
+/// A timeline: x counts seconds from the measured start (warm-up seconds before 0), each
+/// second's point at its end, as a per-second counter reads; y from 0.
+fn timeline_chart(t: &Timeline, style: &Style, top: f64) -> String {
+    let (frame, t0, xticks, yticks) = timeline_frame(t, top, 190.0);
     let mut out = frame.open(
         &ticks_of(&xticks),
         &ticks_of(&yticks),
