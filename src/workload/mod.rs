@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{DbError, DbResult, Engine, ErrorClass, Load, RowSource, Session, Value};
 use crate::error::Error;
+use crate::sql::SqlSet;
 
 /// What `prepare` and `run` tell a workload.
 #[derive(Debug, Clone, Default)]
@@ -126,6 +127,16 @@ pub fn headline(name: &str) -> &'static [&'static str] {
 /// disagrees with the data, which wins: "--scale 5 ignored: the database holds scale 1".
 pub fn ignored(given: impl std::fmt::Display, holds: impl std::fmt::Display) -> String {
     format!("{given} ignored: the database holds {holds}")
+}
+
+/// An `attach` takes the scale the data holds (`held`) over the one given (`given`, 0 when
+/// none was); a different one given comes back as the warning that `flag` is ignored, the
+/// database holding `holds` ("scale 1", "4 warehouses").
+pub fn take_held(given: &mut u32, held: u32, flag: &str, holds: String) -> Option<String> {
+    let warning =
+        (*given != 0 && *given != held).then(|| ignored(format!("{flag} {given}"), holds));
+    *given = held;
+    warning
 }
 
 /// What a workload's own figure means (by the registry's `figures`); "" when none says.
@@ -459,6 +470,16 @@ pub fn run_all(session: &mut dyn Session, statements: &[String], doing: &str) ->
     Ok(())
 }
 
+/// Put a session at serializable isolation with the dialect's `isolation_serializable`
+/// statements: the workloads that run at serializable set it on each client's session and on
+/// the run's own (from which every result reads the level in effect).
+pub fn set_serializable(sql: &SqlSet, session: &mut dyn Session) -> DbResult<()> {
+    for stmt in sql.statements("isolation_serializable", &[]) {
+        session.batch(&stmt)?;
+    }
+    Ok(())
+}
+
 /// The opening of every `prepare`: drop what an earlier `prepare` made, forget the facts it
 /// recorded (those named with the prefix `facts`), and create the tables anew; `what` names
 /// the tables in errors ("the tpcb tables").
@@ -583,4 +604,28 @@ pub fn prepare_forget(workload: &dyn Workload, session: &mut dyn Session) -> Res
         other => other.map_err(|e| db_error(e, "clearing dbduel_facts"))?,
     }
     drop_facts_if_empty(session).map_err(|e| db_error(e, "clearing dbduel_facts"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_held;
+
+    #[test]
+    fn the_held_scale_wins_and_a_different_one_given_is_named() {
+        let mut given = 5;
+        let warning = take_held(&mut given, 1, "--scale", "scale 1".into());
+        assert_eq!(given, 1);
+        assert_eq!(
+            warning.as_deref(),
+            Some("--scale 5 ignored: the database holds scale 1")
+        );
+        let mut none_given = 0;
+        assert_eq!(
+            take_held(&mut none_given, 3, "--scale", "scale 3".into()),
+            None
+        );
+        assert_eq!(none_given, 3);
+        let mut same = 3;
+        assert_eq!(take_held(&mut same, 3, "--scale", "scale 3".into()), None);
+    }
 }

@@ -19,7 +19,7 @@ use crate::sql::SqlSet;
 use super::rows::{generated, held_count};
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all, start_over,
+    meta_get, meta_set, run_all, start_over, take_held,
 };
 use generate::{Generator, Kind};
 use spec::{ColType, Spec};
@@ -260,15 +260,12 @@ impl Workload for Custom {
         let scale = meta_get(s, &self.meta_scale())
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| (counted / self.spec.tables[0].rows).max(1) as u32);
-        let mut warnings = Vec::new();
-        if self.scale != 0 && self.scale != scale {
-            warnings.push(super::ignored(
-                format!("--scale {}", self.scale),
-                format!("scale {scale}"),
-            ));
-        }
-        self.scale = scale;
-        Ok(warnings)
+        Ok(Vec::from_iter(take_held(
+            &mut self.scale,
+            scale,
+            "--scale",
+            format!("scale {scale}"),
+        )))
     }
 
     fn transaction_types(&self) -> Vec<&'static str> {

@@ -23,7 +23,7 @@ use crate::sql::SqlSet;
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_set, run_all, start_over,
+    meta_set, run_all, set_serializable, start_over, take_held,
 };
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
@@ -275,14 +275,12 @@ impl Workload for SmallBank {
     fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let sql = sql(engine);
         let scale = read_scale(&sql, s)?;
-        let mut warnings = Vec::new();
-        if self.scale != 0 && self.scale != scale {
-            warnings.push(super::ignored(
-                format!("--scale {}", self.scale),
-                format!("scale {scale}"),
-            ));
-        }
-        self.scale = scale;
+        let warnings = Vec::from_iter(take_held(
+            &mut self.scale,
+            scale,
+            "--scale",
+            format!("scale {scale}"),
+        ));
         if self.hotspot as i64 >= self.accounts() {
             return Err(Error::Usage(format!(
                 "--hotspot {} is not smaller than the {} customers: give fewer",
@@ -293,11 +291,7 @@ impl Workload for SmallBank {
         // The run's own session takes the clients' level too: the level every result records
         // (engine.isolation) is read from it.
         if self.serializable {
-            run_all(
-                s,
-                &sql.statements("isolation_serializable", &[]),
-                "setting the isolation level",
-            )?;
+            set_serializable(&sql, s).map_err(|e| db_error(e, "setting the isolation level"))?;
         } else {
             meta_set(s, FACT_WEAKER, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
         }
@@ -323,9 +317,7 @@ impl Workload for SmallBank {
     ) -> DbResult<Box<dyn Client>> {
         let sql = sql(engine);
         if self.serializable {
-            for stmt in sql.statements("isolation_serializable", &[]) {
-                s.batch(&stmt)?;
-            }
+            set_serializable(&sql, s)?;
         }
         let pick = Pick {
             accounts: self.accounts(),

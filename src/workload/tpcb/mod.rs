@@ -12,7 +12,7 @@ use crate::sql::SqlSet;
 use super::rows::{Generated, generated, held_scale};
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_set, run_all, start_over,
+    meta_set, run_all, start_over, take_held,
 };
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
@@ -192,14 +192,12 @@ impl Workload for Tpcb {
 
     fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let scale = read_scale(&sql(engine), s)?;
-        let mut warnings = Vec::new();
-        if self.scale != 0 && self.scale != scale {
-            warnings.push(super::ignored(
-                format!("--scale {}", self.scale),
-                format!("scale {scale}"),
-            ));
-        }
-        self.scale = scale;
+        let warnings = Vec::from_iter(take_held(
+            &mut self.scale,
+            scale,
+            "--scale",
+            format!("scale {scale}"),
+        ));
         if self.variant == Variant::SimpleUpdate {
             meta_set(s, META_PARTIAL, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
         }

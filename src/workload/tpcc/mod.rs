@@ -21,7 +21,7 @@ use crate::sql::SqlSet;
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
     CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error,
-    meta_clear, meta_get, meta_set, run_all, start_over,
+    meta_clear, meta_get, meta_set, run_all, set_serializable, start_over, take_held,
 };
 use rand::Constants;
 use txn::KEYING_NEW_ORDER_S;
@@ -392,14 +392,12 @@ impl Workload for Tpcc {
                 )));
             }
         }
-        let mut warnings = Vec::new();
-        if self.warehouses != 0 && self.warehouses != held {
-            warnings.push(super::ignored(
-                format!("--warehouses {}", self.warehouses),
-                format!("{held} warehouses"),
-            ));
-        }
-        self.warehouses = held;
+        let mut warnings = Vec::from_iter(take_held(
+            &mut self.warehouses,
+            held,
+            "--warehouses",
+            format!("{held} warehouses"),
+        ));
         // Clause 2.1.6.1: the run's C for C_LAST depends on the load's.
         let load = meta_get(s, META_CONSTANTS).and_then(|t| Constants::decode(&t));
         if load.is_none() {
@@ -409,11 +407,7 @@ impl Workload for Tpcc {
         // The run's own session takes the clients' level too: the level in effect that every
         // result records (engine.isolation) is read from it.
         if self.isolation == Isolation::Serializable {
-            run_all(
-                s,
-                &sql.statements("isolation_serializable", &[]),
-                "setting the isolation level",
-            )?;
+            set_serializable(&sql, s).map_err(|e| db_error(e, "setting the isolation level"))?;
         }
         warnings.extend(self.run_warnings(engine));
         Ok(warnings)
@@ -438,9 +432,7 @@ impl Workload for Tpcc {
     ) -> DbResult<Box<dyn Client>> {
         let sql = sql(engine);
         if self.isolation == Isolation::Serializable {
-            for stmt in sql.statements("isolation_serializable", &[]) {
-                s.batch(&stmt)?;
-            }
+            set_serializable(&sql, s)?;
         }
         let terminal = input::Terminal::bind(client_id, self.warehouses);
         txn::TpccClient::new(
