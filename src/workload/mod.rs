@@ -4,8 +4,10 @@
 //! helpers every workload shares: `start_over` (the opening of every prepare), the loader with
 //! its progress bar and parallel jobs, the dbduel_facts table and the record of a finished
 //! prepare, errors named by step. Options are parsed in options.rs, generated rows and the
-//! size the data holds in rows.rs, random distributions in random.rs; each workload is a folder.
+//! size the data holds in rows.rs, random distributions in random.rs, dates in calendar.rs;
+//! each workload is a folder.
 
+pub(crate) mod calendar;
 pub mod custom;
 pub mod options;
 pub(crate) mod random;
