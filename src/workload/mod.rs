@@ -1,7 +1,8 @@
 //! The workload seam: the `Workload` and `Client` traits, the `WORKLOADS` registry (each entry
 //! with its options, headline figures and their meanings), what `prepare` and `run` tell a
 //! workload (`WorkloadOptions`) and what it computes its figures from (`Counts`), and the
-//! helpers every workload shares: `start_over` (the opening of every prepare), the loader with
+//! helpers every workload shares: `start_over` (the opening of every prepare) and
+//! `clear_out` (the end of every cleanup), the loader with
 //! its progress bar and parallel jobs, the dbduel_facts table and the record of a finished
 //! prepare, errors named by step. Options are parsed in options.rs, generated rows and the
 //! size the data holds in rows.rs, random distributions in random.rs, dates in calendar.rs;
@@ -492,14 +493,31 @@ pub fn start_over(
     create: &[String],
     what: &str,
 ) -> Result<(), Error> {
-    run_all(session, drop, &format!("dropping {what}"))?;
-    meta_clear(session, facts).map_err(|e| db_error(e, "clearing dbduel_facts"))?;
+    clear_out(session, facts, drop, what)?;
     run_all(session, create, &format!("creating {what}"))
+}
+
+/// The end of every `cleanup` (and the opening of `start_over`): drop what `prepare` made and
+/// forget the facts it recorded (those named with the prefix `facts`); `what` names what is
+/// dropped in errors ("the tpcb tables").
+pub fn clear_out(
+    session: &mut dyn Session,
+    facts: &str,
+    drop: &[String],
+    what: &str,
+) -> Result<(), Error> {
+    run_all(session, drop, &format!("dropping {what}"))?;
+    meta_clear(session, facts).map_err(|e| db_error(e, "clearing dbduel_facts"))
 }
 
 /// The facts table, in SQL every engine takes (no IF NOT EXISTS, no reserved word as a column).
 const META_CREATE: &str =
     "CREATE TABLE dbduel_facts (name varchar(100) NOT NULL PRIMARY KEY, fact varchar(1000))";
+
+/// `meta_set` outside a measured run, its error named by step.
+pub fn record_fact(session: &mut dyn Session, name: &str, value: &str) -> Result<(), Error> {
+    meta_set(session, name, value).map_err(|e| db_error(e, "writing dbduel_facts"))
+}
 
 /// Record a fact about the prepared data (kept in the dbduel_facts table).
 pub fn meta_set(session: &mut dyn Session, name: &str, value: &str) -> DbResult<()> {
@@ -565,9 +583,9 @@ pub fn prepare_recorded(
         return workload.prepare(engine, session, loader);
     };
     let fact = prepare_fact(&dataset);
-    meta_set(session, &fact, PREPARE_RUNNING).map_err(|e| db_error(e, "writing dbduel_facts"))?;
+    record_fact(session, &fact, PREPARE_RUNNING)?;
     workload.prepare(engine, session, loader)?;
-    meta_set(session, &fact, PREPARE_DONE).map_err(|e| db_error(e, "writing dbduel_facts"))
+    record_fact(session, &fact, PREPARE_DONE)
 }
 
 /// Refuse to run or check on data whose `prepare` did not finish. Data without the record

@@ -18,8 +18,8 @@ use crate::sql::SqlSet;
 
 use super::rows::{generated, held_count};
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all, start_over, take_held,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, db_error,
+    meta_get, record_fact, run_all, start_over, take_held,
 };
 use generate::{Generator, Kind};
 use spec::{ColType, Spec};
@@ -191,18 +191,13 @@ impl Workload for Custom {
                 &format!("analyzing {}", t.name),
             )?;
         }
-        meta_set(s, &self.meta_scale(), &self.scale.max(1).to_string())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, &self.meta_scale(), &self.scale.max(1).to_string())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
         let drop = drop_tables(&sql(engine), &self.spec);
-        run_all(
-            s,
-            &drop,
-            &format!("dropping the tables of {}", self.spec.name),
-        )?;
-        meta_clear(s, &self.meta_scale()).map_err(|e| db_error(e, "clearing dbduel_facts"))
+        let what = format!("the tables of {}", self.spec.name);
+        clear_out(s, &self.meta_scale(), &drop, &what)
     }
 
     /// Row counts as loaded (unless a query writes), and every foreign key found in its table.

@@ -22,8 +22,8 @@ use crate::sql::SqlSet;
 
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_set, run_all, set_serializable, start_over, take_held,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, db_error,
+    record_fact, run_all, set_serializable, start_over, take_held,
 };
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
@@ -255,17 +255,12 @@ impl Workload for SmallBank {
             &sql.statements("analyze", &vars),
             "analyzing the smallbank tables",
         )?;
-        meta_set(s, FACT_LOADED, &loaded.to_string())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, FACT_LOADED, &loaded.to_string())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
-        run_all(
-            s,
-            &sql(engine).statements("drop", &[]),
-            "dropping the smallbank tables",
-        )?;
-        meta_clear(s, "smallbank.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+        let drop = sql(engine).statements("drop", &[]);
+        clear_out(s, "smallbank.", &drop, "the smallbank tables")
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -293,7 +288,7 @@ impl Workload for SmallBank {
         if self.serializable {
             set_serializable(&sql, s).map_err(|e| db_error(e, "setting the isolation level"))?;
         } else {
-            meta_set(s, FACT_WEAKER, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
+            record_fact(s, FACT_WEAKER, "1")?;
         }
         Ok(warnings)
     }
@@ -362,8 +357,7 @@ impl Workload for SmallBank {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let name = format!("{FACT_LEDGER}{}.{nanos}", std::process::id());
-        meta_set(s, &name, &format!("{delta} {doubt} {commits}"))
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, &name, &format!("{delta} {doubt} {commits}"))
     }
 }
 

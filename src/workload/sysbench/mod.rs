@@ -12,8 +12,8 @@ use crate::sql::SqlSet;
 
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all, start_over,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, db_error,
+    meta_get, record_fact, run_all, start_over,
 };
 use crate::workload::random::{C_TEMPLATE, Dist, PAD_TEMPLATE, Rand};
 use crate::workload::rows::{Generated, generated, held_count};
@@ -573,10 +573,8 @@ impl Workload for Sysbench {
                 )?;
             }
         }
-        meta_set(s, META_TABLES, &self.opts.tables.to_string())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))?;
-        meta_set(s, META_SIZE, &self.opts.table_size.to_string())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, META_TABLES, &self.opts.tables.to_string())?;
+        record_fact(s, META_SIZE, &self.opts.table_size.to_string())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
@@ -589,12 +587,8 @@ impl Workload for Sysbench {
                 "dropping an sbtest table",
             )?;
         }
-        run_all(
-            s,
-            &sql.statements("drop_sequence", &[]),
-            "dropping the probe sequence",
-        )?;
-        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+        let drop = sql.statements("drop_sequence", &[]);
+        clear_out(s, "sysbench.", &drop, "the probe sequence")
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -641,7 +635,7 @@ impl Workload for Sysbench {
         }
         (self.opts.tables, self.opts.table_size) = (tables, size);
         if self.script.changes_row_count() {
-            meta_set(s, META_CHANGED, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
+            record_fact(s, META_CHANGED, "1")?;
         }
         Ok(warnings)
     }

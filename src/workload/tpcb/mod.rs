@@ -11,8 +11,8 @@ use crate::sql::SqlSet;
 
 use super::rows::{Generated, generated, held_scale};
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_set, run_all, start_over, take_held,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, record_fact,
+    run_all, start_over, take_held,
 };
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
@@ -178,12 +178,8 @@ impl Workload for Tpcb {
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
-        run_all(
-            s,
-            &sql(engine).statements("drop", &[]),
-            "dropping the tpcb tables",
-        )?;
-        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+        let drop = sql(engine).statements("drop", &[]);
+        clear_out(s, "tpcb.", &drop, "the tpcb tables")
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -199,7 +195,7 @@ impl Workload for Tpcb {
             format!("scale {scale}"),
         ));
         if self.variant == Variant::SimpleUpdate {
-            meta_set(s, META_PARTIAL, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
+            record_fact(s, META_PARTIAL, "1")?;
         }
         Ok(warnings)
     }

@@ -20,8 +20,8 @@ use crate::sql::SqlSet;
 
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
-    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error,
-    meta_clear, meta_get, meta_set, run_all, set_serializable, start_over, take_held,
+    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out,
+    db_error, meta_get, record_fact, run_all, set_serializable, start_over, take_held,
 };
 use rand::Constants;
 use txn::KEYING_NEW_ORDER_S;
@@ -349,11 +349,9 @@ impl Workload for Tpcc {
             let code = sql.get("procedures");
             s.batch(code)
                 .map_err(|e| db_error(e, "installing the tpcc procedures"))?;
-            meta_set(s, META_PROCEDURES, &procedures::fingerprint(code))
-                .map_err(|e| db_error(e, "writing dbduel_facts"))?;
+            record_fact(s, META_PROCEDURES, &procedures::fingerprint(code))?;
         }
-        meta_set(s, META_CONSTANTS, &constants.encode())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, META_CONSTANTS, &constants.encode())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
@@ -365,8 +363,7 @@ impl Workload for Tpcc {
                 "dropping the tpcc procedures",
             )?;
         }
-        run_all(s, &sql.statements("drop", &[]), "dropping the tpcc tables")?;
-        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+        clear_out(s, "tpcc.", &sql.statements("drop", &[]), "the tpcc tables")
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
