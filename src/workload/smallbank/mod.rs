@@ -363,17 +363,13 @@ impl Workload for SmallBank {
 
 /// The scale: the customers (ids 0 to n-1) over 100,000.
 fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
-    let not_prepared =
-        "the database holds no smallbank data: run `dbduel prepare smallbank --dsn ...` first";
-    match super::rows::held_count(
+    super::rows::held_scale(
         s,
         sql.get("customers"),
+        ACCOUNTS,
         "reading the smallbank scale",
-        not_prepared,
-    )? {
-        n if n > 0 => Ok((n / ACCOUNTS).max(1) as u32),
-        _ => Err(Error::Usage(not_prepared.into())),
-    }
+        "the database holds no smallbank data: run `dbduel prepare smallbank --dsn ...` first",
+    )
 }
 
 #[cfg(test)]

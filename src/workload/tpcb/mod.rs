@@ -221,6 +221,7 @@ pub(super) fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error
     held_scale(
         s,
         sql.get("count_branches"),
+        1,
         "reading the tpcb scale",
         "the database holds no tpcb data: run `dbduel prepare tpcb --dsn ...` first",
     )

@@ -221,6 +221,7 @@ fn read_warehouses(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
     super::rows::held_scale(
         s,
         sql.get("count_warehouses"),
+        1,
         "counting the tpcc warehouses",
         "the database holds no tpcc data: run `dbduel prepare tpcc --warehouses N --dsn ...` first",
     )
