@@ -109,37 +109,37 @@ const ENTRIES_NAMES: [&str; 10] = [
 /// About 250 bytes per row; "scale" 1 stands for sysbench's default 10,000 rows.
 const BYTES_PER_SCALE: u64 = 2_500_000;
 
-macro_rules! entry {
-    ($index:expr, $script:ident, $about:expr) => {
+/// A registry entry named `$name` (its one variant) that runs `$script`.
+macro_rules! sysbench_entry {
+    ($name:expr, $script:expr, $about:expr) => {
         WorkloadEntry {
-            name: ENTRIES_NAMES[$index],
+            name: $name,
             about: $about,
-            variants: &[ENTRIES_NAMES[$index]],
+            variants: &[$name],
             bytes_per_scale: BYTES_PER_SCALE,
             headline: &[],
             figures: &[],
             options: &OPTIONS,
             run_asks: super::no_run_asks,
             scale_follows_clients: false,
-            new: |o| new(Script::$script, o),
+            new: |o| new($script, o),
         }
+    };
+}
+
+macro_rules! entry {
+    ($index:expr, $script:ident, $about:expr) => {
+        sysbench_entry!(ENTRIES_NAMES[$index], Script::$script, $about)
     };
 }
 
 macro_rules! probe {
     ($probe:ident, $about:expr) => {
-        WorkloadEntry {
-            name: PROBE_NAMES[Probe::$probe as usize],
-            about: $about,
-            variants: &[PROBE_NAMES[Probe::$probe as usize]],
-            bytes_per_scale: BYTES_PER_SCALE,
-            headline: &[],
-            figures: &[],
-            options: &OPTIONS,
-            run_asks: super::no_run_asks,
-            scale_follows_clients: false,
-            new: |o| new(Script::Probe(Probe::$probe), o),
-        }
+        sysbench_entry!(
+            PROBE_NAMES[Probe::$probe as usize],
+            Script::Probe(Probe::$probe),
+            $about
+        )
     };
 }
 
