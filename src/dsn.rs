@@ -102,6 +102,26 @@ impl Dsn {
         self
     }
 
+    /// Refuse a parameter the engine does not take, naming those it does:
+    /// "unknown parameter 'x' in --dsn ...: postgres accepts host, port, ...".
+    pub fn only_params<'a>(
+        &self,
+        engine: &str,
+        known: impl Iterator<Item = &'a str> + Clone,
+    ) -> Result<(), Error> {
+        match self
+            .params
+            .iter()
+            .find(|(k, _)| !known.clone().any(|n| n == k))
+        {
+            Some((k, _)) => Err(Error::Usage(format!(
+                "unknown parameter '{k}' in --dsn {self}: {engine} accepts {}",
+                known.collect::<Vec<_>>().join(", ")
+            ))),
+            None => Ok(()),
+        }
+    }
+
     pub fn param(&self, key: &str) -> Option<&str> {
         self.params
             .iter()

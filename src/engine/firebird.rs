@@ -25,7 +25,7 @@ use super::watchdog::Watchdog;
 use super::{
     Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
     LoadProgress, Protocol, RowSource, ServerInfo, Session, StmtId, Value, connect_error,
-    quote_standard, render_literals, split_placeholders,
+    load_interrupted, push_row_literals, quote_standard, render_literals, split_placeholders,
 };
 use crate::dsn::Dsn;
 use crate::error::Error;
@@ -83,20 +83,8 @@ struct Firebird {
 }
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
-    if opts.table_engine.is_some() {
-        return Err(Error::Usage(
-            "--table-engine applies to mysql:// only".into(),
-        ));
-    }
-    if let Some((k, _)) = dsn
-        .params
-        .iter()
-        .find(|(k, _)| k != "isolation" && k != "connect_timeout")
-    {
-        return Err(Error::Usage(format!(
-            "unknown parameter '{k}' in --dsn {dsn}: firebird accepts isolation, connect_timeout"
-        )));
-    }
+    opts.no_table_engine()?;
+    dsn.only_params("firebird", ["isolation", "connect_timeout"].into_iter())?;
     let connect_timeout = login::connect_timeout(dsn.param("connect_timeout").map(str::to_string))
         .map_err(|e| Error::Usage(format!("--dsn {dsn}: {e}")))?;
     // Snapshot by default, Firebird's own default. Under it a transaction that waited on a row
@@ -340,7 +328,6 @@ impl FbSession {
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
     ) -> DbResult<u64> {
-        use std::fmt::Write;
         let head = format!("INSERT INTO {table} ({}) VALUES (", columns.join(", "));
         let (mut row, mut n, mut in_block) = (Vec::new(), 0u64, 0u64);
         let mut block = String::with_capacity(BLOCK_BYTES + 4096);
@@ -356,26 +343,13 @@ impl FbSession {
                 block.push_str("EXECUTE BLOCK AS BEGIN\n");
             }
             block.push_str(&head);
-            for (i, v) in row.iter().enumerate() {
-                if i > 0 {
-                    block.push(',');
-                }
-                match v {
-                    Value::Null => block.push_str("NULL"),
-                    Value::Int(x) => block.push_str(itoa::Buffer::new().format(*x)),
-                    Value::Float(x) => {
-                        let _ = write!(block, "{x:?}");
-                    }
-                    Value::Text(s) => quote_standard(s, &mut block),
-                }
-            }
+            push_row_literals(&row, &mut block, quote_standard);
             block.push_str(");\n");
             (n, in_block) = (n + 1, in_block + 1);
             if block.len() >= BLOCK_BYTES || in_block == BLOCK_ROWS {
                 flush(self, &mut block)?;
                 if !progress(in_block) {
-                    let _ = self.rollback();
-                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+                    return Err(load_interrupted(self));
                 }
                 in_block = 0;
                 if n >= COMMIT_ROWS && n % COMMIT_ROWS < 1000 {

@@ -186,6 +186,18 @@ pub struct EngineOptions {
     pub statement_timeout: Option<std::time::Duration>,
 }
 
+impl EngineOptions {
+    /// Refuse `--table-engine` where the engine has no storage engines to choose from.
+    pub fn no_table_engine(&self) -> Result<(), crate::error::Error> {
+        match self.table_engine {
+            Some(_) => Err(crate::error::Error::Usage(
+                "--table-engine applies to mysql:// only".into(),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// A prepared statement's handle inside one session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StmtId(pub usize);
@@ -467,18 +479,34 @@ pub fn render_literals(
     }
 }
 
+/// A row's values as literals separated by commas (`1,'it''s',NULL`), for the loaders that
+/// send rows as INSERT text.
+pub fn push_row_literals(row: &[Value], out: &mut String, quote: fn(&str, &mut String)) {
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_literal(v, out, quote);
+    }
+}
+
 fn push_literal(v: &Value, out: &mut String, quote: fn(&str, &mut String)) {
     use std::fmt::Write;
     match v {
         Value::Null => out.push_str("NULL"),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Value::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
         Value::Float(f) => {
             let _ = write!(out, "{f:?}");
         }
         Value::Text(s) => quote(s, out),
     }
+}
+
+/// What a bulk load returns when its progress says stop: the load's transaction rolled back,
+/// the error that says it was interrupted.
+pub fn load_interrupted(session: &mut dyn Session) -> DbError {
+    let _ = session.rollback();
+    DbError::new(ErrorClass::Interrupted, "loading interrupted")
 }
 
 /// Standard SQL string quoting: 'it''s'.

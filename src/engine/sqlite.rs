@@ -14,8 +14,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use super::durability::{self, Durability, Level};
 use super::{
     Cancel, Counters, DbError, DbResult, Engine, EngineEntry, EngineOptions, ErrorClass, Load,
-    LoadProgress, Protocol, RowSource, ServerInfo, Session, StmtId, Value, quote_standard,
-    render_literals, split_placeholders,
+    LoadProgress, Protocol, RowSource, ServerInfo, Session, StmtId, Value, load_interrupted,
+    quote_standard, render_literals, split_placeholders,
 };
 use crate::dsn::Dsn;
 use crate::error::Error;
@@ -127,11 +127,7 @@ struct Sqlite {
 const PROGRESS_OPS: i32 = 1000;
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
-    if opts.table_engine.is_some() {
-        return Err(Error::Usage(
-            "--table-engine applies to mysql:// only".into(),
-        ));
-    }
+    opts.no_table_engine()?;
     if dsn.database.is_empty() {
         return Err(Error::Usage(format!(
             "--dsn {dsn} names no file: use sqlite:///path/to/file.db"
@@ -144,17 +140,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
             pragmas.push((name.to_string(), v.to_string()));
         }
     }
-    if let Some((k, _)) = dsn
-        .params
-        .iter()
-        .find(|(k, _)| !PRAGMAS.iter().any(|(p, _)| p == k))
-    {
-        let known: Vec<_> = PRAGMAS.iter().map(|(p, _)| *p).collect();
-        return Err(Error::Usage(format!(
-            "unknown parameter '{k}' in --dsn {dsn}: sqlite accepts {}",
-            known.join(", ")
-        )));
-    }
+    dsn.only_params("sqlite", PRAGMAS.iter().map(|p| p.0))?;
     Ok(Box::new(Sqlite {
         path: PathBuf::from(&dsn.database),
         pragmas,
@@ -331,8 +317,7 @@ impl LiteSession {
             }
             n += 1;
             if n % 10_000 == 0 && !progress(10_000) {
-                let _ = self.rollback();
-                return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+                return Err(load_interrupted(self));
             }
             if n % COMMIT_ROWS == 0 {
                 self.commit()?;

@@ -105,3 +105,48 @@ fn literals_are_quoted() {
     );
     assert_eq!(out, "INSERT INTO t VALUES (-3, 'it''s', NULL)");
 }
+
+/// Opening an engine reads its DSN without connecting: a parameter it does not take is refused
+/// by name with those it does, and `--table-engine` everywhere but mysql://.
+#[test]
+fn engines_refuse_what_they_do_not_take() {
+    let opened = |text: &str, opts: &super::EngineOptions| {
+        let dsn = super::parse_dsn(text).unwrap();
+        super::open(&dsn, opts, super::Protocol::Simple).map(|_| ())
+    };
+    let plain = super::EngineOptions::default();
+    for (dsn, accepts) in [
+        (
+            "postgres://u@h/db?sslmod=require",
+            "postgres accepts host, port,",
+        ),
+        (
+            "mysql://u@h/db?sslmode=1",
+            "mysql accepts socket, ssl-mode,",
+        ),
+        (
+            "firebird://u@h/db?isolaton=1",
+            "firebird accepts isolation, connect_timeout",
+        ),
+        ("sqlite:///tmp/x.db?jurnal_mode=wal", "sqlite accepts "),
+    ] {
+        let e = opened(dsn, &plain).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown parameter '") && e.contains(accepts),
+            "{e}"
+        );
+    }
+    let aria = super::EngineOptions {
+        table_engine: Some("Aria".into()),
+        ..Default::default()
+    };
+    for dsn in [
+        "postgres://u@h/db",
+        "firebird://u@h/db",
+        "sqlite:///tmp/x.db",
+    ] {
+        let e = opened(dsn, &aria).unwrap_err().to_string();
+        assert!(e.contains("--table-engine applies to mysql:// only"), "{e}");
+    }
+    assert!(opened("mysql://u@h/db", &aria).is_ok());
+}

@@ -2,11 +2,14 @@
 //! its options, headline figures and their meanings, what its options ask of the run itself:
 //! `run_asks`), what `prepare` and `run` tell a workload (`WorkloadOptions`) and what it computes
 //! its figures from (`Counts`), and the helpers every workload shares: `start_over` (the opening of
-//! every prepare: drop the tables, forget the workload's facts, create them), the loader with its
+//! every prepare: drop the tables, forget the workload's facts, create them) and `clear_out` (the
+//! end of every cleanup), `take_held` and `set_serializable` (for `attach` and the clients),
+//! `record_fact`, the loader with its
 //! progress bar (one style for loads and appends) and parallel jobs, the dbduel_facts table and the
 //! record of a finished prepare (created in SQL every engine takes: no IF NOT EXISTS, no reserved
 //! column names), errors named by step. Options are parsed in options.rs, generated rows and the
-//! size the data holds in rows.rs, random distributions in random.rs; each workload is a folder.
+//! size the data holds in rows.rs, random distributions in random.rs, dates in calendar.rs; each workload is a
+//! folder.
 //!
 //! `Workload`: prepare, check, cleanup, attach, client; `metrics` and `settings` (its own figures
 //! and options, NOPM, tpmC, isolation, which go into the result under `workload`); `operations` (a
@@ -31,6 +34,7 @@
 //! `run` and `check` refuse a dataset that is not `done` (`refuse_unfinished`) and take data
 //! without the record (pgbench's, sysbench's) as it is.
 
+pub(crate) mod calendar;
 pub mod custom;
 pub mod options;
 pub(crate) mod random;
@@ -50,6 +54,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{DbError, DbResult, Engine, ErrorClass, Load, RowSource, Session, Value};
 use crate::error::Error;
+use crate::sql::SqlSet;
 
 /// What `prepare` and `run` tell a workload.
 #[derive(Debug, Clone, Default)]
@@ -151,6 +156,16 @@ pub fn headline(name: &str) -> &'static [&'static str] {
 /// disagrees with the data, which wins: "--scale 5 ignored: the database holds scale 1".
 pub fn ignored(given: impl std::fmt::Display, holds: impl std::fmt::Display) -> String {
     format!("{given} ignored: the database holds {holds}")
+}
+
+/// An `attach` takes the scale the data holds (`held`) over the one given (`given`, 0 when
+/// none was); a different one given comes back as the warning that `flag` is ignored, the
+/// database holding `holds` ("scale 1", "4 warehouses").
+pub fn take_held(given: &mut u32, held: u32, flag: &str, holds: String) -> Option<String> {
+    let warning =
+        (*given != 0 && *given != held).then(|| ignored(format!("{flag} {given}"), holds));
+    *given = held;
+    warning
 }
 
 /// What a workload's own figure means (by the registry's `figures`); "" when none says.
@@ -484,6 +499,16 @@ pub fn run_all(session: &mut dyn Session, statements: &[String], doing: &str) ->
     Ok(())
 }
 
+/// Put a session at serializable isolation with the dialect's `isolation_serializable`
+/// statements: the workloads that run at serializable set it on each client's session and on
+/// the run's own (from which every result reads the level in effect).
+pub fn set_serializable(sql: &SqlSet, session: &mut dyn Session) -> DbResult<()> {
+    for stmt in sql.statements("isolation_serializable", &[]) {
+        session.batch(&stmt)?;
+    }
+    Ok(())
+}
+
 /// The opening of every `prepare`: drop what an earlier `prepare` made, forget the facts it
 /// recorded (those named with the prefix `facts`), and create the tables anew; `what` names
 /// the tables in errors ("the tpcb tables").
@@ -494,14 +519,31 @@ pub fn start_over(
     create: &[String],
     what: &str,
 ) -> Result<(), Error> {
-    run_all(session, drop, &format!("dropping {what}"))?;
-    meta_clear(session, facts).map_err(|e| db_error(e, "clearing dbduel_facts"))?;
+    clear_out(session, facts, drop, what)?;
     run_all(session, create, &format!("creating {what}"))
+}
+
+/// The end of every `cleanup` (and the opening of `start_over`): drop what `prepare` made and
+/// forget the facts it recorded (those named with the prefix `facts`); `what` names what is
+/// dropped in errors ("the tpcb tables").
+pub fn clear_out(
+    session: &mut dyn Session,
+    facts: &str,
+    drop: &[String],
+    what: &str,
+) -> Result<(), Error> {
+    run_all(session, drop, &format!("dropping {what}"))?;
+    meta_clear(session, facts).map_err(|e| db_error(e, "clearing dbduel_facts"))
 }
 
 /// The facts table, in SQL every engine takes (no IF NOT EXISTS, no reserved word as a column).
 const META_CREATE: &str =
     "CREATE TABLE dbduel_facts (name varchar(100) NOT NULL PRIMARY KEY, fact varchar(1000))";
+
+/// `meta_set` outside a measured run, its error named by step.
+pub fn record_fact(session: &mut dyn Session, name: &str, value: &str) -> Result<(), Error> {
+    meta_set(session, name, value).map_err(|e| db_error(e, "writing dbduel_facts"))
+}
 
 /// Record a fact about the prepared data (kept in the dbduel_facts table).
 pub fn meta_set(session: &mut dyn Session, name: &str, value: &str) -> DbResult<()> {
@@ -567,9 +609,9 @@ pub fn prepare_recorded(
         return workload.prepare(engine, session, loader);
     };
     let fact = prepare_fact(&dataset);
-    meta_set(session, &fact, PREPARE_RUNNING).map_err(|e| db_error(e, "writing dbduel_facts"))?;
+    record_fact(session, &fact, PREPARE_RUNNING)?;
     workload.prepare(engine, session, loader)?;
-    meta_set(session, &fact, PREPARE_DONE).map_err(|e| db_error(e, "writing dbduel_facts"))
+    record_fact(session, &fact, PREPARE_DONE)
 }
 
 /// Refuse to run or check on data whose `prepare` did not finish. Data without the record
@@ -608,4 +650,28 @@ pub fn prepare_forget(workload: &dyn Workload, session: &mut dyn Session) -> Res
         other => other.map_err(|e| db_error(e, "clearing dbduel_facts"))?,
     }
     drop_facts_if_empty(session).map_err(|e| db_error(e, "clearing dbduel_facts"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_held;
+
+    #[test]
+    fn the_held_scale_wins_and_a_different_one_given_is_named() {
+        let mut given = 5;
+        let warning = take_held(&mut given, 1, "--scale", "scale 1".into());
+        assert_eq!(given, 1);
+        assert_eq!(
+            warning.as_deref(),
+            Some("--scale 5 ignored: the database holds scale 1")
+        );
+        let mut none_given = 0;
+        assert_eq!(
+            take_held(&mut none_given, 3, "--scale", "scale 3".into()),
+            None
+        );
+        assert_eq!(none_given, 3);
+        let mut same = 3;
+        assert_eq!(take_held(&mut same, 3, "--scale", "scale 3".into()), None);
+    }
 }

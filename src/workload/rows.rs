@@ -55,15 +55,17 @@ pub fn held_count(
     Ok(rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0))
 }
 
-/// The scale the database holds, as `held_count` reads it: at least 1, else `not_prepared`.
+/// The scale the database holds: the rows `held_count` reads over the rows of one scale, at
+/// least 1; `not_prepared` when it holds none.
 pub fn held_scale(
     s: &mut dyn Session,
     query: &str,
+    rows_per_scale: i64,
     doing: &str,
     not_prepared: &str,
 ) -> Result<u32, Error> {
     match held_count(s, query, doing, not_prepared)? {
-        n if n > 0 => Ok(n as u32),
+        n if n > 0 => Ok((n / rows_per_scale).max(1) as u32),
         _ => Err(Error::Usage(not_prepared.into())),
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use libtest_mimic::Trial;
 use serde_json::Value;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, refusals, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, refusals, text, with_env};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = refusals(
@@ -110,10 +110,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ),
         ],
     );
-    let env = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "capacity::known_capacity_postgres",
-        move || Ok(known_capacity(&env)?),
+        known_capacity,
     ));
     out
 }

@@ -5,17 +5,16 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, TARGETS, Target, dbduel, ensure, expect_code, read_result};
+use crate::env::{Env, TARGETS, Target, dbduel, ensure, expect_code, read_result, with_env};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
     for entry in dbduel::workload::all() {
         for &target in TARGETS {
             for &variant in entry.variants {
-                let env = env.clone();
                 let name = format!("conformance::{}::{}::{variant}", entry.name, target.label());
-                out.push(Trial::test(name, move || {
-                    Ok(run_variant(&env, target, entry.name, variant)?)
+                out.push(with_env(env, name, move |env| {
+                    run_variant(env, target, entry.name, variant)
                 }));
             }
         }

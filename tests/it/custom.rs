@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, TARGETS, Target, dbduel, ensure, expect_code, read_result, session, text};
+use crate::env::{
+    Env, TARGETS, Target, dbduel, ensure, expect_code, read_result, session, text, with_env,
+};
 
 /// Every generator kind, a foreign key into a sequence, an index, a weighted mix with a write.
 const EVERY_GENERATOR: &str = r#"
@@ -62,26 +64,23 @@ params = { oid = { kind = "uniform", min = 1, max = 1000 } }
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
     for &target in TARGETS {
-        let e = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("custom::every_generator::{}", target.label()),
-            move || Ok(every_generator(&e, target)?),
+            move |env| every_generator(env, target),
         ));
-        let e = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("custom::seed002_example::{}", target.label()),
-            move || Ok(seed002(&e, target)?),
+            move |env| seed002(env, target),
         ));
     }
-    let e = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "custom::broken_foreign_key_fails_check",
-        move || Ok(broken_foreign_key(&e)?),
+        broken_foreign_key,
     ));
-    let e = env.clone();
-    out.push(Trial::test("custom::bad_files_name_the_line", move || {
-        Ok(bad_files(&e)?)
-    }));
+    out.push(with_env(env, "custom::bad_files_name_the_line", bad_files));
     out
 }
 

@@ -299,6 +299,17 @@ pub fn run_json(
     read_result(&json)
 }
 
+/// A trial named `name` that runs `test` with the shared environment (its servers, each
+/// started when a test first asks for it).
+pub fn with_env(
+    env: &Arc<Env>,
+    name: impl Into<String>,
+    test: impl FnOnce(&Env) -> Result<(), String> + Send + 'static,
+) -> libtest_mimic::Trial {
+    let env = env.clone();
+    libtest_mimic::Trial::test(name, move || Ok(test(&env)?))
+}
+
 /// One trial per refused command line: `GROUP::refuses::NAME` runs it and expects exit code 2
 /// with a message that contains the needle.
 pub fn refusals(

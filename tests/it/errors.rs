@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, text, with_env};
 
 /// A command line that must fail with exit code 2 and a message containing `needle`.
 fn refused(
@@ -14,9 +14,8 @@ fn refused(
     args: fn(&Env) -> Vec<String>,
     needle: &'static str,
 ) -> Trial {
-    let env = env.clone();
-    Trial::test(format!("errors::{name}"), move || {
-        let args = args(&env);
+    with_env(env, format!("errors::{name}"), move |env| {
+        let args = args(env);
         let out = dbduel(&args);
         expect_code(&out, 2, name)?;
         let all = text(&out);
@@ -343,10 +342,10 @@ fn unused_port() -> u16 {
 
 /// A wrong password is refused with the user named and the password never shown.
 fn wrong_password(env: &Arc<Env>, target: Target) -> Trial {
-    let env = env.clone();
-    Trial::test(
+    with_env(
+        env,
         format!("errors::wrong_password::{}", target.label()),
-        move || {
+        move |env| {
             let dsn = env.fresh_db(target, "pw");
             let secret = "Wr0ngSecret";
             let (scheme_end, at) = (
@@ -360,43 +359,43 @@ fn wrong_password(env: &Arc<Env>, target: Target) -> Trial {
             ensure(all.contains("refused user 'dbduel'"), || {
                 format!("message does not name the user:\n{all}")
             })?;
-            Ok(ensure(!all.contains(secret), || {
+            ensure(!all.contains(secret), || {
                 format!("the password was printed:\n{all}")
-            })?)
+            })
         },
     )
 }
 
 /// Running before preparing says to prepare first.
 fn run_before_prepare(env: &Arc<Env>, target: Target) -> Trial {
-    let env = env.clone();
-    Trial::test(
+    with_env(
+        env,
         format!("errors::run_before_prepare::{}", target.label()),
-        move || {
+        move |env| {
             let dsn = env.fresh_db(target, "empty");
             let out = dbduel(&["run", "tpcb", "--dsn", &dsn, "-T", "1"]);
             expect_code(&out, 2, "run before prepare")?;
             let all = text(&out);
-            Ok(ensure(all.contains("dbduel prepare tpcb"), || {
+            ensure(all.contains("dbduel prepare tpcb"), || {
                 format!("message does not say to prepare:\n{all}")
-            })?)
+            })
         },
     )
 }
 
 /// Checking a database that holds no workload says to prepare it.
 fn check_before_prepare(env: &Arc<Env>, target: Target) -> Trial {
-    let env = env.clone();
-    Trial::test(
+    with_env(
+        env,
         format!("errors::check_before_prepare::{}", target.label()),
-        move || {
+        move |env| {
             let dsn = env.fresh_db(target, "unchecked");
             let out = dbduel(&["check", "tpcb", "--dsn", &dsn]);
             expect_code(&out, 2, "check before prepare")?;
             let all = text(&out);
-            Ok(ensure(all.contains("dbduel prepare tpcb"), || {
+            ensure(all.contains("dbduel prepare tpcb"), || {
                 format!("message does not say to prepare:\n{all}")
-            })?)
+            })
         },
     )
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use dbduel::server::{self, ServerKind};
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text, with_env};
 use crate::sweep::{exported, first_run};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
@@ -64,10 +64,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         (Target::Postgres, SLEEPY),
         (Target::MariaDb("InnoDB"), SLEEPY),
     ] {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("faults::{}::{}_ends_with_the_run", target.label(), script.0),
-            move || Ok(ends_with_the_run(&env, target, script)?),
+            move |env| ends_with_the_run(env, target, script),
         ));
     }
     out.extend(each(
@@ -89,10 +89,11 @@ fn each(
     targets
         .iter()
         .map(|&target| {
-            let env = env.clone();
-            Trial::test(format!("faults::{}::{name}", target.label()), move || {
-                Ok(trial(&env, target)?)
-            })
+            with_env(
+                env,
+                format!("faults::{}::{name}", target.label()),
+                move |env| trial(env, target),
+            )
         })
         .collect()
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, with_env};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
@@ -21,16 +21,16 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         (Target::Postgres, "SELECT pg_sleep(0.005);"),
         (Target::MariaDb("InnoDB"), "SELECT SLEEP(0.005);"),
     ] {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("latency::server_sleep_5ms::{}", target.label()),
-            move || Ok(server_sleep(&env, target, sleep)?),
+            move |env| server_sleep(env, target, sleep),
         ));
     }
-    let env = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "latency::network_delay_2_5ms_each_way::postgres",
-        move || Ok(network_delay(&env)?),
+        network_delay,
     ));
     out
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dbduel::engine::{Load, RowSource, Session, Value};
 use libtest_mimic::Trial;
 
-use crate::env::{Env, TARGETS, Target, ensure, session};
+use crate::env::{Env, TARGETS, Target, ensure, session, with_env};
 
 /// Rows given as a list.
 struct Given<I>(I, u64);
@@ -56,16 +56,16 @@ const TRICKY: &[&str] = &[
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
     for &target in TARGETS {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("load::values_round_trip::{}", target.label()),
-            move || Ok(round_trip(&env, target)?),
+            move |env| round_trip(env, target),
         ));
     }
-    let env = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "load::mariadb_character_sets_and_refused_local_loads",
-        move || Ok(mariadb_character_sets(&env)?),
+        mariadb_character_sets,
     ));
     out
 }

@@ -9,7 +9,7 @@ use dbduel::engine::EngineOptions;
 use dbduel::workload::WorkloadOptions;
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, text, with_env};
 
 const REFUSAL: &str = "prepare did not finish: run it again";
 
@@ -33,17 +33,16 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
     for target in targets {
         for workload in workloads {
-            let env = env.clone();
             let name = format!("prepare::interrupted::{workload}::{}", target.label());
-            out.push(Trial::test(name, move || {
-                Ok(interrupted(&env, target, workload)?)
+            out.push(with_env(env, name, move |env| {
+                interrupted(env, target, workload)
             }));
         }
     }
-    let env = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "prepare::killed_tpcb_prepare_is_refused_on_postgres",
-        move || Ok(killed(&env)?),
+        killed,
     ));
     out
 }

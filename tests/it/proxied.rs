@@ -12,49 +12,50 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, with_env};
 use crate::proxy::{Proxy, Toxic};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
     for target in [Target::Postgres, Target::MariaDb("InnoDB")] {
         for toxic in [Toxic::Stall, Toxic::Slow, Toxic::Cut, Toxic::Garble] {
-            let env = env.clone();
-            out.push(Trial::test(
+            out.push(with_env(
+                env,
                 format!("proxied::{}::run_meets_{toxic:?}", target.label()).to_lowercase(),
-                move || Ok(run_meets(&env, target, toxic)?),
+                move |env| run_meets(env, target, toxic),
             ));
         }
     }
-    let env2 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "proxied::postgres::sweep_meets_stall",
-        move || Ok(sweep_meets_stall(&env2)?),
+        sweep_meets_stall,
     ));
     for store in [Target::Postgres, Target::MariaDb("InnoDB")] {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!(
                 "proxied::{}::sweep_store_cut_keeps_the_point",
                 store.label()
             ),
-            move || Ok(store_cut(&env, store)?),
+            move |env| store_cut(env, store),
         ));
     }
-    let env4 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "proxied::postgres::ycsb_record_unwritten_fails_the_run",
-        move || Ok(record_unwritten(&env4)?),
+        record_unwritten,
     ));
     for target in [Target::Postgres, Target::MariaDb("InnoDB")] {
-        let (env, env2) = (env.clone(), env.clone());
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("proxied::{}::prepare_cut_is_refused_after", target.label()),
-            move || Ok(prepare_cut(&env, target)?),
+            move |env| prepare_cut(env, target),
         ));
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("proxied::{}::prepare_meets_stall", target.label()),
-            move || Ok(prepare_stall(&env2, target)?),
+            move |env| prepare_stall(env, target),
         ));
     }
     out

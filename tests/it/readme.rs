@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, ensure};
+use crate::env::{Env, Target, ensure, with_env};
 
 /// The pages whose `sh` blocks run, each with its text, by its path in the repository.
 macro_rules! pages {
@@ -133,10 +133,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     );
     let mut trials: Vec<Trial> = blocks
         .into_iter()
-        .map(|block| {
-            let env = env.clone();
-            Trial::test(block.name(), move || Ok(run_block(&env, &block)?))
-        })
+        .map(|block| with_env(env, block.name(), move |env| run_block(env, &block)))
         .collect();
     trials.push(Trial::test("docs::every_page_is_tested", || {
         Ok(every_page_listed()?)

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, TARGETS, Target, dbduel, ensure, expect_code, read_result, session, text};
+use crate::env::{
+    Env, TARGETS, Target, dbduel, ensure, expect_code, read_result, session, text, with_env,
+};
 
 const EVERYTHING: &str = r"-- every construct of pgbench's script language
 \set one 1
@@ -64,28 +66,28 @@ INSERT INTO script_out (kind, client_id, r) VALUES ('b', :client_id, :x);
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
     for &target in TARGETS {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("script::every_construct::{}", target.label()),
-            move || Ok(every_construct(&env, target)?),
+            move |env| every_construct(env, target),
         ));
     }
     for &target in TARGETS {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("script::tpcb_like_keeps_invariants::{}", target.label()),
-            move || Ok(tpcb_like(&env, target)?),
+            move |env| tpcb_like(env, target),
         ));
     }
-    let env2 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "script::bad_scripts_point_at_line_and_column",
-        move || Ok(bad_scripts(&env2)?),
+        bad_scripts,
     ));
-    let env3 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "script::runtime_error_aborts_the_client",
-        move || Ok(runtime_error(&env3)?),
+        runtime_error,
     ));
     for target in [
         Target::Sqlite,
@@ -93,25 +95,25 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         Target::MariaDb("InnoDB"),
         Target::Firebird,
     ] {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("script::open_transaction_at_the_end::{}", target.label()),
-            move || Ok(open_transaction(&env, target)?),
+            move |env| open_transaction(env, target),
         ));
     }
-    let env4 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "script::unencodable_parameter_meets_the_server::postgres",
-        move || Ok(unencodable_parameter(&env4)?),
+        unencodable_parameter,
     ));
     for target in [Target::MariaDb("InnoDB"), Target::Firebird] {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!(
                 "script::unencodable_parameter_meets_the_server::{}",
                 target.label()
             ),
-            move || Ok(text_into_smallint(&env, target)?),
+            move |env| text_into_smallint(env, target),
         ));
     }
     out

@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use libtest_mimic::Trial;
 use serde_json::Value;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, refusals, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, refusals, text, with_env};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = refusals(
@@ -79,24 +79,18 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ),
         ],
     );
-    let env2 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "shards::tpcc_postgres_three_shards_merged",
-        move || Ok(three_shards(&env2)?),
+        three_shards,
     ));
-    let env3 = env.clone();
-    out.push(Trial::test("shards::merge_refuses", move || {
-        Ok(merge_refusals(&env3)?)
-    }));
-    let env4 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(env, "shards::merge_refuses", merge_refusals));
+    out.push(with_env(
+        env,
         "shards::open_loop_shards_started_apart",
-        move || Ok(started_apart(&env4)?),
+        started_apart,
     ));
-    let env5 = env.clone();
-    out.push(Trial::test("shards::slurm_one_node_srun", move || {
-        Ok(slurm(&env5)?)
-    }));
+    out.push(with_env(env, "shards::slurm_one_node_srun", slurm));
     out.push(Trial::test("shards::kubernetes_manifests", || {
         Ok(kubernetes()?)
     }));

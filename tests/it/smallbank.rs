@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, refusals, session, text};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, refusals, session, text, with_env};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let refused: [(&str, &[&str], &str); 3] = [
@@ -37,19 +37,20 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     ];
     let mut out = refusals("smallbank", refused);
     for target in [Target::Postgres, Target::MariaDb("InnoDB")] {
-        let e = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!(
                 "smallbank::isolation_decides_lost_updates::{}",
                 target.label()
             ),
-            move || Ok(isolation_decides(&e, target)?),
+            move |env| isolation_decides(env, target),
         ));
     }
-    let e = env.clone();
-    out.push(Trial::test("smallbank::check_fails_on_damage", move || {
-        Ok(check_fails_on_damage(&e)?)
-    }));
+    out.push(with_env(
+        env,
+        "smallbank::check_fails_on_damage",
+        check_fails_on_damage,
+    ));
     out
 }
 

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use dbduel::engine::{DbError, ErrorClass};
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, refusals, session, text};
+use crate::env::{
+    Env, Target, dbduel, ensure, expect_code, read_result, refusals, session, text, with_env,
+};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let refused: [(&str, &[&str], &str); 5] = [
@@ -49,15 +51,15 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ),
     ];
     let mut out = refusals("tpcc", refused);
-    let env2 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "tpcc::postgres_two_warehouses_serializable_then_an_order_deleted",
-        move || Ok(two_warehouses_then_delete(&env2)?),
+        two_warehouses_then_delete,
     ));
-    let env3 = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
         "tpcc::spec_timing_paces_terminals",
-        move || Ok(spec_timing(&env3)?),
+        spec_timing,
     ));
     let no_more: Check = |_| Ok(());
     for (name, target, more) in [
@@ -69,10 +71,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             conflict_inside_a_procedure as Check,
         ),
     ] {
-        let env = env.clone();
-        out.push(Trial::test(
+        out.push(with_env(
+            env,
             format!("tpcc::{name}_procedures_one_call_per_transaction"),
-            move || Ok(procedures(&env, target, more)?),
+            move |env| procedures(env, target, more),
         ));
     }
     out

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, refusals, session, text};
+use crate::env::{
+    Env, Target, dbduel, ensure, expect_code, read_result, refusals, session, text, with_env,
+};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let refused: [(&str, &[&str], &str); 4] = [
@@ -48,29 +50,21 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         Target::MariaDb("Aria"),
         Target::Firebird,
     ] {
-        let e = env.clone();
         let name = format!("tpch::power_and_check::{}", target.label());
-        out.push(Trial::test(name, move || Ok(power_and_check(&e, target)?)));
+        out.push(with_env(env, name, move |env| power_and_check(env, target)));
     }
-    let e = env.clone();
-    out.push(Trial::test("tpch::throughput_postgres", move || {
-        Ok(throughput(&e)?)
-    }));
+    out.push(with_env(env, "tpch::throughput_postgres", throughput));
     for target in [Target::Postgres, Target::Sqlite, Target::Firebird] {
-        let e = env.clone();
         let name = format!("tpch::query_timeout::{}", target.label());
-        out.push(Trial::test(name, move || Ok(query_timeout(&e, target)?)));
+        out.push(with_env(env, name, move |env| query_timeout(env, target)));
     }
-    let e = env.clone();
-    out.push(Trial::test("tpch::queries_repeated", move || {
-        Ok(queries_repeated(&e)?)
-    }));
-    let e = env.clone();
-    out.push(Trial::test("tpch::sweep_plan", move || Ok(sweep_plan(&e)?)));
-    let e = env.clone();
-    out.push(Trial::test("tpch::check_names_a_wrong_answer", move || {
-        Ok(check_names_a_wrong_answer(&e)?)
-    }));
+    out.push(with_env(env, "tpch::queries_repeated", queries_repeated));
+    out.push(with_env(env, "tpch::sweep_plan", sweep_plan));
+    out.push(with_env(
+        env,
+        "tpch::check_names_a_wrong_answer",
+        check_names_a_wrong_answer,
+    ));
     out
 }
 

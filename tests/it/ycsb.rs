@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, refusals, session, text};
+use crate::env::{
+    Env, Target, dbduel, ensure, expect_code, read_result, refusals, session, text, with_env,
+};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let refused: [(&str, &[&str], &str); 5] = [
@@ -45,23 +47,25 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ),
     ];
     let mut out = refusals("ycsb", refused);
-    let e = env.clone();
-    out.push(Trial::test("ycsb::workloade_scans_postgres", move || {
-        Ok(workloade_scans(&e)?)
-    }));
-    let e = env.clone();
-    out.push(Trial::test(
+    out.push(with_env(
+        env,
+        "ycsb::workloade_scans_postgres",
+        workloade_scans,
+    ));
+    out.push(with_env(
+        env,
         "ycsb::latest_updates_recent_inserts",
-        move || Ok(latest_reads_recent(&e)?),
+        latest_reads_recent,
     ));
     out.push(Trial::test(
         "ycsb::template_file_runs_and_names_its_mix",
         || Ok(template_file()?),
     ));
-    let e = env.clone();
-    out.push(Trial::test("ycsb::check_fails_on_damage", move || {
-        Ok(check_fails_on_damage(&e)?)
-    }));
+    out.push(with_env(
+        env,
+        "ycsb::check_fails_on_damage",
+        check_fails_on_damage,
+    ));
     out
 }
 

@@ -6,7 +6,10 @@
 
 use super::wire::WireError;
 use super::{MySession, classify, quote_mysql};
-use crate::engine::{DbError, DbResult, ErrorClass, LoadProgress, RowSource, Session, Value};
+use crate::engine::{
+    DbError, DbResult, ErrorClass, LoadProgress, RowSource, Session, Value, load_interrupted,
+    push_row_literals,
+};
 
 /// Rows per multi-row INSERT (and per progress report), and rows per transaction.
 const INSERT_ROWS: usize = 2000;
@@ -126,8 +129,7 @@ impl MySession {
                 ));
             }
             if interrupted {
-                let _ = self.rollback();
-                return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+                return Err(load_interrupted(self));
             }
             self.commit()?;
         }
@@ -191,7 +193,6 @@ impl MySession {
         rows: &mut dyn RowSource,
         progress: LoadProgress<'_>,
     ) -> DbResult<u64> {
-        use std::fmt::Write;
         let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
         let (mut row, mut n, mut in_stmt) = (Vec::new(), 0u64, 0usize);
         self.begin(true)?;
@@ -199,19 +200,7 @@ impl MySession {
         while rows.next_row(&mut row) {
             self.sql.push_str(if in_stmt == 0 { &head } else { "," });
             self.sql.push('(');
-            for (i, v) in row.iter().enumerate() {
-                if i > 0 {
-                    self.sql.push(',');
-                }
-                match v {
-                    Value::Null => self.sql.push_str("NULL"),
-                    Value::Int(x) => self.sql.push_str(itoa::Buffer::new().format(*x)),
-                    Value::Float(x) => {
-                        let _ = write!(self.sql, "{x:?}");
-                    }
-                    Value::Text(s) => quote_mysql(s, &mut self.sql),
-                }
-            }
+            push_row_literals(&row, &mut self.sql, quote_mysql);
             self.sql.push(')');
             (n, in_stmt) = (n + 1, in_stmt + 1);
             if in_stmt == INSERT_ROWS {
@@ -222,8 +211,7 @@ impl MySession {
                     self.begin(true)?;
                 }
                 if !progress(INSERT_ROWS as u64) {
-                    let _ = self.rollback();
-                    return Err(DbError::new(ErrorClass::Interrupted, "loading interrupted"));
+                    return Err(load_interrupted(self));
                 }
             }
         }

@@ -155,17 +155,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         *k = k.replace('_', "-");
     }
     let dsn = &dsn;
-    if let Some((k, _)) = dsn
-        .params
-        .iter()
-        .find(|(k, _)| !PARAMS.iter().any(|(p, _)| p == k))
-    {
-        let known: Vec<&str> = PARAMS.iter().map(|(p, _)| *p).collect();
-        return Err(Error::Usage(format!(
-            "unknown parameter '{k}' in --dsn {dsn}: mysql accepts {}",
-            known.join(", ")
-        )));
-    }
+    dsn.only_params("mysql", PARAMS.iter().map(|p| p.0))?;
     let get = |key: &str| login::param(dsn, key, PARAMS);
     let usage = |e: String| Error::Usage(format!("--dsn {dsn}: {e}"));
     let user = dsn.user.clone().unwrap_or_else(|| "root".into());

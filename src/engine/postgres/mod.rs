@@ -116,22 +116,8 @@ const PARAMS: &[(&str, &str)] = &[
 ];
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
-    if opts.table_engine.is_some() {
-        return Err(Error::Usage(
-            "--table-engine applies to mysql:// only".into(),
-        ));
-    }
-    if let Some((k, _)) = dsn
-        .params
-        .iter()
-        .find(|(k, _)| !PARAMS.iter().any(|(p, _)| p == k))
-    {
-        let known: Vec<&str> = PARAMS.iter().map(|(p, _)| *p).collect();
-        return Err(Error::Usage(format!(
-            "unknown parameter '{k}' in --dsn {dsn}: postgres accepts {}",
-            known.join(", ")
-        )));
-    }
+    opts.no_table_engine()?;
+    dsn.only_params("postgres", PARAMS.iter().map(|p| p.0))?;
     let get = |key: &str| login::param(dsn, key, PARAMS);
     let user = dsn
         .user

@@ -3,10 +3,13 @@
 //! keys into another table's sequence; each draws from its own seeded generator. `Kind` is a
 //! validated generator as the workload file's reader (`spec.rs`) makes it.
 
+use std::ops::RangeInclusive;
+
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 use crate::engine::Value;
+use crate::workload::calendar::{civil_from_days, days_from_civil};
 use crate::workload::random::{Dist, Rand};
 
 /// A validated generator.
@@ -63,63 +66,32 @@ pub struct Generator {
     rng: SmallRng,
 }
 
+/// A generator's state: the spec's bounds as ranges, with what a draw needs beside them.
 enum Gen {
-    Sequence {
-        next: i64,
-        step: i64,
-    },
-    Uniform {
-        min: i64,
-        max: i64,
-    },
-    Zipfian {
-        min: i64,
-        max: i64,
-        rand: Box<Rand>,
-    },
-    Float {
-        min: f64,
-        max: f64,
-    },
-    Str {
-        min: usize,
-        max: usize,
-    },
-    Choice {
-        values: Vec<Value>,
-        cumulative: Vec<f64>,
-    },
-    Timestamp {
-        from: i64,
-        to: i64,
-    },
+    /// The next value and the step.
+    Sequence(i64, i64),
+    Uniform(RangeInclusive<i64>),
+    Zipfian(i64, i64, Box<Rand>),
+    Float(f64, f64),
+    Str(RangeInclusive<usize>),
+    /// The values and their cumulative weights, the last 1.
+    Choice(Vec<Value>, Vec<f64>),
+    Timestamp(RangeInclusive<i64>),
 }
 
 impl Generator {
     /// A generator for `spec`; `rows_of` gives a referenced table's row count (foreign keys).
     pub fn new(spec: &GenSpec, seed: u64, rows_of: &dyn Fn(&str) -> i64) -> Generator {
         let kind = match &spec.kind {
-            Kind::Sequence { start, step } => Gen::Sequence {
-                next: *start,
-                step: *step,
-            },
-            Kind::Uniform { min, max } => Gen::Uniform {
-                min: *min,
-                max: *max,
-            },
-            Kind::Zipfian { min, max, s } => Gen::Zipfian {
-                min: *min,
-                max: *max,
-                rand: Box::new(Rand::new(seed ^ 0x5bd1_e995, Dist::Zipfian { exp: *s })),
-            },
-            Kind::Float { min, max } => Gen::Float {
-                min: *min,
-                max: *max,
-            },
-            Kind::Str { min, max } => Gen::Str {
-                min: *min,
-                max: *max,
-            },
+            Kind::Sequence { start, step } => Gen::Sequence(*start, *step),
+            Kind::Uniform { min, max } => Gen::Uniform(*min..=*max),
+            Kind::Zipfian { min, max, s } => Gen::Zipfian(
+                *min,
+                *max,
+                Box::new(Rand::new(seed ^ 0x5bd1_e995, Dist::Zipfian { exp: *s })),
+            ),
+            Kind::Float { min, max } => Gen::Float(*min, *max),
+            Kind::Str { min, max } => Gen::Str(*min..=*max),
             Kind::Choice { values, weights } => {
                 let mut total = 0.0;
                 let cumulative = values
@@ -130,19 +102,15 @@ impl Generator {
                         total
                     })
                     .collect::<Vec<_>>();
-                Gen::Choice {
-                    values: values.clone(),
-                    cumulative: cumulative.iter().map(|c| c / total).collect(),
-                }
+                Gen::Choice(
+                    values.clone(),
+                    cumulative.iter().map(|c| c / total).collect(),
+                )
             }
-            Kind::Timestamp { from, to } => Gen::Timestamp {
-                from: *from,
-                to: *to,
-            },
-            Kind::Foreign { table, start, .. } => Gen::Uniform {
-                min: *start,
-                max: *start + rows_of(table) - 1,
-            },
+            Kind::Timestamp { from, to } => Gen::Timestamp(*from..=*to),
+            Kind::Foreign { table, start, .. } => {
+                Gen::Uniform(*start..=*start + rows_of(table) - 1)
+            }
         };
         Generator {
             kind,
@@ -152,30 +120,28 @@ impl Generator {
 
     pub fn next(&mut self) -> Value {
         match &mut self.kind {
-            Gen::Sequence { next, step } => {
+            Gen::Sequence(next, step) => {
                 let v = *next;
                 *next += *step;
                 Value::Int(v)
             }
-            Gen::Uniform { min, max } => Value::Int(self.rng.random_range(*min..=*max)),
-            Gen::Zipfian { min, max, rand } => Value::Int(rand.default(*min, *max)),
-            Gen::Float { min, max } => {
-                Value::Float(*min + self.rng.random::<f64>() * (*max - *min))
-            }
-            Gen::Str { min, max } => {
-                let n = self.rng.random_range(*min..=*max);
+            Gen::Uniform(range) => Value::Int(self.rng.random_range(range.clone())),
+            Gen::Zipfian(min, max, rand) => Value::Int(rand.default(*min, *max)),
+            Gen::Float(min, max) => Value::Float(*min + self.rng.random::<f64>() * (*max - *min)),
+            Gen::Str(range) => {
+                let n = self.rng.random_range(range.clone());
                 let s = (0..n)
                     .map(|_| ALPHABET[self.rng.random_range(0..ALPHABET.len())] as char)
                     .collect();
                 Value::Text(s)
             }
-            Gen::Choice { values, cumulative } => {
+            Gen::Choice(values, cumulative) => {
                 let u = self.rng.random::<f64>();
                 let i = cumulative.partition_point(|c| *c < u).min(values.len() - 1);
                 values[i].clone()
             }
-            Gen::Timestamp { from, to } => {
-                Value::Text(format_timestamp(self.rng.random_range(*from..=*to)))
+            Gen::Timestamp(range) => {
+                Value::Text(format_timestamp(self.rng.random_range(range.clone())))
             }
         }
     }
@@ -217,29 +183,6 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
         secs = parts[0] * 3600 + parts[1] * 60 + parts.get(2).copied().unwrap_or(0);
     }
     Some(days_from_civil(y, m, day) * 86_400 + secs)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]

@@ -20,8 +20,8 @@ use crate::sql::SqlSet;
 
 use super::rows::{generated, held_count};
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all, start_over,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, db_error,
+    meta_get, record_fact, run_all, start_over, take_held,
 };
 use generate::{Generator, Kind};
 use spec::{ColType, Spec};
@@ -193,18 +193,13 @@ impl Workload for Custom {
                 &format!("analyzing {}", t.name),
             )?;
         }
-        meta_set(s, &self.meta_scale(), &self.scale.max(1).to_string())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, &self.meta_scale(), &self.scale.max(1).to_string())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
         let drop = drop_tables(&sql(engine), &self.spec);
-        run_all(
-            s,
-            &drop,
-            &format!("dropping the tables of {}", self.spec.name),
-        )?;
-        meta_clear(s, &self.meta_scale()).map_err(|e| db_error(e, "clearing dbduel_facts"))
+        let what = format!("the tables of {}", self.spec.name);
+        clear_out(s, &self.meta_scale(), &drop, &what)
     }
 
     /// Row counts as loaded (unless a query writes), and every foreign key found in its table.
@@ -262,15 +257,12 @@ impl Workload for Custom {
         let scale = meta_get(s, &self.meta_scale())
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| (counted / self.spec.tables[0].rows).max(1) as u32);
-        let mut warnings = Vec::new();
-        if self.scale != 0 && self.scale != scale {
-            warnings.push(super::ignored(
-                format!("--scale {}", self.scale),
-                format!("scale {scale}"),
-            ));
-        }
-        self.scale = scale;
-        Ok(warnings)
+        Ok(Vec::from_iter(take_held(
+            &mut self.scale,
+            scale,
+            "--scale",
+            format!("scale {scale}"),
+        )))
     }
 
     fn transaction_types(&self) -> Vec<&'static str> {

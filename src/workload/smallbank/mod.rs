@@ -22,8 +22,8 @@ use crate::sql::SqlSet;
 
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_set, run_all, start_over,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, db_error,
+    record_fact, run_all, set_serializable, start_over, take_held,
 };
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
@@ -255,17 +255,12 @@ impl Workload for SmallBank {
             &sql.statements("analyze", &vars),
             "analyzing the smallbank tables",
         )?;
-        meta_set(s, FACT_LOADED, &loaded.to_string())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, FACT_LOADED, &loaded.to_string())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
-        run_all(
-            s,
-            &sql(engine).statements("drop", &[]),
-            "dropping the smallbank tables",
-        )?;
-        meta_clear(s, "smallbank.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+        let drop = sql(engine).statements("drop", &[]);
+        clear_out(s, "smallbank.", &drop, "the smallbank tables")
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -275,14 +270,12 @@ impl Workload for SmallBank {
     fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let sql = sql(engine);
         let scale = read_scale(&sql, s)?;
-        let mut warnings = Vec::new();
-        if self.scale != 0 && self.scale != scale {
-            warnings.push(super::ignored(
-                format!("--scale {}", self.scale),
-                format!("scale {scale}"),
-            ));
-        }
-        self.scale = scale;
+        let warnings = Vec::from_iter(take_held(
+            &mut self.scale,
+            scale,
+            "--scale",
+            format!("scale {scale}"),
+        ));
         if self.hotspot as i64 >= self.accounts() {
             return Err(Error::Usage(format!(
                 "--hotspot {} is not smaller than the {} customers: give fewer",
@@ -293,13 +286,9 @@ impl Workload for SmallBank {
         // The run's own session takes the clients' level too: the level every result records
         // (engine.isolation) is read from it.
         if self.serializable {
-            run_all(
-                s,
-                &sql.statements("isolation_serializable", &[]),
-                "setting the isolation level",
-            )?;
+            set_serializable(&sql, s).map_err(|e| db_error(e, "setting the isolation level"))?;
         } else {
-            meta_set(s, FACT_WEAKER, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
+            record_fact(s, FACT_WEAKER, "1")?;
         }
         Ok(warnings)
     }
@@ -323,9 +312,7 @@ impl Workload for SmallBank {
     ) -> DbResult<Box<dyn Client>> {
         let sql = sql(engine);
         if self.serializable {
-            for stmt in sql.statements("isolation_serializable", &[]) {
-                s.batch(&stmt)?;
-            }
+            set_serializable(&sql, s)?;
         }
         let pick = Pick {
             accounts: self.accounts(),
@@ -370,24 +357,19 @@ impl Workload for SmallBank {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let name = format!("{FACT_LEDGER}{}.{nanos}", std::process::id());
-        meta_set(s, &name, &format!("{delta} {doubt} {commits}"))
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, &name, &format!("{delta} {doubt} {commits}"))
     }
 }
 
 /// The scale: the customers (ids 0 to n-1) over 100,000.
 fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
-    let not_prepared =
-        "the database holds no smallbank data: run `dbduel prepare smallbank --dsn ...` first";
-    match super::rows::held_count(
+    super::rows::held_scale(
         s,
         sql.get("customers"),
+        ACCOUNTS,
         "reading the smallbank scale",
-        not_prepared,
-    )? {
-        n if n > 0 => Ok((n / ACCOUNTS).max(1) as u32),
-        _ => Err(Error::Usage(not_prepared.into())),
-    }
+        "the database holds no smallbank data: run `dbduel prepare smallbank --dsn ...` first",
+    )
 }
 
 #[cfg(test)]

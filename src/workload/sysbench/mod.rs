@@ -14,8 +14,8 @@ use crate::sql::SqlSet;
 
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_get, meta_set, run_all, start_over,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, db_error,
+    meta_get, record_fact, run_all, start_over,
 };
 use crate::workload::random::{C_TEMPLATE, Dist, PAD_TEMPLATE, Rand};
 use crate::workload::rows::{Generated, generated, held_count};
@@ -111,37 +111,37 @@ const ENTRIES_NAMES: [&str; 10] = [
 /// About 250 bytes per row; "scale" 1 stands for sysbench's default 10,000 rows.
 const BYTES_PER_SCALE: u64 = 2_500_000;
 
-macro_rules! entry {
-    ($index:expr, $script:ident, $about:expr) => {
+/// A registry entry named `$name` (its one variant) that runs `$script`.
+macro_rules! sysbench_entry {
+    ($name:expr, $script:expr, $about:expr) => {
         WorkloadEntry {
-            name: ENTRIES_NAMES[$index],
+            name: $name,
             about: $about,
-            variants: &[ENTRIES_NAMES[$index]],
+            variants: &[$name],
             bytes_per_scale: BYTES_PER_SCALE,
             headline: &[],
             figures: &[],
             options: &OPTIONS,
             run_asks: super::no_run_asks,
             scale_follows_clients: false,
-            new: |o| new(Script::$script, o),
+            new: |o| new($script, o),
         }
+    };
+}
+
+macro_rules! entry {
+    ($index:expr, $script:ident, $about:expr) => {
+        sysbench_entry!(ENTRIES_NAMES[$index], Script::$script, $about)
     };
 }
 
 macro_rules! probe {
     ($probe:ident, $about:expr) => {
-        WorkloadEntry {
-            name: PROBE_NAMES[Probe::$probe as usize],
-            about: $about,
-            variants: &[PROBE_NAMES[Probe::$probe as usize]],
-            bytes_per_scale: BYTES_PER_SCALE,
-            headline: &[],
-            figures: &[],
-            options: &OPTIONS,
-            run_asks: super::no_run_asks,
-            scale_follows_clients: false,
-            new: |o| new(Script::Probe(Probe::$probe), o),
-        }
+        sysbench_entry!(
+            PROBE_NAMES[Probe::$probe as usize],
+            Script::Probe(Probe::$probe),
+            $about
+        )
     };
 }
 
@@ -575,10 +575,8 @@ impl Workload for Sysbench {
                 )?;
             }
         }
-        meta_set(s, META_TABLES, &self.opts.tables.to_string())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))?;
-        meta_set(s, META_SIZE, &self.opts.table_size.to_string())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, META_TABLES, &self.opts.tables.to_string())?;
+        record_fact(s, META_SIZE, &self.opts.table_size.to_string())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
@@ -591,12 +589,8 @@ impl Workload for Sysbench {
                 "dropping an sbtest table",
             )?;
         }
-        run_all(
-            s,
-            &sql.statements("drop_sequence", &[]),
-            "dropping the probe sequence",
-        )?;
-        meta_clear(s, "sysbench.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+        let drop = sql.statements("drop_sequence", &[]);
+        clear_out(s, "sysbench.", &drop, "the probe sequence")
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -643,7 +637,7 @@ impl Workload for Sysbench {
         }
         (self.opts.tables, self.opts.table_size) = (tables, size);
         if self.script.changes_row_count() {
-            meta_set(s, META_CHANGED, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
+            record_fact(s, META_CHANGED, "1")?;
         }
         Ok(warnings)
     }

@@ -11,8 +11,8 @@ use crate::sql::SqlSet;
 
 use super::rows::{Generated, generated, held_scale};
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, meta_clear,
-    meta_set, run_all, start_over,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, record_fact,
+    run_all, start_over, take_held,
 };
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
@@ -178,12 +178,8 @@ impl Workload for Tpcb {
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
-        run_all(
-            s,
-            &sql(engine).statements("drop", &[]),
-            "dropping the tpcb tables",
-        )?;
-        meta_clear(s, "tpcb.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+        let drop = sql(engine).statements("drop", &[]);
+        clear_out(s, "tpcb.", &drop, "the tpcb tables")
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -192,16 +188,14 @@ impl Workload for Tpcb {
 
     fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let scale = read_scale(&sql(engine), s)?;
-        let mut warnings = Vec::new();
-        if self.scale != 0 && self.scale != scale {
-            warnings.push(super::ignored(
-                format!("--scale {}", self.scale),
-                format!("scale {scale}"),
-            ));
-        }
-        self.scale = scale;
+        let warnings = Vec::from_iter(take_held(
+            &mut self.scale,
+            scale,
+            "--scale",
+            format!("scale {scale}"),
+        ));
         if self.variant == Variant::SimpleUpdate {
-            meta_set(s, META_PARTIAL, "1").map_err(|e| db_error(e, "writing dbduel_facts"))?;
+            record_fact(s, META_PARTIAL, "1")?;
         }
         Ok(warnings)
     }
@@ -227,6 +221,7 @@ pub(super) fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error
     held_scale(
         s,
         sql.get("count_branches"),
+        1,
         "reading the tpcb scale",
         "the database holds no tpcb data: run `dbduel prepare tpcb --dsn ...` first",
     )

@@ -19,8 +19,8 @@ use crate::sql::SqlSet;
 
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
-    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error,
-    meta_clear, meta_get, meta_set, run_all, start_over,
+    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out,
+    db_error, meta_get, record_fact, run_all, set_serializable, start_over, take_held,
 };
 use rand::Constants;
 use txn::KEYING_NEW_ORDER_S;
@@ -220,6 +220,7 @@ fn read_warehouses(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
     super::rows::held_scale(
         s,
         sql.get("count_warehouses"),
+        1,
         "counting the tpcc warehouses",
         "the database holds no tpcc data: run `dbduel prepare tpcc --warehouses N --dsn ...` first",
     )
@@ -348,11 +349,9 @@ impl Workload for Tpcc {
             let code = sql.get("procedures");
             s.batch(code)
                 .map_err(|e| db_error(e, "installing the tpcc procedures"))?;
-            meta_set(s, META_PROCEDURES, &procedures::fingerprint(code))
-                .map_err(|e| db_error(e, "writing dbduel_facts"))?;
+            record_fact(s, META_PROCEDURES, &procedures::fingerprint(code))?;
         }
-        meta_set(s, META_CONSTANTS, &constants.encode())
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, META_CONSTANTS, &constants.encode())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
@@ -364,8 +363,7 @@ impl Workload for Tpcc {
                 "dropping the tpcc procedures",
             )?;
         }
-        run_all(s, &sql.statements("drop", &[]), "dropping the tpcc tables")?;
-        meta_clear(s, "tpcc.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+        clear_out(s, "tpcc.", &sql.statements("drop", &[]), "the tpcc tables")
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -391,14 +389,12 @@ impl Workload for Tpcc {
                 )));
             }
         }
-        let mut warnings = Vec::new();
-        if self.warehouses != 0 && self.warehouses != held {
-            warnings.push(super::ignored(
-                format!("--warehouses {}", self.warehouses),
-                format!("{held} warehouses"),
-            ));
-        }
-        self.warehouses = held;
+        let mut warnings = Vec::from_iter(take_held(
+            &mut self.warehouses,
+            held,
+            "--warehouses",
+            format!("{held} warehouses"),
+        ));
         // Clause 2.1.6.1: the run's C for C_LAST depends on the load's.
         let load = meta_get(s, META_CONSTANTS).and_then(|t| Constants::decode(&t));
         if load.is_none() {
@@ -408,11 +404,7 @@ impl Workload for Tpcc {
         // The run's own session takes the clients' level too: the level in effect that every
         // result records (engine.isolation) is read from it.
         if self.isolation == Isolation::Serializable {
-            run_all(
-                s,
-                &sql.statements("isolation_serializable", &[]),
-                "setting the isolation level",
-            )?;
+            set_serializable(&sql, s).map_err(|e| db_error(e, "setting the isolation level"))?;
         }
         warnings.extend(self.run_warnings(engine));
         Ok(warnings)
@@ -437,9 +429,7 @@ impl Workload for Tpcc {
     ) -> DbResult<Box<dyn Client>> {
         let sql = sql(engine);
         if self.isolation == Isolation::Serializable {
-            for stmt in sql.statements("isolation_serializable", &[]) {
-                s.batch(&stmt)?;
-            }
+            set_serializable(&sql, s)?;
         }
         let terminal = input::Terminal::bind(client_id, self.warehouses);
         txn::TpccClient::new(

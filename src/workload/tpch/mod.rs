@@ -21,8 +21,8 @@ use crate::sql::SqlSet;
 
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
-    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error,
-    meta_clear, meta_get, meta_set, run_all, start_over,
+    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out,
+    meta_get, record_fact, run_all, start_over,
 };
 use client::{Job, ORDER, Shared, Stream, TYPES, TpchClient};
 
@@ -357,17 +357,17 @@ impl Workload for Tpch {
             &statements(&sql, "analyze", engine),
             "analyzing the tpch tables",
         )?;
-        meta_set(s, FACT_SF, &sf.to_string()).map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, FACT_SF, &sf.to_string())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
         let sql = sql(engine);
-        run_all(
+        clear_out(
             s,
+            "tpch.",
             &statements(&sql, "drop", engine),
-            "dropping the tpch tables",
-        )?;
-        meta_clear(s, "tpch.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+            "the tpch tables",
+        )
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {

@@ -6,6 +6,8 @@
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
+use crate::workload::calendar::{civil_from_days, days_from_civil};
+
 /// A parameter's value: text put into the query as it is, or a date rendered by the dialect.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Param {
@@ -41,28 +43,14 @@ impl Date {
         Date { year, month, day }
     }
 
-    /// Days since 1970-01-01 (Howard Hinnant's days_from_civil).
+    /// Days since 1970-01-01.
     fn days(self) -> i64 {
-        let y = i64::from(self.year) - i64::from(self.month <= 2);
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let m = i64::from(self.month);
-        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(self.day) - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        era * 146_097 + doe - 719_468
+        days_from_civil(self.year.into(), self.month.into(), self.day.into())
     }
 
     fn from_days(z: i64) -> Date {
-        let z = z + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = (yoe + era * 400 + i64::from(month <= 2)) as i32;
-        Date { year, month, day }
+        let (year, month, day) = civil_from_days(z);
+        Date::new(year as i32, month as u32, day as u32)
     }
 
     pub fn plus_days(self, n: i64) -> Date {

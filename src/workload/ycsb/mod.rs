@@ -22,8 +22,8 @@ use crate::error::Error;
 use crate::sql::SqlSet;
 
 use super::{
-    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, in_parallel,
-    meta_clear, meta_get, meta_set, run_all, start_over,
+    CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, in_parallel,
+    meta_get, record_fact, run_all, start_over,
 };
 use generate::{AcknowledgedCounter, Sequential};
 pub use props::FILE_OPTION;
@@ -381,24 +381,21 @@ impl Workload for Ycsb {
             &statements(&sql, "analyze", &vars),
             "analyzing the ycsb table",
         )?;
-        let record = |s: &mut dyn Session, k: &str, v: &str| {
-            meta_set(s, k, v).map_err(|e| db_error(e, "writing dbduel_facts"))
-        };
-        record(s, FACT_LAYOUT, &self.layout())?;
-        record(s, FACT_ISSUED, "0")?;
-        record(s, FACT_INSERTED, "0")
+        record_fact(s, FACT_LAYOUT, &self.layout())?;
+        record_fact(s, FACT_ISSUED, "0")?;
+        record_fact(s, FACT_INSERTED, "0")
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
         let sql = sql(engine);
         let props = self.with_layout(s).unwrap_or_else(|_| self.props.clone());
         let vars = vars(&sql, engine, &props);
-        run_all(
+        clear_out(
             s,
+            "ycsb.",
             &statements(&sql, "drop", &vars),
-            "dropping the ycsb table",
-        )?;
-        meta_clear(s, "ycsb.").map_err(|e| db_error(e, "clearing dbduel_facts"))
+            "the ycsb table",
+        )
     }
 
     fn check(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {
@@ -513,9 +510,8 @@ impl Workload for Ycsb {
         let inserted = self.before.inserted + shared.inserted.load(Ordering::SeqCst);
         // The keys handed out first: a record cut off between the two still starts the next
         // run's inserts after every key used.
-        meta_set(s, FACT_ISSUED, &issued.to_string())
-            .and_then(|()| meta_set(s, FACT_INSERTED, &inserted.to_string()))
-            .map_err(|e| db_error(e, "writing dbduel_facts"))
+        record_fact(s, FACT_ISSUED, &issued.to_string())?;
+        record_fact(s, FACT_INSERTED, &inserted.to_string())
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
