@@ -101,9 +101,9 @@ fn money(sql: &SqlSet, s: &mut dyn Session, total: i64) -> Result<CheckItem, Err
             cents(delta.abs()),
             cents(off.abs()),
             if off < 0 {
-                "vanished: lost updates"
+                "vanished: lost updates (transactions wrote over changes they had not seen)"
             } else {
-                "appeared: a transaction applied twice"
+                "appeared: lost updates (transactions wrote over changes they had not seen)"
             },
             weaker_note(s)
         );
