@@ -1,8 +1,9 @@
-//! Named SQL sections: a workload's `sql/<workload>/generic.sql` is overridden section by section
-//! by `sql/<workload>/<dialect>.sql`, so a dialect without a file takes the generic SQL. The files
-//! are compiled in from the table that `build.rs` writes of every `sql/*/*.sql` (`sql::files`). A
-//! section starts with `-- name: <name>`; its statements end with `;` at the end of a line; `{var}`
-//! is replaced by the caller's values.
+//! Named SQL sections: a workload's `sql/<workload>/generic.sql` (PostgreSQL's SQL, which has no
+//! file of its own) is overridden section by section by `sql/<workload>/<dialect>.sql`, so a
+//! dialect without a file takes the generic SQL. The files are compiled in from the table that
+//! `build.rs` writes of every `sql/*/*.sql` (`sql::files`). A section starts with
+//! `-- name: <name>`; its statements end with `;` at the end of a line; `{var}` is replaced by the
+//! caller's values.
 
 // `FILES`: (workload, dialect or "generic", text) for every `sql/<workload>/<dialect>.sql`,
 // listed by build.rs.

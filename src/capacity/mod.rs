@@ -8,7 +8,7 @@
 //! (client-bound steps, steps too short for their percentile). The steps (the latency-against-rate
 //! curve, the client's headroom) as a table, a JSON `Capacity` record and the `CapacityView` an
 //! HTML chart is drawn from (report/html/capacity.rs), which the command (commands.rs) prints and
-//! writes.
+//! writes. The search's decisions are `search.rs` (no database); the objectives `slo.rs`.
 
 mod search;
 pub mod slo;

@@ -7,13 +7,33 @@
 //! `Transport`, database size, `counters` for the observer, `canceller` and `set_timeout` for the
 //! end of a run, `set_statement_timeout`. `Cancel`: the engine's own cancel, then the socket shut
 //! (`abandon`). `DbError` with its `ErrorClass`, `Value`, placeholder splitting and literal
-//! rendering. `ENGINES`: each engine's `EngineEntry` (name, DSN schemes, help, `open`, whether the
-//! DSN names a file, `durability`), found by `entry_for` a scheme, `named`, and `parse_dsn`.
+//! rendering. `ENGINES`: each engine's `EngineEntry` (name, DSN schemes, help, `open`, `file`:
+//! whether the DSN names a file rather than a server, `durability`: what the settings its
+//! `server_info` reads back promise for commits), found by `entry_for` a scheme, `named`, and
+//! `parse_dsn`.
 //!
 //! One engine per file, or per folder when dbduel speaks its wire protocol itself: then `mod.rs` is
 //! the engine (sessions, loading, settings, and the classification of the server's error codes)
 //! over `wire.rs`, the protocol connection (messages, authentication, TLS), whose errors carry the
-//! server's code unclassified.
+//! server's code unclassified. Shared by the engines: `tls.rs`, `login.rs` (a login the DSN leaves
+//! out), `stall.rs` (the guard on long operations), `watchdog.rs` (a client-kept statement timeout),
+//! `durability.rs` (what settings promise for commits), `activity.rs` (sessions' states as wait
+//! classes).
+//!
+//! A new engine is its file and one line in `ENGINES`; shared code names no engine, except SQLite
+//! as the default where none is asked for (`run` without `--dsn`, a plan without `engines`). Its
+//! `open` refuses the DSN parameters and `EngineOptions` that do not apply, naming them. What
+//! differs between engines lives in its file: its errors classified into `ErrorClass` (retryable
+//! ones, lost connections, authentication, undefined table), its transaction statements, and a
+//! `bulk_load` that takes its fastest path in both `Load` modes; its DDL differs in its dialect's
+//! SQL files (sql.rs). `server_info` reports the isolation in lower-case words and, where there are
+//! several, the storage engine. A server engine also reports its `Transport`, takes
+//! `login::connect_timeout`, gives a `Cancel` from `Session::canceller`, implements
+//! `Session::counters` for the observer, and applies `EngineOptions::statement_timeout` through
+//! `Session::set_statement_timeout` (the server's own limit, or `watchdog::Watchdog` over a
+//! `Cancel` where the server has none). DSNs (`parse_dsn`), `list`, plans (knobs and DSNs per
+//! engine name) and `duel` (engines with a file always, servers when installed) then take it from
+//! the registry.
 
 pub mod activity;
 pub mod durability;

@@ -1,6 +1,9 @@
 //! A toy engine, compiled for tests only: SQLite under another name and scheme (`toylite`),
 //! added the way a contributor adds an engine (this file and one line in `ENGINES`), so that
 //! a test can show every workload running on an engine the shared code has never heard of.
+//! A test-only line in the one constant registry is the simplest honest shape: the toy goes
+//! through the same lookup, DSN parsing, plans and workloads as a real engine, and the
+//! registry needs no way to take entries at run time that only a test would use.
 
 use super::{DbResult, Engine, EngineEntry, EngineOptions, Protocol, Session};
 use crate::dsn::Dsn;

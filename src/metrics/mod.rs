@@ -4,7 +4,12 @@
 //! transactions, unfinished transactions, the client threads' own CPU and run-queue time; gives a
 //! workload the counts its own figures come from (`Measurement::counts`: `workload::Counts`); reads
 //! the process's CPU time, its peak memory and the host's facts; judges whether a run was
-//! client-bound (`client_bound`).
+//! client-bound (`client_bound`). `observe.rs` is the server observer, `waits.rs` the wait
+//! sampler and the rule that names what limited a run.
+//!
+//! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
+//! from the actual start in the closed loop (`event::Sample`). A failed transaction counts as an
+//! error, not a transaction, and its latency stays out of the histograms and percentiles.
 //!
 //! Warm-up samples are kept in the per-second windows, marked, and left out of the totals. The
 //! measured window is `-T`, stretched to the last transaction's end when one in flight at the end

@@ -1,15 +1,19 @@
-//! Runs the clients: one connection and one OS thread each (blocking I/O, so a waiting client costs
-//! nothing; ids `first_client..`, so that a shard runs its part of the run's ids), started together
-//! after all have connected (at `--start-at`'s wall-clock time when given), closed loop or paced by
-//! a Poisson schedule (open loop), retries of retryable errors, reconnection after a lost
-//! connection (until the end of `-T`, the time without a connection counted), and the end of a
-//! timed run (`Running::watch`): a client still inside a transaction a grace after the end is
-//! cancelled through `Session::canceller`, then its socket is shut down and it is named as stuck; a
-//! client still getting a new connection then is counted lost; a wait inside a transaction (a
-//! script's `\sleep`) stops at the end through `workload::RunEnd`. A lost connection is torn down
-//! on a thread of its own, so that every lost connection is counted, reconnected or its client
-//! lost. A client whose workload reports `Client::aborted` (a script's run-time error: pgbench's
-//! aborted client) is ended and counted under lost clients.
+//! Runs the clients: one connection and one OS thread each (ids `first_client..`, so that a shard
+//! runs its part of the run's ids), started together after all have connected (at `--start-at`'s
+//! wall-clock time when given), closed loop or paced by a Poisson schedule (open loop), retries of
+//! retryable errors, reconnection after a lost connection (until the end of `-T`, the time without
+//! a connection counted), and the end of a timed run (`Running::watch`): a client still inside a
+//! transaction a grace after the end is cancelled through `Session::canceller`, then its socket is
+//! shut down and it is named as stuck; a client still getting a new connection then is counted
+//! lost; a wait inside a transaction (a script's `\sleep`) stops at the end through
+//! `workload::RunEnd`. A lost connection is torn down on a thread of its own, so that every lost
+//! connection is counted, reconnected or its client lost. A client whose workload reports
+//! `Client::aborted` (a script's run-time error: pgbench's aborted client) is ended and counted
+//! under lost clients.
+//!
+//! Threads and blocking connections, not a runtime: a waiting client costs no CPU and no wake-ups
+//! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
+//! 20-27 MiB (BENCHMARKS.md).
 //!
 //! Emits one `Event` per transaction on a channel and nothing else (sent in batches: one channel
 //! operation per 256 transactions or 50 ms, whichever comes first, over an unbounded channel that

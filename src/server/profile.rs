@@ -3,6 +3,10 @@
 //! give), `unsafe` (tuned, with durability off: labelled unsafe wherever its numbers appear),
 //! and user profiles (knob = value per engine) from a plan file. The rules are each engine's
 //! own `Tuning`, kept with its server kind (or, embedded, in `server::EMBEDDED`).
+//!
+//! A profile is data: knobs per engine. A sweep passes a managed server's knobs on its command
+//! line (so a rejected knob stops the server with its own message) and an embedded engine's as
+//! DSN parameters; the settings in effect are read back from the server for every point.
 
 use std::collections::BTreeMap;
 

@@ -5,9 +5,11 @@
 //! `sql/store/<dialect>.sql`): one store over the engine seam, its SQL in `sql/store/` (db.rs), a
 //! point's rows in rows.rs. Here: opening (a busy new store tried again), claiming a plan for one
 //! sweep (so two sweeps of one plan are refused wherever they run; a dead holder's claim is taken
-//! over), saving (each point committed with its windows, histograms and resource samples in one
-//! transaction the moment it finishes, so an interrupted sweep loses at most the point in flight;
-//! `save_run` never stores one run twice), reading.
+//! over), saving (a point's key, `PointKey`: engine, profile, workload, variant, scale, clients,
+//! repeat, cold, is unique per plan, so re-running a plan measures only what is missing; each point
+//! committed with its windows, histograms and resource samples in one transaction the moment it
+//! finishes, so an interrupted sweep loses at most the point in flight; `save_run` never stores one
+//! run twice), reading.
 
 mod db;
 mod rows;

@@ -11,6 +11,13 @@
 //! size the data holds in rows.rs, random distributions in random.rs, dates in calendar.rs; each workload is a
 //! folder.
 //!
+//! A new workload is its folder and one line in `WORKLOADS`. Its `WorkloadEntry` (name, help,
+//! variants, `bytes_per_scale` for tuned profiles, `headline`, `figures`, `options`: its table,
+//! `options::NONE` for none, checked by `options::parse` in its `new`; `run_asks`, `no_run_asks`
+//! for none; `scale_follows_clients`: whether `duel`'s scale follows its clients) alone gives it
+//! its flags in `prepare` and `run`, its options in `dbduel list` and plans, its runs in results,
+//! reports and `compare`: SmallBank was added so, with no other source file changed.
+//!
 //! `Workload`: prepare, check, cleanup, attach, client; `metrics` and `settings` (its own figures
 //! and options, NOPM, tpmC, isolation, which go into the result under `workload`); `operations` (a
 //! count for the whole run, YCSB's operationcount, which run_plan.rs turns into each client's `-t`

@@ -1,9 +1,9 @@
-//! The integration suite: one binary (libtest-mimic) that runs the trials each module below
-//! gives against real SQLite files and real servers. PostgreSQL, MariaDB and Firebird run on
-//! free loopback ports (as their service accounts when run as root); each starts when the first
-//! trial that needs it runs (`env.rs`) and stops at the end. Chromium (report.rs) and a Slurm
-//! cluster (shards.rs) are found or started by the trials that use them, so a run of
-//! SQLite-only trials needs none of them.
+//! The integration suite: one binary (libtest-mimic) that runs the trials each module below gives
+//! against real SQLite files and real servers, one module per thing users rely on. PostgreSQL,
+//! MariaDB and Firebird run on free loopback ports (as their service accounts when run as root);
+//! each starts when the first trial that needs it runs (`env.rs`) and stops at the end. Chromium
+//! (report.rs) and a Slurm cluster (shards.rs) are found or started by the trials that use them, so
+//! a run of SQLite-only trials needs none of them.
 
 mod capacity;
 mod check;

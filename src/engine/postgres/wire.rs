@@ -10,6 +10,9 @@
 //! Numbers are parsed from the row bytes; only text values are copied out. A parameter goes in
 //! binary only when it is an integer that fits its integer type; any other value goes as text
 //! (format code 0), so the server, not the client, judges a value its type cannot take.
+//!
+//! dbduel's own connection because the tokio-based `postgres` crate cost 5-18% more client CPU per
+//! transaction than pgbench (BENCHMARKS.md); one blocking socket and one write per statement do not.
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};

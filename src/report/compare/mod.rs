@@ -6,6 +6,7 @@
 //! blocks) and a verdict; repeats that do not overlap are never "no difference". The intervals hold
 //! for the table as a whole: each figure is judged at 1 - 0.05/k (Bonferroni). `judge_one` judges
 //! one figure alone for the reports, and `NOISE_RULE` states the rule every table prints.
+//! `--fail-if` is fail_if.rs; the text, markdown and JSON renderings are render.rs.
 
 pub mod fail_if;
 pub mod render;

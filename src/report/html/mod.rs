@@ -6,7 +6,8 @@
 //! than 10x, a box switching them; a click on a legend entry hides its series (`<g
 //! class="series">`); timelines counted from the measured start, each second's point at its end;
 //! each transaction type's median latency per engine and profile as bars on a log scale (TPC-H's
-//! queries side by side). Only durable points are bold as fastest.
+//! queries side by side). Only durable points are bold as fastest. The chart kit is `svg.rs`, the
+//! style sheet `report.css`, and `capacity --html`'s page `capacity.rs`.
 //!
 //! Hand-written SVG, not a charting library: uPlot, Apache ECharts and Vega-Lite were weighed for
 //! the log scales, hover and legends. Each would be vendored and inlined (a report opens offline):

@@ -1,8 +1,9 @@
 //! TPC-C (TPC Benchmark C, standard specification revision 5.11): the registry entry, its options
 //! (warehouses, isolation, `--spec-timing`, load workers), schema and loading (load.rs), the five
-//! transactions (txn.rs) and the inputs a terminal draws for them (input.rs), the consistency
-//! conditions (check.rs) and its figures (NOPM, tpmC). The SQL lives in sql/tpcc/; with
-//! `--procedures` the transactions run as server-side code installed by `prepare` (procedures.rs).
+//! transactions (txn.rs) and the inputs a terminal draws for them (input.rs; NURand and the other
+//! random numbers in rand.rs), the consistency conditions (check.rs) and its figures (NOPM, tpmC).
+//! The SQL lives in sql/tpcc/; with `--procedures` the transactions run as server-side code
+//! installed by `prepare` (procedures.rs).
 
 mod check;
 mod input;
