@@ -584,10 +584,11 @@ impl Session for MySession {
 
 /// The database's other threads (`activity`), with and without their InnoDB transaction.
 const MY_ACTIVITY: &str = "SELECT COMMAND, STATE FROM information_schema.PROCESSLIST \
-     WHERE DB = DATABASE() AND ID <> CONNECTION_ID()";
+     WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND <> 'Sleep'";
 const MY_ACTIVITY_TRX: &str = "SELECT p.COMMAND, p.STATE, t.trx_state \
      FROM information_schema.PROCESSLIST p LEFT JOIN information_schema.INNODB_TRX t \
-     ON t.trx_mysql_thread_id = p.ID WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID()";
+     ON t.trx_mysql_thread_id = p.ID WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID() \
+     AND (p.COMMAND <> 'Sleep' OR t.trx_id IS NOT NULL)";
 
 /// The current database's size (NULL when the session has no current database).
 const MY_SIZE: &str = "IF(DATABASE() IS NULL, NULL, (SELECT COALESCE(SUM(data_length + \

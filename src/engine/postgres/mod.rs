@@ -495,13 +495,13 @@ impl Session for PgSession {
     }
 
     /// The run's backends: this database's client backends under dbduel's application name,
-    /// this session's own left out.
+    /// this session's own left out, those idle between transactions left on the server.
     fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
         let rows = self.query_text(
             "SELECT state, wait_event_type, wait_event FROM pg_stat_activity \
              WHERE datname = current_database() AND pid <> pg_backend_pid() \
              AND backend_type = 'client backend' \
-             AND application_name = current_setting('application_name') AND state IS NOT NULL",
+             AND application_name = current_setting('application_name') AND state <> 'idle'",
         )?;
         let text = |v: &Value| match v {
             Value::Null => None,
