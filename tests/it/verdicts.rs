@@ -151,9 +151,33 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
     judged(&r, "lock", "Lock:")?;
     let any_row = any_row.display().to_string();
     // Four clients on rows of their own: each commit waits on the log's sync or on another's
-    // (group commit), so the sessions stay in the server even when a loaded machine slows the
-    // clients' turn (one client's sessions were in the server only 44% of the time then).
+    // (group commit). On a machine loaded by the rest of the suite the debug-built clients'
+    // own turn can outgrow that (33% and 44% of the sessions' time in the server were seen):
+    // the rule then rightly says round trips, and the time in the server must still be the
+    // log's.
     let r = run(env, dsn, &[], &any_row, &["-c", "4", "-T", "3"])?;
+    if limiter(&r) == "round_trips" {
+        let by_class = r["waits"]["by_class"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let share = |c: &str| by_class.get(c).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        let inside: f64 = by_class
+            .iter()
+            .filter(|(c, _)| *c != "client")
+            .filter_map(|(_, v)| v.as_f64())
+            .sum();
+        let (event, class) = top_event(&r);
+        return ensure(
+            class == "commit" && event.contains("WAL") && share("commit") >= 0.5 * inside,
+            || {
+                format!(
+                    "round trips, and the time in the server not the log's: {}",
+                    r["waits"]
+                )
+            },
+        );
+    }
     judged(&r, "commit", "WAL")
 }
 
