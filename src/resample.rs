@@ -197,10 +197,44 @@ pub fn ratio_interval(
     let dist = ratio_distribution(a, b, resamples, seed);
     let (lo, hi) = percentile_interval(&dist, level)?;
     let q = 1.0 - (1.0 - level) / 2.0;
-    let widen = t_quantile(q, degrees_of_freedom(a, b)) / normal_quantile(q);
+    let widen = t_quantile(q, degrees_of_freedom(a, b, true)) / normal_quantile(q);
     let observed = mean(b.values) / mean(a.values);
     let scale = |x: f64| observed * x.powf(widen);
     Some((scale(lo), scale(hi)))
+}
+
+/// The interval of mean(b) - mean(a) at `level`, by the same resampling as `ratio_interval`
+/// (each side's resampled means, spread to its mean's variance), its distance from the
+/// observed difference widened by t(df) / z. For values that may be zero on a side (a class
+/// of time one side never saw), where a ratio has no meaning. None when a side is empty.
+pub fn difference_interval(
+    a: &Sample,
+    b: &Sample,
+    level: f64,
+    resamples: usize,
+    seed: u64,
+) -> Option<(f64, f64)> {
+    if a.values.is_empty() || b.values.is_empty() {
+        return None;
+    }
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let ma = resampled_means(a, resamples, &mut rng);
+    let mb = resampled_means(b, resamples, &mut rng);
+    let mut dist: Vec<f64> = ma
+        .iter()
+        .zip(&mb)
+        .map(|(xa, xb)| xb - xa)
+        .filter(|d| d.is_finite())
+        .collect();
+    dist.sort_by(f64::total_cmp);
+    let (lo, hi) = percentile_interval(&dist, level)?;
+    let q = 1.0 - (1.0 - level) / 2.0;
+    let widen = t_quantile(q, degrees_of_freedom(a, b, false)) / normal_quantile(q);
+    let observed = mean(b.values) - mean(a.values);
+    Some((
+        observed + (lo - observed) * widen,
+        observed + (hi - observed) * widen,
+    ))
 }
 
 /// How many independent values a side's values are worth: n for repeats, n (1 - rho) /
@@ -210,15 +244,17 @@ pub fn effective_size(s: &Sample) -> f64 {
 }
 
 /// Welch-Satterthwaite's degrees of freedom of the difference of two means, each side
-/// counted by its effective size; at least 2.
-fn degrees_of_freedom(a: &Sample, b: &Sample) -> f64 {
+/// counted by its effective size; at least 2. Each side's variance is taken relative to its
+/// level when `relative` (a ratio is scale-free), on the values' own scale otherwise (a
+/// difference, where a side's mean may be zero).
+fn degrees_of_freedom(a: &Sample, b: &Sample, relative: bool) -> f64 {
     let side = |s: &Sample| {
         let n = s.values.len() as f64;
         let m = mean(s.values);
         let var = s.values.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
         let n_eff = effective_size(s).max(2.0);
-        // The variance of the mean relative to the side's level (the ratio is scale-free).
-        (var * variance_factor(s) / n / (m * m), n_eff - 1.0)
+        let scale = if relative { m * m } else { 1.0 };
+        (var * variance_factor(s) / n / scale, n_eff - 1.0)
     };
     let ((va, da), (vb, db)) = (side(a), side(b));
     let df = (va + vb).powi(2) / (va * va / da + vb * vb / db);

@@ -6,8 +6,10 @@
 //! blocks) and a verdict; repeats that do not overlap are never "no difference". The intervals hold
 //! for the table as a whole: each figure is judged at 1 - 0.05/k (Bonferroni). `judge_one` judges
 //! one figure alone for the reports, and `NOISE_RULE` states the rule every table prints.
-//! `--fail-if` is fail_if.rs; the text, markdown and JSON renderings are render.rs.
+//! What the server's sampled sessions say about the difference is explain.rs; `--fail-if` is
+//! fail_if.rs; the text, markdown and JSON renderings are render.rs.
 
+pub mod explain;
 pub mod fail_if;
 pub mod render;
 
@@ -169,6 +171,8 @@ pub struct Comparison {
     pub figures: Vec<FigureComparison>,
     pub fail_if: Vec<fail_if::Judgement>,
     pub failed: bool,
+    /// Why the sides differ, from their sampled server sessions (explain.rs).
+    pub explanation: explain::Explanation,
 }
 
 /// What a side's argument names.
@@ -365,6 +369,7 @@ pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
         figures,
         fail_if: Vec::new(),
         failed: false,
+        explanation: explain::explain(a, b, method),
     })
 }
 

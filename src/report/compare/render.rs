@@ -1,6 +1,7 @@
 //! A comparison as text (the terminal), markdown (a pull request's comment) or JSON (its
 //! schema is schema/compare.schema.json).
 
+use super::explain::{self, Explanation};
 use super::{Comparison, FigureComparison, Method, SideSummary, Verdict};
 use crate::report::data::{sig3, tps_text};
 use crate::report::markdown::cell;
@@ -38,6 +39,7 @@ pub fn text(c: &Comparison) -> String {
     let rows: Vec<Vec<String>> = c.figures.iter().map(row).collect();
     out += &text_table(&header, &header[1..5], &rows);
     out += &notes(c, "");
+    out += &why(&c.explanation, "\nwhy (the server's sessions):\n", "  ");
     for j in &c.fail_if {
         out += &format!(
             "fail-if {}: {}: {}\n",
@@ -77,6 +79,11 @@ pub fn markdown(c: &Comparison) -> String {
         out += "\n";
         out += &notes;
     }
+    out += &cell_lines(&why(
+        &c.explanation,
+        "\n#### Why (the server's sessions)\n\n",
+        "- ",
+    ));
     for j in &c.fail_if {
         out += &format!(
             "\n**fail-if {}**: {}: {}\n",
@@ -86,6 +93,49 @@ pub fn markdown(c: &Comparison) -> String {
         );
     }
     out
+}
+
+/// The explanation's lines: each side's verdict and active sessions, then the classes of
+/// time that moved (or that none did), then the rule.
+fn why(e: &Explanation, head: &str, bullet: &str) -> String {
+    let mut out = head.to_string();
+    let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "(no verdict)".into());
+    out += &format!("{bullet}A limited by {}\n", or_none(&e.limited_a));
+    out += &format!("{bullet}B limited by {}\n", or_none(&e.limited_b));
+    if let (Some(a), Some(b)) = (e.active_a, e.active_b) {
+        out += &format!("{bullet}average active sessions: A {a:.1}, B {b:.1}\n");
+    }
+    if let Some(note) = &e.note {
+        out += &format!("{bullet}{note}\n");
+        return out;
+    }
+    let moved: Vec<String> = e.moved().map(explain::line).collect();
+    if moved.is_empty() {
+        out += &format!(
+            "{bullet}no class of the sessions' time moved beyond the noise (largest: {})\n",
+            e.shifts.first().map(explain::line).unwrap_or_default()
+        );
+    } else {
+        for m in moved {
+            out += &format!("{bullet}moved: {m}\n");
+        }
+    }
+    out += &format!("{bullet}rule: {}\n", explain::SHIFT_RULE);
+    out
+}
+
+/// Markdown-safe lines (each line's cells escaped as a table cell would be; the heading kept).
+fn cell_lines(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.starts_with('#') || l.is_empty() {
+                format!("{l}\n")
+            } else {
+                let (bullet, rest) = l.split_at(2.min(l.len()));
+                format!("{bullet}{}\n", cell(rest))
+            }
+        })
+        .collect()
 }
 
 fn side(s: &SideSummary) -> String {
@@ -260,6 +310,22 @@ mod tests {
             figures: vec![fig],
             fail_if: vec![judged],
             failed: true,
+            explanation: Explanation {
+                limited_a: Some("commit: commit flushes".into()),
+                limited_b: Some("lock: locks".into()),
+                active_a: Some(3.9),
+                active_b: Some(7.2),
+                shifts: vec![explain::Shift {
+                    class: "lock".into(),
+                    a_pct: 8.0,
+                    b_pct: 61.0,
+                    ci_points: Some([45.0, 61.0]),
+                    moved: true,
+                    events_a: vec![],
+                    events_b: vec![("Lock:transactionid".into(), 58.0)],
+                }],
+                note: None,
+            },
         }
     }
 
@@ -275,14 +341,25 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("fail-if tps>+50%: FAILED"), "{t}");
+        assert!(t.contains("  A limited by commit: commit flushes\n"), "{t}");
+        assert!(
+            t.contains("moved: lock 8% -> 61% of active time (+45 .. +61 points); A: none; B: Lock:transactionid 58%"),
+            "{t}"
+        );
         let md = markdown(&c);
         assert!(
             md.contains("| tps | 500 | 1,000 | +100.0% | +80.0% .. +120.0% | faster |"),
             "{md}"
         );
         assert!(md.contains("- profile: default → unsafe"), "{md}");
+        assert!(md.contains("#### Why (the server's sessions)"), "{md}");
+        assert!(
+            md.contains("- average active sessions: A 3.9, B 7.2"),
+            "{md}"
+        );
         let j: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
         assert_eq!(j["figures"][0]["verdict"], "faster");
         assert_eq!(j["method"], "repeats");
+        assert_eq!(j["explanation"]["shifts"][0]["moved"], true);
     }
 }

@@ -1,0 +1,406 @@
+//! Why two sides differ, from the server's evidence: each side's verdict, and the classes of
+//! the sessions' time (`metrics::waits`) whose share moved beyond the noise, judged by
+//! `SHIFT_RULE` with compare's own bootstrap (over repeats, or over the measured seconds in
+//! blocks), the events that took the most time in them named beside.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{CONFIDENCE, Method, RESAMPLES, SEED, Side};
+use crate::resample::{self, Sample, Scheme};
+
+/// The least change of a class's share, in points of the sessions' time, that is named.
+pub const MIN_SHIFT_POINTS: f64 = 5.0;
+
+/// The rule the explanation follows, stated once (printed under it).
+pub const SHIFT_RULE: &str = "A class of the sessions' time is named when its share of the time the run's sessions were active (in the server, or idle inside a transaction) moved by at least 5 points and the interval of that change, by the bootstrap the figures use, excludes no change; each class is judged at 1 - 0.05/k, k the classes seen on either side.";
+
+/// One class of time whose share moved, or that was judged and did not.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Shift {
+    pub class: String,
+    /// Share of the sessions' active time on each side, in percent.
+    pub a_pct: f64,
+    pub b_pct: f64,
+    /// The interval of the change (B - A) in points; None when the noise is unknown.
+    pub ci_points: Option<[f64; 2]>,
+    /// Moved beyond the noise by `SHIFT_RULE`.
+    pub moved: bool,
+    /// The events of this class that took the most time on each side, with their share.
+    pub events_a: Vec<(String, f64)>,
+    pub events_b: Vec<(String, f64)>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Explanation {
+    /// Each side's verdict, as its first run says (`limiter: says`).
+    pub limited_a: Option<String>,
+    pub limited_b: Option<String>,
+    /// Average active sessions of each side (mean over its runs).
+    pub active_a: Option<f64>,
+    pub active_b: Option<f64>,
+    /// Every class seen on either side, the most moved first.
+    pub shifts: Vec<Shift>,
+    /// Why no class could be judged, if none could.
+    pub note: Option<String>,
+}
+
+impl Explanation {
+    pub fn moved(&self) -> impl Iterator<Item = &Shift> {
+        self.shifts.iter().filter(|s| s.moved)
+    }
+}
+
+/// A run's average active sessions by class over the measured run.
+fn classes(run: &Value) -> Option<&serde_json::Map<String, Value>> {
+    run["waits"]["by_class"]
+        .as_object()
+        .filter(|m| run["waits"]["samples"].as_u64().unwrap_or(0) > 0 && !m.is_empty())
+}
+
+fn busy(by_class: &serde_json::Map<String, Value>) -> f64 {
+    by_class.values().filter_map(Value::as_f64).sum()
+}
+
+/// A class's share of a run's active time, 0 where it was not seen.
+fn run_share(by_class: &serde_json::Map<String, Value>, class: &str) -> f64 {
+    let total = busy(by_class);
+    if total <= 0.0 {
+        return 0.0;
+    }
+    by_class.get(class).and_then(Value::as_f64).unwrap_or(0.0) / total
+}
+
+/// A class's share in each measured second of a side's runs (seconds with no active session
+/// left out), the last second of each run left out as compare leaves it out.
+fn second_shares(side: &Side, class: &str) -> Vec<f64> {
+    let mut out = Vec::new();
+    for run in &side.runs {
+        let r = &run.result;
+        let measured: Vec<u64> = r["windows"]
+            .as_array()
+            .map(|w| {
+                w.iter()
+                    .filter(|w| w["warmup"] == false)
+                    .filter_map(|w| w["t"].as_u64())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let Some(last) = measured.last().copied() else {
+            continue;
+        };
+        let first = measured[0];
+        for s in r["waits"]["seconds"].as_array().into_iter().flatten() {
+            let t = s["t"].as_u64().unwrap_or(0);
+            let Some(by_class) = s["by_class"].as_object() else {
+                continue;
+            };
+            if t < first || t >= last || busy(by_class) <= 0.0 {
+                continue;
+            }
+            out.push(run_share(by_class, class));
+        }
+    }
+    out
+}
+
+/// The events of `class` that took the most of a side's first run's active time.
+fn events(side: &Side, class: &str) -> Vec<(String, f64)> {
+    let r = &side.runs[0].result;
+    let total = classes(r).map(busy).unwrap_or(0.0);
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    r["waits"]["top_events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["class"] == class)
+        .take(2)
+        .filter_map(|e| {
+            Some((
+                e["event"].as_str()?.to_string(),
+                100.0 * e["sessions"].as_f64()? / total,
+            ))
+        })
+        .collect()
+}
+
+fn limited(side: &Side) -> Option<String> {
+    let v = &side.runs[0].result["verdict"];
+    Some(format!(
+        "{}: {}",
+        v["limiter"].as_str()?,
+        v["says"].as_str().unwrap_or("")
+    ))
+}
+
+fn active(side: &Side) -> Option<f64> {
+    let each: Vec<f64> = side
+        .runs
+        .iter()
+        .filter_map(|r| classes(&r.result).map(busy))
+        .collect();
+    (!each.is_empty()).then(|| resample::mean(&each))
+}
+
+/// Explain B against A by `SHIFT_RULE`, with the method the figures were judged by.
+pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
+    let mut out = Explanation {
+        limited_a: limited(a),
+        limited_b: limited(b),
+        active_a: active(a),
+        active_b: active(b),
+        shifts: Vec::new(),
+        note: None,
+    };
+    let sampled = |s: &Side| s.runs.iter().all(|r| classes(&r.result).is_some());
+    if !sampled(a) || !sampled(b) {
+        out.note = Some(
+            "a side's runs have no sampled server sessions (an embedded engine, --no-waits, or a result from before dbduel sampled them): nothing to explain the difference by".into(),
+        );
+        return out;
+    }
+    let mut names: Vec<String> = [a, b]
+        .iter()
+        .flat_map(|s| &s.runs)
+        .filter_map(|r| classes(&r.result))
+        .flat_map(|m| m.keys().cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    let level = 1.0 - (1.0 - CONFIDENCE) / names.len().max(1) as f64;
+    for (i, class) in names.iter().enumerate() {
+        let per_run = |s: &Side| -> Vec<f64> {
+            s.runs
+                .iter()
+                .filter_map(|r| classes(&r.result).map(|m| run_share(m, class)))
+                .collect()
+        };
+        let (va, vb) = (resample::mean(&per_run(a)), resample::mean(&per_run(b)));
+        let (sa, sb, scheme_a, scheme_b) = match method {
+            Method::Repeats => (
+                per_run(a),
+                per_run(b),
+                Scheme::Independent,
+                Scheme::Independent,
+            ),
+            Method::Seconds => {
+                let (sa, sb) = (second_shares(a, class), second_shares(b, class));
+                let block = |v: &[f64]| Scheme::Blocks {
+                    block: resample::block_length(v),
+                };
+                (sa.clone(), sb.clone(), block(&sa), block(&sb))
+            }
+        };
+        let enough = match method {
+            Method::Repeats => 2,
+            Method::Seconds => super::MIN_SECONDS,
+        };
+        let ci = (sa.len() >= enough && sb.len() >= enough)
+            .then(|| {
+                resample::difference_interval(
+                    &Sample {
+                        values: &sa,
+                        scheme: scheme_a,
+                    },
+                    &Sample {
+                        values: &sb,
+                        scheme: scheme_b,
+                    },
+                    level,
+                    RESAMPLES,
+                    SEED + i as u64,
+                )
+            })
+            .flatten()
+            // The interval of the sampled shares, moved onto the runs' own change.
+            .map(|(lo, hi)| {
+                let shift = (vb - va) - (resample::mean(&sb) - resample::mean(&sa));
+                [100.0 * (lo + shift), 100.0 * (hi + shift)]
+            });
+        let moved = ci.is_some_and(|[lo, hi]| {
+            (100.0 * (vb - va)).abs() >= MIN_SHIFT_POINTS && (lo > 0.0 || hi < 0.0)
+        });
+        out.shifts.push(Shift {
+            class: class.clone(),
+            a_pct: 100.0 * va,
+            b_pct: 100.0 * vb,
+            ci_points: ci,
+            moved,
+            events_a: events(a, class),
+            events_b: events(b, class),
+        });
+    }
+    out.shifts.sort_by(|x, y| {
+        y.moved.cmp(&x.moved).then(
+            (y.b_pct - y.a_pct)
+                .abs()
+                .total_cmp(&(x.b_pct - x.a_pct).abs()),
+        )
+    });
+    if out.shifts.iter().all(|s| s.ci_points.is_none()) {
+        out.note = Some(format!(
+            "too few sampled seconds to judge the shares' noise (fewer than {} a side): run longer (-T 30 or more), or {} repeats a side",
+            super::MIN_SECONDS,
+            super::MIN_REPEATS
+        ));
+    }
+    out
+}
+
+/// One class's line: "lock 12% -> 61% of active time (+44 .. +54 points); A: Lock:tuple 10%;
+/// B: Lock:tuple 58%".
+pub fn line(s: &Shift) -> String {
+    let mut out = format!(
+        "{} {:.0}% -> {:.0}% of active time",
+        s.class, s.a_pct, s.b_pct
+    );
+    match s.ci_points {
+        Some([lo, hi]) => out += &format!(" ({lo:+.0} .. {hi:+.0} points)"),
+        None => out += " (noise unknown)",
+    }
+    let named = |e: &[(String, f64)]| {
+        e.iter()
+            .map(|(n, p)| format!("{n} {p:.0}%"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (ea, eb) = (named(&s.events_a), named(&s.events_b));
+    if !ea.is_empty() || !eb.is_empty() {
+        let or_none = |t: String| if t.is_empty() { "none".into() } else { t };
+        out += &format!("; A: {}; B: {}", or_none(ea), or_none(eb));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Run;
+    use super::*;
+    use serde_json::json;
+
+    /// A run of `secs` measured seconds (one warm-up second first) whose sessions spent
+    /// `lock(t)` in locks and `cpu(t)` on CPU in second t.
+    fn run(secs: u64, lock: impl Fn(u64) -> f64, cpu: impl Fn(u64) -> f64) -> Run {
+        let windows: Vec<Value> = (1..=secs + 1)
+            .map(|t| json!({"t": t, "warmup": t == 1, "transactions": 100}))
+            .collect();
+        let seconds: Vec<Value> = (1..=secs + 1)
+            .map(|t| json!({"t": t, "by_class": {"lock": lock(t), "cpu": cpu(t)}}))
+            .collect();
+        let n = secs as f64;
+        let (l, c) = (
+            (2..=secs + 1).map(&lock).sum::<f64>() / n,
+            (2..=secs + 1).map(&cpu).sum::<f64>() / n,
+        );
+        Run {
+            source: "r".into(),
+            profile: None,
+            result: json!({
+                "windows": windows,
+                "waits": {"samples": secs * 10, "by_class": {"lock": l, "cpu": c},
+                          "top_events": [{"event": "Lock:tuple", "class": "lock", "sessions": l}],
+                          "seconds": seconds},
+                "verdict": {"limiter": if l >= c { "lock" } else { "cpu" }, "says": "x"},
+            }),
+        }
+    }
+
+    fn side(runs: Vec<Run>) -> Side {
+        Side {
+            label: "s".into(),
+            runs,
+        }
+    }
+
+    /// A wobble that is the same on both sides' seconds, so that the noise is not zero.
+    fn wobble(t: u64) -> f64 {
+        [0.0, 0.2, -0.2, 0.1, -0.1][(t % 5) as usize]
+    }
+
+    #[test]
+    fn a_class_that_took_over_is_named_and_an_unmoved_one_is_not() {
+        let a = side(vec![run(30, |t| 1.0 + wobble(t), |t| 3.0 - wobble(t))]);
+        let b = side(vec![run(30, |t| 3.0 + wobble(t), |t| 1.0 - wobble(t))]);
+        let e = explain(&a, &b, Method::Seconds);
+        let mut moved: Vec<&str> = e.moved().map(|s| s.class.as_str()).collect();
+        moved.sort();
+        assert_eq!(moved, ["cpu", "lock"], "{e:?}");
+        let lock = e.shifts.iter().find(|s| s.class == "lock").unwrap();
+        assert!(lock.moved, "{e:?}");
+        assert!(
+            (lock.a_pct - 25.0).abs() < 1.0 && (lock.b_pct - 75.0).abs() < 1.0,
+            "{lock:?}"
+        );
+        let [lo, hi] = lock.ci_points.unwrap();
+        assert!(lo > 40.0 && hi < 60.0, "{lock:?}");
+        assert!(
+            line(lock).starts_with("lock 25% -> 75% of active time (+"),
+            "{}",
+            line(lock)
+        );
+        assert!(
+            line(lock).contains("A: Lock:tuple 25%; B: Lock:tuple 75%"),
+            "{}",
+            line(lock)
+        );
+        // The same side against itself: nothing moved.
+        let same = explain(&a, &a, Method::Seconds);
+        assert_eq!(same.moved().count(), 0, "{same:?}");
+        assert!(same.shifts.iter().all(|s| s.ci_points.is_some()));
+    }
+
+    #[test]
+    fn a_small_or_noisy_change_is_not_named() {
+        // 3 points, however steady: under MIN_SHIFT_POINTS.
+        let a = side(vec![run(30, |t| 1.0 + wobble(t) / 10.0, |_| 3.0)]);
+        let b = side(vec![run(30, |t| 1.15 + wobble(t) / 10.0, |_| 2.85)]);
+        assert_eq!(explain(&a, &b, Method::Seconds).moved().count(), 0);
+        // 20 points on average, but eight seconds that swing anywhere from no lock to all
+        // lock: within the noise.
+        let u = |t: u64| ((t as f64 * 12.9898).sin() * 43758.5453).rem_euclid(1.0);
+        let a = side(vec![run(
+            11,
+            move |t| 4.0 * u(t),
+            move |t| 4.0 - 4.0 * u(t),
+        )]);
+        let b = side(vec![run(
+            11,
+            move |t| 4.0 * (0.6 * u(t + 100) + 0.4),
+            move |t| 4.0 - 4.0 * (0.6 * u(t + 100) + 0.4),
+        )]);
+        let e = explain(&a, &b, Method::Seconds);
+        let lock = e.shifts.iter().find(|s| s.class == "lock").unwrap();
+        assert!((lock.b_pct - lock.a_pct).abs() >= 10.0, "{lock:?}");
+        assert!(!lock.moved, "{lock:?}");
+    }
+
+    #[test]
+    fn repeats_are_judged_run_by_run_and_missing_samples_say_so() {
+        let reps = |l: [f64; 3]| {
+            side(
+                l.iter()
+                    .map(|&l| run(3, move |_| l, move |_| 4.0 - l))
+                    .collect(),
+            )
+        };
+        let e = explain(
+            &reps([1.0, 1.1, 0.9]),
+            &reps([2.0, 2.1, 1.9]),
+            Method::Repeats,
+        );
+        let lock = e.shifts.iter().find(|s| s.class == "lock").unwrap();
+        assert!(lock.moved, "{e:?}");
+        // A side without samples: a note, no shifts.
+        let mut bare = run(10, |_| 1.0, |_| 1.0);
+        bare.result["waits"] = Value::Null;
+        let e = explain(&side(vec![bare]), &reps([1.0, 1.0, 1.0]), Method::Seconds);
+        assert!(e.shifts.is_empty() && e.note.unwrap().contains("no sampled server sessions"));
+        // Single runs of fewer seconds than compare judges: the shares' noise is unknown.
+        let short = |l: f64| side(vec![run(5, move |_| l, move |_| 4.0 - l)]);
+        let e = explain(&short(1.0), &short(3.0), Method::Seconds);
+        assert_eq!(e.moved().count(), 0);
+        assert!(e.note.unwrap().contains("too few sampled seconds"));
+    }
+}
