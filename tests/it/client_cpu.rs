@@ -93,6 +93,14 @@ fn computing(env: &Env) -> Result<(), String> {
     ensure(
         out.contains("CLIENT-BOUND: dbduel's client threads were busy"),
         || format!("summary:\n{out}"),
+    )?;
+    // The verdict names the client, and the server's sessions agree: idle most of the time.
+    let busy: f64 = r["waits"]["by_class"]
+        .as_object()
+        .map_or(9.0, |m| m.values().filter_map(|v| v.as_f64()).sum());
+    ensure(
+        r["verdict"]["limiter"] == "client" && busy < 0.5 && out.contains("limited by: the client"),
+        || format!("verdict {}, waits {}", r["verdict"], r["waits"]),
     )
 }
 

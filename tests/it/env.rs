@@ -232,6 +232,30 @@ impl Env {
         })
     }
 
+    /// A server of the test's own, with `settings` (stopped when dropped), started by the
+    /// starter thread as the shared ones are.
+    pub fn own_server(
+        &self,
+        kind: &'static server::ServerKind,
+        settings: &[(&str, &str)],
+    ) -> Result<Server, String> {
+        let (reply, outcome) = mpsc::channel();
+        let settings = settings
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.starter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .ok_or("the test servers' thread is gone")?
+            .send((kind, settings, reply))
+            .map_err(|_| "the test servers' thread is gone")?;
+        outcome
+            .recv()
+            .map_err(|_| "the test servers' thread ended".to_string())?
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }

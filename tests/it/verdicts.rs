@@ -1,7 +1,9 @@
 //! What limited a run, proved on bottlenecks built on purpose: many clients on one row
 //! (locks: InnoDB's test server; a managed PostgreSQL that syncs its log, where each holder
 //! keeps the row through its commit's flush), four clients' one-statement durable commits
-//! (commit flushes, the same server), one client's point selects (round trips); an embedded
+//! (commit flushes, the same server), one client's point selects (round trips), four clients'
+//! range sums over cached pages (server CPU), point selects on a server with the smallest
+//! buffer cache whose files are evicted from the OS's cache as the run goes (data reads); an embedded
 //! engine and `--no-waits` say why nothing was determined. Each fails when the verdict or the
 //! evidence behind it is taken out of the result. The bottlenecks are one-statement
 //! transactions, so that the client's own pace (a debug build's, on a loaded machine) stays
@@ -14,10 +16,12 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 5] = [
+    let tests: [(&str, Test); 7] = [
         ("locks_mariadb_innodb", locks_innodb),
         ("locks_and_commit_flushes_postgres", durable_postgres),
         ("round_trips_postgres", round_trips),
+        ("server_cpu_postgres", server_cpu),
+        ("data_reads_postgres", data_reads),
         ("embedded_not_determined", embedded),
         ("no_waits_not_determined", no_waits),
     ];
@@ -187,31 +191,38 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
     // (group commit). On a machine loaded by the rest of the suite the debug-built clients'
     // own turn can outgrow that (33% and 44% of the sessions' time in the server were seen):
     // the rule then rightly says round trips, and the time in the server must still be the
-    // log's.
+    // log's (`judged_in_server`).
     let r = run(env, dsn, &[], &any_row, &["-c", "4", "-T", "3"])?;
-    if limiter(&r) == "round_trips" {
-        let by_class = r["waits"]["by_class"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
-        let share = |c: &str| by_class.get(c).and_then(|v| v.as_f64()).unwrap_or(0.0);
-        let inside: f64 = by_class
-            .iter()
-            .filter(|(c, _)| *c != "client")
-            .filter_map(|(_, v)| v.as_f64())
-            .sum();
-        let (event, class) = top_event(&r);
-        return ensure(
-            class == "commit" && event.contains("WAL") && share("commit") >= 0.5 * inside,
-            || {
-                format!(
-                    "round trips, and the time in the server not the log's: {}",
-                    r["waits"]
-                )
-            },
-        );
+    judged_in_server(&r, "commit", "WAL")
+}
+
+/// `judged`, or, when the rule said round trips (a debug-built client's turn outgrown on a
+/// machine the rest of the suite loads), the time in the server was still `class`'s (at least
+/// half of it) and its top event `event_has`.
+fn judged_in_server(r: &serde_json::Value, class_is: &str, event_has: &str) -> Result<(), String> {
+    if limiter(r) != "round_trips" {
+        return judged(r, class_is, event_has);
     }
-    judged(&r, "commit", "WAL")
+    let by_class = r["waits"]["by_class"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let share = |c: &str| by_class.get(c).and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let inside: f64 = by_class
+        .iter()
+        .filter(|(c, _)| *c != "client")
+        .filter_map(|(_, v)| v.as_f64())
+        .sum();
+    let (event, class) = top_event(r);
+    ensure(
+        class == class_is && event.contains(event_has) && share(class_is) >= 0.5 * inside,
+        || {
+            format!(
+                "round trips, and the time in the server not {class_is}'s: {}",
+                r["waits"]
+            )
+        },
+    )
 }
 
 /// One client's point selects: the backend is idle between them most of the time.
@@ -235,6 +246,89 @@ fn round_trips(env: &Env) -> Result<(), String> {
         .as_object()
         .map_or(9.0, |m| m.values().filter_map(|v| v.as_f64()).sum());
     ensure(busy < 0.5, || format!("{busy} sessions busy of 1"))
+}
+
+/// Four clients summing five thousand accounts each (an index range scan over cached
+/// pages): the backends compute, and two cores are busy. Point selects would not do on a
+/// small machine: the client's turn and the round trip outweigh a point select's work in the
+/// server, and the rule rightly says round trips or the client.
+fn server_cpu(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "verdict_cpu");
+    expect_code(
+        &dbduel(&["prepare", "tpcb", "--scale", "1", "--dsn", &dsn]),
+        0,
+        "prepare",
+    )?;
+    let script = env.path("verdict-cpu.sql");
+    std::fs::write(
+        &script,
+        "\\set aid random(1, 95000)\nSELECT sum(abalance), count(*) FROM pgbench_accounts WHERE aid BETWEEN :aid AND :aid + 5000;\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let script = script.display().to_string();
+    let r = run(
+        env,
+        &dsn,
+        &[],
+        &script,
+        &["-c", "4", "-T", "3", "-M", "prepared"],
+    )?;
+    judged_in_server(&r, "cpu", "CPU")
+}
+
+/// A server of its own with the smallest buffer cache (128 kB) and tpcb's accounts (26 MB)
+/// whose files a thread keeps evicting from the operating system's cache during the run: each
+/// of four clients' point selects reads its index and heap pages from storage. (Without the
+/// evicting, the reads come from the OS's cache and the run is judged round trips.)
+fn data_reads(env: &Env) -> Result<(), String> {
+    let server = env.own_server(
+        &dbduel::server::POSTGRES,
+        &[("shared_buffers", "128kB"), ("fsync", "off")],
+    )?;
+    let dsn = server.dsn_text("postgres");
+    expect_code(
+        &dbduel(&["prepare", "tpcb", "--scale", "2", "--dsn", &dsn]),
+        0,
+        "prepare",
+    )?;
+    let base = server.dir().join("data").join("base");
+    let evicting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let evictor = {
+        let evicting = evicting.clone();
+        std::thread::spawn(move || {
+            while evicting.load(std::sync::atomic::Ordering::Relaxed) {
+                evict(&base);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
+    let r = run(
+        env,
+        &dsn,
+        &[],
+        "tpcb",
+        &["-c", "4", "-T", "3", "-S", "-M", "prepared"],
+    );
+    evicting.store(false, std::sync::atomic::Ordering::Relaxed);
+    let _ = evictor.join();
+    judged_in_server(&r?, "data_read", "IO:DataFileRead")
+}
+
+/// Ask the operating system to drop every file under `dir` from its page cache.
+fn evict(dir: &std::path::Path) {
+    use std::os::fd::AsRawFd;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            evict(&path);
+        } else if let Ok(f) = std::fs::File::open(&path) {
+            // SAFETY: a valid descriptor, held open for the call.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
 }
 
 /// Nothing sampled, and the verdict says why, in words that contain `why`.
