@@ -7,8 +7,8 @@
 --   words        `name = text` lines put in for {name} in every statement: the column types
 --                {id} (an integer key the database numbers), {text} (any length), {key} (text
 --                that keys and unique constraints take), {bytes}, the table options {table},
---                {unhex} (bytes from a hex parameter), and the figures {reconnects} and
---                {restarts} read from a run's result JSON
+--                {unhex} (bytes from a hex parameter), and the figures {reconnects},
+--                {restarts} and {limiter} (the verdict's) read from a run's result JSON
 --   session      run once on connecting
 --   version      one row: the store's version (none: a new store)
 --   version table, set version   where the version is kept
@@ -157,7 +157,7 @@ WHERE runs.started_at = ? AND runs.workload = ? ORDER BY runs.id;
 -- name: list
 SELECT runs.id, plans.name, engine, profile, unsafe_profile, workload, variant, scale, clients, "repeat", cold,
     started_at, duration_s, tps, p50_ms, p95_ms, p99_ms, errors, client_bound, server_version,
-    {reconnects}, {restarts}
+    {reconnects}, {restarts}, {limiter}
 FROM runs JOIN plans ON plans.id = runs.plan_id {where} ORDER BY runs.id;
 
 -- name: figures

@@ -16,6 +16,7 @@ table = ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin
 unhex = UNHEX(?)
 reconnects = coalesce(JSON_EXTRACT(result, '$.reconnects'), 0)
 restarts = coalesce(JSON_LENGTH(result, '$.server_restarts'), 0)
+limiter = coalesce(JSON_UNQUOTE(JSON_EXTRACT(result, '$.verdict.limiter')), '')
 
 -- name: session
 SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES');

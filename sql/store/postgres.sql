@@ -11,6 +11,7 @@ table =
 unhex = decode(?, 'hex')
 reconnects = coalesce((result::jsonb ->> 'reconnects')::bigint, 0)
 restarts = coalesce(jsonb_array_length(result::jsonb -> 'server_restarts'), 0)
+limiter = coalesce(result::jsonb -> 'verdict' ->> 'limiter', '')
 
 -- name: session
 

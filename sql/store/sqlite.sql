@@ -12,6 +12,7 @@ table =
 unhex = unhex(?)
 reconnects = coalesce(json_extract(result, '$.reconnects'), 0)
 restarts = coalesce(json_array_length(result, '$.server_restarts'), 0)
+limiter = coalesce(json_extract(result, '$.verdict.limiter'), '')
 
 -- Another sweep's commit, or its migrations, hold the write lock for a moment.
 -- name: session

@@ -38,6 +38,7 @@ pub fn table(rows: &[RunRow]) -> String {
                 format!("{:.1}", r.tps),
                 format!("{:.3}", r.p95_ms),
                 format!("{:.3}", r.p99_ms),
+                r.limiter.replace('_', " "),
                 flags.join(","),
                 figures.join(", "),
             ]
@@ -45,8 +46,20 @@ pub fn table(rows: &[RunRow]) -> String {
         .collect();
     super::text_table(
         &[
-            "id", "plan", "engine", "profile", "workload", "variant", "clients", "rep", "tps",
-            "p95 ms", "p99 ms", "flags", "figures",
+            "id",
+            "plan",
+            "engine",
+            "profile",
+            "workload",
+            "variant",
+            "clients",
+            "rep",
+            "tps",
+            "p95 ms",
+            "p99 ms",
+            "limited by",
+            "flags",
+            "figures",
         ],
         &["id", "clients", "rep", "tps", "p95 ms", "p99 ms"],
         &rows,
@@ -98,6 +111,7 @@ pub fn csv(rows: &[RunRow]) -> String {
         "server_version",
         "reconnects",
         "server_restarts",
+        "limiter",
     ];
     header.extend(&figures);
     let mut out = header.join(",") + "\n";
@@ -125,6 +139,7 @@ pub fn csv(rows: &[RunRow]) -> String {
             quote(&r.server_version),
             r.reconnects.to_string(),
             r.server_restarts.to_string(),
+            quote(&r.limiter),
         ];
         cells.extend(
             figures

@@ -292,6 +292,7 @@ mod tests {
                 "unhex",
                 "reconnects",
                 "restarts",
+                "limiter",
             ] {
                 assert!(
                     words

@@ -126,6 +126,8 @@ pub struct RunRow {
     /// Times a sweep's managed server exited during the point and was started again (from
     /// the stored result): such a point is marked failed.
     pub server_restarts: i64,
+    /// What limited the run (its verdict's `limiter`; empty for results from before verdicts).
+    pub limiter: String,
     /// The workload's own figures (TPC-C: nopm, tpmC), by name.
     pub metrics: std::collections::BTreeMap<String, f64>,
 }

@@ -139,6 +139,7 @@ fn listed(r: &[Value]) -> RunRow {
         server_version: text(&r[19]),
         reconnects: int(&r[20]),
         server_restarts: int(&r[21]),
+        limiter: text(&r[22]),
         metrics: Default::default(),
     }
 }

@@ -374,6 +374,14 @@ fn shared_store(env: &Env, target: Target, hdr: &str) -> Result<(), String> {
         shown.contains("\"windows\"") && shown.contains("\"tps\""),
         || shown.clone(),
     )?;
+    // The verdict's limiter is read out of the stored result by the store's own SQL.
+    let limiter = format!("\"limiter\": {}", rows[0]["limiter"]);
+    ensure(
+        rows.iter()
+            .all(|r| r["limiter"].as_str().is_some_and(|l| !l.is_empty()))
+            && shown.contains(&limiter),
+        || format!("limiter {limiter}: {exported}"),
+    )?;
     let p1: Vec<String> = rows
         .iter()
         .filter(|r| r["plan"] == "p1")
