@@ -66,6 +66,9 @@ pub struct Step {
     pub failed: Vec<String>,
     /// Too few transactions for the strictest percentile, even stretched to its limit.
     pub short: bool,
+    /// What limited the step (`metrics::waits::verdict`): its key and its sentence.
+    pub limiter: String,
+    pub limited_by: String,
 }
 
 impl Step {
@@ -371,6 +374,8 @@ impl Search {
             // The closed loop is the ceiling, not a candidate: it is never judged.
             failed: if rate.is_some() { failed } else { Vec::new() },
             short,
+            limiter: r.verdict.as_ref().map_or("", |v| &v.limiter).to_string(),
+            limited_by: r.verdict.as_ref().map_or("", |v| &v.says).to_string(),
         }
     }
 }
@@ -394,8 +399,13 @@ fn step_line(s: &Step, objectives: &[Objective]) -> String {
         (Some(_), true) => "met".to_string(),
         (Some(_), false) => format!("FAILED: {}", s.failed.join(", ")),
     };
+    let limiter = if s.limiter.is_empty() {
+        String::new()
+    } else {
+        format!("  limited by {}", s.limiter.replace('_', " "))
+    };
     format!(
-        "  {:<11} {offered:>20}  {:>9.1} tps  {:>5.0} s  {}  client {:.0}% busy{}{}  {verdict}",
+        "  {:<11} {offered:>20}  {:>9.1} tps  {:>5.0} s  {}  client {:.0}% busy{}{}  {verdict}{limiter}",
         s.phase,
         s.tps,
         s.measured_s,
@@ -434,7 +444,34 @@ pub fn summary(c: &Capacity, objectives: &[Objective], steps: bool) -> String {
         out += "  interrupted: the search stopped at the step above\n";
     }
     out += &format!("{}\n", c.verdict);
+    if let Some(line) = limit_reason(c) {
+        out += &format!("{line}\n");
+    }
     out
+}
+
+/// What limited the search's boundary: the lowest failing step's verdict (what stopped the
+/// rate from rising), else the closed loop's (the ceiling's).
+fn limit_reason(c: &Capacity) -> Option<String> {
+    let failing = c
+        .steps
+        .iter()
+        .filter(|s| s.rate.is_some() && !s.passed())
+        .min_by(|a, b| a.rate.unwrap_or(0.0).total_cmp(&b.rate.unwrap_or(0.0)));
+    let (what, step) = match failing {
+        Some(s) => (
+            format!(
+                "at {:.1} tps, the lowest rate that failed",
+                s.rate.unwrap_or(0.0)
+            ),
+            s,
+        ),
+        None => (
+            "at the ceiling (the closed loop)".to_string(),
+            c.steps.iter().find(|s| s.rate.is_none())?,
+        ),
+    };
+    (!step.limited_by.is_empty()).then(|| format!("limited {what}, by {}", step.limited_by))
 }
 
 /// What weakens the search's verdict, for the summary and the JSON.
@@ -584,7 +621,42 @@ mod tests {
             client_bound: false,
             failed: Vec::new(),
             short,
+            limiter: "cpu".into(),
+            limited_by: format!("server CPU at {rate}"),
         }
+    }
+
+    #[test]
+    fn the_boundary_is_explained_by_the_lowest_failing_steps_verdict() {
+        let mut c = search(&["tpcb", "--dsn", "sqlite:///tmp/x.db", "--slo", "p99<10ms"])
+            .unwrap()
+            .record();
+        let mut ceiling = step(50.0, vec![1.0], false);
+        ceiling.rate = None;
+        ceiling.limited_by = "locks at the ceiling".into();
+        c.steps = vec![ceiling, step(40.0, vec![1.0], false)];
+        // Nothing failed: the ceiling's verdict.
+        assert!(
+            summary(&c, &[], true)
+                .contains("limited at the ceiling (the closed loop), by locks at the ceiling"),
+            "{}",
+            summary(&c, &[], true)
+        );
+        let mut failed = |rate: f64| {
+            let mut s = step(rate, vec![20.0], false);
+            s.failed = vec!["p99<10ms (20 ms)".into()];
+            c.steps.push(s);
+        };
+        failed(45.0);
+        failed(42.5);
+        let text = summary(&c, &[], true);
+        assert!(
+            text.contains(
+                "limited at 42.5 tps, the lowest rate that failed, by server CPU at 42.5"
+            ),
+            "{text}"
+        );
+        assert!(step_line(&c.steps[1], &[]).ends_with("met  limited by cpu"));
     }
 
     #[test]
