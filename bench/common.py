@@ -51,8 +51,11 @@ def env_list(name, default):
 
 
 def start_server(engine, root):
-    """A managed server of `engine` (postgres or mariadb) in root/engine: (data directory, DSN with its password)."""
-    kind = "postgres" if engine == "postgres" else "mysql"
+    """A managed server of `engine` (postgres, mariadb or firebird) in root/engine: (data directory, DSN with its
+    password)."""
+    kind = {"postgres": "postgres", "mariadb": "mysql", "mysql": "mysql", "firebird": "firebird"}.get(engine)
+    if kind is None:
+        die(f"unknown server {engine!r}: use postgres, mariadb or firebird")
     data = os.path.join(root, engine)
     out = subprocess.run([DBDUEL, "server", "start", kind, "--data-dir", data], capture_output=True, text=True)
     if out.returncode != 0:
