@@ -13,11 +13,19 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Session;
 use crate::engine::activity::WaitClass;
+use crate::engine::{Engine, Session};
 
 /// Samples a second, by default.
 pub const DEFAULT_HZ: u32 = 10;
+
+/// The rate to sample `engine`'s sessions at: the default, or the lower one it asks for where
+/// reading its monitoring is heavy (`Engine::activity_hz`).
+pub fn rate(engine: &dyn Engine) -> u32 {
+    engine
+        .activity_hz()
+        .map_or(DEFAULT_HZ, |hz| hz.clamp(1, DEFAULT_HZ))
+}
 /// How long one sample may take before the sampler gives its session up (a stalled server).
 const SAMPLE_DEADLINE: Duration = Duration::from_secs(2);
 /// How many of the events that took the most time a result keeps.
