@@ -464,6 +464,10 @@ impl Session for LiteSession {
                 settings.insert(name.to_string(), v.to_string());
             }
         }
+        // SQLite reads these as 0 under dbduel's own busy handler and log hook.
+        for (name, value) in self.evidence.settings() {
+            settings.insert(name.to_string(), value);
+        }
         Ok(ServerInfo {
             version,
             settings,

@@ -30,6 +30,10 @@ pub(super) struct Evidence {
     counts: Arc<Counts>,
     commits: u64,
     commit: Duration,
+    /// What the handler and the hook keep in place of SQLite's own (whose PRAGMAs then read
+    /// 0): the busy timeout in milliseconds, the autocheckpoint in log frames.
+    busy_timeout_ms: u64,
+    autocheckpoint: i64,
 }
 
 /// SQLite's own pauses between retries when the database is locked (sqliteDefaultBusyCallback):
@@ -97,7 +101,18 @@ impl Evidence {
             counts,
             commits: 0,
             commit: Duration::ZERO,
+            busy_timeout_ms: timeout_ms,
+            autocheckpoint: every,
         })
+    }
+
+    /// The settings the handler and the hook keep, as `PRAGMA busy_timeout` and
+    /// `PRAGMA wal_autocheckpoint` would read them without dbduel's.
+    pub(super) fn settings(&self) -> [(&'static str, String); 2] {
+        [
+            ("busy_timeout", self.busy_timeout_ms.to_string()),
+            ("wal_autocheckpoint", self.autocheckpoint.to_string()),
+        ]
     }
 
     fn busy_wait(&self) -> Duration {
@@ -189,5 +204,11 @@ mod tests {
         assert_eq!((f.busy_waits, f.busy_timeouts), (1, 1));
         assert!(f.busy_retries >= 5, "{f:?}");
         assert!(f.busy_wait_s >= 0.05, "{f:?}");
+        // The settings the handler and the hook keep, where SQLite's PRAGMAs would read 0.
+        assert_eq!(evidence.settings()[0], ("busy_timeout", "60".to_string()));
+        assert_eq!(
+            evidence.settings()[1],
+            ("wal_autocheckpoint", "1000".to_string())
+        );
     }
 }
