@@ -608,7 +608,7 @@ fn whole_run(
     if merged.waits.is_none() && merged.embedded_waits.is_some() {
         merged.verdict = Some(crate::metrics::embedded::verdict(
             merged.embedded_waits.as_ref(),
-            "",
+            "the shards' connections counted no measured time",
         ));
     }
     merged.client_peak_rss_bytes = results

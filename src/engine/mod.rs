@@ -1,10 +1,12 @@
 //! The engine seam: the `Engine` and `Session` traits every database implements, the values and
 //! errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 //!
-//! `Engine`: connect, dialect, table options, embedded or not. `Session`: prepare, `execute` (with
+//! `Engine`: connect, dialect, table options, embedded or not, the wait sampler's rate
+//! (`activity_hz`). `Session`: prepare, `execute` (with
 //! `exec` and `query` over it), `batch`, begin/commit/rollback, `bulk_load` in a `Load` mode
 //! (replace, or append so that several sessions load one table at once), server info with its
-//! `Transport`, database size, `counters` for the observer, `canceller` and `set_timeout` for the
+//! `Transport`, database size, `counters` for the observer, `activity` for the wait sampler,
+//! `connection_figures` (an embedded engine's own counts), `canceller` and `set_timeout` for the
 //! end of a run, `set_statement_timeout`. `Cancel`: the engine's own cancel, then the socket shut
 //! (`abandon`). `DbError` with its `ErrorClass`, `Value`, placeholder splitting and literal
 //! rendering. `ENGINES`: each engine's `EngineEntry` (name, DSN schemes, help, `open`, `file`:
