@@ -1,6 +1,7 @@
 //! What limited a run, from the server's own evidence: a thread samples what the run's
 //! sessions are doing (`Session::activity`: PostgreSQL's pg_stat_activity, MariaDB's
-//! processlist and InnoDB transactions) ten times a second on a connection of its own, as
+//! processlist and InnoDB transactions, Firebird's MON$ tables at the lower rate it asks for,
+//! `rate`) ten times a second on a connection of its own, as
 //! Active Session History does; the samples become average active sessions by wait class,
 //! per second and over the measured run, with the events that took the most time; and one
 //! stated rule (`verdict`) names the limiter: the client, round trips, or the class of wait

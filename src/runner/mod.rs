@@ -9,7 +9,8 @@
 //! `workload::RunEnd`. A lost connection is torn down on a thread of its own, so that every lost
 //! connection is counted, reconnected or its client lost. A client whose workload reports
 //! `Client::aborted` (a script's run-time error: pgbench's aborted client) is ended and counted
-//! under lost clients.
+//! under lost clients. At its end each client sends what its connection counted of its own time over
+//! the measured window, on an engine that counts it (`Session::connection_figures`: SQLite).
 //!
 //! Threads and blocking connections, not a runtime: a waiting client costs no CPU and no wake-ups
 //! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
