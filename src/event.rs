@@ -1,11 +1,12 @@
 //! What a run emits: one `Event` per finished transaction (a `Sample`) and per client happening (a
 //! reconnection, its time offline, a lost client, the first error message of a kind, its schedule,
-//! its CPU at its end). The runner sends them; the metrics consume them, so neither imports the
+//! its CPU and its connection's own figures at its end). The runner sends them; the metrics consume them, so neither imports the
 //! other.
 
 use std::time::Duration;
 
 use crate::engine::ErrorClass;
+use crate::engine::figures::ConnectionFigures;
 
 /// One finished transaction, as a client saw it. Times are microseconds since the run's start.
 #[derive(Debug, Clone)]
@@ -48,4 +49,7 @@ pub enum Event {
         wait: Option<Duration>,
         wall: Duration,
     },
+    /// A client's end, on an engine whose connections count their own time (embedded): what
+    /// its connections counted over the measured window (`Session::connection_figures`).
+    ConnectionFigures(ConnectionFigures),
 }

@@ -600,6 +600,17 @@ fn whole_run(
         merged.client_bound,
         "the first shard sampled no server sessions",
     ));
+    // An embedded engine's shards each counted their own clients' connections: summed.
+    merged.embedded_waits = crate::metrics::embedded::EmbeddedWaits::sum(
+        results.iter().filter_map(|r| r.embedded_waits.as_ref()),
+        m.transactions,
+    );
+    if merged.waits.is_none() && merged.embedded_waits.is_some() {
+        merged.verdict = Some(crate::metrics::embedded::verdict(
+            merged.embedded_waits.as_ref(),
+            "the shards' connections counted no measured time",
+        ));
+    }
     merged.client_peak_rss_bytes = results
         .iter()
         .map(|r| r.client_peak_rss_bytes)

@@ -11,10 +11,12 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::dsn::Dsn;
+use crate::engine::figures::ConnectionFigures;
 use crate::engine::stall::StallGuard;
 use crate::engine::{self, Engine, ServerInfo, Session};
 use crate::error::Error;
 use crate::event::Event;
+use crate::metrics::embedded::{self, EmbeddedWaits};
 use crate::metrics::observe::{Observer, ResourceSample};
 use crate::metrics::waits::{self, WaitSampler, Waits};
 use crate::metrics::{self, Aggregator, Measurement};
@@ -165,7 +167,7 @@ fn waits_sampler(plan: &RunPlan, engine: &dyn Engine) -> Option<(Option<WaitSamp
     }
     if engine.embedded() {
         let why = format!(
-            "{} runs inside dbduel: no server sessions to sample",
+            "{} runs inside dbduel: no server sessions to sample, and its connections counted nothing",
             engine.name()
         );
         return Some((None, why));
@@ -180,7 +182,7 @@ fn waits_sampler(plan: &RunPlan, engine: &dyn Engine) -> Option<(Option<WaitSamp
                 s,
                 Instant::now(),
                 plan.run.warmup,
-                waits::DEFAULT_HZ,
+                waits::rate(engine),
             )),
             absent,
         )),
@@ -219,6 +221,9 @@ struct Measured {
     started: SystemTime,
     /// Why the run was stopped early: every transaction failed the same lasting way.
     doomed: Option<String>,
+    /// The clients' connections' own figures over the window, summed, and how many sent
+    /// them (an embedded engine's evidence).
+    figures: Option<(ConnectionFigures, u32)>,
 }
 
 /// How long a run whose every transaction fails the same lasting way goes on before it is
@@ -291,10 +296,17 @@ fn measure(
     cpu.tick(Instant::now(), warmup_end, window_end);
     let mut next_progress = plan.progress.map(|p| (running.start + p, p));
     let mut last_end_us = 0u64;
+    let mut figures: Option<(ConnectionFigures, u32)> = None;
     let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<Vec<Event>>| {
         for ev in rx.try_iter().flatten() {
-            if let Event::Txn(s) = &ev {
-                last_end_us = last_end_us.max(s.end_us);
+            match &ev {
+                Event::Txn(s) => last_end_us = last_end_us.max(s.end_us),
+                Event::ConnectionFigures(f) => {
+                    let (sum, n) = figures.get_or_insert_with(Default::default);
+                    sum.add(f);
+                    *n += 1;
+                }
+                _ => {}
             }
             agg.add(ev);
         }
@@ -355,6 +367,7 @@ fn measure(
         cpu_wall,
         started,
         doomed,
+        figures,
     })
 }
 
@@ -401,6 +414,12 @@ impl Point<'_> {
             && m.transactions > 0
             && metrics::client_bound(&m.client_threads, share).is_some();
         let clients = self.plan.run.clients.max(self.plan.workload.clients);
+        // An engine with no server to sample judged by its connections' own figures, when
+        // observation is on.
+        let embedded = measured
+            .figures
+            .filter(|_| waits.is_some())
+            .map(|(f, n)| EmbeddedWaits::of(f, n, m.transactions));
         let shard = self
             .plan
             .shard
@@ -430,6 +449,9 @@ impl Point<'_> {
             client_bound,
             client_peak_rss_bytes: metrics::peak_rss_bytes(),
             verdict: Some(match &waits {
+                Some((None, absent)) if engine.embedded() => {
+                    embedded::verdict(embedded.as_ref(), absent)
+                }
                 Some((w, absent)) => waits::verdict(w.as_ref(), clients, client_bound, absent),
                 None => waits::verdict(
                     None,
@@ -439,6 +461,7 @@ impl Point<'_> {
                 ),
             }),
             waits: waits.and_then(|(w, _)| w),
+            embedded_waits: embedded,
             measurement: m,
             server_restarts: Vec::new(),
             unrecorded: None,

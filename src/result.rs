@@ -87,6 +87,10 @@ pub struct RunResult {
     /// (`metrics::waits`); None where nothing was sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits: Option<crate::metrics::waits::Waits>,
+    /// An embedded engine's evidence in place of sampled sessions: its clients' connections'
+    /// own figures over the measured window, summed (`metrics::embedded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedded_waits: Option<crate::metrics::embedded::EmbeddedWaits>,
     /// What limited the run, by `metrics::waits::verdict`'s rule (absent in results of
     /// dbduel versions before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -122,6 +122,30 @@ pub fn mysql(command: &str, state: &str, trx_state: Option<&str>) -> Option<Acti
     named(WaitClass::Running, "running")
 }
 
+/// A Firebird attachment of the run that has a transaction open, as `MON$STATEMENTS` and
+/// `MON$RECORD_STATS` show it: its busiest statement's `MON$STATE` (1 active, 2 stalled: a
+/// cursor whose rows the client has not fetched; None: no statement running), and whether
+/// that statement waits on a record lock. Firebird 3 has no wait events: an active statement
+/// is `running` (CPU, reads and the page cache's writes not told apart), and a transaction with
+/// no statement running is the client's, whether it waits for the next statement or for its
+/// own commit's flush: a commit is no statement, and Firebird 3 marks neither the attachment
+/// nor the transaction active during it, so the event names both.
+pub fn firebird(statement: Option<i64>, lock_wait: bool) -> Activity {
+    let named = |class, event: &str| Activity {
+        class,
+        event: event.to_string(),
+    };
+    match statement {
+        Some(1) if lock_wait => named(WaitClass::Lock, "Lock:record wait"),
+        Some(1) => named(WaitClass::Running, "running"),
+        Some(_) => named(WaitClass::Client, "Client:fetching (statement stalled)"),
+        None => named(
+            WaitClass::Client,
+            "Client:idle in transaction or committing",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +211,20 @@ mod tests {
         assert_eq!(
             class("Execute", "Sending data", Some("RUNNING")),
             Some(WaitClass::Running)
+        );
+    }
+
+    #[test]
+    fn firebird_attachments_map_to_their_classes() {
+        assert_eq!(firebird(Some(1), true).class, WaitClass::Lock);
+        assert_eq!(firebird(Some(1), true).event, "Lock:record wait");
+        assert_eq!(firebird(Some(1), false).class, WaitClass::Running);
+        assert_eq!(firebird(Some(2), false).class, WaitClass::Client);
+        // A stalled statement waits on its client, whatever it waited on before.
+        assert_eq!(firebird(Some(2), true).class, WaitClass::Client);
+        assert_eq!(
+            firebird(None, false).event,
+            "Client:idle in transaction or committing"
         );
     }
 }

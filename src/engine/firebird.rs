@@ -5,7 +5,9 @@
 //! EXECUTE BLOCK loading, a `batch` that opens with `SET TERM` run as an isql script one statement
 //! at a time, errors classified by message (the same words whether raised by a statement or inside
 //! a procedure). Its cancel, for the statement timeout and the end of a run, deletes the session's
-//! row of MON$STATEMENTS from another attachment.
+//! row of MON$STATEMENTS from another attachment. Its sessions' activity, for the wait sampler,
+//! comes from MON$TRANSACTIONS, MON$STATEMENTS and MON$RECORD_STATS, at a lower rate than the
+//! default (each read builds a snapshot of the database's attachments).
 
 use rsfbclient_core::{
     Dialect, FbError, FirebirdClientDbOps, FirebirdClientSqlOps, FreeStmtOp, SqlType, StmtType,
@@ -18,6 +20,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
+use super::activity::{self, Activity};
 use super::durability::{self, Durability, Level};
 use super::login;
 use super::tls::Transport;
@@ -183,6 +188,55 @@ impl Engine for Firebird {
     fn table_options(&self, _fillfactor: Option<u32>) -> String {
         String::new()
     }
+    /// Each sample makes the server build a snapshot of every attachment, transaction and
+    /// statement (MON$ tables): fewer of them than the default.
+    fn activity_hz(&self) -> Option<u32> {
+        Some(ACTIVITY_HZ)
+    }
+}
+
+/// The wait sampler's rate on Firebird (samples a second).
+const ACTIVITY_HZ: u32 = 4;
+/// The context variable that marks an attachment as dbduel's (`attachment_id`).
+const MARK: &str = "DBDUEL";
+
+/// The run's attachments with a transaction open (dbduel's, by their mark, the sampler's own
+/// left out), with each transaction's running or stalled statements: the statement's state,
+/// whether the transaction may wait on locks (`MON$LOCK_TIMEOUT` 0 is NO WAIT), and the record
+/// lock waits counted by the transaction and by the statement (`MON$RECORD_WAITS`). A new
+/// transaction per sample (`query_text` commits each statement's), so each snapshot is fresh.
+fn activity_sql() -> String {
+    format!(
+        "SELECT t.MON$ATTACHMENT_ID, s.MON$STATE, t.MON$LOCK_TIMEOUT, \
+         tr.MON$RECORD_WAITS, sr.MON$RECORD_WAITS \
+         FROM MON$TRANSACTIONS t JOIN MON$RECORD_STATS tr ON tr.MON$STAT_ID = t.MON$STAT_ID \
+         LEFT JOIN MON$STATEMENTS s ON s.MON$TRANSACTION_ID = t.MON$TRANSACTION_ID \
+         AND s.MON$STATE > 0 LEFT JOIN MON$RECORD_STATS sr ON sr.MON$STAT_ID = s.MON$STAT_ID \
+         WHERE t.MON$ATTACHMENT_ID <> CURRENT_CONNECTION AND EXISTS (SELECT 1 FROM \
+         MON$CONTEXT_VARIABLES v WHERE v.MON$ATTACHMENT_ID = t.MON$ATTACHMENT_ID \
+         AND v.MON$VARIABLE_NAME = '{MARK}')"
+    )
+}
+
+/// One attachment's activity from its rows of `activity_sql`: its busiest statement (a lock
+/// wait, then running, then stalled), or idle in its transaction. A statement waits on a lock
+/// when it is active, its transaction may wait, and both it and its transaction counted a
+/// record wait: Firebird 3 counts a wait when it starts and shows no wait in progress, so a
+/// statement still running after a wait it came through counts as waiting too (rarely: under
+/// snapshot isolation a wait for a row another transaction then updates ends in a conflict),
+/// and a prepared statement's count covers its earlier executions.
+fn attachment_activity(rows: &[&Vec<Value>]) -> Activity {
+    let int = |r: &Vec<Value>, i: usize| r.get(i).and_then(Value::as_i64);
+    let (state, lock_wait) = rows
+        .iter()
+        .map(|r| {
+            let may_wait = int(r, 2) != Some(0);
+            let waited = int(r, 3).unwrap_or(0) > 0 && int(r, 4).unwrap_or(0) > 0;
+            (int(r, 1), may_wait && waited && int(r, 1) == Some(1))
+        })
+        .max_by_key(|&(state, lock)| (lock, state == Some(1), state.is_some()))
+        .unwrap_or((None, false));
+    activity::firebird(state, lock_wait)
 }
 
 /// Attach to the database (creating its file first when asked and it does not exist). The
@@ -465,9 +519,13 @@ impl FbSession {
         Ok(())
     }
 
-    /// This session's attachment (CURRENT_CONNECTION), for its cancel.
+    /// This session's attachment (CURRENT_CONNECTION), for its cancel; the attachment is
+    /// marked as dbduel's (a context variable, which MON$CONTEXT_VARIABLES shows), so that the
+    /// wait sampler tells the run's attachments from others.
     fn attachment_id(&mut self) -> DbResult<i64> {
-        let id = self.query_text("SELECT CURRENT_CONNECTION FROM RDB$DATABASE")?;
+        let id = self.query_text(&format!(
+            "SELECT CURRENT_CONNECTION, RDB$SET_CONTEXT('USER_SESSION', '{MARK}', 1) FROM RDB$DATABASE"
+        ))?;
         let Some(Value::Int(attachment)) = id.first().and_then(|r| r.first()).cloned() else {
             return Err(DbError::new(
                 ErrorClass::Other("firebird".into()),
@@ -709,6 +767,23 @@ impl Session for FbSession {
         Ok(rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0) as u64)
     }
 
+    /// The run's attachments from the MON$ tables, one activity each (`attachment_activity`);
+    /// an attachment with no transaction open is idle between transactions.
+    fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
+        let rows = self.query_text(&activity_sql())?;
+        let mut by_attachment: BTreeMap<i64, Vec<&Vec<Value>>> = BTreeMap::new();
+        for row in &rows {
+            let id = row.first().and_then(Value::as_i64).unwrap_or(0);
+            by_attachment.entry(id).or_default().push(row);
+        }
+        Ok(Some(
+            by_attachment
+                .values()
+                .map(|rows| attachment_activity(rows))
+                .collect(),
+        ))
+    }
+
     /// Size only: Firebird counts no checkpoints, and its sweeps are not autovacuums.
     fn counters(&mut self) -> DbResult<Counters> {
         Ok(Counters {
@@ -907,6 +982,41 @@ mod tests {
                 "CREATE EXCEPTION e 'no'",
                 "DROP PROCEDURE p",
             ]
+        );
+    }
+
+    #[test]
+    fn an_attachment_is_its_busiest_statement() {
+        use activity::WaitClass;
+        // attachment, statement state, lock timeout, transaction's waits, statement's waits
+        let row = |state: Option<i64>, timeout: i64, tr: i64, st: i64| {
+            let int = |v: Option<i64>| v.map_or(Value::Null, Value::Int);
+            vec![
+                Value::Int(7),
+                int(state),
+                Value::Int(timeout),
+                Value::Int(tr),
+                int(Some(st)),
+            ]
+        };
+        let class =
+            |rows: &[Vec<Value>]| attachment_activity(&rows.iter().collect::<Vec<_>>()).class;
+        assert_eq!(class(&[row(Some(1), -1, 1, 1)]), WaitClass::Lock);
+        // A NO WAIT transaction never waits; a statement that never waited runs.
+        assert_eq!(class(&[row(Some(1), 0, 1, 1)]), WaitClass::Running);
+        assert_eq!(class(&[row(Some(1), -1, 1, 0)]), WaitClass::Running);
+        assert_eq!(class(&[row(Some(1), -1, 0, 3)]), WaitClass::Running);
+        // A stalled cursor, or no statement: the client's turn.
+        assert_eq!(class(&[row(Some(2), -1, 1, 1)]), WaitClass::Client);
+        assert_eq!(class(&[row(None, -1, 0, 0)]), WaitClass::Client);
+        // The busiest of several statements stands for the attachment.
+        assert_eq!(
+            class(&[row(Some(2), -1, 0, 0), row(Some(1), -1, 0, 0)]),
+            WaitClass::Running
+        );
+        assert_eq!(
+            class(&[row(Some(1), -1, 2, 0), row(Some(1), -1, 2, 1)]),
+            WaitClass::Lock
         );
     }
 }

@@ -1,10 +1,12 @@
 //! The engine seam: the `Engine` and `Session` traits every database implements, the values and
 //! errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 //!
-//! `Engine`: connect, dialect, table options, embedded or not. `Session`: prepare, `execute` (with
+//! `Engine`: connect, dialect, table options, embedded or not, the wait sampler's rate
+//! (`activity_hz`). `Session`: prepare, `execute` (with
 //! `exec` and `query` over it), `batch`, begin/commit/rollback, `bulk_load` in a `Load` mode
 //! (replace, or append so that several sessions load one table at once), server info with its
-//! `Transport`, database size, `counters` for the observer, `canceller` and `set_timeout` for the
+//! `Transport`, database size, `counters` for the observer, `activity` for the wait sampler,
+//! `connection_figures` (an embedded engine's own counts), `canceller` and `set_timeout` for the
 //! end of a run, `set_statement_timeout`. `Cancel`: the engine's own cancel, then the socket shut
 //! (`abandon`). `DbError` with its `ErrorClass`, `Value`, placeholder splitting and literal
 //! rendering. `ENGINES`: each engine's `EngineEntry` (name, DSN schemes, help, `open`, `file`:
@@ -18,7 +20,7 @@
 //! server's code unclassified. Shared by the engines: `tls.rs`, `login.rs` (a login the DSN leaves
 //! out), `stall.rs` (the guard on long operations), `watchdog.rs` (a client-kept statement timeout),
 //! `durability.rs` (what settings promise for commits), `activity.rs` (sessions' states as wait
-//! classes).
+//! classes), `figures.rs` (an embedded engine's connections' own counts of their time).
 //!
 //! A new engine is its file and one line in `ENGINES`; shared code names no engine, except SQLite
 //! as the default where none is asked for (`run` without `--dsn`, a plan without `engines`). Its
@@ -37,6 +39,7 @@
 
 pub mod activity;
 pub mod durability;
+pub mod figures;
 mod firebird;
 mod login;
 mod mysql;
@@ -369,6 +372,11 @@ pub trait Session: Send {
     fn activity(&mut self) -> DbResult<Option<Vec<activity::Activity>>> {
         Ok(None)
     }
+    /// This connection's own cumulative figures (`figures::ConnectionFigures`): an embedded
+    /// engine's evidence of where its clients' time went; None where the engine has none.
+    fn connection_figures(&mut self) -> Option<figures::ConnectionFigures> {
+        None
+    }
 }
 
 /// A database reachable through one DSN: opens sessions and knows its dialect.
@@ -383,6 +391,11 @@ pub trait Engine: Send + Sync {
     fn connect(&self) -> DbResult<Box<dyn Session>>;
     /// Text appended to CREATE TABLE (storage engine, fillfactor...).
     fn table_options(&self, fillfactor: Option<u32>) -> String;
+    /// The rate at which the wait sampler may read `Session::activity` (samples a second),
+    /// where the engine's monitoring is too heavy for the default; None: the default.
+    fn activity_hz(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// How a registry entry opens its engine from a DSN.

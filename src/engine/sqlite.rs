@@ -1,7 +1,10 @@
 //! SQLite through the bundled library (rusqlite): WAL, a busy timeout, write transactions that take
 //! the write lock at BEGIN (`BEGIN IMMEDIATE`) so that many writers stay correct, prepared-insert
 //! loading, a statement timeout through SQLite's progress handler, and `sqlite3_interrupt` as its
-//! cancel at the end of a run.
+//! cancel at the end of a run. Each connection counts where its time went (`evidence.rs`: cache,
+//! lock waits, checkpoints, COMMIT), the evidence of an engine with no server to sample.
+
+mod evidence;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use evidence::Evidence;
 
 use super::durability::{self, Durability, Level};
 use super::{
@@ -169,7 +174,9 @@ impl Engine for Sqlite {
                 format!("cannot open SQLite file {}: {e}", self.path.display()),
             )
         })?;
+        let mut conn = conn;
         conn.set_prepared_statement_cache_capacity(64);
+        let mut busy_timeout = Duration::ZERO;
         for (name, value) in &self.pragmas {
             if name == "busy_timeout" {
                 let ms = value.parse().map_err(|_| {
@@ -178,15 +185,16 @@ impl Engine for Sqlite {
                         format!("busy_timeout must be milliseconds, not '{value}'"),
                     )
                 })?;
-                conn.busy_timeout(Duration::from_millis(ms))
-                    .map_err(|e| classify(&e))?;
+                busy_timeout = Duration::from_millis(ms);
             } else {
                 conn.pragma_update(None, name, value)
                     .map_err(|e| classify(&e))?;
             }
         }
+        let evidence = Evidence::install(&mut conn, busy_timeout).map_err(|e| classify(&e))?;
         let mut session = LiteSession {
             conn,
+            evidence,
             protocol: self.protocol,
             stmts: Vec::new(),
             sql: String::new(),
@@ -205,6 +213,8 @@ impl Engine for Sqlite {
 
 struct LiteSession {
     conn: Connection,
+    /// The busy handler's, the log hook's and COMMIT's counts (`Session::connection_figures`).
+    evidence: Evidence,
     protocol: Protocol,
     /// Statement text, and the same split at its placeholders (for the simple protocol).
     stmts: Vec<(String, Vec<String>)>,
@@ -418,7 +428,10 @@ impl Session for LiteSession {
         self.batch(if write { "BEGIN IMMEDIATE" } else { "BEGIN" })
     }
     fn commit(&mut self) -> DbResult<()> {
-        self.batch("COMMIT")
+        let mark = self.evidence.mark();
+        let done = self.batch("COMMIT");
+        self.evidence.committed(mark, done.is_ok());
+        done
     }
     fn rollback(&mut self) -> DbResult<()> {
         if self.conn.is_autocommit() {
@@ -451,6 +464,10 @@ impl Session for LiteSession {
                 settings.insert(name.to_string(), v.to_string());
             }
         }
+        // SQLite reads these as 0 under dbduel's own busy handler and log hook.
+        for (name, value) in self.evidence.settings() {
+            settings.insert(name.to_string(), value);
+        }
         Ok(ServerInfo {
             version,
             settings,
@@ -466,6 +483,10 @@ impl Session for LiteSession {
         wal.push("-wal");
         let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         Ok(size(&self.path) + size(std::path::Path::new(&wal)))
+    }
+
+    fn connection_figures(&mut self) -> Option<crate::engine::figures::ConnectionFigures> {
+        Some(self.evidence.figures(&self.conn))
     }
 
     /// The files' size only: WAL checkpoints happen inside the clients' own connections.

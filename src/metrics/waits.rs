@@ -1,6 +1,7 @@
 //! What limited a run, from the server's own evidence: a thread samples what the run's
 //! sessions are doing (`Session::activity`: PostgreSQL's pg_stat_activity, MariaDB's
-//! processlist and InnoDB transactions) ten times a second on a connection of its own, as
+//! processlist and InnoDB transactions, Firebird's MON$ tables at the lower rate it asks for,
+//! `rate`) ten times a second on a connection of its own, as
 //! Active Session History does; the samples become average active sessions by wait class,
 //! per second and over the measured run, with the events that took the most time; and one
 //! stated rule (`verdict`) names the limiter: the client, round trips, or the class of wait
@@ -13,11 +14,19 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Session;
 use crate::engine::activity::WaitClass;
+use crate::engine::{Engine, Session};
 
 /// Samples a second, by default.
 pub const DEFAULT_HZ: u32 = 10;
+
+/// The rate to sample `engine`'s sessions at: the default, or the lower one it asks for where
+/// reading its monitoring is heavy (`Engine::activity_hz`).
+pub fn rate(engine: &dyn Engine) -> u32 {
+    engine
+        .activity_hz()
+        .map_or(DEFAULT_HZ, |hz| hz.clamp(1, DEFAULT_HZ))
+}
 /// How long one sample may take before the sampler gives its session up (a stalled server).
 const SAMPLE_DEADLINE: Duration = Duration::from_secs(2);
 /// How many of the events that took the most time a result keeps.

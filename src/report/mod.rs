@@ -401,6 +401,9 @@ fn summary_settings(out: &mut String, r: &RunResult) {
     if let Some(w) = &r.waits {
         summary_waits(out, w);
     }
+    if let Some(e) = &r.embedded_waits {
+        let _ = writeln!(out, "  {}", e.summary());
+    }
     let why = crate::metrics::client_bound(&m.client_threads, r.client_cpu_share);
     if let (true, Some(why)) = (r.client_bound, why) {
         let _ = writeln!(

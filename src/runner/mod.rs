@@ -9,7 +9,8 @@
 //! `workload::RunEnd`. A lost connection is torn down on a thread of its own, so that every lost
 //! connection is counted, reconnected or its client lost. A client whose workload reports
 //! `Client::aborted` (a script's run-time error: pgbench's aborted client) is ended and counted
-//! under lost clients.
+//! under lost clients. At its end each client sends what its connection counted of its own time over
+//! the measured window, on an engine that counts it (`Session::connection_figures`: SQLite).
 //!
 //! Threads and blocking connections, not a runtime: a waiting client costs no CPU and no wake-ups
 //! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
@@ -29,6 +30,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
+use crate::engine::figures::ConnectionFigures;
 use crate::engine::{Cancel, DbError, Engine, ErrorClass, Session};
 use crate::error::Error;
 use crate::event::{Event, Sample};
@@ -386,11 +388,13 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     let mut outbox = Outbox::new(&shared.events, start);
     let mut seen = HashSet::new();
     let mut window = ThreadWindow::new();
+    let mut figures = FiguresWindow::default();
     let stop = &shared.stop;
     let run_end = RunEnd::new(deadline, stop.clone());
     state.client.end_at(run_end.clone());
     loop {
         window.open_at(warmup_end);
+        figures.open_at(warmup_end, state.session.as_mut());
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -404,6 +408,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         }
         // Again here: an open-loop or pausing client may have slept past the warm-up's end.
         window.open_at(warmup_end);
+        figures.open_at(warmup_end, state.session.as_mut());
         let busy = &shared.busy[slot(shared, id)];
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, shared);
@@ -437,6 +442,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if lost {
             let claim = &shared.reconnecting[slot(shared, id)];
             claim.store(micros(end - start) + 1, Ordering::Release);
+            figures.bank(state.session.as_mut());
             if !reconnected(shared, id, deadline, end, claim, &mut state, &mut outbox) {
                 break;
             }
@@ -457,6 +463,47 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     }
     if let Some(cpu) = window.close() {
         outbox.push(cpu, Instant::now());
+    }
+    if let Some(own) = figures.close(state.session.as_mut()) {
+        outbox.push(own, Instant::now());
+    }
+}
+
+/// A client's connection's own figures over the measured window (`Session::connection_figures`,
+/// embedded engines): read when the window opens and at the client's end; a connection replaced
+/// on the way has its part banked first.
+#[derive(Default)]
+struct FiguresWindow {
+    tried: bool,
+    /// The connection's figures when the window opened (or when it replaced a lost one), and
+    /// the instant.
+    opened: Option<(Instant, ConnectionFigures)>,
+    banked: ConnectionFigures,
+}
+
+impl FiguresWindow {
+    fn open_at(&mut self, warmup_end: Instant, session: &mut dyn Session) {
+        if !self.tried && Instant::now() >= warmup_end {
+            self.tried = true;
+            self.opened = session.connection_figures().map(|f| (Instant::now(), f));
+        }
+    }
+
+    /// The connection is about to be replaced: keep what it counted since the window opened,
+    /// and count the next one from zero.
+    fn bank(&mut self, session: &mut dyn Session) {
+        if let (Some((_, base)), Some(now)) = (&mut self.opened, session.connection_figures()) {
+            self.banked.add(&now.since(base));
+            *base = ConnectionFigures::default();
+        }
+    }
+
+    fn close(mut self, session: &mut dyn Session) -> Option<Event> {
+        let (since, base) = self.opened?;
+        let now = session.connection_figures()?;
+        self.banked.add(&now.since(&base));
+        self.banked.wall_s = since.elapsed().as_secs_f64();
+        Some(Event::ConnectionFigures(self.banked))
     }
 }
 

@@ -148,7 +148,7 @@ fn few_postgres(env: &Env) -> Result<(), String> {
 }
 
 /// The same on SQLite, where closing eight connections at the end does real work: figures
-/// within 100%, and no verdict (the engine runs inside dbduel).
+/// within 100%, and no client-bound verdict (the engine runs inside dbduel).
 fn few_sqlite(env: &Env) -> Result<(), String> {
     let dsn = env.fresh_db(Target::Sqlite, "few");
     let script = "CREATE TABLE IF NOT EXISTS few (a int);\nINSERT INTO few VALUES (1);\n";

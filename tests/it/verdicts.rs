@@ -1,13 +1,14 @@
 //! What limited a run, proved on bottlenecks built on purpose: many clients on one row
 //! (locks: InnoDB's test server; a managed PostgreSQL that syncs its log, where each holder
-//! keeps the row through its commit's flush), four clients' one-statement durable commits
-//! (commit flushes, the same server), one client's point selects (round trips), four clients'
-//! range sums over cached pages (server CPU), point selects on a server with the smallest
-//! buffer cache whose files are evicted from the OS's cache as the run goes (data reads); an embedded
-//! engine and `--no-waits` say why nothing was determined. Each fails when the verdict or the
-//! evidence behind it is taken out of the result. The bottlenecks are one-statement
-//! transactions, so that the client's own pace (a debug build's, on a loaded machine) stays
-//! small beside them.
+//! keeps the row through its commit's flush; Firebird's record waits), four clients'
+//! one-statement durable commits (commit flushes, the same server), one client's point selects
+//! (round trips), four clients' range sums over cached pages (server CPU), point selects on a
+//! server with the smallest buffer cache whose files are evicted from the OS's cache as the run
+//! goes (data reads); SQLite's own connections: writers on one file (locks), one writer's
+//! durable tiny transactions (commit flushes), a read-only run's page cache; `--no-waits` says
+//! why nothing was determined. Each fails when the verdict or the evidence behind it is taken
+//! out of the result. The bottlenecks are one-statement transactions, so that the client's own
+//! pace (a debug build's, on a loaded machine) stays small beside them.
 
 use std::sync::Arc;
 
@@ -16,13 +17,17 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 7] = [
+    let tests: [(&str, Test); 11] = [
         ("locks_mariadb_innodb", locks_innodb),
         ("locks_and_commit_flushes_postgres", durable_postgres),
         ("round_trips_postgres", round_trips),
         ("server_cpu_postgres", server_cpu),
         ("data_reads_postgres", data_reads),
-        ("embedded_not_determined", embedded),
+        ("locks_firebird", locks_firebird),
+        ("sampled_firebird_tpcb", sampled_firebird),
+        ("locks_sqlite_writers", locks_sqlite),
+        ("commit_flushes_sqlite", commit_flushes_sqlite),
+        ("cache_figures_sqlite_read_only", cache_sqlite),
         ("no_waits_not_determined", no_waits),
     ];
     trials_of(env, "verdicts", tests)
@@ -340,11 +345,159 @@ fn undetermined(r: &serde_json::Value, why: &str) -> Result<(), String> {
     )
 }
 
-/// SQLite runs inside dbduel: nothing to sample, and the verdict says so.
-fn embedded(env: &Env) -> Result<(), String> {
-    let dsn = format!("sqlite://{}", env.path("verdict.db").display());
-    let r = tpcb(env, &dsn, &[], &["-c", "2", "-T", "1"])?;
-    undetermined(&r, "runs inside dbduel")
+/// A script of one transaction updating tpcb's branch row (every client on the same row).
+fn one_row_script(env: &Env, name: &str) -> Result<String, String> {
+    let path = env.path(name);
+    std::fs::write(
+        &path,
+        "BEGIN;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nEND;\n",
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(path.display().to_string())
+}
+
+/// A class's average active sessions in the sampled waits.
+fn sessions(r: &serde_json::Value, class: &str) -> f64 {
+    r["waits"]["by_class"][class].as_f64().unwrap_or(0.0)
+}
+
+/// Eight Firebird clients on one row: the waiting statements are seen as record lock waits,
+/// sampled at Firebird's lower rate. Firebird 3 shows a commit as no statement, like a
+/// session waiting for its client, so with forced writes the holders' commits count on the
+/// client's side: the verdict is locks, or round trips with the record waits most of the time
+/// the sessions spent in the server.
+fn locks_firebird(env: &Env) -> Result<(), String> {
+    let target = Target::Firebird;
+    let dsn = env.fresh_db(target, "verdict_locks");
+    let tries = ["--max-tries", target.max_tries()];
+    tpcb(env, &dsn, &[], &["-c", "1", "-T", "1"])?;
+    let script = one_row_script(env, "verdict-fb-one-row.sql")?;
+    let mut args = vec!["-c", "8", "-T", "3"];
+    args.extend(tries);
+    let r = run(env, &dsn, &[], &script, &args)?;
+    ensure(r["waits"]["hz"] == 4, || {
+        format!("rate: {}", r["waits"]["hz"])
+    })?;
+    let inside: f64 = r["waits"]["by_class"].as_object().map_or(0.0, |m| {
+        m.iter()
+            .filter(|(c, _)| *c != "client")
+            .filter_map(|(_, v)| v.as_f64())
+            .sum()
+    });
+    // The event that took the most of the sessions' time in the server.
+    let in_server = r["waits"]["top_events"]
+        .as_array()
+        .and_then(|t| t.iter().find(|e| e["class"] != "client"))
+        .map(|e| e["event"].clone());
+    ensure(
+        matches!(limiter(&r), "lock" | "round_trips")
+            && in_server == Some("Lock:record wait".into())
+            && sessions(&r, "lock") >= 0.5 * inside
+            && sessions(&r, "lock") > 0.0,
+        || {
+            format!(
+                "verdict {} ({}), waits {}",
+                limiter(&r),
+                r["verdict"]["says"],
+                r["waits"]
+            )
+        },
+    )
+}
+
+/// A Firebird tpcb run's attachments are sampled: the verdict is determined from them.
+fn sampled_firebird(env: &Env) -> Result<(), String> {
+    let target = Target::Firebird;
+    let dsn = env.fresh_db(target, "verdict_tpcb");
+    let r = tpcb(
+        env,
+        &dsn,
+        &[],
+        &["-c", "2", "-T", "2", "--max-tries", target.max_tries()],
+    )?;
+    let busy: f64 = r["waits"]["by_class"]
+        .as_object()
+        .map_or(0.0, |m| m.values().filter_map(|v| v.as_f64()).sum());
+    ensure(
+        limiter(&r) != "not_determined" && r["waits"]["samples"].as_u64() > Some(0) && busy > 0.0,
+        || format!("verdict {}, waits {}", r["verdict"], r["waits"]),
+    )
+}
+
+/// The figures SQLite's connections counted (`embedded_waits`), with the verdict's shares.
+fn embedded(r: &serde_json::Value) -> Result<&serde_json::Value, String> {
+    let e = &r["embedded_waits"];
+    ensure(e.is_object() && r.get("waits").is_none(), || {
+        format!("no embedded evidence: {r}")
+    })?;
+    Ok(e)
+}
+
+fn number(e: &serde_json::Value, field: &str) -> f64 {
+    e[field].as_f64().unwrap_or(0.0)
+}
+
+/// Four writers on one SQLite file: each waits for the write lock (BEGIN IMMEDIATE) while
+/// another holds it.
+fn locks_sqlite(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "verdict_writers");
+    tpcb(env, &dsn, &[], &["-c", "1", "-T", "1"])?;
+    let script = one_row_script(env, "verdict-lite-one-row.sql")?;
+    let r = run(env, &dsn, &[], &script, &["-c", "4", "-T", "2"])?;
+    let e = embedded(&r)?;
+    ensure(
+        limiter(&r) == "lock"
+            && number(e, "lock_share") >= 0.5
+            && number(e, "busy_waits") > 0.0
+            && number(e, "busy_retries") > 0.0
+            && number(e, "connections") == 4.0,
+        || format!("verdict {}, evidence {e}", r["verdict"]),
+    )
+}
+
+/// One writer, synchronous=FULL, one-row transactions: each COMMIT syncs the log.
+fn commit_flushes_sqlite(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "verdict_durable");
+    tpcb(env, &dsn, &[], &["-c", "1", "-T", "1"])?;
+    let script = one_row_script(env, "verdict-lite-durable.sql")?;
+    let durable = format!("{dsn}?synchronous=FULL");
+    let r = run(env, &durable, &[], &script, &["-c", "1", "-T", "2"])?;
+    let e = embedded(&r)?;
+    let transactions = r["transactions"].as_f64().unwrap_or(0.0);
+    ensure(
+        limiter(&r) == "commit"
+            && number(e, "commit_share") >= 0.5
+            && number(e, "commits") >= transactions
+            && number(e, "busy_waits") == 0.0,
+        || format!("verdict {}, evidence {e}", r["verdict"]),
+    )
+}
+
+/// A read-only run's page cache figures are there, and `--no-waits` turns them off.
+fn cache_sqlite(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "verdict_reads");
+    let r = tpcb(env, &dsn, &[], &["-c", "2", "-T", "1", "-S"])?;
+    let e = embedded(&r)?;
+    let transactions = r["transactions"].as_f64().unwrap_or(0.0);
+    ensure(
+        matches!(limiter(&r), "cpu" | "data_read")
+            && number(e, "cache_hits") >= transactions
+            && number(e, "cache_writes") == 0.0
+            && number(e, "commit_share") == 0.0
+            && e["cache_hit_ratio"].as_f64().is_some(),
+        || format!("verdict {}, evidence {e}", r["verdict"]),
+    )?;
+    let off = run(
+        env,
+        &dsn,
+        &[],
+        "tpcb",
+        &["-c", "1", "-T", "1", "-S", "--no-waits"],
+    )?;
+    ensure(off.get("embedded_waits").is_none(), || {
+        format!("evidence with --no-waits: {}", off["embedded_waits"])
+    })?;
+    undetermined(&off, "--no-waits")
 }
 
 /// `--no-waits` samples nothing, and the verdict names the flag.
