@@ -18,7 +18,7 @@
 //! server's code unclassified. Shared by the engines: `tls.rs`, `login.rs` (a login the DSN leaves
 //! out), `stall.rs` (the guard on long operations), `watchdog.rs` (a client-kept statement timeout),
 //! `durability.rs` (what settings promise for commits), `activity.rs` (sessions' states as wait
-//! classes).
+//! classes), `statements.rs` (the server's figures per statement).
 //!
 //! A new engine is its file and one line in `ENGINES`; shared code names no engine, except SQLite
 //! as the default where none is asked for (`run` without `--dsn`, a plan without `engines`). Its
@@ -43,6 +43,7 @@ mod mysql;
 mod postgres;
 mod sqlite;
 pub mod stall;
+pub mod statements;
 #[cfg(test)]
 mod tests;
 pub mod tls;
@@ -368,6 +369,14 @@ pub trait Session: Send {
     /// tell (an embedded engine, or one whose monitoring is not read yet).
     fn activity(&mut self) -> DbResult<Option<Vec<activity::Activity>>> {
         Ok(None)
+    }
+    /// The server's cumulative figures per statement of this database and user
+    /// (`statements::Reading`), dbduel's own observation statements left out; where there are
+    /// none, why and how to turn them on.
+    fn statements(&mut self) -> DbResult<statements::Reading> {
+        Ok(statements::Reading::Unavailable(
+            "this engine keeps no cumulative figures per statement".into(),
+        ))
     }
 }
 

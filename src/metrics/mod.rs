@@ -5,7 +5,8 @@
 //! workload the counts its own figures come from (`Measurement::counts`: `workload::Counts`); reads
 //! the process's CPU time, its peak memory and the host's facts; judges whether a run was
 //! client-bound (`client_bound`). `observe.rs` is the server observer, `waits.rs` the wait
-//! sampler and the rule that names what limited a run.
+//! sampler and the rule that names what limited a run, `statements.rs` where the server's time went
+//! statement by statement (read on the wait sampler's connection).
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
 //! from the actual start in the closed loop (`event::Sample`). A failed transaction counts as an
@@ -25,6 +26,7 @@
 //! not judged for SQLite.
 
 pub mod observe;
+pub mod statements;
 pub mod waits;
 
 use std::collections::BTreeMap;
