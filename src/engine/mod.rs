@@ -29,7 +29,8 @@
 //! SQL files (sql.rs). `server_info` reports the isolation in lower-case words and, where there are
 //! several, the storage engine. A server engine also reports its `Transport`, takes
 //! `login::connect_timeout`, gives a `Cancel` from `Session::canceller`, implements
-//! `Session::counters` for the observer, and applies `EngineOptions::statement_timeout` through
+//! `Session::counters` for the observer and `Session::statements` (the server's figures per
+//! statement, or why it has none), and applies `EngineOptions::statement_timeout` through
 //! `Session::set_statement_timeout` (the server's own limit, or `watchdog::Watchdog` over a
 //! `Cancel` where the server has none). DSNs (`parse_dsn`), `list`, plans (knobs and DSNs per
 //! engine name) and `duel` (engines with a file always, servers when installed) then take it from
