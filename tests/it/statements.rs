@@ -2,7 +2,7 @@
 //! server preloads pg_stat_statements, as every managed server does) and on MariaDB (its
 //! performance_schema digests, on by default on managed servers) names tpcb's UPDATE of
 //! pgbench_accounts among its top statements, once per transaction, in the result and the
-//! summary; a database without the extension gets the note saying how to enable it; Firebird
+//! summary, and the HTML and markdown reports of a sweep's store; a database without the extension gets the note saying how to enable it; Firebird
 //! and SQLite say why they have no figures. Each fails when the figures or the note are taken
 //! out of the result.
 
@@ -13,8 +13,9 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 5] = [
+    let tests: [(&str, Test); 6] = [
         ("postgres_tpcb_top_statements", postgres_tpcb),
+        ("reports_read_them_from_the_store", reports),
         ("mariadb_tpcb_top_statements", mariadb_tpcb),
         (
             "postgres_without_extension_says_how",
@@ -164,4 +165,52 @@ fn firebird(env: &Env) -> Result<(), String> {
 fn sqlite(env: &Env) -> Result<(), String> {
     let why = "SQLite runs inside dbduel and keeps no cumulative figures";
     says_why(env, Target::Sqlite, why)
+}
+
+/// A sweep's point on PostgreSQL, stored: the HTML and markdown reports read its statements
+/// from the store and show the table.
+fn reports(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "statements_report");
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = dir.path().join("statements.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "engines = [\"postgres\"]\nclients = [2]\ntime = 2\n\n[dsn]\npostgres = \"{dsn}\"\n"
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let store = dir.path().join("r.db").display().to_string();
+    let plan_s = plan.display().to_string();
+    expect_code(
+        &dbduel(&["sweep", &plan_s, "--results", &store]),
+        0,
+        "sweep",
+    )?;
+    let html = dir.path().join("r.html").display().to_string();
+    expect_code(
+        &dbduel(&["report", "--results", &store, "-o", &html]),
+        0,
+        "report",
+    )?;
+    let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
+    let section = page.split("id=\"statements\"").nth(1).unwrap_or_default();
+    ensure(section.contains("UPDATE pgbench_accounts"), || {
+        format!(
+            "the HTML report has no statements' table: {}",
+            &page[page.len().saturating_sub(3000)..]
+        )
+    })?;
+    let md = dbduel(&["report", "--results", &store, "--format", "markdown"]);
+    expect_code(&md, 0, "report --format markdown")?;
+    let md = String::from_utf8_lossy(&md.stdout);
+    let section = md
+        .split("## Where the time went")
+        .nth(1)
+        .unwrap_or_default();
+    ensure(
+        section.contains("UPDATE pgbench\\_accounts")
+            || section.contains("UPDATE pgbench_accounts"),
+        || format!("the markdown report has no statements' table:\n{md}"),
+    )
 }

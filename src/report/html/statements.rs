@@ -54,3 +54,57 @@ pub(super) fn section(timelines: &[Timeline]) -> String {
     out += "</section>\n";
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::statements::Figures;
+    use crate::metrics::statements::{StatementTime, Statements};
+
+    #[test]
+    fn a_table_per_run_and_a_reason_where_there_are_none() {
+        let update = StatementTime {
+            text: "UPDATE t SET a = a + $1 WHERE k < $2".into(),
+            figures: Figures {
+                calls: 40,
+                total_ms: 8.0,
+                rows: 40,
+                blocks_read: Some(3),
+                ..Figures::default()
+            },
+            mean_ms: 0.2,
+            share: 0.8,
+            calls_per_transaction: Some(1.0),
+        };
+        let run = |repeat, statements| Timeline {
+            engine: "postgres".into(),
+            profile: "default".into(),
+            workload: "tpcb".into(),
+            clients: 2,
+            repeat,
+            statements: Some(statements),
+            ..Timeline::default()
+        };
+        let with = Statements {
+            distinct: 1,
+            top: vec![update],
+            ..Statements::default()
+        };
+        let html = section(&[
+            run(1, with),
+            run(2, Statements::absent("CREATE EXTENSION pg_stat_statements")),
+            Timeline::default(),
+        ]);
+        assert!(html.contains("WHERE k &lt; $2"), "{html}");
+        assert!(
+            html.contains("width:80.0%") && html.contains(">1.00<"),
+            "{html}"
+        );
+        assert!(
+            html.contains("no figures per statement: CREATE EXTENSION"),
+            "{html}"
+        );
+        assert_eq!(html.matches("<h3>").count(), 2, "{html}");
+        assert!(section(&[Timeline::default()]).is_empty());
+    }
+}
