@@ -2,9 +2,10 @@
 //! server preloads pg_stat_statements, as every managed server does) and on MariaDB (its
 //! performance_schema digests, on by default on managed servers) names tpcb's UPDATE of
 //! pgbench_accounts among its top statements, once per transaction, in the result and the
-//! summary, and the HTML and markdown reports of a sweep's store; a database without the extension gets the note saying how to enable it; Firebird
-//! and SQLite say why they have no figures. Each fails when the figures or the note are taken
-//! out of the result.
+//! summary, and the HTML and markdown reports of a sweep's store; a database without the
+//! extension, or a MariaDB started without performance_schema, gets the note saying how to
+//! enable it; Firebird and SQLite say why they have no figures. Each fails when the figures or
+//! the note are taken out of the result.
 
 use std::sync::Arc;
 
@@ -13,13 +14,17 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 6] = [
+    let tests: [(&str, Test); 7] = [
         ("postgres_tpcb_top_statements", postgres_tpcb),
         ("reports_read_them_from_the_store", reports),
         ("mariadb_tpcb_top_statements", mariadb_tpcb),
         (
             "postgres_without_extension_says_how",
             postgres_without_extension,
+        ),
+        (
+            "mariadb_without_performance_schema_says_how",
+            mariadb_without_performance_schema,
         ),
         ("firebird_says_why", firebird),
         ("sqlite_says_why", sqlite),
@@ -134,6 +139,17 @@ fn postgres_without_extension(env: &Env) -> Result<(), String> {
         &summary,
         "CREATE EXTENSION pg_stat_statements in this database",
     )
+}
+
+/// A MariaDB started with performance_schema off (a setting after dbduel's own, as a
+/// profile's would be): the note says to turn it on.
+fn mariadb_without_performance_schema(env: &Env) -> Result<(), String> {
+    let server =
+        dbduel::server::start_for_tests(&dbduel::server::MARIADB, &[("performance_schema", "OFF")])
+            .map_err(|e| e.to_string())?;
+    let dsn = server.dsn_text("");
+    let (r, summary) = tpcb(env, "maria-off", &dsn, Target::MariaDb("InnoDB"))?;
+    absent(&r, &summary, "start MariaDB with performance_schema=ON")
 }
 
 /// No figures in the result, and the note (in the summary too) contains `why`.
