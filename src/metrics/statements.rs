@@ -1,6 +1,7 @@
 //! Where the server's time went over the measured run, statement by statement: the wait
 //! sampler's connection reads the server's cumulative figures per statement
-//! (`Session::statements`) at its first sample in the measured part and once more when it is
+//! (`Session::statements`) when the measured part begins (the warm-up's end after the clients'
+//! release; with no warm-up, its first sample after the release) and once more when it is
 //! stopped (each read bounded by the sampler's deadline), and keeps the difference: the
 //! statements by the server's time in them, the first `TOP` with their share of all the
 //! statements' time and the rest summed, or the note saying why there are none.
@@ -77,7 +78,13 @@ pub struct StatementWatch {
 }
 
 impl StatementWatch {
-    /// At each sample: the first one in the measured part reads the figures.
+    /// Whether the figures at the measured part's start were read (or tried).
+    pub fn started(&self) -> bool {
+        self.start.is_some()
+    }
+
+    /// At each sample: the first one in the measured part reads the figures (the sampler
+    /// also wakes for it when the measured part begins between two samples).
     pub fn tick(&mut self, s: &mut dyn Session, measured: bool) {
         if measured && self.start.is_none() {
             self.start = Some(read(s));

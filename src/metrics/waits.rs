@@ -116,8 +116,12 @@ impl WaitSampler {
 struct Measured(Arc<OnceLock<Instant>>, Duration);
 
 impl Measured {
+    /// When it begins, once the clients are released.
+    fn at(&self) -> Option<Instant> {
+        self.0.get().map(|r| *r + self.1)
+    }
     fn began(&self) -> bool {
-        self.0.get().is_some_and(|r| r.elapsed() >= self.1)
+        self.at().is_some_and(|at| Instant::now() >= at)
     }
 }
 
@@ -145,9 +149,17 @@ fn sample(
     };
     let mut due = start;
     loop {
-        let wait = due.saturating_duration_since(Instant::now());
+        // The statements are read when the measured part begins, between two samples if need be.
+        let begins = measured_from.at().filter(|m| !watch.started() && *m < due);
+        let wait = begins
+            .unwrap_or(due)
+            .saturating_duration_since(Instant::now());
         if !matches!(stop.recv_timeout(wait), Err(RecvTimeoutError::Timeout)) {
             break;
+        }
+        if begins.is_some() {
+            watch.tick(s, true);
+            continue;
         }
         let at = start.elapsed();
         let seen = match s.activity() {
