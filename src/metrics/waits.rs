@@ -92,7 +92,7 @@ impl WaitSampler {
             .spawn(move || {
                 let mut watch = StatementWatch::default();
                 let s = session.as_mut();
-                let from = Measured(released, measured_from);
+                let from = MeasuredStart(released, measured_from);
                 let waits = sample(s, start, &from, hz.max(1), &stopped, &mut watch);
                 let broken = waits.as_ref().and_then(|w| w.stopped.clone());
                 (waits, watch.finish(s, broken.as_deref()))
@@ -113,9 +113,9 @@ impl WaitSampler {
 
 /// When the measured part begins: the warm-up after the clients' release (not yet known while
 /// they connect, which may take long: a debug build's SCRAM, many clients).
-struct Measured(Arc<OnceLock<Instant>>, Duration);
+struct MeasuredStart(Arc<OnceLock<Instant>>, Duration);
 
-impl Measured {
+impl MeasuredStart {
     /// When it begins, once the clients are released.
     fn at(&self) -> Option<Instant> {
         self.0.get().map(|r| *r + self.1)
@@ -135,7 +135,7 @@ struct Second {
 fn sample(
     s: &mut dyn Session,
     start: Instant,
-    measured_from: &Measured,
+    measured_from: &MeasuredStart,
     hz: u32,
     stop: &Receiver<()>,
     watch: &mut StatementWatch,
