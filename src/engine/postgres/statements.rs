@@ -11,7 +11,8 @@ use crate::engine::{DbResult, ErrorClass, Session, Value};
 /// Statements that read the server's statistics and settings: dbduel's observers and
 /// administration (pg_stat_activity, pg_stat_statements, the checkpointer's counters,
 /// pg_settings, sizes), not the workload's.
-const OWN: &str = r"\m(pg_stat_\w+|pg_statio_\w+|pg_settings|pg_extension|pg_database_size|current_setting|pg_backend_pid)\M";
+/// (An escape string's text, whatever standard_conforming_strings says.)
+const OWN: &str = r"\\m(pg_stat_\\w+|pg_statio_\\w+|pg_settings|pg_extension|pg_database_size|current_setting|pg_backend_pid)\\M";
 
 /// What to do where the extension was not created in this database.
 fn not_created(database: &str, preloaded: bool) -> String {
@@ -44,7 +45,7 @@ fn figures_sql(version: (u32, u32)) -> String {
          {read}, {wal} FROM pg_stat_statements \
          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
          AND userid = (SELECT oid FROM pg_roles WHERE rolname = current_user) \
-         AND query !~* '{OWN}'"
+         AND query !~* E'{OWN}'"
     )
 }
 
