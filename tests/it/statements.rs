@@ -4,7 +4,7 @@
 //! pgbench_accounts among its top statements, once per transaction, in the result and the
 //! summary, and the HTML and markdown reports of a sweep's store; a database without the
 //! extension, or a MariaDB started without performance_schema, gets the note saying how to
-//! enable it; Firebird and SQLite say why they have no figures. Each fails when the figures or
+//! enable it; Firebird and SQLite say why they have no figures, and so does `--no-waits`. Each fails when the figures or
 //! the note are taken out of the result.
 
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 7] = [
+    let tests: [(&str, Test); 8] = [
         ("postgres_tpcb_top_statements", postgres_tpcb),
         ("reports_read_them_from_the_store", reports),
         ("mariadb_tpcb_top_statements", mariadb_tpcb),
@@ -26,18 +26,21 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "mariadb_without_performance_schema_says_how",
             mariadb_without_performance_schema,
         ),
+        ("no_waits_says_so", no_waits),
         ("firebird_says_why", firebird),
         ("sqlite_says_why", sqlite),
     ];
     trials_of(env, "statements", tests)
 }
 
-/// Prepare tpcb at scale 1 on `dsn` and run it: the result and the run's output.
+/// Prepare tpcb at scale 1 on `dsn` and run it, with `extra` flags: the result and the run's
+/// output.
 fn tpcb(
     env: &Env,
     name: &str,
     dsn: &str,
     target: Target,
+    extra: &[&str],
 ) -> Result<(serde_json::Value, String), String> {
     let flags = target.flags();
     let mut prepare = vec!["prepare", "tpcb", "--scale", "1", "--dsn", dsn];
@@ -62,7 +65,7 @@ fn tpcb(
         &json_s,
     ];
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let out = dbduel(&[run, flags].concat());
+    let out = dbduel(&[run, flags, extra.to_vec()].concat());
     expect_code(&out, 0, "run")?;
     Ok((read_result(&json)?, text(&out)))
 }
@@ -106,7 +109,7 @@ fn names_the_update(r: &serde_json::Value, summary: &str) -> Result<(), String> 
 fn top_statement(env: &Env, target: Target) -> Result<serde_json::Value, String> {
     let name = target.label();
     let dsn = env.fresh_db(target, &format!("statements_{name}"));
-    let (r, summary) = tpcb(env, &name, &dsn, target)?;
+    let (r, summary) = tpcb(env, &name, &dsn, target, &[])?;
     names_the_update(&r, &summary)?;
     Ok(r["statements"]["top"][0].clone())
 }
@@ -133,7 +136,7 @@ fn postgres_without_extension(env: &Env) -> Result<(), String> {
     crate::env::session(&dsn)
         .batch("DROP EXTENSION IF EXISTS pg_stat_statements")
         .map_err(|e| e.message)?;
-    let (r, summary) = tpcb(env, "pg-none", &dsn, target)?;
+    let (r, summary) = tpcb(env, "pg-none", &dsn, target, &[])?;
     absent(
         &r,
         &summary,
@@ -148,8 +151,15 @@ fn mariadb_without_performance_schema(env: &Env) -> Result<(), String> {
         dbduel::server::start_for_tests(&dbduel::server::MARIADB, &[("performance_schema", "OFF")])
             .map_err(|e| e.to_string())?;
     let dsn = server.dsn_text("");
-    let (r, summary) = tpcb(env, "maria-off", &dsn, Target::MariaDb("InnoDB"))?;
+    let (r, summary) = tpcb(env, "maria-off", &dsn, Target::MariaDb("InnoDB"), &[])?;
     absent(&r, &summary, "start MariaDB with performance_schema=ON")
+}
+
+/// `--no-waits` on a server that has the figures: none read, and the note says why.
+fn no_waits(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "statements_no_waits");
+    let (r, summary) = tpcb(env, "no-waits", &dsn, Target::Postgres, &["--no-waits"])?;
+    absent(&r, &summary, "--no-waits turned the server's sampling off")
 }
 
 /// No figures in the result, and the note (in the summary too) contains `why`.
@@ -169,7 +179,7 @@ fn absent(r: &serde_json::Value, summary: &str, why: &str) -> Result<(), String>
 fn says_why(env: &Env, target: Target, why: &str) -> Result<(), String> {
     let name = target.label();
     let dsn = env.fresh_db(target, &format!("statements_{name}"));
-    let (r, summary) = tpcb(env, &name, &dsn, target)?;
+    let (r, summary) = tpcb(env, &name, &dsn, target, &[])?;
     absent(&r, &summary, why)
 }
 
