@@ -4,8 +4,8 @@
 //! pgbench_accounts among its top statements, once per transaction, in the result and the
 //! summary, and the HTML and markdown reports of a sweep's store; a database without the
 //! extension, or a MariaDB started without performance_schema, gets the note saying how to
-//! enable it; Firebird and SQLite say why they have no figures, and so does `--no-waits`. Each fails when the figures or
-//! the note are taken out of the result.
+//! enable it; Firebird and SQLite say why they have no figures, and so does `--no-waits`.
+//! Each fails when the figures or the note are taken out of the result.
 
 use std::sync::Arc;
 
