@@ -611,6 +611,10 @@ fn whole_run(
             "the shards' connections counted no measured time",
         ));
     }
+    // Likewise its statements' figures, per transaction of the whole run.
+    if let Some(st) = merged.statements.as_mut() {
+        st.per_transaction(m.transactions);
+    }
     merged.client_peak_rss_bytes = results
         .iter()
         .map(|r| r.client_peak_rss_bytes)

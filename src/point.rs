@@ -5,9 +5,9 @@
 //! `Point`, the value a run's result is assembled from (warnings for weak figures, the client's CPU
 //! share, the options in effect). `Outcome`: how a command that ran to its end went.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::dsn::Dsn;
@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::metrics::embedded::{self, EmbeddedWaits};
 use crate::metrics::observe::{Observer, ResourceSample};
+use crate::metrics::statements::{self, Statements};
 use crate::metrics::waits::{self, WaitSampler, Waits};
 use crate::metrics::{self, Aggregator, Measurement};
 use crate::result::{self, RunResult};
@@ -124,9 +125,17 @@ pub fn run_point(
         }
         Observe::Nothing => None,
     };
-    let sampler = waits_sampler(plan, engine.as_ref());
-    let measured = measure(plan, &run, engine.clone(), workload.clone(), stop);
-    let waits = sampler.map(|(s, absent)| (s.and_then(WaitSampler::stop), absent));
+    let released = Arc::new(OnceLock::new());
+    let sampler = waits_sampler(plan, engine.as_ref(), &released);
+    let measured = measure(
+        plan,
+        &run,
+        engine.clone(),
+        workload.clone(),
+        stop,
+        &released,
+    );
+    let (waits, statements) = stop_sampler(sampler, engine.as_ref());
     let resources = observer.map(|o| o.stop()).unwrap_or_default();
     // A server that stalled during the run must not hold the end of it either.
     admin.set_timeout(Some(2 * runner::GRACE));
@@ -153,6 +162,7 @@ pub fn run_point(
         interrupted: stop.load(Ordering::SeqCst),
         warnings,
         waits,
+        statements,
     };
     let mut result = point.assemble();
     result.unrecorded = unrecorded;
@@ -161,7 +171,11 @@ pub fn run_point(
 
 /// The wait sampler of a run on a server (`metrics::waits`), on a connection of its own, with
 /// what to say when it gives nothing: None when the plan turned it off (`--no-waits`).
-fn waits_sampler(plan: &RunPlan, engine: &dyn Engine) -> Option<(Option<WaitSampler>, String)> {
+fn waits_sampler(
+    plan: &RunPlan,
+    engine: &dyn Engine,
+    released: &Arc<OnceLock<Instant>>,
+) -> Option<(Option<WaitSampler>, String)> {
     if !plan.waits {
         return None;
     }
@@ -183,6 +197,7 @@ fn waits_sampler(plan: &RunPlan, engine: &dyn Engine) -> Option<(Option<WaitSamp
                 Instant::now(),
                 plan.run.warmup,
                 waits::rate(engine),
+                released.clone(),
             )),
             absent,
         )),
@@ -190,6 +205,28 @@ fn waits_sampler(plan: &RunPlan, engine: &dyn Engine) -> Option<(Option<WaitSamp
             None,
             format!("the sampler could not connect: {}", e.message),
         )),
+    }
+}
+
+/// Stop the wait sampler: what it saw of the sessions' waits, with what to say when it saw
+/// nothing (None: it was off), and of the statements (`metrics::statements`).
+fn stop_sampler(
+    sampler: Option<(Option<WaitSampler>, String)>,
+    engine: &dyn Engine,
+) -> (Option<(Option<Waits>, String)>, Statements) {
+    match sampler {
+        None => (
+            None,
+            Statements::absent("not read: --no-waits turned the server's sampling off"),
+        ),
+        Some((Some(s), absent)) => {
+            let (w, st) = s.stop();
+            (Some((w, absent)), st)
+        }
+        Some((None, absent)) => {
+            let st = statements::unread(engine, &absent);
+            (Some((None, absent)), st)
+        }
     }
 }
 
@@ -271,6 +308,7 @@ fn measure(
     engine: Arc<dyn Engine>,
     workload: Arc<dyn Workload>,
     stop: &Arc<AtomicBool>,
+    released: &OnceLock<Instant>,
 ) -> Result<Measured, Error> {
     let (tx, rx) = mpsc::channel();
     let mut agg = Aggregator::new(
@@ -286,6 +324,9 @@ fn measure(
     let halt = Arc::new(AtomicBool::new(false));
     let mut doomed: Option<String> = None;
     let running = runner::start(engine, workload, run.clone(), halt.clone(), tx)?;
+    // The clients are connected and released: the wait sampler's measured part starts after
+    // the warm-up from here.
+    let _ = released.set(running.start);
     let started = SystemTime::now() - running.start.elapsed();
     let warmup_end = running.start + plan.run.warmup;
     let window_end = match run.limit {
@@ -387,6 +428,8 @@ struct Point<'a> {
     warnings: Vec<String>,
     /// What the wait sampler saw, and what to say when it saw nothing (None: it was off).
     waits: Option<(Option<Waits>, String)>,
+    /// The statements' figures over the measured run, or why there are none.
+    statements: Statements,
 }
 
 impl Point<'_> {
@@ -406,6 +449,7 @@ impl Point<'_> {
             interrupted,
             warnings,
             waits,
+            mut statements,
             ..
         } = self;
         let m = measured.measurement;
@@ -462,6 +506,10 @@ impl Point<'_> {
             }),
             waits: waits.and_then(|(w, _)| w),
             embedded_waits: embedded,
+            statements: Some({
+                statements.per_transaction(m.transactions);
+                statements
+            }),
             measurement: m,
             server_restarts: Vec::new(),
             unrecorded: None,

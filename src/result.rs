@@ -95,6 +95,11 @@ pub struct RunResult {
     /// dbduel versions before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::metrics::waits::Verdict>,
+    /// Where the server's time went, statement by statement, over the measured run
+    /// (`metrics::statements`), or why there are no figures (absent in results of dbduel
+    /// versions before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statements: Option<crate::metrics::statements::Statements>,
     /// Sweeps only: the managed server exited during the point and was started again, one
     /// line each. A point with any is marked failed; `run` never fills it (it does not manage
     /// the server: its reconnections and lost transactions tell).

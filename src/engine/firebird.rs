@@ -791,6 +791,12 @@ impl Session for FbSession {
             ..Counters::default()
         })
     }
+
+    fn statements(&mut self) -> DbResult<super::statements::Reading> {
+        Ok(super::statements::Reading::Unavailable(
+            "Firebird keeps no cumulative figures per statement outside its trace API (MON$STATEMENTS holds only the statements prepared now, MON$RECORD_STATS their attachments' totals)".into(),
+        ))
+    }
 }
 
 /// The isolation a `SET TRANSACTION` statement asks for (None: another statement). Firebird's

@@ -20,7 +20,8 @@
 //! server's code unclassified. Shared by the engines: `tls.rs`, `login.rs` (a login the DSN leaves
 //! out), `stall.rs` (the guard on long operations), `watchdog.rs` (a client-kept statement timeout),
 //! `durability.rs` (what settings promise for commits), `activity.rs` (sessions' states as wait
-//! classes), `figures.rs` (an embedded engine's connections' own counts of their time).
+//! classes), `figures.rs` (an embedded engine's connections' own counts of their time),
+//! `statements.rs` (the server's figures per statement).
 //!
 //! A new engine is its file and one line in `ENGINES`; shared code names no engine, except SQLite
 //! as the default where none is asked for (`run` without `--dsn`, a plan without `engines`). Its
@@ -31,7 +32,8 @@
 //! SQL files (sql.rs). `server_info` reports the isolation in lower-case words and, where there are
 //! several, the storage engine. A server engine also reports its `Transport`, takes
 //! `login::connect_timeout`, gives a `Cancel` from `Session::canceller`, implements
-//! `Session::counters` for the observer, and applies `EngineOptions::statement_timeout` through
+//! `Session::counters` for the observer and `Session::statements` (the server's figures per
+//! statement, or why it has none), and applies `EngineOptions::statement_timeout` through
 //! `Session::set_statement_timeout` (the server's own limit, or `watchdog::Watchdog` over a
 //! `Cancel` where the server has none). DSNs (`parse_dsn`), `list`, plans (knobs and DSNs per
 //! engine name) and `duel` (engines with a file always, servers when installed) then take it from
@@ -46,6 +48,7 @@ mod mysql;
 mod postgres;
 mod sqlite;
 pub mod stall;
+pub mod statements;
 #[cfg(test)]
 mod tests;
 pub mod tls;
@@ -376,6 +379,14 @@ pub trait Session: Send {
     /// engine's evidence of where its clients' time went; None where the engine has none.
     fn connection_figures(&mut self) -> Option<figures::ConnectionFigures> {
         None
+    }
+    /// The server's cumulative figures per statement of this database and user
+    /// (`statements::Reading`), dbduel's own observation statements left out; where there are
+    /// none, why and how to turn them on.
+    fn statements(&mut self) -> DbResult<statements::Reading> {
+        Ok(statements::Reading::Unavailable(
+            "this engine keeps no cumulative figures per statement".into(),
+        ))
     }
 }
 

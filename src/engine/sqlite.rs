@@ -496,6 +496,12 @@ impl Session for LiteSession {
             ..Counters::default()
         })
     }
+
+    fn statements(&mut self) -> DbResult<super::statements::Reading> {
+        Ok(super::statements::Reading::Unavailable(
+            "SQLite runs inside dbduel and keeps no cumulative figures per statement (sqlite3_stmt_status counts one prepared statement of one connection)".into(),
+        ))
+    }
 }
 
 /// Busy and locked are retryable; a missing table means the workload was not prepared.

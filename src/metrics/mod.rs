@@ -6,7 +6,8 @@
 //! the process's CPU time, its peak memory and the host's facts; judges whether a run was
 //! client-bound (`client_bound`). `observe.rs` is the server observer, `waits.rs` the wait
 //! sampler and the rule that names what limited a run, `embedded.rs` that rule for an engine
-//! with no server (its connections' own figures).
+//! with no server (its connections' own figures), `statements.rs` where the server's time went
+//! statement by statement (read on the wait sampler's connection).
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
 //! from the actual start in the closed loop (`event::Sample`). A failed transaction counts as an
@@ -27,6 +28,7 @@
 
 pub mod embedded;
 pub mod observe;
+pub mod statements;
 pub mod waits;
 
 use std::collections::BTreeMap;

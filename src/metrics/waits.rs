@@ -5,15 +5,18 @@
 //! Active Session History does; the samples become average active sessions by wait class,
 //! per second and over the measured run, with the events that took the most time; and one
 //! stated rule (`verdict`) names the limiter: the client, round trips, or the class of wait
-//! that took at least half of the sessions' time.
+//! that took at least half of the sessions' time. The same thread and connection reads the
+//! statements' figures at the measured part's start and end (`metrics::statements`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::statements::{StatementWatch, Statements};
 use crate::engine::activity::WaitClass;
 use crate::engine::{Engine, Session};
 
@@ -77,32 +80,57 @@ impl Waits {
 /// Samples the run's sessions on its own thread until stopped.
 pub struct WaitSampler {
     stop: Sender<()>,
-    thread: JoinHandle<Option<Waits>>,
+    thread: JoinHandle<(Option<Waits>, Statements)>,
 }
 
 impl WaitSampler {
     /// Sample `hz` times a second through `session` (a connection of its own, to the run's
-    /// database); samples before `measured_from` (the warm-up) count in the seconds only.
+    /// database); samples before `measured_from` (the warm-up) after the clients' release
+    /// (`released`, set once they have connected) count in the seconds only.
     pub fn start(
         mut session: Box<dyn Session>,
         start: Instant,
         measured_from: Duration,
         hz: u32,
+        released: Arc<OnceLock<Instant>>,
     ) -> WaitSampler {
         let (stop, stopped) = mpsc::channel();
         session.set_timeout(Some(SAMPLE_DEADLINE));
         let thread = std::thread::Builder::new()
             .name("waits".into())
-            .spawn(move || sample(session, start, measured_from, hz.max(1), &stopped))
+            .spawn(move || {
+                let mut watch = StatementWatch::default();
+                let s = session.as_mut();
+                let from = MeasuredStart(released, measured_from);
+                let waits = sample(s, start, &from, hz.max(1), &stopped, &mut watch);
+                let broken = waits.as_ref().and_then(|w| w.stopped.clone());
+                (waits, watch.finish(s, broken.as_deref()))
+            })
             .expect("a thread for the wait sampler");
         WaitSampler { stop, thread }
     }
 
-    /// Stop and return what was sampled; None where the engine cannot tell its sessions'
-    /// waits.
-    pub fn stop(self) -> Option<Waits> {
+    /// Stop and return what was sampled (None where the engine cannot tell its sessions'
+    /// waits), and the statements' figures over the measured run (`metrics::statements`).
+    pub fn stop(self) -> (Option<Waits>, Statements) {
         let _ = self.stop.send(());
-        self.thread.join().ok().flatten()
+        self.thread
+            .join()
+            .unwrap_or_else(|_| (None, Statements::absent("the sampler's thread failed")))
+    }
+}
+
+/// When the measured part begins: the warm-up after the clients' release (not yet known while
+/// they connect, which may take long: a debug build's SCRAM, many clients).
+struct MeasuredStart(Arc<OnceLock<Instant>>, Duration);
+
+impl MeasuredStart {
+    /// When it begins, once the clients are released.
+    fn at(&self) -> Option<Instant> {
+        self.0.get().map(|r| *r + self.1)
+    }
+    fn began(&self) -> bool {
+        self.at().is_some_and(|at| Instant::now() >= at)
     }
 }
 
@@ -114,11 +142,12 @@ struct Second {
 }
 
 fn sample(
-    mut s: Box<dyn Session>,
+    s: &mut dyn Session,
     start: Instant,
-    measured_from: Duration,
+    measured_from: &MeasuredStart,
     hz: u32,
     stop: &Receiver<()>,
+    watch: &mut StatementWatch,
 ) -> Option<Waits> {
     let period = Duration::from_secs(1) / hz;
     let mut seconds: BTreeMap<u32, Second> = BTreeMap::new();
@@ -129,9 +158,17 @@ fn sample(
     };
     let mut due = start;
     loop {
-        let wait = due.saturating_duration_since(Instant::now());
+        // The statements are read when the measured part begins, between two samples if need be.
+        let begins = measured_from.at().filter(|m| !watch.started() && *m < due);
+        let wait = begins
+            .unwrap_or(due)
+            .saturating_duration_since(Instant::now());
         if !matches!(stop.recv_timeout(wait), Err(RecvTimeoutError::Timeout)) {
             break;
+        }
+        if begins.is_some() {
+            watch.tick(s, true);
+            continue;
         }
         let at = start.elapsed();
         let seen = match s.activity() {
@@ -150,10 +187,11 @@ fn sample(
             .entry(u32::try_from(at.as_secs() + 1).unwrap_or(u32::MAX))
             .or_default();
         second.samples += 1;
-        let measured = at >= measured_from;
+        let measured = measured_from.began();
         if measured {
             out.samples += 1;
         }
+        watch.tick(s, measured);
         for a in seen {
             second.sessions[a.class as usize] += 1;
             if measured {

@@ -193,6 +193,9 @@ pub struct Timeline {
     pub clients: u32,
     pub repeat: u32,
     pub seconds: Vec<Second>,
+    /// Where the server's time went in this run, statement by statement (the result's
+    /// `statements`); None in results without them.
+    pub statements: Option<crate::metrics::statements::Statements>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -694,6 +697,7 @@ fn sample_timelines() -> Vec<Timeline> {
         clients: 4,
         repeat: 1,
         seconds,
+        statements: None,
     }]
 }
 

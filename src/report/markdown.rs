@@ -40,6 +40,7 @@ pub fn markdown(data: &ReportData) -> String {
         out += "## Resources\n\n";
         out += &resources(&data.resources());
     }
+    out += &super::statements::markdown(&data.timelines);
     out += "## Settings\n\n";
     out += &settings(&data.settings_tables());
     out

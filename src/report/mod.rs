@@ -2,13 +2,15 @@
 //! summary of a run (`run_summary`, of a `RunResult` from result.rs); the stored runs listed and
 //! exported (`export.rs`: table, JSON, CSV); the reports of stored runs (`stored.rs` makes
 //! `data.rs`'s `ReportData`, drawn as HTML and markdown: the store knows rows, the report knows
-//! views); `compare/`, whether two runs or two sets of repeats differ.
+//! views); `compare/`, whether two runs or two sets of repeats differ; `statements.rs`, where
+//! the server's time went statement by statement.
 
 pub mod compare;
 pub mod data;
 pub mod export;
 pub mod html;
 pub mod markdown;
+pub mod statements;
 pub mod stored;
 
 pub use html::{CapacityView, StepView, capacity_html};
@@ -403,6 +405,9 @@ fn summary_settings(out: &mut String, r: &RunResult) {
     }
     if let Some(e) = &r.embedded_waits {
         let _ = writeln!(out, "  {}", e.summary());
+    }
+    if let Some(st) = &r.statements {
+        statements::summary(out, st);
     }
     let why = crate::metrics::client_bound(&m.client_threads, r.client_cpu_share);
     if let (true, Some(why)) = (r.client_bound, why) {

@@ -459,5 +459,6 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
         clients: r.clients,
         repeat: r.repeat,
         seconds,
+        statements: serde_json::from_value(run.result["statements"].clone()).ok(),
     }
 }

@@ -1,6 +1,7 @@
 //! A managed MariaDB server: mariadb-install-db, mariadbd on a loopback port with the given
 //! settings and files kept to its data directory, a `dbduel` superuser and root with the
-//! server's password, the socket in the closed run directory.
+//! server's password, the socket in the closed run directory; performance_schema on, with its
+//! statement digests, so that results have the figures per statement.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -102,6 +103,11 @@ fn server_command(
     ));
     // LOAD DATA and SELECT ... INTO OUTFILE stay inside the data directory.
     cmd.arg(format!("--secure-file-priv={}", layout.data.display()));
+    // Before the settings, so that a profile may turn them off again.
+    cmd.args([
+        "--performance-schema=ON",
+        "--performance-schema-consumer-statements-digest=ON",
+    ]);
     for (k, v) in settings {
         cmd.arg(format!("--{k}={v}"));
     }

@@ -1,12 +1,16 @@
 //! A managed PostgreSQL server: initdb (SCRAM passwords on loopback TCP, peer on the socket),
 //! postgres on a loopback port with the given settings, its Unix socket in the server's run
-//! directory (closed to other users).
+//! directory (closed to other users). pg_stat_statements is preloaded where the server's
+//! $libdir has it, and created in template1 and postgres at the first start, so that every
+//! database dbduel (or a test) creates has the statements' figures.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::profile::{Facts, GIB, MIB, Tuning, mb, pairs};
 use super::{Layout, ServerKind, chown, command, find_binary, run_logged};
+use crate::dsn::Dsn;
+use crate::engine::{self, EngineOptions, Protocol};
 use crate::error::Error;
 
 pub static POSTGRES: ServerKind = ServerKind {
@@ -20,7 +24,7 @@ pub static POSTGRES: ServerKind = ServerKind {
     dsn,
     stop_signal: libc::SIGINT,
     default_db: "postgres",
-    setup: |_, _| Ok(()),
+    setup,
     fresh_db: super::fresh_db_by_sql,
     tuning: TUNING,
 };
@@ -128,10 +132,63 @@ fn server_command(
     ]);
     cmd.arg("-c")
         .arg(format!("unix_socket_directories={}", layout.run.display()));
+    // Before the settings, so that a profile's own shared_preload_libraries wins.
+    match statements_library(postgres) {
+        Ok(_) => {
+            cmd.arg("-c")
+                .arg(format!("shared_preload_libraries={STATEMENTS}"));
+        }
+        Err(missing) => crate::errln!(
+            "note: {missing}: PostgreSQL starts without {STATEMENTS}, and results will have no figures per statement"
+        ),
+    }
     for (k, v) in settings {
         cmd.arg("-c").arg(format!("{k}={v}"));
     }
     cmd
+}
+
+/// The extension that keeps the figures per statement (`Session::statements`).
+const STATEMENTS: &str = "pg_stat_statements";
+
+/// Its library in the server's $libdir (the `lib` beside the binaries' `bin`), or what is
+/// missing.
+fn statements_library(postgres: &Path) -> Result<PathBuf, String> {
+    let lib = postgres
+        .parent()
+        .and_then(Path::parent)
+        .map(|root| root.join("lib").join(format!("{STATEMENTS}.so")))
+        .ok_or("the server's $libdir is unknown")?;
+    if lib.is_file() {
+        Ok(lib)
+    } else {
+        Err(format!("{} not found", lib.display()))
+    }
+}
+
+/// After the first start: pg_stat_statements created in template1 (every database created
+/// later copies it) and in postgres. A server without the library keeps going without it:
+/// runs then say how to enable it.
+fn setup(layout: &Layout, password: Option<&str>) -> Result<(), Error> {
+    let Some(port) = running_port(layout) else {
+        return Ok(());
+    };
+    for db in ["template1", "postgres"] {
+        let dsn = Dsn::parse(&format!("{}{db}", dsn(port, password)))?;
+        let created = engine::open(&dsn, &EngineOptions::default(), Protocol::Simple)?
+            .connect()
+            .and_then(|mut s| s.batch(&format!("CREATE EXTENSION IF NOT EXISTS {STATEMENTS}")));
+        if let Err(e) = created {
+            crate::errln!("note: {STATEMENTS} not created in {db}: {}", e.message);
+        }
+    }
+    Ok(())
+}
+
+/// The port of the running server, from its postmaster.pid (the fourth line).
+fn running_port(layout: &Layout) -> Option<u16> {
+    let pid = std::fs::read_to_string(layout.data.join("postmaster.pid")).ok()?;
+    pid.lines().nth(3)?.trim().parse().ok()
 }
 
 fn dsn(port: u16, password: Option<&str>) -> String {

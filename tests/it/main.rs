@@ -33,6 +33,7 @@ mod secrets;
 mod sessions;
 mod shards;
 mod smallbank;
+mod statements;
 mod store;
 mod sweep;
 mod tls;
@@ -80,6 +81,7 @@ fn main() {
     trials.extend(ycsb::trials(&env));
     trials.extend(smallbank::trials(&env));
     trials.extend(verdicts::trials(&env));
+    trials.extend(statements::trials(&env));
     trials.extend(tls::trials());
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));

@@ -475,6 +475,7 @@ fn timelines() -> Vec<Timeline> {
             seconds: (0..40)
                 .map(|t| second(t, tps, checkpoints, vacuums))
                 .collect(),
+            statements: None,
         })
         .collect()
 }

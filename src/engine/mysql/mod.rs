@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod load;
+mod statements;
 mod wire;
 
 use super::activity::{self, Activity};
@@ -579,6 +580,9 @@ impl Session for MySession {
                 })
                 .collect(),
         ))
+    }
+    fn statements(&mut self) -> DbResult<super::statements::Reading> {
+        statements::read(self)
     }
 }
 

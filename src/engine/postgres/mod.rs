@@ -7,6 +7,7 @@ use std::time::Duration;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod statements;
 mod wire;
 
 use super::activity::{self, Activity};
@@ -515,6 +516,10 @@ impl Session for PgSession {
                 })
                 .collect(),
         ))
+    }
+
+    fn statements(&mut self) -> DbResult<super::statements::Reading> {
+        statements::read(self)
     }
 }
 

@@ -6,7 +6,8 @@
 //! than 10x, a box switching them; a click on a legend entry hides its series (`<g
 //! class="series">`); timelines counted from the measured start, each second's point at its end;
 //! each transaction type's median latency per engine and profile as bars on a log scale (TPC-H's
-//! queries side by side). Only durable points are bold as fastest. The chart kit is `svg.rs`, the
+//! queries side by side); where the time went, statement by statement (`statements.rs`). Only
+//! durable points are bold as fastest. The chart kit is `svg.rs`, the
 //! style sheet `report.css`, and `capacity --html`'s page `capacity.rs`.
 //!
 //! Hand-written SVG, not a charting library: uPlot, Apache ECharts and Vega-Lite were weighed for
@@ -22,6 +23,7 @@
 //! others).
 
 mod capacity;
+mod statements;
 mod svg;
 
 use std::fmt::Write;
@@ -66,6 +68,7 @@ pub fn html(data: &ReportData) -> String {
         out += &latency_section(data, &styles);
     }
     out += &timelines_section(data, &styles);
+    out += &statements::section(&data.timelines);
     if !data.points.is_empty() {
         out += &resources_section(data);
         out += &comparison_section(data);

@@ -1,0 +1,192 @@
+//! "Where the time went": a run's statements by the server's time in them
+//! (`metrics::statements`), as the terminal summary's table and the markdown report's section;
+//! the cells both share, and the HTML report's (html/statements.rs).
+
+use std::fmt::Write;
+
+use super::data::Timeline;
+use crate::metrics::statements::{StatementTime, Statements};
+
+/// How many statements the terminal summary names (the result keeps more).
+const SUMMARY_TOP: usize = 5;
+/// How much of a statement's text a table shows.
+const TEXT_CHARS: usize = 72;
+
+/// The columns of a statements table; `NUMERIC` of them are numbers.
+pub const HEADER: [&str; 8] = [
+    "share",
+    "total ms",
+    "calls",
+    "per tx",
+    "mean ms",
+    "rows",
+    "blocks read",
+    "statement",
+];
+pub const NUMERIC: usize = 7;
+
+/// A statement's text on one line, cut to `max` characters.
+pub fn short(text: &str, max: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+/// One statement's cells, in `HEADER`'s order ("-" where the engine keeps no such figure).
+pub fn cells(s: &StatementTime) -> [String; 8] {
+    let f = &s.figures;
+    [
+        format!("{:.1}%", 100.0 * s.share),
+        format!("{:.1}", f.total_ms),
+        f.calls.to_string(),
+        s.calls_per_transaction
+            .map_or("-".into(), |c| format!("{c:.2}")),
+        format!("{:.3}", s.mean_ms),
+        f.rows.to_string(),
+        f.blocks_read.map_or("-".into(), |b| b.to_string()),
+        short(&s.text, TEXT_CHARS),
+    ]
+}
+
+/// What the statements say in one line: how many, how much time, or why there are none.
+pub fn headline(st: &Statements) -> String {
+    match &st.note {
+        Some(note) if st.top.is_empty() => format!("no figures per statement: {note}"),
+        _ => format!(
+            "the server's time per statement over the measured run: {} statement{}, {:.1} ms in all",
+            st.distinct,
+            if st.distinct == 1 { "" } else { "s" },
+            st.all.total_ms
+        ),
+    }
+}
+
+/// The summary's table: the first statements by time, the others in one line.
+pub fn summary(out: &mut String, st: &Statements) {
+    let _ = writeln!(out, "  where the time went: {}", headline(st));
+    if st.top.is_empty() {
+        return;
+    }
+    let shown = st.top.len().min(SUMMARY_TOP);
+    let mut rows: Vec<Vec<String>> = st.top[..shown].iter().map(|s| cells(s).into()).collect();
+    let others: Vec<&StatementTime> = st.top[shown..].iter().chain(&st.rest).collect();
+    if !others.is_empty() {
+        let share: f64 = others.iter().map(|s| s.share).sum();
+        let ms: f64 = others.iter().map(|s| s.figures.total_ms).sum();
+        let n = (st.distinct as usize).saturating_sub(shown);
+        let mut row = vec![String::new(); HEADER.len()];
+        row[0] = format!("{:.1}%", 100.0 * share);
+        row[1] = format!("{ms:.1}");
+        row[HEADER.len() - 1] = format!("{n} other statement{}", if n == 1 { "" } else { "s" });
+        rows.push(row);
+    }
+    let table = super::text_table(&HEADER, &HEADER[..NUMERIC], &rows);
+    for line in table.lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+}
+
+/// The markdown report's section: a table per run that has figures, a line per run without.
+pub fn markdown(timelines: &[Timeline]) -> String {
+    let runs: Vec<(&Timeline, &Statements)> = timelines
+        .iter()
+        .filter_map(|t| Some((t, t.statements.as_ref()?)))
+        .collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let cell = super::markdown::cell;
+    let mut out = String::from("## Where the time went\n\n");
+    for (t, st) in runs {
+        let _ = writeln!(
+            out,
+            "### {}\n\n{}\n",
+            cell(&run_label(t)),
+            cell(&headline(st))
+        );
+        if st.top.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "| {} |", HEADER.join(" | "));
+        let aligns: Vec<&str> = (0..HEADER.len())
+            .map(|i| if i < NUMERIC { "--:" } else { "---" })
+            .collect();
+        let _ = writeln!(out, "|{}|", aligns.join("|"));
+        for s in st.top.iter().chain(&st.rest) {
+            let row: Vec<String> = cells(s).iter().map(|c| cell(c)).collect();
+            let _ = writeln!(out, "| {} |", row.join(" | "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A run as the statements' sections name it.
+pub fn run_label(t: &Timeline) -> String {
+    format!(
+        "{} · {} · {} client{} · repeat {}",
+        t.series(),
+        t.workload,
+        t.clients,
+        if t.clients == 1 { "" } else { "s" },
+        t.repeat
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::statements::Figures;
+
+    fn time(text: &str, calls: u64, total_ms: f64, share: f64) -> StatementTime {
+        StatementTime {
+            text: text.into(),
+            figures: Figures {
+                calls,
+                total_ms,
+                ..Figures::default()
+            },
+            mean_ms: total_ms / calls as f64,
+            share,
+            calls_per_transaction: Some(1.0),
+        }
+    }
+
+    #[test]
+    fn the_summary_names_the_first_statements_and_sums_the_others() {
+        let mut st = Statements {
+            distinct: 8,
+            ..Statements::default()
+        };
+        st.top = (0..7)
+            .map(|i| {
+                time(
+                    &format!("UPDATE t{i}\n  SET a = $1"),
+                    10,
+                    10.0 - i as f64,
+                    0.1,
+                )
+            })
+            .collect();
+        st.rest = Some(time("1 other statements", 1, 1.0, 0.05));
+        let mut out = String::new();
+        summary(&mut out, &st);
+        assert!(out.contains("UPDATE t0 SET a = $1"), "{out}");
+        assert!(!out.contains("UPDATE t5"), "{out}");
+        assert!(
+            out.contains("25.0%") && out.contains("3 other statements"),
+            "{out}"
+        );
+        let none = Statements::absent("CREATE EXTENSION pg_stat_statements");
+        let mut out = String::new();
+        summary(&mut out, &none);
+        assert_eq!(
+            out,
+            "  where the time went: no figures per statement: CREATE EXTENSION pg_stat_statements\n"
+        );
+        assert_eq!(short(&"x".repeat(100), 10).chars().count(), 10);
+    }
+}
