@@ -2,7 +2,8 @@
 //! errors that cross the seam, and the registry that maps a DSN scheme to an engine.
 //!
 //! `Engine`: connect, dialect, table options, embedded or not. `Session`: prepare, `execute` (with
-//! `exec` and `query` over it), `batch`, begin/commit/rollback, `bulk_load` in a `Load` mode
+//! `exec` and `query` over it), `batch`, begin/commit/rollback, `command` (a hint for the
+//! statement clock, which engines ignore), `bulk_load` in a `Load` mode
 //! (replace, or append so that several sessions load one table at once), server info with its
 //! `Transport`, database size, `counters` for the observer, `canceller` and `set_timeout` for the
 //! end of a run, `set_statement_timeout`. `Cancel`: the engine's own cancel, then the socket shut
@@ -328,6 +329,10 @@ pub trait Session: Send {
     fn begin(&mut self, write: bool) -> DbResult<()>;
     fn commit(&mut self) -> DbResult<()>;
     fn rollback(&mut self) -> DbResult<()>;
+    /// A workload's own command `index` of the running transaction, as written (`text`),
+    /// starts now: the statement clock (`runner::statements`) then times the transaction by
+    /// these commands, as pgbench's -r does a script's. Engines ignore it.
+    fn command(&mut self, _index: usize, _text: &str) {}
     /// Load `rows` into `table` through the engine's fastest bulk path (COPY, LOAD DATA, a
     /// prepared INSERT in one transaction...), replacing what it holds or appending to it as
     /// `mode` says; `progress` is told every 10,000 rows and stops the load when it says so.

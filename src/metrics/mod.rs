@@ -5,7 +5,8 @@
 //! workload the counts its own figures come from (`Measurement::counts`: `workload::Counts`); reads
 //! the process's CPU time, its peak memory and the host's facts; judges whether a run was
 //! client-bound (`client_bound`). `observe.rs` is the server observer, `waits.rs` the wait
-//! sampler and the rule that names what limited a run.
+//! sampler and the rule that names what limited a run, `statements.rs` the per-statement
+//! latencies the clients timed.
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
 //! from the actual start in the closed loop (`event::Sample`). A failed transaction counts as an
@@ -25,6 +26,7 @@
 //! not judged for SQLite.
 
 pub mod observe;
+pub mod statements;
 pub mod waits;
 
 use std::collections::BTreeMap;
@@ -219,6 +221,10 @@ pub struct Measurement {
     /// included): after a cold start, the cold-cache time of the first query.
     pub first_transaction_ms: Option<f64>,
     pub transaction_types: Vec<TypeSummary>,
+    /// Each statement of each transaction type, timed on the client (`metrics::statements`);
+    /// empty when timing was off (`--no-statement-latencies`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<statements::Statement>,
     pub windows: Vec<Window>,
     /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
     #[serde(skip)]
@@ -302,6 +308,7 @@ pub struct Aggregator {
     seen_ok: u64,
     seen_errors: u64,
     seen_kinds: BTreeMap<String, bool>,
+    statements: statements::Statements,
 }
 
 impl Aggregator {
@@ -343,6 +350,7 @@ impl Aggregator {
             seen_ok: 0,
             seen_errors: 0,
             seen_kinds: BTreeMap::new(),
+            statements: statements::Statements::default(),
         }
     }
 
@@ -360,6 +368,7 @@ impl Aggregator {
             Event::ClientLost(msg) => self.lost_clients.push(msg),
             Event::Unfinished => self.unfinished += 1,
             Event::ClientCpu { cpu, wait, wall } => self.thread_cpu.push((cpu, wait, wall)),
+            Event::Statements(lines) => self.statements.add(lines),
             Event::Schedule(due, started) => {
                 let s = self.schedule.get_or_insert(OpenLoop::default());
                 s.due += due;
@@ -532,7 +541,19 @@ impl Aggregator {
                 latency_ms: Latency::of(&t.hist),
             })
             .collect();
+        let totals: Vec<statements::TypeTotals> = self
+            .names
+            .iter()
+            .zip(&self.types)
+            .map(|(name, t)| statements::TypeTotals {
+                name: name.to_string(),
+                transactions: t.transactions + t.errors,
+                time_s: t.hist.mean() * t.hist.len() as f64 / 1e6,
+            })
+            .collect();
+        let statements = std::mem::take(&mut self.statements).finish(&totals);
         Measurement {
+            statements,
             queries: self.queries,
             qps: self.queries as f64 / secs,
             duration_s: duration.as_secs_f64(),
