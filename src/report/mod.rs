@@ -2,13 +2,15 @@
 //! summary of a run (`run_summary`, of a `RunResult` from result.rs); the stored runs listed and
 //! exported (`export.rs`: table, JSON, CSV); the reports of stored runs (`stored.rs` makes
 //! `data.rs`'s `ReportData`, drawn as HTML and markdown: the store knows rows, the report knows
-//! views); `compare/`, whether two runs or two sets of repeats differ.
+//! views); `compare/`, whether two runs or two sets of repeats differ; `statements.rs`, the
+//! per-statement latencies (pgbench's -r layout for scripts).
 
 pub mod compare;
 pub mod data;
 pub mod export;
 pub mod html;
 pub mod markdown;
+pub mod statements;
 pub mod stored;
 
 pub use html::{CapacityView, StepView, capacity_html};
@@ -91,6 +93,7 @@ pub fn run_summary(r: &RunResult) -> String {
     summary_resources(&mut out, r);
     summary_shards(&mut out, r);
     summary_latencies(&mut out, r);
+    statements::summary(&mut out, r);
     summary_settings(&mut out, r);
     out
 }

@@ -1,0 +1,130 @@
+//! Per-statement latencies as the summary prints them: a script's commands in pgbench's own
+//! layout (pgbench 17's -r: "statement latencies in milliseconds and failures:", then per command
+//! its mean latency, its failures, its retries when transactions are tried again, and the command
+//! as written), every other transaction type as a compact table (calls per transaction, mean and
+//! percentiles, total time and share of the transactions' time, failures); the rows the reports
+//! draw (`rows`).
+
+use std::fmt::Write;
+
+use crate::metrics::statements::Statement;
+use crate::result::RunResult;
+
+/// How much of a statement's text a table shows.
+const SHOWN_CHARS: usize = 72;
+
+/// The text cut to `SHOWN_CHARS`, an ellipsis where it was cut.
+pub fn shortened(text: &str) -> String {
+    if text.chars().count() <= SHOWN_CHARS {
+        return text.to_string();
+    }
+    text.chars().take(SHOWN_CHARS - 1).collect::<String>() + "…"
+}
+
+/// The columns of the compact table and of the reports' tables.
+pub const HEADER: [&str; 11] = [
+    "statement",
+    "calls/txn",
+    "mean ms",
+    "p50",
+    "p95",
+    "p99",
+    "max",
+    "total s",
+    "share",
+    "failures",
+    "retries",
+];
+
+/// A statement's cells, under `HEADER`.
+pub fn row(s: &Statement) -> Vec<String> {
+    vec![
+        shortened(&s.text),
+        format!("{:.2}", s.calls_per_transaction),
+        format!("{:.3}", s.mean_ms),
+        format!("{:.3}", s.p50_ms),
+        format!("{:.3}", s.p95_ms),
+        format!("{:.3}", s.p99_ms),
+        format!("{:.3}", s.max_ms),
+        format!("{:.2}", s.total_s),
+        format!("{:.0}%", s.share * 100.0),
+        s.failures.to_string(),
+        s.retries.to_string(),
+    ]
+}
+
+/// The statements of each transaction type that has some, in the types' order.
+pub fn by_type(statements: &[Statement]) -> Vec<(&str, Vec<&Statement>)> {
+    let mut out: Vec<(&str, Vec<&Statement>)> = Vec::new();
+    for s in statements {
+        match out.iter_mut().find(|(t, _)| *t == s.transaction) {
+            Some((_, list)) => list.push(s),
+            None => out.push((&s.transaction, vec![s])),
+        }
+    }
+    out
+}
+
+/// The summary's per-statement part (nothing when timing was off).
+pub fn summary(out: &mut String, r: &RunResult) {
+    let groups = by_type(&r.measurement.statements);
+    let scripts = groups
+        .iter()
+        .filter(|(_, l)| l.iter().all(|s| s.as_written))
+        .count();
+    let mut script_no = 0;
+    for (name, lines) in &groups {
+        if lines.iter().all(|s| s.as_written) {
+            script_no += 1;
+            pgbench_layout(out, name, lines, r.options.max_tries, scripts, script_no);
+        } else {
+            compact(out, name, lines);
+        }
+    }
+}
+
+/// A script's commands as pgbench 17 prints them with -r (its header under "SQL script N:"
+/// when a run has several scripts).
+fn pgbench_layout(
+    out: &mut String,
+    name: &str,
+    lines: &[&Statement],
+    max_tries: u32,
+    scripts: usize,
+    number: usize,
+) {
+    let what = if max_tries == 1 {
+        " and failures"
+    } else {
+        ", failures and retries"
+    };
+    let _ = writeln!(out);
+    let prefix = if scripts > 1 {
+        let _ = writeln!(out, "SQL script {number}: {name}");
+        " - "
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "{prefix}statement latencies in milliseconds{what}:");
+    for s in lines {
+        if max_tries == 1 {
+            let _ = writeln!(out, "   {:11.3}  {:10} {}", s.mean_ms, s.failures, s.text);
+        } else {
+            let _ = writeln!(
+                out,
+                "   {:11.3}  {:10} {:10} {}",
+                s.mean_ms, s.failures, s.retries, s.text
+            );
+        }
+    }
+}
+
+/// A transaction type's statements as a table, timed on the client.
+fn compact(out: &mut String, name: &str, lines: &[&Statement]) {
+    let _ = writeln!(out, "\n  statements of {name} (client-side latencies):");
+    let rows: Vec<Vec<String>> = lines.iter().map(|s| row(s)).collect();
+    let table = super::text_table(&HEADER, &HEADER[1..], &rows);
+    for line in table.lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+}
