@@ -616,5 +616,6 @@ fn shard_part(
             .iter()
             .map(|h| h.as_ref().map(b64))
             .collect(),
+        statement_histograms: m.statements.iter().map(|s| b64(&s.histogram)).collect(),
     }
 }

@@ -527,7 +527,7 @@ impl Aggregator {
             all.add(&t.hist).expect("histograms share their bounds");
         }
         let secs = duration.as_secs_f64().max(1e-9);
-        let transaction_types = self
+        let transaction_types: Vec<TypeSummary> = self
             .names
             .iter()
             .zip(&self.types)
@@ -541,15 +541,9 @@ impl Aggregator {
                 latency_ms: Latency::of(&t.hist),
             })
             .collect();
-        let totals: Vec<statements::TypeTotals> = self
-            .names
+        let totals: Vec<statements::TypeTotals> = transaction_types
             .iter()
-            .zip(&self.types)
-            .map(|(name, t)| statements::TypeTotals {
-                name: name.to_string(),
-                transactions: t.transactions + t.errors,
-                time_s: t.hist.mean() * t.hist.len() as f64 / 1e6,
-            })
+            .map(statements::TypeTotals::of)
             .collect();
         let statements = std::mem::take(&mut self.statements).finish(&totals);
         Measurement {

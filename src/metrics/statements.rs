@@ -58,6 +58,32 @@ pub struct TypeTotals {
     pub time_s: f64,
 }
 
+impl TypeTotals {
+    pub fn of(t: &super::TypeSummary) -> TypeTotals {
+        TypeTotals {
+            name: t.name.clone(),
+            transactions: t.transactions + t.errors,
+            time_s: t.latency_ms.mean * t.transactions as f64 / 1000.0,
+        }
+    }
+}
+
+/// A result's line back as one client's timings, with its histogram read back (`merge`).
+pub fn times_of(s: &Statement, txn: u16, hist: hdrhistogram::Histogram<u64>) -> StatementTimes {
+    StatementTimes {
+        txn,
+        order: s.order,
+        text: s.text.clone(),
+        as_written: s.as_written,
+        calls: s.calls,
+        sum_ns: (s.total_s * 1e9).round() as u64,
+        max_ns: (s.max_ms * 1e6).round() as u64,
+        hist,
+        failures: s.failures,
+        retries: s.retries,
+    }
+}
+
 impl Statements {
     pub fn add(&mut self, lines: Vec<StatementTimes>) {
         for l in lines {
