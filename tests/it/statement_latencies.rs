@@ -3,7 +3,8 @@
 //! called once per transaction; tpcb on MariaDB gives per-statement means that add up to the
 //! transaction's mean (within 15% or 0.2 ms: the client's own work between statements is the
 //! rest); `--no-statement-latencies` leaves them out; a statement that fails counts against its
-//! own line, and only there.
+//! own line, and only there; `merge` adds the shards' statement histograms, and says why not when
+//! a shard has none.
 
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ("tpcb_on_mariadb_adds_up", tpcb_on_mariadb),
             ("switched_off", switched_off),
             ("a_failure_counts_on_its_line", failure_on_its_line),
+            ("shards_merged", shards_merged),
         ],
     )
 }
@@ -247,4 +249,59 @@ fn failure_on_its_line(env: &Env) -> Result<(), String> {
             "calls of \\set and BEGIN in every transaction, of the rest in those that passed: {calls:?}"
         )
     })
+}
+
+/// Two shards of tpcb on SQLite merged: each statement's calls summed and its p99 that of the
+/// shards' histograms added; a shard without statements leaves them out, with a warning.
+fn shards_merged(env: &Env) -> Result<(), String> {
+    use crate::shards::{histogram, merge, run_shards};
+    let dsn = prepared_tpcb(env, Target::Sqlite, "stmt_shards")?;
+    let files = run_shards(
+        env,
+        "stmt_shards",
+        2,
+        &["run", "tpcb", "--dsn", &dsn, "-c", "2", "-T", "2"],
+    )?;
+    let shards: Vec<serde_json::Value> = files
+        .iter()
+        .map(|f| read_result(f))
+        .collect::<Result<_, _>>()?;
+    let json = env.path("stmt_shards_merged.json");
+    expect_code(&merge(&files, &json), 0, "merge")?;
+    let merged = read_result(&json)?;
+    let lines = merged["statements"].as_array().cloned().unwrap_or_default();
+    ensure(lines.len() == 7, || {
+        format!("seven statements merged: {merged}")
+    })?;
+    for (i, line) in lines.iter().enumerate() {
+        let mut added: Option<hdrhistogram::Histogram<u64>> = None;
+        let mut calls = 0;
+        for s in &shards {
+            calls += s["statements"][i]["calls"].as_u64().unwrap_or(0);
+            let text = s["shard"]["statement_histograms"][i].as_str().unwrap_or("");
+            let h = histogram(text)?;
+            match added.as_mut() {
+                Some(a) => a.add(&h).map_err(|e| format!("{e:?}"))?,
+                None => added = Some(h),
+            }
+        }
+        let p99 = added.map_or(0.0, |h| h.value_at_quantile(0.99) as f64 / 1000.0);
+        ensure(
+            line["calls"].as_u64() == Some(calls) && line["p99_ms"].as_f64() == Some(p99),
+            || format!("{calls} calls and p99 {p99} ms from the shards' histograms: {line}"),
+        )?;
+    }
+    // A shard whose result holds no statements: merged without them, and said.
+    let mut bare = shards[1].clone();
+    bare.as_object_mut().map(|o| o.remove("statements"));
+    let bare_file = env.path("stmt_shards-bare.json");
+    std::fs::write(&bare_file, bare.to_string()).map_err(|e| e.to_string())?;
+    let out = merge(&[files[0].clone(), bare_file], &env.path("stmt_bare.json"));
+    expect_code(&out, 0, "merge with a shard without statements")?;
+    let said = text(&out);
+    let r = read_result(&env.path("stmt_bare.json"))?;
+    ensure(
+        r.get("statements").is_none() && said.contains("per-statement latencies left out"),
+        || format!("left out, and said:\n{said}"),
+    )
 }
