@@ -89,7 +89,8 @@ impl Statements {
         for l in lines {
             match self.lines.entry((l.txn, l.order, l.text.clone())) {
                 std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert(l);
+                    // One read back from a shard's file grows like the clients' do.
+                    v.insert(l).hist.auto(true);
                 }
                 std::collections::btree_map::Entry::Occupied(mut o) => {
                     let into = o.get_mut();
@@ -98,7 +99,7 @@ impl Statements {
                     into.max_ns = into.max_ns.max(l.max_ns);
                     into.failures += l.failures;
                     into.retries += l.retries;
-                    // Both auto-resizing with one precision: adding cannot fail.
+                    // Growing, with one precision: adding cannot fail.
                     let _ = into.hist.add(&l.hist);
                 }
             }

@@ -2,10 +2,13 @@
 //! layout (pgbench 17's -r: "statement latencies in milliseconds and failures:", then per command
 //! its mean latency, its failures, its retries when transactions are tried again, and the command
 //! as written), every other transaction type as a compact table (calls per transaction, mean and
-//! percentiles, total time and share of the transactions' time, failures); the rows the reports
-//! draw (`rows`).
+//! percentiles, total time and share of the transactions' time, failures); a point's statements
+//! over its stored repeats (`over_repeats`), which the HTML and markdown reports draw as "where
+//! the time went".
 
 use std::fmt::Write;
+
+use serde::Serialize;
 
 use crate::metrics::statements::Statement;
 use crate::result::RunResult;
@@ -127,4 +130,94 @@ fn compact(out: &mut String, name: &str, lines: &[&Statement]) {
     for line in table.lines() {
         let _ = writeln!(out, "  {line}");
     }
+}
+
+/// A statement of a point over its repeats: medians of its figures, sums of its failures and
+/// retries.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StatementFigures {
+    pub transaction: String,
+    pub text: String,
+    pub calls_per_transaction: f64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub total_s: f64,
+    pub share: f64,
+    pub failures: u64,
+    pub retries: u64,
+}
+
+/// The statements of a point's stored results, by total time, the longest first.
+pub fn over_repeats(results: &[&serde_json::Value]) -> Vec<StatementFigures> {
+    let mut groups: Vec<((String, String), Vec<&serde_json::Value>)> = Vec::new();
+    for s in results
+        .iter()
+        .flat_map(|r| r["statements"].as_array().into_iter().flatten())
+    {
+        let key = (
+            s["transaction"].as_str().unwrap_or_default().to_string(),
+            s["text"].as_str().unwrap_or_default().to_string(),
+        );
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(s),
+            None => groups.push((key, vec![s])),
+        }
+    }
+    let mut out: Vec<StatementFigures> = groups
+        .into_iter()
+        .map(|((transaction, text), list)| {
+            let median = |field: &str| {
+                let v: Vec<f64> = list.iter().filter_map(|s| s[field].as_f64()).collect();
+                crate::stats::spread(&v).median
+            };
+            let sum = |field: &str| list.iter().filter_map(|s| s[field].as_u64()).sum();
+            StatementFigures {
+                calls_per_transaction: median("calls_per_transaction"),
+                mean_ms: median("mean_ms"),
+                p50_ms: median("p50_ms"),
+                p95_ms: median("p95_ms"),
+                p99_ms: median("p99_ms"),
+                total_s: median("total_s"),
+                share: median("share"),
+                failures: sum("failures"),
+                retries: sum("retries"),
+                transaction,
+                text,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.total_s.total_cmp(&a.total_s));
+    out
+}
+
+/// The reports' columns, with the transaction type first.
+pub const REPORT_HEADER: [&str; 10] = [
+    "transaction",
+    "statement",
+    "calls/txn",
+    "mean ms",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "share",
+    "failures",
+    "retries",
+];
+
+/// A statement's cells under `REPORT_HEADER`, as text (the reports escape them).
+pub fn report_row(s: &StatementFigures) -> [String; 10] {
+    [
+        s.transaction.clone(),
+        shortened(&s.text),
+        format!("{:.2}", s.calls_per_transaction),
+        format!("{:.3}", s.mean_ms),
+        format!("{:.3}", s.p50_ms),
+        format!("{:.3}", s.p95_ms),
+        format!("{:.3}", s.p99_ms),
+        format!("{:.0}%", s.share * 100.0),
+        s.failures.to_string(),
+        s.retries.to_string(),
+    ]
 }

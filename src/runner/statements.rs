@@ -178,7 +178,8 @@ impl Clock {
                         l.calls += 1;
                         l.sum_ns += ns;
                         l.max_ns = l.max_ns.max(ns);
-                        l.hist.saturating_record(ns / 1000);
+                        // It grows to hold the value (an allocation only then): never fails.
+                        let _ = l.hist.record(ns / 1000);
                     }
                     None if failed && Some(i) == last_error => l.failures += 1,
                     None => l.retries += 1,
@@ -254,10 +255,12 @@ impl Timed {
 
     /// The lines timed so far, for the client's last event (None when timing is off).
     pub fn take_lines(&mut self) -> Option<Vec<StatementTimes>> {
-        self.clock
-            .as_mut()
-            .map(|c| std::mem::take(&mut c.lines))
-            .filter(|l| !l.is_empty())
+        // A line seen only outside the measured transactions (the warm-up's) has nothing.
+        let lines: Vec<StatementTimes> = std::mem::take(&mut self.clock.as_mut()?.lines)
+            .into_iter()
+            .filter(|l| l.calls + l.failures + l.retries > 0)
+            .collect();
+        (!lines.is_empty()).then_some(lines)
     }
 
     /// Run `call` on the engine's session, timed as `key` unless a script's command is open.
@@ -379,5 +382,153 @@ impl Session for Timed {
 
     fn activity(&mut self) -> DbResult<Option<Vec<activity::Activity>>> {
         self.inner.activity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The clock on a real SQLite file: lines by statement and transaction type, latencies that
+    //! grow past the histogram's first size, failures and retries, warm-up dropped, and the lines
+    //! kept across a reconnection.
+    use super::*;
+    use crate::engine::{self, EngineOptions, Protocol};
+
+    fn sqlite() -> (tempfile::TempDir, Box<dyn crate::engine::Engine>) {
+        let dir = tempfile::tempdir().unwrap();
+        let dsn = crate::dsn::Dsn::sqlite(&dir.path().join("t.db"));
+        let engine = engine::open(&dsn, &EngineOptions::default(), Protocol::Prepared).unwrap();
+        (dir, engine)
+    }
+
+    fn line<'a>(lines: &'a [StatementTimes], txn: u16, text: &str) -> &'a StatementTimes {
+        lines
+            .iter()
+            .find(|l| l.txn == txn && l.text == text)
+            .unwrap_or_else(|| panic!("no line {txn} {text}: {lines:?}"))
+    }
+
+    #[test]
+    fn statements_are_timed_on_their_lines_per_transaction_type() {
+        let (_dir, engine) = sqlite();
+        let mut s = Timed::new(engine.connect().unwrap(), true);
+        s.batch("CREATE TABLE t (k INTEGER PRIMARY KEY)").unwrap();
+        let ins = s.prepare("INSERT INTO t\n   VALUES (?)").unwrap();
+        let sel = s.prepare("SELECT count(*) FROM t").unwrap();
+        for k in 0..3 {
+            s.start(k % 2);
+            s.begin(true).unwrap();
+            s.exec(ins, &[Value::Int(k as i64)]).unwrap();
+            s.query(sel, &[]).unwrap();
+            s.commit().unwrap();
+            s.settle(true, false);
+        }
+        // A duplicate key: its failure on the INSERT's line of type 1, then tried again, and
+        // failing again: one retry, one failure.
+        s.start(1);
+        for _ in 0..2 {
+            s.begin(true).unwrap();
+            assert!(s.exec(ins, &[Value::Int(1)]).is_err());
+            s.untimed().rollback().unwrap();
+        }
+        s.settle(true, true);
+        // A transaction of the warm-up: dropped.
+        s.start(0);
+        s.begin(true).unwrap();
+        s.commit().unwrap();
+        s.settle(false, false);
+        let lines = s.take_lines().unwrap();
+        let insert = line(&lines, 1, "INSERT INTO t VALUES (?)");
+        assert_eq!((insert.calls, insert.failures, insert.retries), (1, 1, 1));
+        assert_eq!(line(&lines, 0, "INSERT INTO t VALUES (?)").calls, 2);
+        assert_eq!(line(&lines, 0, "BEGIN").calls, 2, "the warm-up's left out");
+        assert_eq!(line(&lines, 1, "BEGIN").calls, 3);
+        assert_eq!(line(&lines, 1, "SELECT count(*) FROM t").calls, 1);
+        assert!(
+            lines.iter().all(|l| l.text != "ROLLBACK"),
+            "the runner's own"
+        );
+        let order: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.txn == 0)
+            .map(|l| l.text.as_str())
+            .collect();
+        assert_eq!(order[0], "BEGIN");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.sum_ns >= l.max_ns && l.max_ns > 0 || l.calls == 0)
+        );
+    }
+
+    #[test]
+    fn long_calls_keep_their_percentiles() {
+        let mut c = Clock::new();
+        let l = c.line(Key::Commit);
+        for _ in 0..99 {
+            c.pending.push((l, Some(5_000_000)));
+        }
+        c.pending.push((l, Some(300_000)));
+        c.settle(true, false);
+        let h = &c.lines[l as usize].hist;
+        let p50 = h.value_at_quantile(0.5);
+        assert!((4950..=5050).contains(&p50), "p50 {p50} µs");
+        assert_eq!(c.lines[l as usize].calls, 100);
+    }
+
+    #[test]
+    fn a_scripts_commands_are_timed_from_one_to_the_next() {
+        let (_dir, engine) = sqlite();
+        let mut s = Timed::new(engine.connect().unwrap(), true);
+        s.start(0);
+        s.command(1, "\\set x 1");
+        s.command(2, "BEGIN;");
+        s.begin(false).unwrap();
+        s.command(3, "SELECT   1;");
+        std::thread::sleep(Duration::from_millis(3));
+        s.query_text("SELECT 1").unwrap();
+        s.command(3, "SELECT   1;");
+        s.command(4, "END;");
+        s.commit().unwrap();
+        s.settle(true, false);
+        let lines = s.take_lines().unwrap();
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["\\set x 1", "BEGIN;", "SELECT 1;", "END;"]);
+        assert!(lines.iter().all(|l| l.calls == 1 && l.as_written));
+        assert!(
+            lines[2].sum_ns >= 3_000_000,
+            "the command's time: {}",
+            lines[2].sum_ns
+        );
+    }
+
+    #[test]
+    fn lines_survive_a_new_connection() {
+        let (_dir, engine) = sqlite();
+        let mut old = Timed::new(engine.connect().unwrap(), true);
+        let a = old.prepare("SELECT 1").unwrap();
+        old.start(0);
+        old.exec(a, &[]).unwrap();
+        old.settle(true, false);
+        let mut fresh = Timed::new(engine.connect().unwrap(), true);
+        let _ = fresh.prepare("SELECT 2").unwrap();
+        let b = fresh.prepare("SELECT 1").unwrap();
+        fresh.adopt(&mut old);
+        fresh.start(0);
+        fresh.exec(b, &[]).unwrap();
+        fresh.settle(true, false);
+        let lines = fresh.take_lines().unwrap();
+        assert_eq!(line(&lines, 0, "SELECT 1").calls, 2);
+        assert_eq!(lines.len(), 1);
+    }
+
+    #[test]
+    fn switched_off_it_only_passes_calls_on() {
+        let (_dir, engine) = sqlite();
+        let mut s = Timed::new(engine.connect().unwrap(), false);
+        let a = s.prepare("SELECT 1").unwrap();
+        s.start(0);
+        s.exec(a, &[]).unwrap();
+        s.settle(true, false);
+        assert!(s.take_lines().is_none());
     }
 }

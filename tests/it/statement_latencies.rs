@@ -4,7 +4,8 @@
 //! transaction's mean (within 15% or 0.2 ms: the client's own work between statements is the
 //! rest); `--no-statement-latencies` leaves them out; a statement that fails counts against its
 //! own line, and only there; `merge` adds the shards' statement histograms, and says why not when
-//! a shard has none.
+//! a shard has none; the stored run's statements are in `results show`, and in the HTML and
+//! markdown reports' "where the time went" tables.
 
 use std::sync::Arc;
 
@@ -291,6 +292,7 @@ fn shards_merged(env: &Env) -> Result<(), String> {
             || format!("{calls} calls and p99 {p99} ms from the shards' histograms: {line}"),
         )?;
     }
+    reported(env, &files)?;
     // A shard whose result holds no statements: merged without them, and said.
     let mut bare = shards[1].clone();
     bare.as_object_mut().map(|o| o.remove("statements"));
@@ -303,5 +305,59 @@ fn shards_merged(env: &Env) -> Result<(), String> {
     ensure(
         r.get("statements").is_none() && said.contains("per-statement latencies left out"),
         || format!("left out, and said:\n{said}"),
+    )
+}
+
+/// The merged run kept in a store: `results show` holds its statements, and both reports list
+/// them, COMMIT among them.
+fn reported(env: &Env, files: &[std::path::PathBuf]) -> Result<(), String> {
+    let store = env.path("stmt_store.db").display().to_string();
+    let mut args = vec!["merge".to_string()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    args.extend([
+        "--results".into(),
+        store.clone(),
+        "--plan".into(),
+        "stmt".into(),
+    ]);
+    expect_code(&dbduel(&args), 0, "merge --results")?;
+    let shown = dbduel(&["results", "show", "1", "--results", &store]);
+    expect_code(&shown, 0, "results show")?;
+    let json: serde_json::Value =
+        serde_json::from_slice(&shown.stdout).map_err(|e| e.to_string())?;
+    ensure(
+        json["statements"].as_array().is_some_and(|s| s.len() == 7),
+        || format!("results show holds the statements: {json}"),
+    )?;
+    let md = dbduel(&["report", "--results", &store, "--format", "markdown"]);
+    expect_code(&md, 0, "report --format markdown")?;
+    let md = String::from_utf8_lossy(&md.stdout).to_string();
+    let section = md
+        .split("## Where the time went: statements")
+        .nth(1)
+        .unwrap_or("");
+    ensure(
+        section.contains("| tpcb-like | COMMIT | 1.00 |")
+            && section.contains("| tpcb-like | BEGIN | 1.00 |"),
+        || format!("the markdown report's statements:\n{md}"),
+    )?;
+    let html = env.path("stmt_report.html");
+    let out = dbduel(&[
+        "report",
+        "--results",
+        &store,
+        "-o",
+        &html.display().to_string(),
+    ]);
+    expect_code(&out, 0, "report")?;
+    let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
+    let section = page
+        .split("<section id=\"statements\">")
+        .nth(1)
+        .unwrap_or("");
+    ensure(
+        section.contains("<td>COMMIT</td>")
+            && section.contains("UPDATE pgbench_accounts SET abalance"),
+        || format!("the HTML report's statements section: {section:.2000}"),
     )
 }

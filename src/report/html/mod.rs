@@ -22,6 +22,7 @@
 //! others).
 
 mod capacity;
+mod statements;
 mod svg;
 
 use std::fmt::Write;
@@ -70,6 +71,7 @@ pub fn html(data: &ReportData) -> String {
         out += &resources_section(data);
         out += &comparison_section(data);
         out += &types_section(data);
+        out += &statements::section(data);
         out += &type_bars_section(data);
         out += &profile_comparison_section(data);
     }
@@ -114,6 +116,9 @@ fn header(data: &ReportData) -> String {
             <a href=\"#comparison\">All points</a>";
     if !data.typed_points().is_empty() {
         out += "<a href=\"#types\">Per type</a>";
+    }
+    if !data.statement_points().is_empty() {
+        out += "<a href=\"#statements\">Statements</a>";
     }
     out += "<a href=\"#settings\">Settings</a></nav></div>";
     out += "<table class=\"facts\"><caption>Host</caption><tbody>";
