@@ -24,38 +24,6 @@ pub fn shortened(text: &str) -> String {
     text.chars().take(SHOWN_CHARS - 1).collect::<String>() + "…"
 }
 
-/// The columns of the compact table and of the reports' tables.
-pub const HEADER: [&str; 11] = [
-    "statement",
-    "calls/txn",
-    "mean ms",
-    "p50",
-    "p95",
-    "p99",
-    "max",
-    "total s",
-    "share",
-    "failures",
-    "retries",
-];
-
-/// A statement's cells, under `HEADER`.
-pub fn row(s: &Statement) -> Vec<String> {
-    vec![
-        shortened(&s.text),
-        format!("{:.2}", s.calls_per_transaction),
-        format!("{:.3}", s.mean_ms),
-        format!("{:.3}", s.p50_ms),
-        format!("{:.3}", s.p95_ms),
-        format!("{:.3}", s.p99_ms),
-        format!("{:.3}", s.max_ms),
-        format!("{:.2}", s.total_s),
-        format!("{:.0}%", s.share * 100.0),
-        s.failures.to_string(),
-        s.retries.to_string(),
-    ]
-}
-
 /// The statements of each transaction type that has some, in the types' order.
 pub fn by_type(statements: &[Statement]) -> Vec<(&str, Vec<&Statement>)> {
     let mut out: Vec<(&str, Vec<&Statement>)> = Vec::new();
@@ -125,8 +93,11 @@ fn pgbench_layout(
 /// A transaction type's statements as a table, timed on the client.
 fn compact(out: &mut String, name: &str, lines: &[&Statement]) {
     let _ = writeln!(out, "\n  statements of {name} (client-side latencies):");
-    let rows: Vec<Vec<String>> = lines.iter().map(|s| row(s)).collect();
-    let table = super::text_table(&HEADER, &HEADER[1..], &rows);
+    let rows: Vec<Vec<String>> = lines
+        .iter()
+        .map(|s| report_row(&StatementFigures::of(s))[1..].to_vec())
+        .collect();
+    let table = super::text_table(&REPORT_HEADER[1..], &REPORT_HEADER[2..], &rows);
     for line in table.lines() {
         let _ = writeln!(out, "  {line}");
     }
@@ -143,10 +114,32 @@ pub struct StatementFigures {
     pub p50_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
+    /// The longest call of all the repeats.
+    pub max_ms: f64,
     pub total_s: f64,
     pub share: f64,
     pub failures: u64,
     pub retries: u64,
+}
+
+impl StatementFigures {
+    /// One run's statement as it stands.
+    pub fn of(s: &Statement) -> StatementFigures {
+        StatementFigures {
+            transaction: s.transaction.clone(),
+            text: s.text.clone(),
+            calls_per_transaction: s.calls_per_transaction,
+            mean_ms: s.mean_ms,
+            p50_ms: s.p50_ms,
+            p95_ms: s.p95_ms,
+            p99_ms: s.p99_ms,
+            max_ms: s.max_ms,
+            total_s: s.total_s,
+            share: s.share,
+            failures: s.failures,
+            retries: s.retries,
+        }
+    }
 }
 
 /// The statements of a point's stored results, by total time, the longest first.
@@ -179,6 +172,10 @@ pub fn over_repeats(results: &[&serde_json::Value]) -> Vec<StatementFigures> {
                 p50_ms: median("p50_ms"),
                 p95_ms: median("p95_ms"),
                 p99_ms: median("p99_ms"),
+                max_ms: list
+                    .iter()
+                    .filter_map(|s| s["max_ms"].as_f64())
+                    .fold(0.0, f64::max),
                 total_s: median("total_s"),
                 share: median("share"),
                 failures: sum("failures"),
@@ -192,8 +189,9 @@ pub fn over_repeats(results: &[&serde_json::Value]) -> Vec<StatementFigures> {
     out
 }
 
-/// The reports' columns, with the transaction type first.
-pub const REPORT_HEADER: [&str; 10] = [
+/// The reports' columns, with the transaction type first (the summary's table leaves it out:
+/// it has a table per type).
+pub const REPORT_HEADER: [&str; 12] = [
     "transaction",
     "statement",
     "calls/txn",
@@ -201,13 +199,15 @@ pub const REPORT_HEADER: [&str; 10] = [
     "p50 ms",
     "p95 ms",
     "p99 ms",
+    "max ms",
+    "total s",
     "share",
     "failures",
     "retries",
 ];
 
 /// A statement's cells under `REPORT_HEADER`, as text (the reports escape them).
-pub fn report_row(s: &StatementFigures) -> [String; 10] {
+pub fn report_row(s: &StatementFigures) -> [String; 12] {
     [
         s.transaction.clone(),
         shortened(&s.text),
@@ -216,6 +216,8 @@ pub fn report_row(s: &StatementFigures) -> [String; 10] {
         format!("{:.3}", s.p50_ms),
         format!("{:.3}", s.p95_ms),
         format!("{:.3}", s.p99_ms),
+        format!("{:.3}", s.max_ms),
+        format!("{:.2}", s.total_s),
         format!("{:.0}%", s.share * 100.0),
         s.failures.to_string(),
         s.retries.to_string(),

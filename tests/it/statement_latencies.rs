@@ -280,7 +280,8 @@ fn shards_merged(env: &Env) -> Result<(), String> {
         for s in &shards {
             calls += s["statements"][i]["calls"].as_u64().unwrap_or(0);
             let text = s["shard"]["statement_histograms"][i].as_str().unwrap_or("");
-            let h = histogram(text)?;
+            let mut h = histogram(text)?;
+            h.auto(true);
             match added.as_mut() {
                 Some(a) => a.add(&h).map_err(|e| format!("{e:?}"))?,
                 None => added = Some(h),

@@ -39,7 +39,7 @@ pub fn section(data: &ReportData) -> String {
             for (i, cell) in report_row(s).iter().enumerate() {
                 let class = match i {
                     0 | 1 => "",
-                    8 if s.failures > 0 => " class=\"num bad\"",
+                    10 if s.failures > 0 => " class=\"num bad\"",
                     _ => " class=\"num\"",
                 };
                 let _ = write!(out, "<td{class}>{}</td>", esc(cell));
