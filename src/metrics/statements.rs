@@ -151,3 +151,63 @@ pub fn line(l: &StatementTimes, t: &TypeTotals) -> Statement {
 fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(txn: u16, text: &str, calls: &[u64]) -> StatementTimes {
+        let mut hist = hdrhistogram::Histogram::new(2).unwrap();
+        for &us in calls {
+            hist.record(us).unwrap();
+        }
+        StatementTimes {
+            txn,
+            order: 1,
+            text: text.into(),
+            as_written: false,
+            calls: calls.len() as u64,
+            sum_ns: calls.iter().sum::<u64>() * 1000,
+            max_ns: calls.iter().max().copied().unwrap_or(0) * 1000,
+            hist,
+            failures: 1,
+            retries: 0,
+        }
+    }
+
+    #[test]
+    fn clients_lines_merge_by_type_and_text() {
+        let mut all = Statements::default();
+        all.add(vec![
+            times(0, "SELECT 1", &[100, 100]),
+            times(1, "SELECT 1", &[50]),
+        ]);
+        all.add(vec![times(0, "SELECT 1", &[100, 5000])]);
+        let types = [
+            TypeTotals {
+                name: "a".into(),
+                transactions: 4,
+                time_s: 0.0106,
+            },
+            TypeTotals {
+                name: "b".into(),
+                transactions: 1,
+                time_s: 0.0001,
+            },
+        ];
+        let lines = all.finish(&types);
+        assert_eq!(lines.len(), 2);
+        let a = &lines[0];
+        assert_eq!((a.transaction.as_str(), a.calls, a.failures), ("a", 4, 2));
+        assert_eq!(a.calls_per_transaction, 1.0);
+        assert!((a.mean_ms - 1.325).abs() < 1e-9, "{}", a.mean_ms);
+        assert!((a.max_ms - 5.0).abs() < 1e-9);
+        assert!((a.share - 0.5).abs() < 1e-9, "{}", a.share);
+        assert!(
+            a.p99_ms >= 4.9,
+            "the long call in the merged histogram: {}",
+            a.p99_ms
+        );
+        assert_eq!(lines[1].transaction, "b");
+    }
+}

@@ -223,3 +223,47 @@ pub fn report_row(s: &StatementFigures) -> [String; 12] {
         s.retries.to_string(),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(script: &str, text: &str, mean_ms: f64, failures: u64, retries: u64) -> Statement {
+        Statement {
+            transaction: script.into(),
+            order: 0,
+            text: text.into(),
+            as_written: true,
+            calls: 10,
+            calls_per_transaction: 1.0,
+            failures,
+            retries,
+            mean_ms,
+            p50_ms: mean_ms,
+            p95_ms: mean_ms,
+            p99_ms: mean_ms,
+            max_ms: mean_ms,
+            total_s: 0.0,
+            share: 0.0,
+            histogram: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn scripts_print_in_pgbench_layout() {
+        let a = command("a.sql", "BEGIN;", 0.0625, 0, 0);
+        let b = command("b.sql", "SELECT 1;", 12.5, 3, 7);
+        let mut out = String::new();
+        pgbench_layout(&mut out, "a.sql", &[&a], 1, 1, 1);
+        assert_eq!(
+            out,
+            "\nstatement latencies in milliseconds and failures:\n         0.062           0 BEGIN;\n"
+        );
+        let mut out = String::new();
+        pgbench_layout(&mut out, "b.sql", &[&b], 3, 2, 2);
+        assert_eq!(
+            out,
+            "\nSQL script 2: b.sql\n - statement latencies in milliseconds, failures and retries:\n        12.500           3          7 SELECT 1;\n"
+        );
+    }
+}
