@@ -391,7 +391,7 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
     let mut m = summed_counts(first, &results, &time);
     merge_latencies(&mut m, shards, parts, time.secs)?;
     let statements = merge_statements(&m, shards);
-    m.statements = statements.as_ref().cloned().unwrap_or_default();
+    m.statement_latencies = statements.as_ref().cloned().unwrap_or_default();
     let offsets: Vec<usize> = results
         .iter()
         .map(|r| (time.offset_ms(r) / 1000.0).round() as usize)
@@ -503,21 +503,21 @@ fn merge_latencies(
 fn merge_statements(
     m: &Measurement,
     shards: &[ShardFile],
-) -> Result<Vec<metrics::statements::Statement>, String> {
-    use metrics::statements::{Statements, TypeTotals, times_of};
+) -> Result<Vec<metrics::statement_latencies::Statement>, String> {
+    use metrics::statement_latencies::{Statements, TypeTotals, times_of};
     let why = |file: &str, what: &str| {
         format!("per-statement latencies left out of the merged result: {file} {what}")
     };
     let timed = shards
         .iter()
-        .filter(|s| !s.result.measurement.statements.is_empty())
+        .filter(|s| !s.result.measurement.statement_latencies.is_empty())
         .count();
     if timed == 0 {
         return Ok(Vec::new());
     }
     let mut all = Statements::default();
     for s in shards {
-        let lines = &s.result.measurement.statements;
+        let lines = &s.result.measurement.statement_latencies;
         let texts = &part(s).statement_histograms;
         if lines.is_empty() {
             return Err(why(&s.file, "timed none (--no-statement-latencies?)"));

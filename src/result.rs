@@ -128,7 +128,7 @@ pub struct ShardPart {
     pub histograms: BTreeMap<String, String>,
     pub schedule_lag_histogram: Option<String>,
     pub window_histograms: Vec<Option<String>>,
-    /// Each of `statements`' latency histogram (µs), in their order.
+    /// Each of `statement_latencies`' latency histogram (µs), in their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statement_histograms: Vec<String>,
 }

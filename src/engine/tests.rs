@@ -49,7 +49,10 @@ fn run_and_check(workload: &str, variant: Option<&str>, dsn: &str, json: &Path) 
 /// Every transaction type that ran has statements timed on the client: at least one call per
 /// transaction among them.
 fn statements_timed(r: &serde_json::Value, workload: &str) {
-    let statements = r["statements"].as_array().cloned().unwrap_or_default();
+    let statements = r["statement_latencies"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     for t in r["transaction_types"].as_array().into_iter().flatten() {
         if t["transactions"].as_u64().unwrap_or(0) == 0 {
             continue;

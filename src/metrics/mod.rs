@@ -5,7 +5,7 @@
 //! workload the counts its own figures come from (`Measurement::counts`: `workload::Counts`); reads
 //! the process's CPU time, its peak memory and the host's facts; judges whether a run was
 //! client-bound (`client_bound`). `observe.rs` is the server observer, `waits.rs` the wait
-//! sampler and the rule that names what limited a run, `statements.rs` the per-statement
+//! sampler and the rule that names what limited a run, `statement_latencies.rs` the per-statement
 //! latencies the clients timed.
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
@@ -26,7 +26,7 @@
 //! not judged for SQLite.
 
 pub mod observe;
-pub mod statements;
+pub mod statement_latencies;
 pub mod waits;
 
 use std::collections::BTreeMap;
@@ -221,10 +221,10 @@ pub struct Measurement {
     /// included): after a cold start, the cold-cache time of the first query.
     pub first_transaction_ms: Option<f64>,
     pub transaction_types: Vec<TypeSummary>,
-    /// Each statement of each transaction type, timed on the client (`metrics::statements`);
+    /// Each statement of each transaction type, timed on the client (`metrics::statement_latencies`);
     /// empty when timing was off (`--no-statement-latencies`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub statements: Vec<statements::Statement>,
+    pub statement_latencies: Vec<statement_latencies::Statement>,
     pub windows: Vec<Window>,
     /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
     #[serde(skip)]
@@ -308,7 +308,7 @@ pub struct Aggregator {
     seen_ok: u64,
     seen_errors: u64,
     seen_kinds: BTreeMap<String, bool>,
-    statements: statements::Statements,
+    statements: statement_latencies::Statements,
 }
 
 impl Aggregator {
@@ -350,7 +350,7 @@ impl Aggregator {
             seen_ok: 0,
             seen_errors: 0,
             seen_kinds: BTreeMap::new(),
-            statements: statements::Statements::default(),
+            statements: statement_latencies::Statements::default(),
         }
     }
 
@@ -541,13 +541,13 @@ impl Aggregator {
                 latency_ms: Latency::of(&t.hist),
             })
             .collect();
-        let totals: Vec<statements::TypeTotals> = transaction_types
+        let totals: Vec<statement_latencies::TypeTotals> = transaction_types
             .iter()
-            .map(statements::TypeTotals::of)
+            .map(statement_latencies::TypeTotals::of)
             .collect();
         let statements = std::mem::take(&mut self.statements).finish(&totals);
         Measurement {
-            statements,
+            statement_latencies: statements,
             queries: self.queries,
             qps: self.queries as f64 / secs,
             duration_s: duration.as_secs_f64(),

@@ -106,7 +106,7 @@ pub struct PointSummary {
     pub types: Vec<TypeFigures>,
     /// Each statement timed on the client, over the repeats, the longest in total first (none
     /// when timing was off).
-    pub statements: Vec<super::statements::StatementFigures>,
+    pub statement_latencies: Vec<super::statement_latencies::StatementFigures>,
 }
 
 /// A figure over a point's repeats.
@@ -391,7 +391,7 @@ impl ReportData {
     pub fn statement_points(&self) -> Vec<&PointSummary> {
         self.comparison()
             .into_iter()
-            .filter(|p| !p.statements.is_empty())
+            .filter(|p| !p.statement_latencies.is_empty())
             .collect()
     }
 

@@ -37,7 +37,7 @@ pub fn markdown(data: &ReportData) -> String {
     } else {
         out += &comparison(data);
         out += &types(data);
-        out += &statements(data);
+        out += &statement_latencies(data);
         out += &profile_comparisons(data);
         out += "## Resources\n\n";
         out += &resources(&data.resources());
@@ -232,14 +232,14 @@ fn types(data: &ReportData) -> String {
 }
 
 /// Per point that timed its statements: each one, the longest in total first.
-fn statements(data: &ReportData) -> String {
-    use super::statements::{REPORT_HEADER, report_row};
+fn statement_latencies(data: &ReportData) -> String {
+    use super::statement_latencies::{REPORT_HEADER, report_row};
     let points = data.statement_points();
     if points.is_empty() {
         return String::new();
     }
     let mut out = String::from(
-        "## Where the time went: statements\n\nTimed on the client, one by one; medians over the repeats, failures and retries summed; share is of the transactions' time.\n\n",
+        "## Statement latencies, timed on the client\n\nTimed on the client, one by one; medians over the repeats, failures and retries summed; share is of the transactions' time.\n\n",
     );
     for p in points {
         w!(
@@ -252,7 +252,7 @@ fn statements(data: &ReportData) -> String {
             REPORT_HEADER.join(" | "),
             "--:|".repeat(REPORT_HEADER.len() - 2)
         );
-        for s in &p.statements {
+        for s in &p.statement_latencies {
             let cells: Vec<String> = report_row(s).iter().map(|c| cell(c)).collect();
             w!(out, "| {} |\n", cells.join(" | "));
         }

@@ -10,7 +10,7 @@ pub mod data;
 pub mod export;
 pub mod html;
 pub mod markdown;
-pub mod statements;
+pub mod statement_latencies;
 pub mod stored;
 
 pub use html::{CapacityView, StepView, capacity_html};
@@ -93,7 +93,7 @@ pub fn run_summary(r: &RunResult) -> String {
     summary_resources(&mut out, r);
     summary_shards(&mut out, r);
     summary_latencies(&mut out, r);
-    statements::summary(&mut out, r);
+    statement_latencies::summary(&mut out, r);
     summary_settings(&mut out, r);
     out
 }

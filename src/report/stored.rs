@@ -268,7 +268,7 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         warnings,
         metrics: figures(members),
         types: types(members),
-        statements: super::statements::over_repeats(
+        statement_latencies: super::statement_latencies::over_repeats(
             &members.iter().map(|m| &m.result).collect::<Vec<_>>(),
         ),
     }

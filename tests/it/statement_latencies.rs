@@ -101,7 +101,10 @@ fn script_in_pgbench_layout(env: &Env, dsn: &str, name: &str) -> Result<(), Stri
     })?;
     let r = read_result(&json)?;
     let txns = r["transactions"].as_u64().unwrap_or(0);
-    let statements = r["statements"].as_array().cloned().unwrap_or_default();
+    let statements = r["statement_latencies"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     ensure(txns == 60 && statements.len() == lines.len(), || {
         format!("60 transactions, one statement per command: {statements:?}")
     })?;
@@ -136,7 +139,10 @@ fn tpcb_on_mariadb(env: &Env) -> Result<(), String> {
         &["run", "tpcb", "--dsn", &dsn, "-c", "1", "-t", "300"],
         0,
     )?;
-    let statements = r["statements"].as_array().cloned().unwrap_or_default();
+    let statements = r["statement_latencies"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let texts: Vec<&str> = statements
         .iter()
         .map(|s| s["text"].as_str().unwrap_or(""))
@@ -189,7 +195,7 @@ fn switched_off(env: &Env) -> Result<(), String> {
     let said = text(&out);
     let r = read_result(&json)?;
     ensure(
-        r.get("statements").is_none() && !said.contains("statements of tpcb-like"),
+        r.get("statement_latencies").is_none() && !said.contains("statements of tpcb-like"),
         || format!("no statements when switched off:\n{said}"),
     )?;
     // And on by default, on the same database.
@@ -200,7 +206,9 @@ fn switched_off(env: &Env) -> Result<(), String> {
         0,
     )?;
     ensure(
-        on["statements"].as_array().is_some_and(|s| s.len() == 7),
+        on["statement_latencies"]
+            .as_array()
+            .is_some_and(|s| s.len() == 7),
         || format!("statements by default: {on}"),
     )
 }
@@ -240,7 +248,10 @@ fn failure_on_its_line(env: &Env) -> Result<(), String> {
     ensure(failures == [0, 0, errors, 0], || {
         format!("{errors} failures on the division's line only:\n{said}")
     })?;
-    let statements = r["statements"].as_array().cloned().unwrap_or_default();
+    let statements = r["statement_latencies"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let calls: Vec<u64> = statements
         .iter()
         .map(|s| s["calls"].as_u64().unwrap_or(0))
@@ -270,7 +281,10 @@ fn shards_merged(env: &Env) -> Result<(), String> {
     let json = env.path("stmt_shards_merged.json");
     expect_code(&merge(&files, &json), 0, "merge")?;
     let merged = read_result(&json)?;
-    let lines = merged["statements"].as_array().cloned().unwrap_or_default();
+    let lines = merged["statement_latencies"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     ensure(lines.len() == 7, || {
         format!("seven statements merged: {merged}")
     })?;
@@ -278,7 +292,7 @@ fn shards_merged(env: &Env) -> Result<(), String> {
         let mut added: Option<hdrhistogram::Histogram<u64>> = None;
         let mut calls = 0;
         for s in &shards {
-            calls += s["statements"][i]["calls"].as_u64().unwrap_or(0);
+            calls += s["statement_latencies"][i]["calls"].as_u64().unwrap_or(0);
             let text = s["shard"]["statement_histograms"][i].as_str().unwrap_or("");
             let mut h = histogram(text)?;
             h.auto(true);
@@ -296,7 +310,8 @@ fn shards_merged(env: &Env) -> Result<(), String> {
     reported(env, &files)?;
     // A shard whose result holds no statements: merged without them, and said.
     let mut bare = shards[1].clone();
-    bare.as_object_mut().map(|o| o.remove("statements"));
+    bare.as_object_mut()
+        .map(|o| o.remove("statement_latencies"));
     let bare_file = env.path("stmt_shards-bare.json");
     std::fs::write(&bare_file, bare.to_string()).map_err(|e| e.to_string())?;
     let out = merge(&[files[0].clone(), bare_file], &env.path("stmt_bare.json"));
@@ -304,7 +319,7 @@ fn shards_merged(env: &Env) -> Result<(), String> {
     let said = text(&out);
     let r = read_result(&env.path("stmt_bare.json"))?;
     ensure(
-        r.get("statements").is_none() && said.contains("per-statement latencies left out"),
+        r.get("statement_latencies").is_none() && said.contains("per-statement latencies left out"),
         || format!("left out, and said:\n{said}"),
     )
 }
@@ -327,7 +342,9 @@ fn reported(env: &Env, files: &[std::path::PathBuf]) -> Result<(), String> {
     let json: serde_json::Value =
         serde_json::from_slice(&shown.stdout).map_err(|e| e.to_string())?;
     ensure(
-        json["statements"].as_array().is_some_and(|s| s.len() == 7),
+        json["statement_latencies"]
+            .as_array()
+            .is_some_and(|s| s.len() == 7),
         || format!("results show holds the statements: {json}"),
     )?;
     let md = dbduel(&["report", "--results", &store, "--format", "markdown"]);

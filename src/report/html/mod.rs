@@ -22,7 +22,7 @@
 //! others).
 
 mod capacity;
-mod statements;
+mod statement_latencies;
 mod svg;
 
 use std::fmt::Write;
@@ -71,7 +71,7 @@ pub fn html(data: &ReportData) -> String {
         out += &resources_section(data);
         out += &comparison_section(data);
         out += &types_section(data);
-        out += &statements::section(data);
+        out += &statement_latencies::section(data);
         out += &type_bars_section(data);
         out += &profile_comparison_section(data);
     }
@@ -118,7 +118,7 @@ fn header(data: &ReportData) -> String {
         out += "<a href=\"#types\">Per type</a>";
     }
     if !data.statement_points().is_empty() {
-        out += "<a href=\"#statements\">Statements</a>";
+        out += "<a href=\"#statement-latencies\">Statements</a>";
     }
     out += "<a href=\"#settings\">Settings</a></nav></div>";
     out += "<table class=\"facts\"><caption>Host</caption><tbody>";

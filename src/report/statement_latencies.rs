@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::metrics::statements::Statement;
+use crate::metrics::statement_latencies::Statement;
 use crate::result::RunResult;
 
 /// How much of a statement's text a table shows.
@@ -38,7 +38,7 @@ pub fn by_type(statements: &[Statement]) -> Vec<(&str, Vec<&Statement>)> {
 
 /// The summary's per-statement part (nothing when timing was off).
 pub fn summary(out: &mut String, r: &RunResult) {
-    let groups = by_type(&r.measurement.statements);
+    let groups = by_type(&r.measurement.statement_latencies);
     let scripts = groups
         .iter()
         .filter(|(_, l)| l.iter().all(|s| s.as_written))
@@ -147,7 +147,7 @@ pub fn over_repeats(results: &[&serde_json::Value]) -> Vec<StatementFigures> {
     let mut groups: Vec<((String, String), Vec<&serde_json::Value>)> = Vec::new();
     for s in results
         .iter()
-        .flat_map(|r| r["statements"].as_array().into_iter().flatten())
+        .flat_map(|r| r["statement_latencies"].as_array().into_iter().flatten())
     {
         let key = (
             s["transaction"].as_str().unwrap_or_default().to_string(),

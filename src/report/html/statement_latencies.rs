@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::esc;
 use crate::report::data::ReportData;
-use crate::report::statements::{REPORT_HEADER, report_row};
+use crate::report::statement_latencies::{REPORT_HEADER, report_row};
 
 /// The section, empty when no point timed its statements.
 pub fn section(data: &ReportData) -> String {
@@ -15,7 +15,7 @@ pub fn section(data: &ReportData) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "<section id=\"statements\"><h2>Where the time went: statements</h2><p class=\"note\">\
+        "<section id=\"statement-latencies\"><h2>Statement latencies, timed on the client</h2><p class=\"note\">\
          Timed on the client, one by one (as pgbench's -r): medians over the repeats, failures \
          and retries summed; share is of the transactions' time.</p><table class=\"data\"><thead><tr>",
     );
@@ -34,7 +34,7 @@ pub fn section(data: &ReportData) -> String {
             esc(&p.variant),
             p.clients
         );
-        for s in &p.statements {
+        for s in &p.statement_latencies {
             out += "<tr>";
             for (i, cell) in report_row(s).iter().enumerate() {
                 let class = match i {
