@@ -1,4 +1,4 @@
-//! The HTML report's "where the time went" section: per point, each statement timed on the
+//! The HTML report's "statement latencies, timed on the client" section: per point, each statement timed on the
 //! client (transaction type, text, calls per transaction, mean and percentiles, share of the
 //! transactions' time, failures, retries), the longest in total first.
 
