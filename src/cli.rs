@@ -292,6 +292,10 @@ pub struct RunArgs {
     /// what limited it): for measuring the sampling's own cost.
     #[arg(long)]
     pub no_waits: bool,
+    /// Do not time each statement on the client (per-statement latencies are on by default;
+    /// pgbench's -r is taken as asking for them).
+    #[arg(long)]
+    pub no_statement_latencies: bool,
     /// A pgbench-format script to run, with its weight among several (as pgbench -f).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub files: Vec<String>,
@@ -323,7 +327,7 @@ pub struct HabitArgs {
     /// sysbench --percentile: the percentile its summary shows.
     #[arg(long, hide = true, value_name = "P")]
     pub percentile: Option<f64>,
-    /// pgbench -r: per-statement latencies.
+    /// pgbench -r: per-statement latencies (on by default; taken as asking for them).
     #[arg(
         short = 'r',
         long = "report-per-command",
@@ -359,10 +363,6 @@ impl HabitArgs {
             (
                 self.initialize,
                 "-i (initialize): dbduel prepare loads the data, then dbduel run measures it",
-            ),
-            (
-                self.per_statement,
-                "-r (per-statement latencies): dbduel reports latencies per transaction type (a script is one type): see the latency table and --json",
             ),
             (
                 self.log,

@@ -1,7 +1,7 @@
 //! What a run emits: one `Event` per finished transaction (a `Sample`) and per client happening (a
 //! reconnection, its time offline, a lost client, the first error message of a kind, its schedule,
-//! its CPU and its connection's own figures at its end). The runner sends them; the metrics consume them, so neither imports the
-//! other.
+//! its CPU, its connection's own figures and its statements' timings at its end). The runner
+//! sends them; the metrics consume them, so neither imports the other.
 
 use std::time::Duration;
 
@@ -52,4 +52,33 @@ pub enum Event {
     /// A client's end, on an engine whose connections count their own time (embedded): what
     /// its connections counted over the measured window (`Session::connection_figures`).
     ConnectionFigures(ConnectionFigures),
+    /// A client's end: its statements timed one by one over the measured transactions
+    /// (`runner::statements`), one entry per statement of each transaction type.
+    Statements(Vec<StatementTimes>),
+}
+
+/// One statement of one transaction type as one client timed it: its calls that returned, their
+/// time, and the calls that failed. A statement is a prepared statement's text, BEGIN, COMMIT or
+/// ROLLBACK, or a script's command as written (`as_written`).
+#[derive(Debug, Clone)]
+pub struct StatementTimes {
+    /// The transaction type (its index among the workload's).
+    pub txn: u16,
+    /// Where it stands in its transaction type's listing (BEGIN first, COMMIT and ROLLBACK
+    /// last, statements in the order they were prepared, a script's commands in its order).
+    pub order: u32,
+    /// Its text, whitespace runs made one space.
+    pub text: String,
+    /// A script's command as written, timed from its start to the next command's.
+    pub as_written: bool,
+    /// Calls that returned, and their time in nanoseconds (sum and longest).
+    pub calls: u64,
+    pub sum_ns: u64,
+    pub max_ns: u64,
+    /// Their latencies in microseconds (2 significant digits).
+    pub hist: hdrhistogram::Histogram<u64>,
+    /// Calls that failed and ended their transaction as failed; calls that failed and whose
+    /// transaction was tried again.
+    pub failures: u64,
+    pub retries: u64,
 }

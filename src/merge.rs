@@ -7,8 +7,9 @@
 //! (carried base64 in the shard's `shard` part) merged for exact percentiles (never an average of
 //! percentiles), per-second windows aligned on the wall clock by each shard's start (their
 //! percentiles from the windows' histograms merged), tps and the workload's figures (rebuilt from
-//! its registry entry) over the span from the earliest measured start to the latest end, and each
-//! shard's client CPU in `shards`. `merge --results` keeps the merged run in a store
+//! its registry entry) over the span from the earliest measured start to the latest end, each
+//! shard's client CPU in `shards`, and the per-statement latencies from each statement's
+//! histograms merged (left out, with a warning saying why, when a shard has none). `merge --results` keeps the merged run in a store
 //! (`Store::save_run`: a point of a named plan, the next free repeat; a run already stored, by the
 //! identity of its start, engine, DSN, workload, counts and shards, is not stored again).
 
@@ -389,6 +390,8 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
     let time = Timeline::of(&results);
     let mut m = summed_counts(first, &results, &time);
     merge_latencies(&mut m, shards, parts, time.secs)?;
+    let statements = merge_statements(&m, shards);
+    m.statement_latencies = statements.as_ref().cloned().unwrap_or_default();
     let offsets: Vec<usize> = results
         .iter()
         .map(|r| (time.offset_ms(r) / 1000.0).round() as usize)
@@ -398,6 +401,7 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
     m.lag_histogram = None;
     let reports = shard_reports(shards, &time);
     let mut warnings = shard_warnings(shards, &reports);
+    warnings.extend(statements.err());
     let mut merged = whole_run(first, &results, &time, m);
     warnings.extend(lost_figures(first, &merged.workload.metrics));
     merged.warnings = warnings;
@@ -492,6 +496,66 @@ fn merge_latencies(
     m.histograms = histograms;
     m.transaction_types = types;
     Ok(())
+}
+
+/// Each statement's lines over every shard, their histograms merged, figured against the merged
+/// transaction types; Err says why they cannot be (a shard timed none, or its file lost them).
+fn merge_statements(
+    m: &Measurement,
+    shards: &[ShardFile],
+) -> Result<Vec<metrics::statement_latencies::Statement>, String> {
+    use metrics::statement_latencies::{Statements, TypeTotals, times_of};
+    let why = |file: &str, what: &str| {
+        format!("per-statement latencies left out of the merged result: {file} {what}")
+    };
+    let timed = shards
+        .iter()
+        .filter(|s| !s.result.measurement.statement_latencies.is_empty())
+        .count();
+    if timed == 0 {
+        return Ok(Vec::new());
+    }
+    let mut all = Statements::default();
+    for s in shards {
+        let lines = &s.result.measurement.statement_latencies;
+        let texts = &part(s).statement_histograms;
+        if lines.is_empty() {
+            return Err(why(&s.file, "timed none (--no-statement-latencies?)"));
+        }
+        if texts.len() != lines.len() {
+            return Err(why(&s.file, "has no histogram for each statement"));
+        }
+        let mut times = Vec::new();
+        for (line, text) in lines.iter().zip(texts) {
+            let hist = base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .map_err(|e| e.to_string())
+                .and_then(|b| metrics::deserialize(&b))
+                .map_err(|e| {
+                    why(
+                        &s.file,
+                        &format!("has a statement histogram that cannot be read ({e})"),
+                    )
+                })?;
+            let Some(txn) = m
+                .transaction_types
+                .iter()
+                .position(|t| t.name == line.transaction)
+            else {
+                return Err(why(
+                    &s.file,
+                    &format!(
+                        "names a transaction type the run has not ({})",
+                        line.transaction
+                    ),
+                ));
+            };
+            times.push(times_of(line, txn as u16, hist));
+        }
+        all.add(times);
+    }
+    let totals: Vec<TypeTotals> = m.transaction_types.iter().map(TypeTotals::of).collect();
+    Ok(all.finish(&totals))
 }
 
 /// One transaction type over every shard: its counts summed, its latency from the merged

@@ -687,5 +687,10 @@ fn shard_part(
             .iter()
             .map(|h| h.as_ref().map(b64))
             .collect(),
+        statement_histograms: m
+            .statement_latencies
+            .iter()
+            .map(|s| b64(&s.histogram))
+            .collect(),
     }
 }

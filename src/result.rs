@@ -120,8 +120,8 @@ pub struct RunResult {
 }
 
 /// What a shard's result adds for `merge`: its place in the run, its start on the wall clock,
-/// and its histograms (HdrHistogram V2, base64): each transaction type's, the schedule lag's
-/// and each per-second window's (null for a window without a transaction).
+/// and its histograms (HdrHistogram V2, base64): each transaction type's, the schedule lag's,
+/// each per-second window's (null for a window without a transaction) and each statement's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShardPart {
     pub index: u32,
@@ -137,6 +137,9 @@ pub struct ShardPart {
     pub histograms: BTreeMap<String, String>,
     pub schedule_lag_histogram: Option<String>,
     pub window_histograms: Vec<Option<String>>,
+    /// Each of `statement_latencies`' latency histogram (µs), in their order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statement_histograms: Vec<String>,
 }
 
 /// One shard of a merged result: where it ran, what it ran and how hard its client worked.

@@ -241,6 +241,8 @@ pub struct RunInput {
     pub start_at: Option<String>,
     /// Sample the server's sessions' waits during the run (`--no-waits`: not).
     pub waits: bool,
+    /// Time every statement on the client (`--no-statement-latencies`: not).
+    pub statements: bool,
 }
 
 /// Where a run's options were written: `dbduel run`'s flags or a plan file's keys.
@@ -298,8 +300,20 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             .transpose()?,
         start_at: args.start_at.clone(),
         waits: !args.no_waits,
+        statements: statement_latencies(args)?,
     }
     .plan()
+}
+
+/// Whether to time every statement: on unless `--no-statement-latencies`; pgbench's -r asks for
+/// it explicitly, so both together are refused.
+fn statement_latencies(args: &RunArgs) -> Result<bool, Error> {
+    if args.no_statement_latencies && args.habits.per_statement {
+        return Err(Error::Usage(
+            "-r (--report-per-command) asks for per-statement latencies and --no-statement-latencies turns them off: give one of them".into(),
+        ));
+    }
+    Ok(!args.no_statement_latencies)
 }
 
 impl RunInput {
@@ -347,6 +361,7 @@ impl RunInput {
                 max_tries: self.max_tries.unwrap_or(0),
                 seed,
                 start_at: released,
+                statements: self.statements,
             },
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
@@ -805,6 +820,7 @@ mod tests {
             shard: None,
             start_at: None,
             waits: true,
+            statements: true,
         }
     }
 

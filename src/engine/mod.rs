@@ -3,7 +3,8 @@
 //!
 //! `Engine`: connect, dialect, table options, embedded or not, the wait sampler's rate
 //! (`activity_hz`). `Session`: prepare, `execute` (with
-//! `exec` and `query` over it), `batch`, begin/commit/rollback, `bulk_load` in a `Load` mode
+//! `exec` and `query` over it), `batch`, begin/commit/rollback, `command` (a hint for the
+//! statement clock, which engines ignore), `bulk_load` in a `Load` mode
 //! (replace, or append so that several sessions load one table at once), server info with its
 //! `Transport`, database size, `counters` for the observer, `activity` for the wait sampler,
 //! `connection_figures` (an embedded engine's own counts), `canceller` and `set_timeout` for the
@@ -334,6 +335,10 @@ pub trait Session: Send {
     fn begin(&mut self, write: bool) -> DbResult<()>;
     fn commit(&mut self) -> DbResult<()>;
     fn rollback(&mut self) -> DbResult<()>;
+    /// A workload's own command `index` of the running transaction, as written (`text`),
+    /// starts now: the statement clock (`runner::statements`) then times the transaction by
+    /// these commands, as pgbench's -r does a script's. Engines ignore it.
+    fn command(&mut self, _index: usize, _text: &str) {}
     /// Load `rows` into `table` through the engine's fastest bulk path (COPY, LOAD DATA, a
     /// prepared INSERT in one transaction...), replacing what it holds or appending to it as
     /// `mode` says; `progress` is told every 10,000 rows and stops the load when it says so.

@@ -2,8 +2,9 @@
 //! test of "Adding an engine" (ARCHITECTURE.md): the toy engine `toylite` (`engine/toy.rs`,
 //! one file and one registry line, as a contributor adds an engine) runs every workload
 //! through the commands, in process: each registered workload variant, a pgbench-format
-//! script and a declarative workload file, each prepared, run and checked; and TPC-H's power
-//! test, which has no variants.
+//! script and a declarative workload file, each prepared, run and checked, each of its
+//! transaction types with its statements timed on the client; and TPC-H's power test, which has
+//! no variants.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -39,8 +40,35 @@ fn run_and_check(workload: &str, variant: Option<&str>, dsn: &str, json: &Path) 
     assert_eq!(r["engine"]["name"], "toylite", "{workload}");
     assert_eq!(r["transactions"], 20, "{workload}: {r}");
     assert_eq!(r["errors"], 0, "{workload}: {}", r["errors_by_kind"]);
+    statements_timed(&r, workload);
     if !workload.ends_with(".sql") {
         dbduel(&["check", workload, "--dsn", dsn]);
+    }
+}
+
+/// Every transaction type that ran has statements timed on the client: at least one call per
+/// transaction among them.
+fn statements_timed(r: &serde_json::Value, workload: &str) {
+    let statements = r["statement_latencies"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for t in r["transaction_types"].as_array().into_iter().flatten() {
+        if t["transactions"].as_u64().unwrap_or(0) == 0 {
+            continue;
+        }
+        let calls: f64 = statements
+            .iter()
+            .filter(|s| s["transaction"] == t["name"])
+            .filter_map(|s| s["calls_per_transaction"].as_f64())
+            .sum();
+        // Summed fractions (YCSB's update is one of ten statements, one per field) may fall
+        // short of 1 by a rounding.
+        assert!(
+            calls >= 1.0 - 1e-9,
+            "{workload}: {} has no statement timed: {statements:?}",
+            t["name"]
+        );
     }
 }
 
@@ -74,6 +102,7 @@ fn every_workload_runs_on_an_engine_added_in_one_file() {
     let r: serde_json::Value = serde_json::from_str(&text).expect("a JSON result");
     assert_eq!(r["transactions"], 24, "tpch: {r}");
     assert_eq!(r["errors"], 0, "tpch: {}", r["errors_by_kind"]);
+    statements_timed(&r, "tpch");
     dbduel(&["check", "tpch", "--dsn", &db]);
     let root = env!("CARGO_MANIFEST_DIR");
     let tpcb = dsn("tpcb-tpcb-like.db");

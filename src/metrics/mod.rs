@@ -7,7 +7,8 @@
 //! client-bound (`client_bound`). `observe.rs` is the server observer, `waits.rs` the wait
 //! sampler and the rule that names what limited a run, `embedded.rs` that rule for an engine
 //! with no server (its connections' own figures), `statements.rs` where the server's time went
-//! statement by statement (read on the wait sampler's connection).
+//! statement by statement (read on the wait sampler's connection), `statement_latencies.rs` the
+//! per-statement latencies the clients timed.
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
 //! from the actual start in the closed loop (`event::Sample`). A failed transaction counts as an
@@ -28,6 +29,7 @@
 
 pub mod embedded;
 pub mod observe;
+pub mod statement_latencies;
 pub mod statements;
 pub mod waits;
 
@@ -223,6 +225,10 @@ pub struct Measurement {
     /// included): after a cold start, the cold-cache time of the first query.
     pub first_transaction_ms: Option<f64>,
     pub transaction_types: Vec<TypeSummary>,
+    /// Each statement of each transaction type, timed on the client (`metrics::statement_latencies`);
+    /// empty when timing was off (`--no-statement-latencies`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statement_latencies: Vec<statement_latencies::Statement>,
     pub windows: Vec<Window>,
     /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
     #[serde(skip)]
@@ -306,6 +312,7 @@ pub struct Aggregator {
     seen_ok: u64,
     seen_errors: u64,
     seen_kinds: BTreeMap<String, bool>,
+    statements: statement_latencies::Statements,
 }
 
 impl Aggregator {
@@ -347,6 +354,7 @@ impl Aggregator {
             seen_ok: 0,
             seen_errors: 0,
             seen_kinds: BTreeMap::new(),
+            statements: statement_latencies::Statements::default(),
         }
     }
 
@@ -366,6 +374,7 @@ impl Aggregator {
             Event::ClientCpu { cpu, wait, wall } => self.thread_cpu.push((cpu, wait, wall)),
             // Summed beside the measurement, into the result's embedded evidence (point.rs).
             Event::ConnectionFigures(_) => {}
+            Event::Statements(lines) => self.statements.add(lines),
             Event::Schedule(due, started) => {
                 let s = self.schedule.get_or_insert(OpenLoop::default());
                 s.due += due;
@@ -524,7 +533,7 @@ impl Aggregator {
             all.add(&t.hist).expect("histograms share their bounds");
         }
         let secs = duration.as_secs_f64().max(1e-9);
-        let transaction_types = self
+        let transaction_types: Vec<TypeSummary> = self
             .names
             .iter()
             .zip(&self.types)
@@ -538,7 +547,13 @@ impl Aggregator {
                 latency_ms: Latency::of(&t.hist),
             })
             .collect();
+        let totals: Vec<statement_latencies::TypeTotals> = transaction_types
+            .iter()
+            .map(statement_latencies::TypeTotals::of)
+            .collect();
+        let statements = std::mem::take(&mut self.statements).finish(&totals);
         Measurement {
+            statement_latencies: statements,
             queries: self.queries,
             qps: self.queries as f64 / secs,
             duration_s: duration.as_secs_f64(),

@@ -104,6 +104,9 @@ pub struct PointSummary {
     pub metrics: BTreeMap<String, Figure>,
     /// Each transaction type over the repeats, for workloads with more than one (TPC-C's five).
     pub types: Vec<TypeFigures>,
+    /// Each statement timed on the client, over the repeats, the longest in total first (none
+    /// when timing was off).
+    pub statement_latencies: Vec<super::statement_latencies::StatementFigures>,
 }
 
 /// A figure over a point's repeats.
@@ -385,6 +388,14 @@ impl ReportData {
             (wi, p.clients, si)
         });
         points
+    }
+
+    /// The points with per-statement latencies, in the comparison's order.
+    pub fn statement_points(&self) -> Vec<&PointSummary> {
+        self.comparison()
+            .into_iter()
+            .filter(|p| !p.statement_latencies.is_empty())
+            .collect()
     }
 
     /// The points with figures of their own or several transaction types (TPC-C), in the

@@ -1,5 +1,6 @@
-//! The markdown report: the tables of the HTML report (all points, resources, settings side by
-//! side) as GitHub-flavoured markdown, to paste into an issue or a wiki page.
+//! The markdown report: the tables of the HTML report (all points, per type, statements,
+//! resources, settings side by side) as GitHub-flavoured markdown, to paste into an issue or a
+//! wiki page.
 
 use std::fmt::Write;
 
@@ -36,6 +37,7 @@ pub fn markdown(data: &ReportData) -> String {
     } else {
         out += &comparison(data);
         out += &types(data);
+        out += &statement_latencies(data);
         out += &profile_comparisons(data);
         out += "## Resources\n\n";
         out += &resources(&data.resources());
@@ -224,6 +226,36 @@ fn types(data: &ReportData) -> String {
                 t.retries,
                 t.errors
             );
+        }
+        out += "\n";
+    }
+    out
+}
+
+/// Per point that timed its statements: each one, the longest in total first.
+fn statement_latencies(data: &ReportData) -> String {
+    use super::statement_latencies::{REPORT_HEADER, report_row};
+    let points = data.statement_points();
+    if points.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Statement latencies, timed on the client\n\nTimed on the client, one by one; medians over the repeats, failures and retries summed; share is of the transactions' time.\n\n",
+    );
+    for p in points {
+        w!(
+            out,
+            "**{} · {} {} · {} clients**\n\n| {} |\n|---|---|{}\n",
+            cell(&p.series()),
+            cell(&p.workload),
+            cell(&p.variant),
+            p.clients,
+            REPORT_HEADER.join(" | "),
+            "--:|".repeat(REPORT_HEADER.len() - 2)
+        );
+        for s in &p.statement_latencies {
+            let cells: Vec<String> = report_row(s).iter().map(|c| cell(c)).collect();
+            w!(out, "| {} |\n", cells.join(" | "));
         }
         out += "\n";
     }

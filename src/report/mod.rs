@@ -3,13 +3,15 @@
 //! exported (`export.rs`: table, JSON, CSV); the reports of stored runs (`stored.rs` makes
 //! `data.rs`'s `ReportData`, drawn as HTML and markdown: the store knows rows, the report knows
 //! views); `compare/`, whether two runs or two sets of repeats differ; `statements.rs`, where
-//! the server's time went statement by statement.
+//! the server's time went statement by statement; `statement_latencies.rs`, the statements
+//! timed on the client (pgbench's -r layout for scripts).
 
 pub mod compare;
 pub mod data;
 pub mod export;
 pub mod html;
 pub mod markdown;
+pub mod statement_latencies;
 pub mod statements;
 pub mod stored;
 
@@ -93,6 +95,7 @@ pub fn run_summary(r: &RunResult) -> String {
     summary_resources(&mut out, r);
     summary_shards(&mut out, r);
     summary_latencies(&mut out, r);
+    statement_latencies::summary(&mut out, r);
     summary_settings(&mut out, r);
     out
 }

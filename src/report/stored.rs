@@ -268,6 +268,9 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         warnings,
         metrics: figures(members),
         types: types(members),
+        statement_latencies: super::statement_latencies::over_repeats(
+            &members.iter().map(|m| &m.result).collect::<Vec<_>>(),
+        ),
     }
 }
 

@@ -16,9 +16,15 @@
 //! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
 //! 20-27 MiB (BENCHMARKS.md).
 //!
+//! Each client's session is `statements::Timed`, the statement clock over the engine's (pgbench's
+//! -r; `RunConfig::statements`): it keeps each statement's histogram per client and sends them
+//! once, at the client's end.
+//!
 //! Emits one `Event` per transaction on a channel and nothing else (sent in batches: one channel
 //! operation per 256 transactions or 50 ms, whichever comes first, over an unbounded channel that
 //! point.rs drains every 100 ms): measuring is the consumers' business.
+
+mod statements;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -60,6 +66,8 @@ pub struct RunConfig {
     pub seed: u64,
     /// Release the connected clients at this wall-clock time (`--start-at`), not at once.
     pub start_at: Option<std::time::SystemTime>,
+    /// Time every statement on the client (`--no-statement-latencies`: not).
+    pub statements: bool,
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -291,21 +299,21 @@ fn wait_until(at: std::time::SystemTime, stop: &AtomicBool) {
 }
 
 struct ClientState {
-    session: Box<dyn Session>,
+    session: statements::Timed,
     client: Box<dyn Client>,
     /// Draws the pauses between retries, apart from the workload's own streams.
     backoff: SmallRng,
 }
 
 fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
-    let mut session = shared.engine.connect()?;
+    let mut session = statements::Timed::new(shared.engine.connect()?, shared.cfg.statements);
     let seed = shared
         .cfg
         .seed
         .wrapping_add(u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let client = shared
         .workload
-        .client(shared.engine.as_ref(), session.as_mut(), id, seed)?;
+        .client(shared.engine.as_ref(), &mut session, id, seed)?;
     shared.doors.lock().expect("doors lock")[slot(shared, id)] = session.canceller();
     let backoff = SmallRng::seed_from_u64(seed ^ 0xB5AD_4ECE_DA1C_E2A9);
     Ok(ClientState {
@@ -394,7 +402,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     state.client.end_at(run_end.clone());
     loop {
         window.open_at(warmup_end);
-        figures.open_at(warmup_end, state.session.as_mut());
+        figures.open_at(warmup_end, state.session.untimed());
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -408,16 +416,22 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         }
         // Again here: an open-loop or pausing client may have slept past the warm-up's end.
         window.open_at(warmup_end);
-        figures.open_at(warmup_end, state.session.as_mut());
+        figures.open_at(warmup_end, state.session.untimed());
         let busy = &shared.busy[slot(shared, id)];
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
+        state.session.start(txn);
         let (tries, outcome) = attempt(&mut state, cfg.max_tries, shared);
         busy.store(0, Ordering::Release);
         let end = Instant::now();
         // A wait inside the transaction (a script's \sleep) cut short by the run's end.
         let cut_short = matches!(&outcome, Err(e) if e.class == ErrorClass::Interrupted)
             && (deadline.is_some_and(|d| end >= d) || stop.load(Ordering::Relaxed));
-        if outcome.is_err() && (shared.ending.load(Ordering::SeqCst) || cut_short) {
+        let unfinished = outcome.is_err() && (shared.ending.load(Ordering::SeqCst) || cut_short);
+        let aborted = outcome.is_err() && state.client.aborted().is_some();
+        // The statements count with their transaction: measured, and neither of those.
+        let kept = end >= warmup_end && !unfinished && !aborted;
+        state.session.settle(kept, outcome.is_err());
+        if unfinished {
             outbox.push(Event::Unfinished, end);
             break;
         }
@@ -442,7 +456,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if lost {
             let claim = &shared.reconnecting[slot(shared, id)];
             claim.store(micros(end - start) + 1, Ordering::Release);
-            figures.bank(state.session.as_mut());
+            figures.bank(state.session.untimed());
             if !reconnected(shared, id, deadline, end, claim, &mut state, &mut outbox) {
                 break;
             }
@@ -464,7 +478,10 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     if let Some(cpu) = window.close() {
         outbox.push(cpu, Instant::now());
     }
-    if let Some(own) = figures.close(state.session.as_mut()) {
+    if let Some(lines) = state.session.take_lines() {
+        outbox.push(Event::Statements(lines), Instant::now());
+    }
+    if let Some(own) = figures.close(state.session.untimed()) {
         outbox.push(own, Instant::now());
     }
 }
@@ -602,7 +619,8 @@ fn reconnected(
             // The lost connection's teardown (a rollback, a goodbye) may wait on a socket the
             // server no longer answers: it runs on a thread of its own, never holding the
             // client or the events it has still to send.
-            let old = std::mem::replace(state, fresh);
+            let mut old = std::mem::replace(state, fresh);
+            state.session.adopt(&mut old.session);
             let _ = std::thread::Builder::new()
                 .name("teardown".into())
                 .spawn(move || drop(old));
@@ -789,11 +807,11 @@ fn attempt(
     let mut tries = 0;
     loop {
         tries += 1;
-        match state.client.execute(state.session.as_mut()) {
+        match state.client.execute(&mut state.session) {
             Ok(queries) => return (tries, Ok(queries)),
             Err(e) if e.class == ErrorClass::ConnectionLost => return (tries, Err(e)),
             Err(e) => {
-                let _ = state.session.rollback();
+                let _ = state.session.untimed().rollback();
                 let again = state.client.retryable(&e.class) && tries < max_tries;
                 if !again || halt() {
                     return (tries, Err(e));
@@ -968,6 +986,7 @@ mod tests {
             seed: 1,
             first_client: 0,
             start_at: None,
+            statements: true,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();

@@ -174,6 +174,7 @@ fn runs(
                 shard: None,
                 start_at: None,
                 waits: true,
+                statements: true,
             };
             let run = input
                 .plan()

@@ -69,7 +69,7 @@ fn habits(_: &Env) -> Result<(), String> {
     )?;
     for (flag, way) in [
         (&["-i"][..], "dbduel prepare"),
-        (&["-r"][..], "per transaction type"),
+        (&["-r", "--no-statement-latencies"][..], "give one of them"),
         (&["-l"][..], "--json"),
         (&["-C"][..], "one connection per client"),
         (&["-L", "50"][..], "capacity --slo"),

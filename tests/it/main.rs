@@ -33,6 +33,7 @@ mod secrets;
 mod sessions;
 mod shards;
 mod smallbank;
+mod statement_latencies;
 mod statements;
 mod store;
 mod sweep;
@@ -79,6 +80,7 @@ fn main() {
     trials.extend(tpcc::trials(&env));
     trials.extend(tpch::trials(&env));
     trials.extend(ycsb::trials(&env));
+    trials.extend(statement_latencies::trials(&env));
     trials.extend(smallbank::trials(&env));
     trials.extend(verdicts::trials(&env));
     trials.extend(statements::trials(&env));

@@ -107,7 +107,12 @@ fn in_seconds(secs: u64) -> String {
 
 /// Run `shards` processes of one run at once, each with its --json file; their exit codes
 /// must be 0.
-fn run_shards(env: &Env, name: &str, shards: u32, args: &[&str]) -> Result<Vec<PathBuf>, String> {
+pub fn run_shards(
+    env: &Env,
+    name: &str,
+    shards: u32,
+    args: &[&str],
+) -> Result<Vec<PathBuf>, String> {
     let at = in_seconds(8);
     let mut children = Vec::new();
     let mut files = Vec::new();
@@ -134,14 +139,14 @@ fn run_shards(env: &Env, name: &str, shards: u32, args: &[&str]) -> Result<Vec<P
     Ok(files)
 }
 
-fn merge(files: &[PathBuf], json: &Path) -> std::process::Output {
+pub fn merge(files: &[PathBuf], json: &Path) -> std::process::Output {
     let mut args: Vec<String> = vec!["merge".into()];
     args.extend(files.iter().map(|f| f.display().to_string()));
     args.extend(["--json".into(), json.display().to_string()]);
     dbduel(&args)
 }
 
-fn histogram(text: &str) -> Result<Histogram<u64>, String> {
+pub fn histogram(text: &str) -> Result<Histogram<u64>, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
         .map_err(|e| e.to_string())?;

@@ -23,6 +23,7 @@
 //! others).
 
 mod capacity;
+mod statement_latencies;
 mod statements;
 mod svg;
 
@@ -73,6 +74,7 @@ pub fn html(data: &ReportData) -> String {
         out += &resources_section(data);
         out += &comparison_section(data);
         out += &types_section(data);
+        out += &statement_latencies::section(data);
         out += &type_bars_section(data);
         out += &profile_comparison_section(data);
     }
@@ -117,6 +119,9 @@ fn header(data: &ReportData) -> String {
             <a href=\"#comparison\">All points</a>";
     if !data.typed_points().is_empty() {
         out += "<a href=\"#types\">Per type</a>";
+    }
+    if !data.statement_points().is_empty() {
+        out += "<a href=\"#statement-latencies\">Statements</a>";
     }
     out += "<a href=\"#settings\">Settings</a></nav></div>";
     out += "<table class=\"facts\"><caption>Host</caption><tbody>";

@@ -3,7 +3,9 @@
 //! parameters (prepared protocol), stores \gset/\aset results, translates only transaction control
 //! (BEGIN, COMMIT, ROLLBACK through the `Session`), and ends itself, as pgbench aborts a client, on
 //! a script error met while running or a script that ends inside its transaction
-//! (`Client::aborted`); the file and line come before every error's message.
+//! (`Client::aborted`); the file and line come before every error's message. Each command is
+//! marked on the session as it starts (`Session::command`), so that the statement clock times the
+//! script command by command, as pgbench's -r does.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,6 +125,7 @@ impl ScriptClient {
         while let Some(cmd) = script.commands.get(pc) {
             let at = |e: String| Fail::Abort(format!("{}:{}: {e}", script.name, cmd.line));
             pc += 1;
+            s.command(cmd.number, &cmd.first_line);
             match &cmd.kind {
                 Kind::Set { var, expr } => {
                     let v = self.eval(expr, cmd.number).map_err(at)?;

@@ -97,6 +97,8 @@ pub struct Command {
     pub col: usize,
     /// pgbench's number of the command in its script (from 1), shown by debug().
     pub number: usize,
+    /// The first line of the command as written (pgbench's -r lists commands by it).
+    pub first_line: String,
 }
 
 /// Where variables are read and assigned, for the check before the run.
@@ -196,11 +198,14 @@ impl<'a> FileParser<'a> {
 
     fn push(&mut self, kind: Kind, at: usize) -> usize {
         let (line, col) = self.line_col(at);
+        let rest = &self.src[at.min(self.src.len())..];
+        let first_line = rest.lines().next().unwrap_or("").trim_end().to_string();
         self.out.push(Command {
             kind,
             line,
             col,
             number: self.number,
+            first_line,
         });
         self.out.len() - 1
     }

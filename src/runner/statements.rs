@@ -1,0 +1,542 @@
+//! The statement clock (pgbench's `-r`): `Timed`, the `Session` a client's workload talks to,
+//! passes every call to the engine's session and times it, attributing it to its statement of
+//! the running transaction type: a prepared statement (its text, known at `prepare`), BEGIN,
+//! COMMIT, ROLLBACK, or the statements a workload sends as text. A script marks its commands
+//! (`Session::command`): each is then timed from its start to the next one's, meta-commands
+//! included, as pgbench times them. A failed call counts against its own statement.
+//!
+//! The hot path neither allocates nor hashes text: a statement's line is found by index (the
+//! `StmtId`, then the transaction type), two clock reads per call, and the timings of the
+//! transaction in flight wait in a reused buffer until the runner settles it (`settle`): kept
+//! when the transaction is measured (past the warm-up, not cut short by the end of the run),
+//! dropped otherwise. Each client keeps its own lines and histograms, across reconnections, and
+//! sends them once at its end (`Event::Statements`); the metrics merge them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::engine::{
+    Cancel, Counters, DbResult, Load, LoadProgress, RowSource, ServerInfo, Session, StmtId, Value,
+    activity,
+};
+use crate::event::StatementTimes;
+
+/// What a call is, before its transaction type is known.
+#[derive(Clone, Copy)]
+enum Key {
+    Begin,
+    Commit,
+    Rollback,
+    /// Statements sent as text outside a script's command (none of the built-ins do).
+    Text,
+    /// A prepared statement, by its index among the texts this client prepared.
+    Stmt(usize),
+}
+
+impl Key {
+    /// Its slot in a transaction type's table.
+    fn slot(self) -> usize {
+        match self {
+            Key::Begin => 0,
+            Key::Commit => 1,
+            Key::Rollback => 2,
+            Key::Text => 3,
+            Key::Stmt(i) => 4 + i,
+        }
+    }
+}
+
+/// Where the transaction-control lines and text statements stand in a listing: BEGIN first,
+/// the statements in the order they were prepared, then the rest.
+const LAST: u32 = 1 << 30;
+
+/// A call's timing inside the transaction in flight: its line, its time (None: it failed).
+type Pending = (u32, Option<u64>);
+
+/// One client's lines and the transaction in flight.
+struct Clock {
+    lines: Vec<StatementTimes>,
+    /// The texts this client prepared, and their index (read at `prepare` only).
+    texts: Vec<String>,
+    by_text: HashMap<String, usize>,
+    /// Per transaction type: its line for each `Key::slot`, as index + 1 (0: none yet).
+    calls: Vec<Vec<u32>>,
+    /// Per transaction type: its line for each of a script's commands, as index + 1.
+    commands: Vec<Vec<u32>>,
+    txn: usize,
+    /// The script command timed now: its line and when it began.
+    open: Option<(u32, Instant)>,
+    pending: Vec<Pending>,
+}
+
+/// A line's slot in a table grown on first sight (the only allocation, once per line).
+fn slot_of(table: &mut Vec<Vec<u32>>, txn: usize, slot: usize) -> &mut u32 {
+    if table.len() <= txn {
+        table.resize_with(txn + 1, Vec::new);
+    }
+    let row = &mut table[txn];
+    if row.len() <= slot {
+        row.resize(slot + 1, 0);
+    }
+    &mut row[slot]
+}
+
+impl Clock {
+    fn new() -> Clock {
+        Clock {
+            lines: Vec::new(),
+            texts: Vec::new(),
+            by_text: HashMap::new(),
+            calls: Vec::new(),
+            commands: Vec::new(),
+            txn: 0,
+            open: None,
+            pending: Vec::with_capacity(64),
+        }
+    }
+
+    fn new_line(&mut self, order: u32, text: String, as_written: bool) -> u32 {
+        self.lines.push(StatementTimes {
+            txn: self.txn as u16,
+            order,
+            text,
+            as_written,
+            calls: 0,
+            sum_ns: 0,
+            max_ns: 0,
+            hist: Histogram::new(2).expect("valid histogram precision"),
+            failures: 0,
+            retries: 0,
+        });
+        self.lines.len() as u32 - 1
+    }
+
+    /// The statement index of a prepared text.
+    fn statement(&mut self, sql: &str) -> usize {
+        let text = normalise(sql);
+        if let Some(&i) = self.by_text.get(&text) {
+            return i;
+        }
+        self.texts.push(text.clone());
+        self.by_text.insert(text, self.texts.len() - 1);
+        self.texts.len() - 1
+    }
+
+    fn line(&mut self, key: Key) -> u32 {
+        let at = *slot_of(&mut self.calls, self.txn, key.slot());
+        if at != 0 {
+            return at - 1;
+        }
+        let (order, text) = match key {
+            Key::Begin => (0, "BEGIN".to_string()),
+            Key::Stmt(i) => (1 + i as u32, self.texts[i].clone()),
+            Key::Text => (LAST, "(statements sent as text)".to_string()),
+            Key::Commit => (LAST + 1, "COMMIT".to_string()),
+            Key::Rollback => (LAST + 2, "ROLLBACK".to_string()),
+        };
+        let line = self.new_line(order, text, false);
+        *slot_of(&mut self.calls, self.txn, key.slot()) = line + 1;
+        line
+    }
+
+    /// A script's command `index` begins: the one before it ends.
+    fn command(&mut self, index: usize, text: &str) {
+        let now = Instant::now();
+        let mut at = *slot_of(&mut self.commands, self.txn, index);
+        // One command may be several steps (an \elif's jump and test): timed as one.
+        if self.open.is_some_and(|(line, _)| at != 0 && line == at - 1) {
+            return;
+        }
+        self.close(now);
+        if at == 0 {
+            at = self.new_line(index as u32, normalise(text), true) + 1;
+            *slot_of(&mut self.commands, self.txn, index) = at;
+        }
+        self.open = Some((at - 1, now));
+    }
+
+    fn close(&mut self, now: Instant) {
+        if let Some((line, began)) = self.open.take() {
+            self.pending.push((line, Some(nanos(now - began))));
+        }
+    }
+
+    /// The runner's verdict on the transaction in flight: its timings kept when `keep`. Of
+    /// its failed calls, the last one failed the transaction when `failed`; the others were
+    /// tried again.
+    fn settle(&mut self, keep: bool, failed: bool) {
+        self.close(Instant::now());
+        if keep {
+            let last_error = self.pending.iter().rposition(|p| p.1.is_none());
+            for (i, &(line, took)) in self.pending.iter().enumerate() {
+                let l = &mut self.lines[line as usize];
+                match took {
+                    Some(ns) => {
+                        l.calls += 1;
+                        l.sum_ns += ns;
+                        l.max_ns = l.max_ns.max(ns);
+                        // It grows to hold the value (an allocation only then): never fails.
+                        let _ = l.hist.record(ns / 1000);
+                    }
+                    None if failed && Some(i) == last_error => l.failures += 1,
+                    None => l.retries += 1,
+                }
+            }
+        }
+        self.pending.clear();
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos() as u64
+}
+
+/// A statement's text for display and matching: whitespace runs made one space.
+fn normalise(sql: &str) -> String {
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A client's session with the statement clock over it (`clock` None: timing is off, and
+/// every call goes straight through).
+pub struct Timed {
+    inner: Box<dyn Session>,
+    /// Each `StmtId` of this session: its statement index (usize::MAX: not known).
+    stmts: Vec<usize>,
+    clock: Option<Box<Clock>>,
+}
+
+impl Timed {
+    pub fn new(inner: Box<dyn Session>, on: bool) -> Timed {
+        Timed {
+            inner,
+            stmts: Vec::new(),
+            clock: on.then(|| Box::new(Clock::new())),
+        }
+    }
+
+    /// The engine's session, for calls that are not the workload's (the runner's rollback
+    /// after a failed try).
+    pub fn untimed(&mut self) -> &mut dyn Session {
+        self.inner.as_mut()
+    }
+
+    /// Keep the lines timed on `old`, the lost connection's session this one replaces: this
+    /// session's statements are found among the texts `old` prepared.
+    pub fn adopt(&mut self, old: &mut Timed) {
+        let (Some(fresh), Some(mut kept)) = (self.clock.take(), old.clock.take()) else {
+            return;
+        };
+        kept.open = None;
+        kept.pending.clear();
+        for s in self.stmts.iter_mut().filter(|s| **s != usize::MAX) {
+            *s = kept.statement(&fresh.texts[*s]);
+        }
+        self.clock = Some(kept);
+    }
+
+    /// The transaction of type `txn` starts.
+    pub fn start(&mut self, txn: usize) {
+        if let Some(c) = self.clock.as_mut() {
+            c.txn = txn;
+            c.open = None;
+            c.pending.clear();
+        }
+    }
+
+    /// The transaction ended: its timings are kept when `keep` (see `Clock::settle`).
+    pub fn settle(&mut self, keep: bool, failed: bool) {
+        if let Some(c) = self.clock.as_mut() {
+            c.settle(keep, failed);
+        }
+    }
+
+    /// The lines timed so far, for the client's last event (None when timing is off).
+    pub fn take_lines(&mut self) -> Option<Vec<StatementTimes>> {
+        // A line seen only outside the measured transactions (the warm-up's) has nothing.
+        let lines: Vec<StatementTimes> = std::mem::take(&mut self.clock.as_mut()?.lines)
+            .into_iter()
+            .filter(|l| l.calls + l.failures + l.retries > 0)
+            .collect();
+        (!lines.is_empty()).then_some(lines)
+    }
+
+    /// Run `call` on the engine's session, timed as `key` unless a script's command is open.
+    fn time<T>(
+        &mut self,
+        key: Key,
+        call: impl FnOnce(&mut dyn Session) -> DbResult<T>,
+    ) -> DbResult<T> {
+        let Some(clock) = self.clock.as_mut() else {
+            return call(self.inner.as_mut());
+        };
+        if let Some((line, _)) = clock.open {
+            let out = call(self.inner.as_mut());
+            if out.is_err() {
+                clock.open = None;
+                clock.pending.push((line, None));
+            }
+            return out;
+        }
+        let began = Instant::now();
+        let out = call(self.inner.as_mut());
+        let took = nanos(began.elapsed());
+        let line = clock.line(key);
+        clock.pending.push((line, out.as_ref().ok().map(|_| took)));
+        out
+    }
+
+    fn key_of(&self, stmt: StmtId) -> Key {
+        match self.stmts.get(stmt.0) {
+            Some(&i) if i != usize::MAX => Key::Stmt(i),
+            _ => Key::Text,
+        }
+    }
+}
+
+impl Session for Timed {
+    fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        let id = self.inner.prepare(sql)?;
+        if let Some(clock) = self.clock.as_mut() {
+            let index = clock.statement(sql);
+            if self.stmts.len() <= id.0 {
+                self.stmts.resize(id.0 + 1, usize::MAX);
+            }
+            self.stmts[id.0] = index;
+        }
+        Ok(id)
+    }
+
+    fn execute(
+        &mut self,
+        stmt: StmtId,
+        params: &[Value],
+        rows: Option<&mut Vec<Vec<Value>>>,
+    ) -> DbResult<u64> {
+        let key = self.key_of(stmt);
+        self.time(key, |s| s.execute(stmt, params, rows))
+    }
+
+    fn batch(&mut self, sql: &str) -> DbResult<()> {
+        self.time(Key::Text, |s| s.batch(sql))
+    }
+
+    fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
+        self.time(Key::Text, |s| s.query_text(sql))
+    }
+
+    fn begin(&mut self, write: bool) -> DbResult<()> {
+        self.time(Key::Begin, |s| s.begin(write))
+    }
+
+    fn commit(&mut self) -> DbResult<()> {
+        self.time(Key::Commit, |s| s.commit())
+    }
+
+    fn rollback(&mut self) -> DbResult<()> {
+        self.time(Key::Rollback, |s| s.rollback())
+    }
+
+    fn command(&mut self, index: usize, text: &str) {
+        if let Some(c) = self.clock.as_mut() {
+            c.command(index, text);
+        }
+    }
+
+    fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+        mode: Load,
+    ) -> DbResult<u64> {
+        self.inner.bulk_load(table, columns, rows, progress, mode)
+    }
+
+    fn server_info(&mut self) -> DbResult<ServerInfo> {
+        self.inner.server_info()
+    }
+
+    fn database_size(&mut self) -> DbResult<u64> {
+        self.inner.database_size()
+    }
+
+    fn canceller(&self) -> Option<Arc<dyn Cancel>> {
+        self.inner.canceller()
+    }
+
+    fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.inner.set_timeout(timeout)
+    }
+
+    fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
+        self.inner.set_statement_timeout(limit)
+    }
+
+    fn counters(&mut self) -> DbResult<Counters> {
+        self.inner.counters()
+    }
+
+    fn activity(&mut self) -> DbResult<Option<Vec<activity::Activity>>> {
+        self.inner.activity()
+    }
+
+    fn statements(&mut self) -> DbResult<crate::engine::statements::Reading> {
+        self.inner.statements()
+    }
+
+    fn connection_figures(&mut self) -> Option<crate::engine::figures::ConnectionFigures> {
+        self.inner.connection_figures()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The clock on a real SQLite file: lines by statement and transaction type, latencies that
+    //! grow past the histogram's first size, failures and retries, warm-up dropped, and the lines
+    //! kept across a reconnection.
+    use super::*;
+    use crate::engine::{self, EngineOptions, Protocol};
+
+    fn sqlite() -> (tempfile::TempDir, Box<dyn crate::engine::Engine>) {
+        let dir = tempfile::tempdir().unwrap();
+        let dsn = crate::dsn::Dsn::sqlite(&dir.path().join("t.db"));
+        let engine = engine::open(&dsn, &EngineOptions::default(), Protocol::Prepared).unwrap();
+        (dir, engine)
+    }
+
+    fn line<'a>(lines: &'a [StatementTimes], txn: u16, text: &str) -> &'a StatementTimes {
+        lines
+            .iter()
+            .find(|l| l.txn == txn && l.text == text)
+            .unwrap_or_else(|| panic!("no line {txn} {text}: {lines:?}"))
+    }
+
+    #[test]
+    fn statements_are_timed_on_their_lines_per_transaction_type() {
+        let (_dir, engine) = sqlite();
+        let mut s = Timed::new(engine.connect().unwrap(), true);
+        s.batch("CREATE TABLE t (k INTEGER PRIMARY KEY)").unwrap();
+        let ins = s.prepare("INSERT INTO t\n   VALUES (?)").unwrap();
+        let sel = s.prepare("SELECT count(*) FROM t").unwrap();
+        for k in 0..3 {
+            s.start(k % 2);
+            s.begin(true).unwrap();
+            s.exec(ins, &[Value::Int(k as i64)]).unwrap();
+            s.query(sel, &[]).unwrap();
+            s.commit().unwrap();
+            s.settle(true, false);
+        }
+        // A duplicate key: its failure on the INSERT's line of type 1, then tried again, and
+        // failing again: one retry, one failure.
+        s.start(1);
+        for _ in 0..2 {
+            s.begin(true).unwrap();
+            assert!(s.exec(ins, &[Value::Int(1)]).is_err());
+            s.untimed().rollback().unwrap();
+        }
+        s.settle(true, true);
+        // A transaction of the warm-up: dropped.
+        s.start(0);
+        s.begin(true).unwrap();
+        s.commit().unwrap();
+        s.settle(false, false);
+        let lines = s.take_lines().unwrap();
+        let insert = line(&lines, 1, "INSERT INTO t VALUES (?)");
+        assert_eq!((insert.calls, insert.failures, insert.retries), (1, 1, 1));
+        assert_eq!(line(&lines, 0, "INSERT INTO t VALUES (?)").calls, 2);
+        assert_eq!(line(&lines, 0, "BEGIN").calls, 2, "the warm-up's left out");
+        assert_eq!(line(&lines, 1, "BEGIN").calls, 3);
+        assert_eq!(line(&lines, 1, "SELECT count(*) FROM t").calls, 1);
+        assert!(
+            lines.iter().all(|l| l.text != "ROLLBACK"),
+            "the runner's own"
+        );
+        let order: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.txn == 0)
+            .map(|l| l.text.as_str())
+            .collect();
+        assert_eq!(order[0], "BEGIN");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.sum_ns >= l.max_ns && l.max_ns > 0 || l.calls == 0)
+        );
+    }
+
+    #[test]
+    fn long_calls_keep_their_percentiles() {
+        let mut c = Clock::new();
+        let l = c.line(Key::Commit);
+        for _ in 0..99 {
+            c.pending.push((l, Some(5_000_000)));
+        }
+        c.pending.push((l, Some(300_000)));
+        c.settle(true, false);
+        let h = &c.lines[l as usize].hist;
+        let p50 = h.value_at_quantile(0.5);
+        assert!((4950..=5050).contains(&p50), "p50 {p50} µs");
+        assert_eq!(c.lines[l as usize].calls, 100);
+    }
+
+    #[test]
+    fn a_scripts_commands_are_timed_from_one_to_the_next() {
+        let (_dir, engine) = sqlite();
+        let mut s = Timed::new(engine.connect().unwrap(), true);
+        s.start(0);
+        s.command(1, "\\set x 1");
+        s.command(2, "BEGIN;");
+        s.begin(false).unwrap();
+        s.command(3, "SELECT   1;");
+        std::thread::sleep(Duration::from_millis(3));
+        s.query_text("SELECT 1").unwrap();
+        s.command(3, "SELECT   1;");
+        s.command(4, "END;");
+        s.commit().unwrap();
+        s.settle(true, false);
+        let lines = s.take_lines().unwrap();
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["\\set x 1", "BEGIN;", "SELECT 1;", "END;"]);
+        assert!(lines.iter().all(|l| l.calls == 1 && l.as_written));
+        assert!(
+            lines[2].sum_ns >= 3_000_000,
+            "the command's time: {}",
+            lines[2].sum_ns
+        );
+    }
+
+    #[test]
+    fn lines_survive_a_new_connection() {
+        let (_dir, engine) = sqlite();
+        let mut old = Timed::new(engine.connect().unwrap(), true);
+        let a = old.prepare("SELECT 1").unwrap();
+        old.start(0);
+        old.exec(a, &[]).unwrap();
+        old.settle(true, false);
+        let mut fresh = Timed::new(engine.connect().unwrap(), true);
+        let _ = fresh.prepare("SELECT 2").unwrap();
+        let b = fresh.prepare("SELECT 1").unwrap();
+        fresh.adopt(&mut old);
+        fresh.start(0);
+        fresh.exec(b, &[]).unwrap();
+        fresh.settle(true, false);
+        let lines = fresh.take_lines().unwrap();
+        assert_eq!(line(&lines, 0, "SELECT 1").calls, 2);
+        assert_eq!(lines.len(), 1);
+    }
+
+    #[test]
+    fn switched_off_it_only_passes_calls_on() {
+        let (_dir, engine) = sqlite();
+        let mut s = Timed::new(engine.connect().unwrap(), false);
+        let a = s.prepare("SELECT 1").unwrap();
+        s.start(0);
+        s.exec(a, &[]).unwrap();
+        s.settle(true, false);
+        assert!(s.take_lines().is_none());
+    }
+}
