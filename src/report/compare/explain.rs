@@ -1,7 +1,9 @@
-//! Why two sides differ, from the server's evidence: each side's verdict, and the classes of
-//! the sessions' time (`metrics::waits`) whose share moved beyond the noise, judged by
+//! Why two sides differ, from the server's evidence: each side's verdict, the classes of the
+//! sessions' time (`metrics::waits`) whose share moved beyond the noise, judged by
 //! `SHIFT_RULE` with compare's own bootstrap (over repeats, or over the measured seconds in
-//! blocks), the events that took the most time in them named beside.
+//! blocks), the events that took the most time in them named beside; and the statements whose
+//! mean time per call changed (`STATEMENT_RULE`: the server's figures per statement, else the
+//! client's latencies), judged over repeats, shown unjudged for single runs.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -14,6 +16,28 @@ pub const MIN_SHIFT_POINTS: f64 = 5.0;
 
 /// The rule the explanation follows, stated once (printed under it).
 pub const SHIFT_RULE: &str = "A class of the sessions' time is named when its share of the time the run's sessions were active (in the server, or idle inside a transaction) moved by at least 5 points and the interval of that change, by the bootstrap the figures use, excludes no change; each class is judged at 1 - 0.05/k, k the classes seen on either side.";
+
+/// The least change of a statement's mean time per call that is named, in percent.
+pub const MIN_STATEMENT_PCT: f64 = 10.0;
+
+/// How many statements a comparison shows when it cannot judge them (single runs).
+const SHOWN_UNJUDGED: usize = 3;
+
+/// The rule for statements, stated once.
+pub const STATEMENT_RULE: &str = "A statement is named when its mean time per call changed by at least 10% and the interval of the ratio of its means (bootstrap over 3 or more repeats a side, at 1 - 0.05/k for k statements) excludes no change; from the server's figures per statement where every run has them, else from the latencies the clients timed. A run's mean per call is one value: with fewer repeats the largest changes are shown, not judged.";
+
+/// One statement's mean time per call on each side.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StatementShift {
+    /// Its text (the client's: prefixed by its transaction type).
+    pub text: String,
+    /// Mean milliseconds per call, the mean over each side's runs.
+    pub a_ms: f64,
+    pub b_ms: f64,
+    /// The interval of the change in percent (None: not judged).
+    pub ci_pct: Option<[f64; 2]>,
+    pub moved: bool,
+}
 
 /// One class of time whose share moved, or that was judged and did not.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -43,6 +67,13 @@ pub struct Explanation {
     pub shifts: Vec<Shift>,
     /// Why no class could be judged, if none could.
     pub note: Option<String>,
+    /// Where the statements' figures come from (`server`, `client`), None when not every run
+    /// has them.
+    pub statements_from: Option<String>,
+    /// The statements judged (repeats: every statement in every run, the moved first) or
+    /// shown (single runs: the largest changes).
+    pub statements: Vec<StatementShift>,
+    pub statements_judged: bool,
 }
 
 impl Explanation {
@@ -146,6 +177,7 @@ fn active(side: &Side) -> Option<f64> {
 
 /// Explain B against A by `SHIFT_RULE`, with the method the figures were judged by.
 pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
+    let (statements_from, statements, statements_judged) = statement_shifts(a, b, method);
     let mut out = Explanation {
         limited_a: limited(a),
         limited_b: limited(b),
@@ -153,6 +185,9 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
         active_b: active(b),
         shifts: Vec::new(),
         note: None,
+        statements_from,
+        statements,
+        statements_judged,
     };
     let sampled = |s: &Side| s.runs.iter().all(|r| classes(&r.result).is_some());
     if !sampled(a) || !sampled(b) {
@@ -247,6 +282,130 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
         ));
     }
     out
+}
+
+/// Each statement's mean per call in one run, by key: the server's figures (`server`) or the
+/// client's latencies (`client`); None when the run has none from that source.
+fn statement_means(run: &Value, from: &str) -> Option<Vec<(String, f64)>> {
+    let rows: Vec<(String, f64)> = if from == "server" {
+        run["statements"]["top"]
+            .as_array()?
+            .iter()
+            .filter_map(|s| Some((s["text"].as_str()?.to_string(), s["mean_ms"].as_f64()?)))
+            .collect()
+    } else {
+        run["statement_latencies"]
+            .as_array()?
+            .iter()
+            .filter_map(|s| {
+                let key = format!("{}: {}", s["transaction"].as_str()?, s["text"].as_str()?);
+                Some((key, s["mean_ms"].as_f64()?))
+            })
+            .collect()
+    };
+    (!rows.is_empty()).then_some(rows)
+}
+
+/// The statements of B against A by `STATEMENT_RULE`: their source, the statements, and
+/// whether they were judged.
+fn statement_shifts(
+    a: &Side,
+    b: &Side,
+    method: Method,
+) -> (Option<String>, Vec<StatementShift>, bool) {
+    let runs = || a.runs.iter().chain(&b.runs);
+    let Some(from) = ["server", "client"]
+        .into_iter()
+        .find(|f| runs().all(|r| statement_means(&r.result, f).is_some()))
+    else {
+        return (None, Vec::new(), false);
+    };
+    let per_run = |s: &Side| -> Vec<Vec<(String, f64)>> {
+        s.runs
+            .iter()
+            .filter_map(|r| statement_means(&r.result, from))
+            .collect()
+    };
+    let (ra, rb) = (per_run(a), per_run(b));
+    // The statements every run of both sides has (the server names only its top ones).
+    let keys: Vec<String> = ra[0]
+        .iter()
+        .map(|(k, _)| k.clone())
+        .filter(|k| {
+            ra.iter()
+                .chain(&rb)
+                .all(|run| run.iter().any(|(x, _)| x == k))
+        })
+        .collect();
+    let values = |side: &[Vec<(String, f64)>], k: &str| -> Vec<f64> {
+        side.iter()
+            .filter_map(|run| run.iter().find(|(x, _)| x == k).map(|(_, v)| *v))
+            .collect()
+    };
+    let judged = method == Method::Repeats;
+    let level = 1.0 - (1.0 - CONFIDENCE) / keys.len().max(1) as f64;
+    let mut out: Vec<StatementShift> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let (va, vb) = (values(&ra, k), values(&rb, k));
+            let (ma, mb) = (resample::mean(&va), resample::mean(&vb));
+            let ci = judged
+                .then(|| {
+                    resample::ratio_interval(
+                        &Sample {
+                            values: &va,
+                            scheme: Scheme::Independent,
+                        },
+                        &Sample {
+                            values: &vb,
+                            scheme: Scheme::Independent,
+                        },
+                        level,
+                        RESAMPLES,
+                        SEED + 100 + i as u64,
+                    )
+                })
+                .flatten()
+                .map(|(lo, hi)| [(lo - 1.0) * 100.0, (hi - 1.0) * 100.0]);
+            let moved = ci.is_some_and(|[lo, hi]| {
+                (100.0 * (mb / ma - 1.0)).abs() >= MIN_STATEMENT_PCT && (lo > 0.0 || hi < 0.0)
+            });
+            StatementShift {
+                text: k.clone(),
+                a_ms: ma,
+                b_ms: mb,
+                ci_pct: ci,
+                moved,
+            }
+        })
+        .collect();
+    let change = |s: &StatementShift| (s.b_ms / s.a_ms - 1.0).abs();
+    out.sort_by(|x, y| y.moved.cmp(&x.moved).then(change(y).total_cmp(&change(x))));
+    if !judged {
+        out.truncate(SHOWN_UNJUDGED);
+    }
+    (Some(from.to_string()), out, judged)
+}
+
+/// One statement's line: "UPDATE pgbench_accounts ... mean 0.210 -> 0.380 ms (+81%; +60% ..
+/// +104%)".
+pub fn statement_line(s: &StatementShift) -> String {
+    let text: String = if s.text.chars().count() > 70 {
+        s.text.chars().take(69).chain(['…']).collect()
+    } else {
+        s.text.clone()
+    };
+    let mut out = format!(
+        "{text}: mean {:.3} -> {:.3} ms ({:+.0}%",
+        s.a_ms,
+        s.b_ms,
+        100.0 * (s.b_ms / s.a_ms - 1.0)
+    );
+    if let Some([lo, hi]) = s.ci_pct {
+        out += &format!("; {lo:+.0}% .. {hi:+.0}%");
+    }
+    out + ")"
 }
 
 /// One class's line: "lock 12% -> 61% of active time (+44 .. +54 points); A: Lock:tuple 10%;
@@ -402,5 +561,72 @@ mod tests {
         let e = explain(&short(1.0), &short(3.0), Method::Seconds);
         assert_eq!(e.moved().count(), 0);
         assert!(e.note.unwrap().contains("too few sampled seconds"));
+    }
+
+    /// A run whose server named `update` ms and `select` ms per call, and whose client timed
+    /// them a tenth of a millisecond longer.
+    fn with_statements(update: f64, select: f64, server: bool) -> Run {
+        let mut r = run(3, |_| 1.0, |_| 1.0);
+        if server {
+            r.result["statements"] = json!({"top": [
+                {"text": "UPDATE t SET v = $1", "mean_ms": update, "share": 0.8},
+                {"text": "SELECT v FROM t", "mean_ms": select, "share": 0.2},
+            ]});
+        }
+        r.result["statement_latencies"] = json!([
+            {"transaction": "tx", "text": "UPDATE t SET v = ?", "mean_ms": update + 0.1},
+            {"transaction": "tx", "text": "SELECT v FROM t", "mean_ms": select + 0.1},
+        ]);
+        r
+    }
+
+    #[test]
+    fn statements_are_judged_over_repeats_and_only_shown_for_single_runs() {
+        let reps = |u: [f64; 3], server: bool| {
+            side(
+                u.iter()
+                    .map(|&u| with_statements(u, 0.05, server))
+                    .collect(),
+            )
+        };
+        let e = explain(
+            &reps([0.20, 0.21, 0.22], true),
+            &reps([0.37, 0.38, 0.39], true),
+            Method::Repeats,
+        );
+        assert_eq!(e.statements_from.as_deref(), Some("server"));
+        assert!(e.statements_judged);
+        let moved: Vec<&str> = e
+            .statements
+            .iter()
+            .filter(|s| s.moved)
+            .map(|s| s.text.as_str())
+            .collect();
+        assert_eq!(moved, ["UPDATE t SET v = $1"], "{e:?}");
+        assert!(
+            statement_line(&e.statements[0])
+                .starts_with("UPDATE t SET v = $1: mean 0.210 -> 0.380 ms (+81%; +"),
+            "{}",
+            statement_line(&e.statements[0])
+        );
+        // Repeats that spread over the change: not named.
+        let e = explain(
+            &reps([0.10, 0.21, 0.32], true),
+            &reps([0.12, 0.25, 0.35], true),
+            Method::Repeats,
+        );
+        assert!(e.statements.iter().all(|s| !s.moved), "{e:?}");
+        // A run without the server's figures: the client's latencies, by transaction type.
+        let mixed = side(vec![with_statements(0.2, 0.05, false)]);
+        let e = explain(
+            &mixed,
+            &side(vec![with_statements(0.4, 0.05, true)]),
+            Method::Seconds,
+        );
+        assert_eq!(e.statements_from.as_deref(), Some("client"));
+        assert!(
+            !e.statements_judged && e.statements.iter().all(|s| s.ci_pct.is_none() && !s.moved)
+        );
+        assert_eq!(e.statements[0].text, "tx: UPDATE t SET v = ?");
     }
 }

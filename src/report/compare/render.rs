@@ -107,20 +107,59 @@ fn why(e: &Explanation, head: &str, bullet: &str) -> String {
     }
     if let Some(note) = &e.note {
         out += &format!("{bullet}{note}\n");
-        return out;
-    }
-    let moved: Vec<String> = e.moved().map(explain::line).collect();
-    if moved.is_empty() {
-        out += &format!(
-            "{bullet}no class of the sessions' time moved beyond the noise (largest: {})\n",
-            e.shifts.first().map(explain::line).unwrap_or_default()
-        );
     } else {
+        let moved: Vec<String> = e.moved().map(explain::line).collect();
+        if moved.is_empty() {
+            out += &format!(
+                "{bullet}no class of the sessions' time moved beyond the noise (largest: {})\n",
+                e.shifts.first().map(explain::line).unwrap_or_default()
+            );
+        }
         for m in moved {
             out += &format!("{bullet}moved: {m}\n");
         }
+        out += &format!("{bullet}rule: {}\n", explain::SHIFT_RULE);
     }
-    out += &format!("{bullet}rule: {}\n", explain::SHIFT_RULE);
+    out + &statements(e, bullet)
+}
+
+/// The statements' lines: those whose mean moved (repeats), or the largest changes, unjudged
+/// (single runs).
+fn statements(e: &Explanation, bullet: &str) -> String {
+    let Some(from) = &e.statements_from else {
+        return String::new();
+    };
+    let whose = if from == "server" {
+        "the server's time per call"
+    } else {
+        "the client's latency per call"
+    };
+    let mut out = String::new();
+    if e.statements_judged {
+        let moved: Vec<&explain::StatementShift> =
+            e.statements.iter().filter(|s| s.moved).collect();
+        if moved.is_empty() {
+            out += &format!(
+                "{bullet}statements ({whose}): no statement's mean moved beyond the noise\n"
+            );
+        }
+        for s in moved {
+            out += &format!(
+                "{bullet}statement moved ({whose}): {}\n",
+                explain::statement_line(s)
+            );
+        }
+    } else {
+        for s in &e.statements {
+            out += &format!(
+                "{bullet}statement ({whose}; one run a side, not judged): {}\n",
+                explain::statement_line(s)
+            );
+        }
+    }
+    if !e.statements.is_empty() {
+        out += &format!("{bullet}statements' rule: {}\n", explain::STATEMENT_RULE);
+    }
     out
 }
 
@@ -325,6 +364,16 @@ mod tests {
                     events_b: vec![("Lock:transactionid".into(), 58.0)],
                 }],
                 note: None,
+                statements_from: Some("server".into()),
+                statements: vec![explain::StatementShift {
+                    text: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
+                        .into(),
+                    a_ms: 0.21,
+                    b_ms: 0.38,
+                    ci_pct: Some([60.0, 104.0]),
+                    moved: true,
+                }],
+                statements_judged: true,
             },
         }
     }
@@ -342,6 +391,10 @@ mod tests {
         );
         assert!(t.contains("fail-if tps>+50%: FAILED"), "{t}");
         assert!(t.contains("  A limited by commit: commit flushes\n"), "{t}");
+        assert!(
+            t.contains("statement moved (the server's time per call): UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2: mean 0.210 -> 0.380 ms (+81%; +60% .. +104%)"),
+            "{t}"
+        );
         assert!(
             t.contains("moved: lock 8% -> 61% of active time (+45 .. +61 points); A: none; B: Lock:transactionid 58%"),
             "{t}"
