@@ -15,6 +15,7 @@ use crate::engine::stall::StallGuard;
 use crate::engine::{self, Engine, ServerInfo, Session};
 use crate::error::Error;
 use crate::event::Event;
+use crate::metrics::counters::{self, ServerCounters};
 use crate::metrics::observe::{Observer, ResourceSample};
 use crate::metrics::waits::{self, WaitSampler, Waits};
 use crate::metrics::{self, Aggregator, Measurement};
@@ -124,7 +125,7 @@ pub fn run_point(
     };
     let sampler = waits_sampler(plan, engine.as_ref());
     let measured = measure(plan, &run, engine.clone(), workload.clone(), stop);
-    let waits = sampler.map(|(s, absent)| (s.and_then(WaitSampler::stop), absent));
+    let (waits, counters) = stop_sampler(sampler);
     let resources = observer.map(|o| o.stop()).unwrap_or_default();
     // A server that stalled during the run must not hold the end of it either.
     admin.set_timeout(Some(2 * runner::GRACE));
@@ -151,6 +152,7 @@ pub fn run_point(
         interrupted: stop.load(Ordering::SeqCst),
         warnings,
         waits,
+        counters,
     };
     let mut result = point.assemble();
     result.unrecorded = unrecorded;
@@ -189,6 +191,18 @@ fn waits_sampler(plan: &RunPlan, engine: &dyn Engine) -> Option<(Option<WaitSamp
             format!("the sampler could not connect: {}", e.message),
         )),
     }
+}
+
+/// Stop the sampler: its waits with what to say when there are none, and the server's
+/// counters.
+fn stop_sampler(
+    sampler: Option<(Option<WaitSampler>, String)>,
+) -> (Option<(Option<Waits>, String)>, Option<ServerCounters>) {
+    let Some((sampler, absent)) = sampler else {
+        return (None, None);
+    };
+    let (waits, counters) = sampler.map(WaitSampler::stop).unwrap_or_default();
+    (Some((waits, absent)), counters)
 }
 
 /// The workload's after-run bookkeeping (`Workload::finish`) on the admin session, or, when
@@ -374,6 +388,8 @@ struct Point<'a> {
     warnings: Vec<String>,
     /// What the wait sampler saw, and what to say when it saw nothing (None: it was off).
     waits: Option<(Option<Waits>, String)>,
+    /// The server's counters the sampler read.
+    counters: Option<ServerCounters>,
 }
 
 impl Point<'_> {
@@ -393,6 +409,7 @@ impl Point<'_> {
             interrupted,
             warnings,
             waits,
+            counters,
             ..
         } = self;
         let m = measured.measurement;
@@ -405,7 +422,7 @@ impl Point<'_> {
             .plan
             .shard
             .map(|s| shard_part(s, self.plan, &m, measured.started));
-        RunResult {
+        let mut result = RunResult {
             dbduel_version: env!("CARGO_PKG_VERSION").into(),
             started_at: humantime::format_rfc3339_seconds(measured.started).to_string(),
             interrupted,
@@ -439,13 +456,22 @@ impl Point<'_> {
                 ),
             }),
             waits: waits.and_then(|(w, _)| w),
+            server_counters: counters,
             measurement: m,
             server_restarts: Vec::new(),
             unrecorded: None,
             warnings,
             shard,
             shards: Vec::new(),
-        }
+        };
+        counters::judge(
+            result.verdict.as_mut(),
+            result.server_counters.as_mut(),
+            result.waits.as_ref(),
+            &result.measurement.windows,
+            result.tps,
+        );
+        result
     }
 
     /// The process's CPU seconds and its share of the machine: over the wall time the CPU

@@ -5,7 +5,10 @@
 //! EXECUTE BLOCK loading, a `batch` that opens with `SET TERM` run as an isql script one statement
 //! at a time, errors classified by message (the same words whether raised by a statement or inside
 //! a procedure). Its cancel, for the statement timeout and the end of a run, deletes the session's
-//! row of MON$STATEMENTS from another attachment.
+//! row of MON$STATEMENTS from another attachment. Its counters for `Session::stats` are read in
+//! `firebird/stats.rs`.
+
+mod stats;
 
 use rsfbclient_core::{
     Dialect, FbError, FirebirdClientDbOps, FirebirdClientSqlOps, FreeStmtOp, SqlType, StmtType,
@@ -707,6 +710,11 @@ impl Session for FbSession {
     fn database_size(&mut self) -> DbResult<u64> {
         let rows = self.query_text("SELECT MON$PAGES * MON$PAGE_SIZE FROM MON$DATABASE")?;
         Ok(rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0) as u64)
+    }
+
+    /// The database's page and record counters (`firebird/stats.rs`).
+    fn stats(&mut self) -> DbResult<Option<super::stats::Reading>> {
+        stats::read(self)
     }
 
     /// Size only: Firebird counts no checkpoints, and its sweeps are not autovacuums.

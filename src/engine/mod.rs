@@ -18,7 +18,7 @@
 //! server's code unclassified. Shared by the engines: `tls.rs`, `login.rs` (a login the DSN leaves
 //! out), `stall.rs` (the guard on long operations), `watchdog.rs` (a client-kept statement timeout),
 //! `durability.rs` (what settings promise for commits), `activity.rs` (sessions' states as wait
-//! classes).
+//! classes), `stats.rs` (the server's counters as named numbers, `Session::stats`).
 //!
 //! A new engine is its file and one line in `ENGINES`; shared code names no engine, except SQLite
 //! as the default where none is asked for (`run` without `--dsn`, a plan without `engines`). Its
@@ -43,6 +43,7 @@ mod mysql;
 mod postgres;
 mod sqlite;
 pub mod stall;
+pub mod stats;
 #[cfg(test)]
 mod tests;
 pub mod tls;
@@ -367,6 +368,11 @@ pub trait Session: Send {
     /// not idle between transactions (`activity::Activity`); None where the engine cannot
     /// tell (an embedded engine, or one whose monitoring is not read yet).
     fn activity(&mut self) -> DbResult<Option<Vec<activity::Activity>>> {
+        Ok(None)
+    }
+    /// The server's counters for this database now, in as few round trips as the engine
+    /// allows (`stats::Reading`); None where the engine keeps none (an embedded engine).
+    fn stats(&mut self) -> DbResult<Option<stats::Reading>> {
         Ok(None)
     }
 }

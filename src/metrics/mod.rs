@@ -5,7 +5,8 @@
 //! workload the counts its own figures come from (`Measurement::counts`: `workload::Counts`); reads
 //! the process's CPU time, its peak memory and the host's facts; judges whether a run was
 //! client-bound (`client_bound`). `observe.rs` is the server observer, `waits.rs` the wait
-//! sampler and the rule that names what limited a run.
+//! sampler and the rule that names what limited a run, `counters.rs` the server's counters the
+//! sampler reads once a second and the evidence they add.
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
 //! from the actual start in the closed loop (`event::Sample`). A failed transaction counts as an
@@ -24,6 +25,7 @@
 //! client-bound (reasons in docs/run.md). An embedded engine's work is the client's, so the flag is
 //! not judged for SQLite.
 
+pub mod counters;
 pub mod observe;
 pub mod waits;
 

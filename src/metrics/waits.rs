@@ -5,6 +5,8 @@
 //! per second and over the measured run, with the events that took the most time; and one
 //! stated rule (`verdict`) names the limiter: the client, round trips, or the class of wait
 //! that took at least half of the sessions' time.
+//! The same loop reads the server's counters once a second
+//! (`counters::CounterReader`), also where the engine cannot tell its sessions' waits.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -15,6 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Session;
 use crate::engine::activity::WaitClass;
+
+use super::counters::{CounterReader, ServerCounters};
 
 /// Samples a second, by default.
 pub const DEFAULT_HZ: u32 = 10;
@@ -68,8 +72,11 @@ impl Waits {
 /// Samples the run's sessions on its own thread until stopped.
 pub struct WaitSampler {
     stop: Sender<()>,
-    thread: JoinHandle<Option<Waits>>,
+    thread: JoinHandle<Sampled>,
 }
+
+/// What the sampler's thread gives back: the sessions' waits, the server's counters.
+type Sampled = (Option<Waits>, Option<ServerCounters>);
 
 impl WaitSampler {
     /// Sample `hz` times a second through `session` (a connection of its own, to the run's
@@ -89,11 +96,11 @@ impl WaitSampler {
         WaitSampler { stop, thread }
     }
 
-    /// Stop and return what was sampled; None where the engine cannot tell its sessions'
-    /// waits.
-    pub fn stop(self) -> Option<Waits> {
+    /// Stop and return what was sampled: the waits (None where the engine cannot tell its
+    /// sessions' waits) and the counters (None where it keeps none).
+    pub fn stop(self) -> Sampled {
         let _ = self.stop.send(());
-        self.thread.join().ok().flatten()
+        self.thread.join().unwrap_or_default()
     }
 }
 
@@ -110,7 +117,9 @@ fn sample(
     measured_from: Duration,
     hz: u32,
     stop: &Receiver<()>,
-) -> Option<Waits> {
+) -> Sampled {
+    let mut counters = CounterReader::new(measured_from);
+    let mut waits_known = true;
     let period = Duration::from_secs(1) / hz;
     let mut seconds: BTreeMap<u32, Second> = BTreeMap::new();
     let mut events: HashMap<String, (WaitClass, u64)> = HashMap::new();
@@ -125,9 +134,13 @@ fn sample(
             break;
         }
         let at = start.elapsed();
+        counters.tick(s.as_mut(), at);
         let seen = match s.activity() {
-            Ok(Some(seen)) => seen,
-            Ok(None) => return None,
+            Ok(Some(seen)) if waits_known => seen,
+            Ok(_) => {
+                waits_known = false;
+                Vec::new()
+            }
             Err(e) => {
                 out.stopped = Some(format!(
                     "sampling stopped at {:.1} s: {}",
@@ -185,7 +198,7 @@ fn sample(
     });
     top.truncate(TOP_EVENTS);
     out.top_events = top;
-    Some(out)
+    (waits_known.then_some(out), counters.finish())
 }
 
 /// Sessions per class over `samples`, the classes seen only.

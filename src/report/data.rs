@@ -89,6 +89,8 @@ pub struct PointSummary {
     /// stored before verdicts were recorded.
     pub limited_by: String,
     pub limited_by_says: String,
+    /// The server's counters that moved most in the first repeat (`report::counters`).
+    pub counters: Vec<super::counters::CounterFigure>,
     /// A sweep's managed server exited during one of its runs and was started again.
     pub server_restarted: bool,
     /// Why the point is unstable (empty when it is not): repeats spread, throughput collapses.
@@ -650,6 +652,7 @@ fn sample_points() -> Vec<PointSummary> {
                 client_bound: unsafe_profile && clients == 4,
                 limited_by: String::new(),
                 limited_by_says: String::new(),
+                counters: Vec::new(),
                 unstable: if engine == "mariadb" && clients == 4 && !unsafe_profile {
                     vec!["repeats spread 14% (over 10%) <b>".into()]
                 } else {

@@ -37,6 +37,7 @@ pub fn markdown(data: &ReportData) -> String {
         out += &comparison(data);
         out += &types(data);
         out += &profile_comparisons(data);
+        out += &super::counters::markdown(data);
         out += "## Resources\n\n";
         out += &resources(&data.resources());
     }

@@ -2,9 +2,11 @@
 //! summary of a run (`run_summary`, of a `RunResult` from result.rs); the stored runs listed and
 //! exported (`export.rs`: table, JSON, CSV); the reports of stored runs (`stored.rs` makes
 //! `data.rs`'s `ReportData`, drawn as HTML and markdown: the store knows rows, the report knows
-//! views); `compare/`, whether two runs or two sets of repeats differ.
+//! views); `compare/`, whether two runs or two sets of repeats differ; `counters.rs`, the server's
+//! counters in the summary and the reports.
 
 pub mod compare;
+pub mod counters;
 pub mod data;
 pub mod export;
 pub mod html;
@@ -400,6 +402,9 @@ fn summary_settings(out: &mut String, r: &RunResult) {
     let _ = writeln!(out, "\n  server settings: {}", settings.join(" "));
     if let Some(w) = &r.waits {
         summary_waits(out, w);
+    }
+    if let Some(c) = &r.server_counters {
+        counters::summary(out, c);
     }
     let why = crate::metrics::client_bound(&m.client_threads, r.client_cpu_share);
     if let (true, Some(why)) = (r.client_bound, why) {

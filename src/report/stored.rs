@@ -253,6 +253,10 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
             .and_then(|m| m.result["verdict"]["says"].as_str())
             .unwrap_or_default()
             .to_string(),
+        counters: members
+            .first()
+            .map(|m| super::counters::of_result(&m.result))
+            .unwrap_or_default(),
         server_restarted: members.iter().any(|m| m.row.server_restarts > 0),
         unstable: stats::unstable_reasons(&tps, &seconds),
         cold: first.cold,

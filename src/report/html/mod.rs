@@ -72,6 +72,7 @@ pub fn html(data: &ReportData) -> String {
         out += &types_section(data);
         out += &type_bars_section(data);
         out += &profile_comparison_section(data);
+        out += &super::counters::html(data);
     }
     out += &settings_section(data);
     w!(
