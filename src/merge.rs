@@ -627,7 +627,7 @@ fn whole_run(
         merged.server_counters.as_mut(),
         merged.waits.as_ref(),
         &merged.measurement.windows,
-        merged.tps,
+        merged.measurement.transactions,
     );
     merged
 }

@@ -469,7 +469,7 @@ impl Point<'_> {
             result.server_counters.as_mut(),
             result.waits.as_ref(),
             &result.measurement.windows,
-            result.tps,
+            result.measurement.transactions,
         );
         result
     }

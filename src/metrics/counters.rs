@@ -61,7 +61,7 @@ pub struct CounterTotal {
     pub roles: Vec<String>,
     /// Cumulative: its value at the first measured reading, its change over the measured
     /// run (the sum of its rises, so that a reset of the statistics loses one second only),
-    /// per second, and per transaction (per second over the run's tps).
+    /// per second, and per transaction (over the run's measured transactions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,6 +168,17 @@ impl CounterReader {
         while self.due <= at {
             self.due += PERIOD;
         }
+        self.read(session, at);
+    }
+
+    /// The last reading, when the run has ended: the totals then hold its last second too.
+    pub fn last(&mut self, session: &mut dyn Session, at: Duration) {
+        if self.on {
+            self.read(session, at);
+        }
+    }
+
+    fn read(&mut self, session: &mut dyn Session, at: Duration) {
         match session.stats() {
             Ok(Some(reading)) => {
                 self.out.unread.extend(reading.unread);
@@ -310,10 +321,16 @@ impl CounterReader {
 }
 
 impl ServerCounters {
-    /// Each cumulative counter per transaction, from its rate and the run's.
-    pub fn per_transaction(&mut self, tps: f64) {
+    /// Each cumulative counter per transaction: its total over the run's measured
+    /// transactions. The readings span the run from before its clients connect (when the
+    /// warm-up is 0) to after they end, so the work counted is the run's (and the sampler's
+    /// own few statements).
+    pub fn per_transaction(&mut self, transactions: u64) {
         for c in self.counters.values_mut() {
-            c.per_transaction = c.per_s.filter(|_| tps > 0.0).map(|r| r / tps);
+            c.per_transaction = c
+                .total
+                .filter(|_| transactions > 0)
+                .map(|t| t / transactions as f64);
         }
     }
 
@@ -390,17 +407,17 @@ pub fn background_differs(windows: &[Window], seconds: &[u32]) -> Option<(f64, f
     Some((m_in, m_out, gap > 2.0 * var.sqrt() && gap > 0.05 * m_out))
 }
 
-/// A result's counters made per transaction (`tps`: the run's) and their evidence added to its
-/// verdict (`refine`), the running sessions read from its waits.
+/// A result's counters made per transaction (over the run's measured `transactions`) and
+/// their evidence added to its verdict (`refine`), the running sessions read from its waits.
 pub fn judge(
     verdict: Option<&mut Verdict>,
     counters: Option<&mut ServerCounters>,
     waits: Option<&Waits>,
     windows: &[Window],
-    tps: f64,
+    transactions: u64,
 ) {
     let Some(c) = counters else { return };
-    c.per_transaction(tps);
+    c.per_transaction(transactions);
     let running = waits.and_then(|w| w.by_class.get(WaitClass::Running.name()).copied());
     if let Some(v) = verdict {
         refine(v, Some(c), windows, running);

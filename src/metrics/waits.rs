@@ -171,6 +171,7 @@ fn sample(
             out.missed += 1;
         }
     }
+    counters.last(s.as_mut(), start.elapsed());
     for (&t, sec) in &seconds {
         out.seconds.push(SecondWaits {
             t,

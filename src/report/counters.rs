@@ -157,13 +157,13 @@ mod tests {
     #[test]
     fn the_reports_list_each_points_counters() {
         let result = serde_json::json!({"server_counters": {
-            "readings": 5, "measured_s": 4.0, "seconds": [],
-            "counters": {
-                "v.commits": {"kind": "cumulative", "roles": ["headline"], "from": 10.0,
-                              "total": 40.0, "per_s": 10.0, "per_transaction": 1.0},
-                "v.<rare>": {"kind": "cumulative", "from": 0.0, "total": 2.0, "per_s": 0.5,
-                             "per_transaction": 0.05}
-            }}});
+        "readings": 5, "measured_s": 4.0, "seconds": [],
+        "counters": {
+            "v.commits": {"kind": "cumulative", "roles": ["headline"], "from": 10.0,
+                          "total": 40.0, "per_s": 10.0, "per_transaction": 1.0},
+            "v.<rare>": {"kind": "cumulative", "from": 0.0, "total": 2.0, "per_s": 0.5,
+                         "per_transaction": 0.05}
+        }}});
         let figures = of_result(&result);
         assert_eq!(figures.len(), 2);
         assert_eq!(figures[0].name, "v.commits");
@@ -177,7 +177,11 @@ mod tests {
             ..ReportData::default()
         };
         let md = markdown(&data);
-        assert!(md.contains("| postgres, ") && md.contains("v.commits 1.00 /tx; v.&lt;rare&gt; 0.050 /tx |"), "{md}");
+        assert!(
+            md.contains("| postgres, ")
+                && md.contains("v.commits 1.00 /tx; v.&lt;rare&gt; 0.050 /tx |"),
+            "{md}"
+        );
         let page = html(&data);
         assert!(page.contains("v.&lt;rare&gt; 0.050 /tx"), "{page}");
         assert!(of_result(&serde_json::json!({})).is_empty());
