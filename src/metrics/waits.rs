@@ -242,7 +242,13 @@ fn limiter_words(class: &str) -> &'static str {
 /// client's side of the wire: idle inside a transaction, waiting for its next statement, or
 /// idle between transactions), round trips; (3) the wait class that took at least half of
 /// the time sessions spent in the server; (4) else mixed, the largest classes named. Without
-/// samples: not determined, with `absent` saying why.
+/// samples: not determined, with `absent` saying why. The server's counters then add their
+/// evidence (`counters::refine`): (5) a clause for each background event (checkpoint,
+/// autovacuum, InnoDB flushing) whose covered seconds' mean tps is away from the other
+/// measured seconds' by more than twice their standard deviation and 5%; (6) a `running`
+/// verdict becomes data reads when data-file waits took at least half of the running
+/// sessions' time, or, without them, when at least 1% of page requests missed the buffer
+/// pool, and server CPU when fewer than 0.1% missed.
 pub fn verdict(waits: Option<&Waits>, clients: u32, client_bound: bool, absent: &str) -> Verdict {
     let make = |limiter: &str, says: String| Verdict {
         limiter: limiter.into(),
