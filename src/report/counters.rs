@@ -79,6 +79,18 @@ pub fn of_result(result: &serde_json::Value) -> Vec<CounterFigure> {
         .collect()
 }
 
+/// The seconds a stored result's counters say `event` covered ("checkpoint", "autovacuum").
+pub fn covered(result: &serde_json::Value, event: &str) -> std::collections::BTreeSet<u64> {
+    result["server_counters"]["background"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["event"] == event)
+        .flat_map(|b| b["seconds"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t.as_u64())
+        .collect()
+}
+
 fn with_counters(data: &ReportData) -> Vec<&PointSummary> {
     data.points
         .iter()
@@ -185,6 +197,16 @@ mod tests {
         let page = html(&data);
         assert!(page.contains("v.&lt;rare&gt; 0.050 /tx"), "{page}");
         assert!(of_result(&serde_json::json!({})).is_empty());
+        let events = serde_json::json!({"server_counters": {"background": [
+            {"event": "checkpoint", "counters": [], "seconds": [3, 4], "differs": false},
+            {"event": "autovacuum", "counters": [], "seconds": [7], "differs": false}]}});
+        assert_eq!(
+            covered(&events, "checkpoint")
+                .into_iter()
+                .collect::<Vec<_>>(),
+            vec![3, 4]
+        );
+        assert!(covered(&result, "checkpoint").is_empty());
         assert!(markdown(&ReportData::default()).is_empty());
     }
 }

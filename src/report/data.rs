@@ -203,9 +203,11 @@ pub struct Second {
     pub warmup: bool,
     pub tps: f64,
     pub p99_ms: Option<f64>,
-    /// Checkpoints that completed in this second (PostgreSQL; InnoDB where observable).
+    /// Checkpoints that completed in this second (PostgreSQL; InnoDB where observable), or 1
+    /// where the run's server counters say a checkpoint covered it.
     pub checkpoints: u32,
-    /// Autovacuum and autoanalyze runs that completed in this second.
+    /// Autovacuum and autoanalyze runs that completed in this second, or 1 where the
+    /// counters say autovacuum covered it.
     pub autovacuums: u32,
     pub server_rss_bytes: Option<u64>,
     /// The run's sessions in this second, average active by wait class (the result's
