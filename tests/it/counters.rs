@@ -2,7 +2,8 @@
 //! figures for tpcb on PostgreSQL, MariaDB (InnoDB) and Firebird (a commit per transaction,
 //! pages asked of the cache, three updated rows), the summary's counters line, and a
 //! checkpoint forced from another connection in the middle of a run named as a background
-//! event. Each fails when the counters, or the event, are taken out of the result.
+//! event; MariaDB's "running" sessions told to be server CPU by the buffer pool's misses. Each
+//! fails when the counters, the event or the verdict's evidence are taken out of the result.
 
 use std::sync::Arc;
 
@@ -13,25 +14,28 @@ use crate::env::{
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 4] = [
+    let tests: [(&str, Test); 5] = [
         ("postgres", postgres),
         ("mariadb_innodb", mariadb),
+        ("server_cpu_mariadb", server_cpu_mariadb),
         ("firebird", firebird),
         ("checkpoint_named_postgres", checkpoint),
     ];
     trials_of(env, "counters", tests)
 }
 
-/// Run tpcb on `dsn` with `args`: the result and the summary, which must show the counters.
+/// Run `what` (a workload or a script file) on `dsn` with `args`: the result and the summary,
+/// which must show the counters.
 fn run(
     env: &Env,
+    what: &str,
     dsn: &str,
     name: &str,
     args: &[&str],
 ) -> Result<(serde_json::Value, String), String> {
     let json = env.path(&format!("counters-{name}.json"));
     let json_s = json.display().to_string();
-    let mut all = vec!["run", "tpcb", "--dsn", dsn, "--json", &json_s];
+    let mut all = vec!["run", what, "--dsn", dsn, "--json", &json_s];
     all.extend(args);
     let out = dbduel(&all);
     expect_code(&out, 0, "run")?;
@@ -101,7 +105,7 @@ fn plausible(
 ) -> Result<serde_json::Value, String> {
     let name = target.label();
     let dsn = prepared_tpcb(env, target, &format!("counters_{name}"))?;
-    let (r, _) = run(env, &dsn, &name, args)?;
+    let (r, _) = run(env, "tpcb", &dsn, &name, args)?;
     per_tx(&r, bounds)?;
     in_seconds(&r, headline)?;
     Ok(r)
@@ -163,6 +167,28 @@ fn firebird(env: &Env) -> Result<(), String> {
     Ok(())
 }
 
+/// Two clients scanning a table the buffer pool holds: MariaDB's processlist says only
+/// "running", and the buffer pool's misses (none) make it server CPU, as the summary says.
+fn server_cpu_mariadb(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::MariaDb("InnoDB"), "counters_cpu")?;
+    let scan = env.path("counters-scan.sql");
+    std::fs::write(
+        &scan,
+        "SELECT COUNT(*) FROM pgbench_accounts WHERE abalance >= 0;\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let scan = scan.display().to_string();
+    let (r, summary) = run(env, &scan, &dsn, "cpu", &["-c", "2", "-T", "3"])?;
+    let says = r["verdict"]["says"].as_str().unwrap_or_default();
+    ensure(
+        r["verdict"]["limiter"] == "cpu" && says.contains("of page requests missed the cache"),
+        || format!("verdict {}, waits {}", r["verdict"], r["waits"]),
+    )?;
+    ensure(summary.contains(&format!("limited by: {says}")), || {
+        format!("the summary does not say the verdict:\n{summary}")
+    })
+}
+
 /// A CHECKPOINT issued from another connection while the run's updates dirty pages: the
 /// result names a checkpoint among its background events, with the requested checkpoint's
 /// counter, in a second of the run, and the summary says it.
@@ -173,7 +199,7 @@ fn checkpoint(env: &Env) -> Result<(), String> {
         std::thread::sleep(std::time::Duration::from_millis(2500));
         admin.batch("CHECKPOINT").map_err(|e| e.message)
     });
-    let ran = run(env, &dsn, "ckpt", &["-c", "2", "-T", "6"]);
+    let ran = run(env, "tpcb", &dsn, "ckpt", &["-c", "2", "-T", "6"]);
     forcer
         .join()
         .map_err(|_| "the CHECKPOINT thread panicked")??;
