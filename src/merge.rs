@@ -622,7 +622,7 @@ fn whole_run(
     merged.measurement = m;
     merged.shard = None;
     // The first shard's counters are the server's, whole: per transaction of the whole run.
-    crate::metrics::counters::judge(
+    crate::metrics::evidence::judge(
         merged.verdict.as_mut(),
         merged.server_counters.as_mut(),
         merged.waits.as_ref(),

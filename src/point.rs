@@ -15,7 +15,8 @@ use crate::engine::stall::StallGuard;
 use crate::engine::{self, Engine, ServerInfo, Session};
 use crate::error::Error;
 use crate::event::Event;
-use crate::metrics::counters::{self, ServerCounters};
+use crate::metrics::counters::ServerCounters;
+use crate::metrics::evidence;
 use crate::metrics::observe::{Observer, ResourceSample};
 use crate::metrics::waits::{self, WaitSampler, Waits};
 use crate::metrics::{self, Aggregator, Measurement};
@@ -464,7 +465,7 @@ impl Point<'_> {
             shard,
             shards: Vec::new(),
         };
-        counters::judge(
+        evidence::judge(
             result.verdict.as_mut(),
             result.server_counters.as_mut(),
             result.waits.as_ref(),

@@ -26,6 +26,7 @@
 //! not judged for SQLite.
 
 pub mod counters;
+pub mod evidence;
 pub mod observe;
 pub mod waits;
 

@@ -243,7 +243,7 @@ fn limiter_words(class: &str) -> &'static str {
 /// idle between transactions), round trips; (3) the wait class that took at least half of
 /// the time sessions spent in the server; (4) else mixed, the largest classes named. Without
 /// samples: not determined, with `absent` saying why. The server's counters then add their
-/// evidence (`counters::refine`): (5) a clause for each background event (checkpoint,
+/// evidence (`evidence::refine`): (5) a clause for each background event (checkpoint,
 /// autovacuum, InnoDB flushing) whose covered seconds' mean tps is away from the other
 /// measured seconds' by more than twice their standard deviation and 5%; (6) a `running`
 /// verdict becomes data reads when data-file waits took at least half of the running

@@ -1,24 +1,12 @@
 //! The server's counters as people read them: the summary's lines (the counters that moved
 //! most by `metrics::counters::moved_most`'s rule, the background events, what could not be
-//! read) and the reports' table of the counters that moved most per point, HTML and
-//! markdown, from the stored results.
+//! read); from a stored result, the counters that moved most and the seconds a background
+//! event covered, for the reports (their tables in markdown.rs and html/).
 
 use std::fmt::Write;
 
-use serde::Serialize;
-
-use super::data::{PointSummary, ReportData};
+use super::data::{COUNTERS_RULE as RULE, CounterFigure};
 use crate::metrics::counters::{self, ServerCounters};
-
-/// One counter as a report shows it.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct CounterFigure {
-    pub name: String,
-    pub figure: String,
-}
-
-/// The rule, as the summary and the reports state it.
-pub const RULE: &str = "the headline counters first, then the others by the share of their count the measured run made; per transaction (gauges: mean and max)";
 
 /// The summary's lines for a run's counters.
 pub fn summary(out: &mut String, c: &ServerCounters) {
@@ -91,83 +79,12 @@ pub fn covered(result: &serde_json::Value, event: &str) -> std::collections::BTr
         .collect()
 }
 
-fn with_counters(data: &ReportData) -> Vec<&PointSummary> {
-    data.points
-        .iter()
-        .filter(|p| !p.counters.is_empty())
-        .collect()
-}
-
-fn point_label(p: &PointSummary) -> String {
-    let profile = if p.profile.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", p.profile)
-    };
-    format!(
-        "{}{profile}, {} {}, {} clients",
-        p.engine, p.workload, p.variant, p.clients
-    )
-}
-
-fn listed(p: &PointSummary, sep: &str, esc: impl Fn(&str) -> String) -> String {
-    p.counters
-        .iter()
-        .map(|c| format!("{} {}", esc(&c.name), esc(&c.figure)))
-        .collect::<Vec<_>>()
-        .join(sep)
-}
-
-/// The markdown section (empty where no point has counters).
-pub fn markdown(data: &ReportData) -> String {
-    let points = with_counters(data);
-    if points.is_empty() {
-        return String::new();
-    }
-    let mut out = format!(
-        "## The counters that moved most\n\nThe server's counters over the first repeat's measured run: {RULE}.\n\n| point | counters |\n|---|---|\n"
-    );
-    for p in points {
-        let _ = writeln!(
-            out,
-            "| {} | {} |",
-            super::markdown::cell(&point_label(p)),
-            listed(p, "; ", super::markdown::cell)
-        );
-    }
-    out + "\n"
-}
-
-/// The HTML section (empty where no point has counters).
-pub fn html(data: &ReportData) -> String {
-    let points = with_counters(data);
-    if points.is_empty() {
-        return String::new();
-    }
-    let esc = super::html::esc;
-    let mut out = format!(
-        "<section id=\"counters\"><h2>The counters that moved most</h2><p class=\"note\">The \
-         server's counters over the first repeat's measured run: {}.</p><table class=\"data\">\
-         <thead><tr><th>point</th><th>counters</th></tr></thead><tbody>",
-        esc(RULE)
-    );
-    for p in points {
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{}</td></tr>",
-            esc(&point_label(p)),
-            listed(p, "<br>", esc)
-        );
-    }
-    out + "</tbody></table></section>\n"
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_reports_list_each_points_counters() {
+    fn stored_results_give_their_counters_and_events() {
         let result = serde_json::json!({"server_counters": {
         "readings": 5, "measured_s": 4.0, "seconds": [],
         "counters": {
@@ -180,22 +97,6 @@ mod tests {
         assert_eq!(figures.len(), 2);
         assert_eq!(figures[0].name, "v.commits");
         assert_eq!(figures[0].figure, "1.00 /tx");
-        let data = ReportData {
-            points: vec![PointSummary {
-                engine: "postgres".into(),
-                counters: figures,
-                ..PointSummary::default()
-            }],
-            ..ReportData::default()
-        };
-        let md = markdown(&data);
-        assert!(
-            md.contains("| postgres, ")
-                && md.contains("v.commits 1.00 /tx; v.&lt;rare&gt; 0.050 /tx |"),
-            "{md}"
-        );
-        let page = html(&data);
-        assert!(page.contains("v.&lt;rare&gt; 0.050 /tx"), "{page}");
         assert!(of_result(&serde_json::json!({})).is_empty());
         let events = serde_json::json!({"server_counters": {"background": [
             {"event": "checkpoint", "counters": [], "seconds": [3, 4], "differs": false},
@@ -207,6 +108,5 @@ mod tests {
             vec![3, 4]
         );
         assert!(covered(&result, "checkpoint").is_empty());
-        assert!(markdown(&ReportData::default()).is_empty());
     }
 }

@@ -90,7 +90,7 @@ pub struct PointSummary {
     pub limited_by: String,
     pub limited_by_says: String,
     /// The server's counters that moved most in the first repeat (`report::counters`).
-    pub counters: Vec<super::counters::CounterFigure>,
+    pub counters: Vec<CounterFigure>,
     /// A sweep's managed server exited during one of its runs and was started again.
     pub server_restarted: bool,
     /// Why the point is unstable (empty when it is not): repeats spread, throughput collapses.
@@ -107,6 +107,17 @@ pub struct PointSummary {
     /// Each transaction type over the repeats, for workloads with more than one (TPC-C's five).
     pub types: Vec<TypeFigures>,
 }
+
+/// One of the server's counters as a report shows it: its name and figure.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct CounterFigure {
+    pub name: String,
+    pub figure: String,
+}
+
+/// The rule the counters that moved most follow, as the summary and the reports state it
+/// (`metrics::counters::moved_most`).
+pub const COUNTERS_RULE: &str = "the headline counters first, then the others by the share of their count the measured run made; per transaction (gauges: mean and max)";
 
 /// A figure over a point's repeats.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -133,6 +144,28 @@ pub struct TypeFigures {
 }
 
 impl PointSummary {
+    /// The point in words for the counters' table: engine, profile, workload, clients.
+    pub fn counters_label(&self) -> String {
+        let profile = if self.profile.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.profile)
+        };
+        format!(
+            "{}{profile}, {} {}, {} clients",
+            self.engine, self.workload, self.variant, self.clients
+        )
+    }
+
+    /// Its counters, each name and figure made safe by `esc`, joined by `sep`.
+    pub fn counters_listed(&self, sep: &str, esc: impl Fn(&str) -> String) -> String {
+        self.counters
+            .iter()
+            .map(|c| format!("{} {}", esc(&c.name), esc(&c.figure)))
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+
     /// The spread of tps over the repeats: the range and the CV in percent, as text; None
     /// with a single repeat, whose spread was never measured.
     pub fn spread(&self) -> Option<(String, String)> {
@@ -314,6 +347,18 @@ fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
 }
 
 impl ReportData {
+    /// Each point that has the server's counters as a row made by `row`, joined; None where
+    /// no point has them.
+    pub fn counters_rows(&self, row: impl Fn(&PointSummary) -> String) -> Option<String> {
+        let rows: String = self
+            .points
+            .iter()
+            .filter(|p| !p.counters.is_empty())
+            .map(row)
+            .collect();
+        (!rows.is_empty()).then_some(rows)
+    }
+
     /// What a reader must know when the report covers several plans: their points are kept
     /// apart, each labelled with its plan.
     pub fn plans_note(&self) -> Option<String> {
