@@ -14,9 +14,10 @@ use crate::env::{
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 5] = [
+    let tests: [(&str, Test); 6] = [
         ("postgres", postgres),
         ("mariadb_innodb", mariadb),
+        ("unreadable_said_once_mariadb", unreadable),
         ("server_cpu_mariadb", server_cpu_mariadb),
         ("firebird", firebird),
         ("checkpoint_named_postgres", checkpoint),
@@ -146,6 +147,33 @@ fn mariadb(env: &Env) -> Result<(), String> {
         "global_status.Com_commit",
     )?;
     Ok(())
+}
+
+/// A user granted its database only: INNODB_METRICS (PROCESS) and performance_schema are
+/// refused, the run goes on with the status, and the summary says each refusal once.
+fn unreadable(env: &Env) -> Result<(), String> {
+    let target = Target::MariaDb("InnoDB");
+    let dsn = prepared_tpcb(env, target, "counters_plain")?;
+    let db = dsn.rsplit('/').next().unwrap_or_default().to_string();
+    let mut admin = env.admin(target);
+    for sql in [
+        "CREATE USER IF NOT EXISTS counters_plain@'%' IDENTIFIED BY 'plain-secret'".to_string(),
+        format!("GRANT ALL ON {db}.* TO counters_plain@'%'"),
+    ] {
+        admin.batch(&sql).map_err(|e| format!("{sql}: {e}"))?;
+    }
+    let (_, at) = dsn.split_once('@').ok_or("a DSN with a login")?;
+    let plain = format!("mysql://counters_plain:plain-secret@{at}");
+    let (r, summary) = run(env, "tpcb", &plain, "plain", &["-c", "1", "-T", "2"])?;
+    let unread = r["server_counters"]["unread"].to_string();
+    ensure(unread.contains("INNODB_METRICS"), || {
+        format!("the refused INNODB_METRICS is not said: {unread}")
+    })?;
+    let said = summary.matches("server counters not read: information_schema.INNODB_METRICS");
+    ensure(said.count() == 1, || {
+        format!("the refusal is not said once:\n{summary}")
+    })?;
+    per_tx(&r, &[("global_status.Com_commit", 0.9, 1e6)])
 }
 
 /// The database-level rows are this database's alone: three rows updated per transaction,

@@ -176,33 +176,53 @@ fn kind(name: &str, row: &[Value]) -> Kind {
     }
 }
 
-/// The counters now, in one round trip; a part the server refuses is dropped (and said) and
-/// the rest read again.
+/// The counters now, in one round trip. When the server refuses the query, each optional
+/// part is tried alone: those it refuses are dropped from this and later readings and said
+/// (with the server's reason); when it refuses none of them, the error stands.
 pub fn read(session: &mut dyn Session, mariadb: bool, parts: &mut Parts) -> DbResult<Reading> {
+    let sql: Vec<String> = (0..PARTS)
+        .filter(|&p| parts.0[p])
+        .map(|p| part_sql(p, mariadb))
+        .collect();
+    let (mut rows, unread) = match session.query_text(&sql.join(" UNION ALL ")) {
+        Ok(rows) => (rows, Vec::new()),
+        Err(e) if e.class != ErrorClass::ConnectionLost => {
+            let unread = refused(session, mariadb, parts)?;
+            if unread.is_empty() {
+                return Err(e);
+            }
+            return read(session, mariadb, parts).map(|mut r| {
+                r.unread.splice(0..0, unread);
+                r
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    for r in &mut rows {
+        r[0] = Value::Text(spelled(&r[0].to_string()));
+    }
+    let stats = stats::from_rows(&rows, kind, ROLES);
+    Ok(Reading { stats, unread })
+}
+
+/// The optional parts the server refuses when asked alone, dropped from `parts`: each named
+/// with the server's reason.
+fn refused(session: &mut dyn Session, mariadb: bool, parts: &mut Parts) -> DbResult<Vec<String>> {
     let mut unread = Vec::new();
-    loop {
-        let sql: Vec<String> = (0..PARTS)
-            .filter(|&p| parts.0[p])
-            .map(|p| part_sql(p, mariadb))
-            .collect();
-        match session.query_text(&sql.join(" UNION ALL ")) {
-            Ok(mut rows) => {
-                for r in &mut rows {
-                    r[0] = Value::Text(spelled(&r[0].to_string()));
-                }
-                let stats = stats::from_rows(&rows, kind, ROLES);
-                return Ok(Reading { stats, unread });
+    let asked: Vec<usize> = (0..PARTS)
+        .filter(|&p| p != STATUS_PART && parts.0[p])
+        .collect();
+    for p in asked {
+        match session.query_text(&part_sql(p, mariadb)) {
+            Err(e) if e.class == ErrorClass::ConnectionLost => return Err(e),
+            Err(e) => {
+                parts.0[p] = false;
+                unread.push(format!("{}: {}", PART_NAMES[p], e.message));
             }
-            Err(e) if e.class != ErrorClass::ConnectionLost => {
-                let Some(last) = (0..PARTS).rev().find(|&p| p != STATUS_PART && parts.0[p]) else {
-                    return Err(e);
-                };
-                parts.0[last] = false;
-                unread.push(format!("{}: {}", PART_NAMES[last], e.message));
-            }
-            Err(e) => return Err(e),
+            Ok(_) => {}
         }
     }
+    Ok(unread)
 }
 
 #[cfg(test)]
