@@ -25,6 +25,10 @@ pub const MOVED_MOST: usize = 8;
 pub struct ServerCounters {
     /// Readings taken (one a second, warm-up included).
     pub readings: u32,
+    /// Readings that were due while an earlier one was still being read (a slow server): the
+    /// seconds they would have told are merged into the next.
+    #[serde(default)]
+    pub missed: u32,
     /// Seconds between the first reading at or after the warm-up's end and the last: what
     /// the totals cover.
     pub measured_s: f64,
@@ -160,9 +164,13 @@ impl CounterReader {
         if !self.on || at < self.due {
             return;
         }
+        let mut due = 0;
         while self.due <= at {
             self.due += PERIOD;
+            due += 1;
         }
+        // Seconds whose reading was due while an earlier one was still being read.
+        self.out.missed += due - 1;
         self.read(session, at);
     }
 

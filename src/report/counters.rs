@@ -44,6 +44,13 @@ pub fn summary(out: &mut String, c: &ServerCounters) {
             b.counters.join(", ")
         );
     }
+    if c.missed > 0 {
+        let _ = writeln!(
+            out,
+            "  warning: {} of the server counters' readings were missed (the server answered slower than once a second)",
+            c.missed
+        );
+    }
     for u in &c.unread {
         let _ = writeln!(out, "  warning: server counters not read: {u}");
     }
