@@ -700,6 +700,14 @@ fn whole_run(
         .unwrap_or(0);
     merged.measurement = m;
     merged.shard = None;
+    // The first shard's counters are the server's, whole: per transaction of the whole run.
+    crate::metrics::evidence::judge(
+        merged.verdict.as_mut(),
+        merged.server_counters.as_mut(),
+        merged.waits.as_ref(),
+        &merged.measurement.windows,
+        merged.measurement.transactions,
+    );
     merged
 }
 

@@ -16,7 +16,9 @@ use crate::engine::stall::StallGuard;
 use crate::engine::{self, Engine, ServerInfo, Session};
 use crate::error::Error;
 use crate::event::Event;
+use crate::metrics::counters::ServerCounters;
 use crate::metrics::embedded::{self, EmbeddedWaits};
+use crate::metrics::evidence;
 use crate::metrics::observe::{Observer, ResourceSample};
 use crate::metrics::statements::{self, Statements};
 use crate::metrics::waits::{self, WaitSampler, Waits};
@@ -135,7 +137,7 @@ pub fn run_point(
         stop,
         &released,
     );
-    let (waits, statements) = stop_sampler(sampler, engine.as_ref());
+    let (waits, counters, statements) = stop_sampler(sampler, engine.as_ref());
     let resources = observer.map(|o| o.stop()).unwrap_or_default();
     // A server that stalled during the run must not hold the end of it either.
     admin.set_timeout(Some(2 * runner::GRACE));
@@ -163,6 +165,7 @@ pub fn run_point(
         warnings,
         waits,
         statements,
+        counters,
     };
     let mut result = point.assemble();
     result.unrecorded = unrecorded;
@@ -208,24 +211,31 @@ fn waits_sampler(
     }
 }
 
+/// What the sampler gave: the sessions' waits with what to say when there are none (None: it
+/// was off), the server's counters, the statements' figures.
+type Sampled = (
+    Option<(Option<Waits>, String)>,
+    Option<ServerCounters>,
+    Statements,
+);
+
 /// Stop the wait sampler: what it saw of the sessions' waits, with what to say when it saw
-/// nothing (None: it was off), and of the statements (`metrics::statements`).
-fn stop_sampler(
-    sampler: Option<(Option<WaitSampler>, String)>,
-    engine: &dyn Engine,
-) -> (Option<(Option<Waits>, String)>, Statements) {
+/// nothing (None: it was off), the server's counters, and the statements
+/// (`metrics::statements`).
+fn stop_sampler(sampler: Option<(Option<WaitSampler>, String)>, engine: &dyn Engine) -> Sampled {
     match sampler {
         None => (
+            None,
             None,
             Statements::absent("not read: --no-waits turned the server's sampling off"),
         ),
         Some((Some(s), absent)) => {
-            let (w, st) = s.stop();
-            (Some((w, absent)), st)
+            let (w, c, st) = s.stop();
+            (Some((w, absent)), c, st)
         }
         Some((None, absent)) => {
             let st = statements::unread(engine, &absent);
-            (Some((None, absent)), st)
+            (Some((None, absent)), None, st)
         }
     }
 }
@@ -430,6 +440,8 @@ struct Point<'a> {
     waits: Option<(Option<Waits>, String)>,
     /// The statements' figures over the measured run, or why there are none.
     statements: Statements,
+    /// The server's counters the sampler read.
+    counters: Option<ServerCounters>,
 }
 
 impl Point<'_> {
@@ -450,6 +462,7 @@ impl Point<'_> {
             warnings,
             waits,
             mut statements,
+            counters,
             ..
         } = self;
         let m = measured.measurement;
@@ -468,7 +481,7 @@ impl Point<'_> {
             .plan
             .shard
             .map(|s| shard_part(s, self.plan, &m, measured.started));
-        RunResult {
+        let mut result = RunResult {
             dbduel_version: env!("CARGO_PKG_VERSION").into(),
             started_at: humantime::format_rfc3339_seconds(measured.started).to_string(),
             interrupted,
@@ -510,13 +523,22 @@ impl Point<'_> {
                 statements.per_transaction(m.transactions);
                 statements
             }),
+            server_counters: counters,
             measurement: m,
             server_restarts: Vec::new(),
             unrecorded: None,
             warnings,
             shard,
             shards: Vec::new(),
-        }
+        };
+        evidence::judge(
+            result.verdict.as_mut(),
+            result.server_counters.as_mut(),
+            result.waits.as_ref(),
+            &result.measurement.windows,
+            result.measurement.transactions,
+        );
+        result
     }
 
     /// The process's CPU seconds and its share of the machine: over the wall time the CPU

@@ -100,6 +100,10 @@ pub struct RunResult {
     /// versions before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statements: Option<crate::metrics::statements::Statements>,
+    /// The server's counters over the run, read once a second on the sampler's connection
+    /// (`metrics::counters`); None where the engine keeps none or sampling was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_counters: Option<crate::metrics::counters::ServerCounters>,
     /// Sweeps only: the managed server exited during the point and was started again, one
     /// line each. A point with any is marked failed; `run` never fills it (it does not manage
     /// the server: its reconnections and lost transactions tell).

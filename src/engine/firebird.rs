@@ -8,6 +8,9 @@
 //! row of MON$STATEMENTS from another attachment. Its sessions' activity, for the wait sampler,
 //! comes from MON$TRANSACTIONS, MON$STATEMENTS and MON$RECORD_STATS, at a lower rate than the
 //! default (each read builds a snapshot of the database's attachments).
+//! Its counters for `Session::stats` are read in `firebird/stats.rs`.
+
+mod stats;
 
 use rsfbclient_core::{
     Dialect, FbError, FirebirdClientDbOps, FirebirdClientSqlOps, FreeStmtOp, SqlType, StmtType,
@@ -782,6 +785,10 @@ impl Session for FbSession {
                 .map(|rows| attachment_activity(rows))
                 .collect(),
         ))
+    }
+    /// The database's page and record counters (`firebird/stats.rs`).
+    fn stats(&mut self) -> DbResult<Option<super::stats::Reading>> {
+        stats::read(self)
     }
 
     /// Size only: Firebird counts no checkpoints, and its sweeps are not autovacuums.

@@ -22,7 +22,8 @@
 //! out), `stall.rs` (the guard on long operations), `watchdog.rs` (a client-kept statement timeout),
 //! `durability.rs` (what settings promise for commits), `activity.rs` (sessions' states as wait
 //! classes), `figures.rs` (an embedded engine's connections' own counts of their time),
-//! `statements.rs` (the server's figures per statement).
+//! `statements.rs` (the server's figures per statement), `stats.rs` (the server's counters as
+//! named numbers, `Session::stats`).
 //!
 //! A new engine is its file and one line in `ENGINES`; shared code names no engine, except SQLite
 //! as the default where none is asked for (`run` without `--dsn`, a plan without `engines`). Its
@@ -50,6 +51,7 @@ mod postgres;
 mod sqlite;
 pub mod stall;
 pub mod statements;
+pub mod stats;
 #[cfg(test)]
 mod tests;
 pub mod tls;
@@ -392,6 +394,11 @@ pub trait Session: Send {
         Ok(statements::Reading::Unavailable(
             "this engine keeps no cumulative figures per statement".into(),
         ))
+    }
+    /// The server's counters for this database now, in as few round trips as the engine
+    /// allows (`stats::Reading`); None where the engine keeps none (an embedded engine).
+    fn stats(&mut self) -> DbResult<Option<stats::Reading>> {
+        Ok(None)
     }
 }
 

@@ -8,7 +8,8 @@
 //! sampler and the rule that names what limited a run, `embedded.rs` that rule for an engine
 //! with no server (its connections' own figures), `statements.rs` where the server's time went
 //! statement by statement (read on the wait sampler's connection), `statement_latencies.rs` the
-//! per-statement latencies the clients timed.
+//! per-statement latencies the clients timed, `counters.rs` the
+//! server's counters the sampler reads once a second and the evidence they add.
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
 //! from the actual start in the closed loop (`event::Sample`). A failed transaction counts as an
@@ -27,7 +28,9 @@
 //! client-bound (reasons in docs/run.md). An embedded engine's work is the client's, so the flag is
 //! not judged for SQLite.
 
+pub mod counters;
 pub mod embedded;
+pub mod evidence;
 pub mod observe;
 pub mod statement_latencies;
 pub mod statements;

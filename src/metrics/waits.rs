@@ -7,6 +7,8 @@
 //! stated rule (`verdict`) names the limiter: the client, round trips, or the class of wait
 //! that took at least half of the sessions' time. The same thread and connection reads the
 //! statements' figures at the measured part's start and end (`metrics::statements`).
+//! The same loop reads the server's counters once a second (`counters::CounterReader`), also
+//! where the engine cannot tell its sessions' waits.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -19,6 +21,8 @@ use serde::{Deserialize, Serialize};
 use super::statements::{StatementWatch, Statements};
 use crate::engine::activity::WaitClass;
 use crate::engine::{Engine, Session};
+
+use super::counters::{CounterReader, ServerCounters};
 
 /// Samples a second, by default.
 pub const DEFAULT_HZ: u32 = 10;
@@ -80,8 +84,12 @@ impl Waits {
 /// Samples the run's sessions on its own thread until stopped.
 pub struct WaitSampler {
     stop: Sender<()>,
-    thread: JoinHandle<(Option<Waits>, Statements)>,
+    thread: JoinHandle<Sampled>,
 }
+
+/// What the sampler's thread gives back: the sessions' waits, the server's counters, the
+/// statements' figures.
+type Sampled = (Option<Waits>, Option<ServerCounters>, Statements);
 
 impl WaitSampler {
     /// Sample `hz` times a second through `session` (a connection of its own, to the run's
@@ -102,21 +110,26 @@ impl WaitSampler {
                 let mut watch = StatementWatch::default();
                 let s = session.as_mut();
                 let from = MeasuredStart(released, measured_from);
-                let waits = sample(s, start, &from, hz.max(1), &stopped, &mut watch);
+                let (waits, counters) = sample(s, start, &from, hz.max(1), &stopped, &mut watch);
                 let broken = waits.as_ref().and_then(|w| w.stopped.clone());
-                (waits, watch.finish(s, broken.as_deref()))
+                (waits, counters, watch.finish(s, broken.as_deref()))
             })
             .expect("a thread for the wait sampler");
         WaitSampler { stop, thread }
     }
 
-    /// Stop and return what was sampled (None where the engine cannot tell its sessions'
-    /// waits), and the statements' figures over the measured run (`metrics::statements`).
-    pub fn stop(self) -> (Option<Waits>, Statements) {
+    /// Stop and return what was sampled: the waits (None where the engine cannot tell its
+    /// sessions' waits), the counters (None where it keeps none), and the statements' figures
+    /// over the measured run (`metrics::statements`).
+    pub fn stop(self) -> Sampled {
         let _ = self.stop.send(());
-        self.thread
-            .join()
-            .unwrap_or_else(|_| (None, Statements::absent("the sampler's thread failed")))
+        self.thread.join().unwrap_or_else(|_| {
+            (
+                None,
+                None,
+                Statements::absent("the sampler's thread failed"),
+            )
+        })
     }
 }
 
@@ -148,7 +161,10 @@ fn sample(
     hz: u32,
     stop: &Receiver<()>,
     watch: &mut StatementWatch,
-) -> Option<Waits> {
+) -> (Option<Waits>, Option<ServerCounters>) {
+    // The counters' measured part is known once the clients are released.
+    let mut counters = CounterReader::new(Duration::MAX);
+    let mut waits_known = true;
     let period = Duration::from_secs(1) / hz;
     let mut seconds: BTreeMap<u32, Second> = BTreeMap::new();
     let mut events: HashMap<String, (WaitClass, u64)> = HashMap::new();
@@ -157,23 +173,33 @@ fn sample(
         ..Waits::default()
     };
     let mut due = start;
+    // The statements and the counters are read when the measured part begins, between two
+    // samples if need be (or at the first sample in it, when it began during a sample).
+    let mut begun = false;
     loop {
-        // The statements are read when the measured part begins, between two samples if need be.
-        let begins = measured_from.at().filter(|m| !watch.started() && *m < due);
+        let begins = measured_from.at().filter(|m| !begun && *m < due);
         let wait = begins
             .unwrap_or(due)
             .saturating_duration_since(Instant::now());
         if !matches!(stop.recv_timeout(wait), Err(RecvTimeoutError::Timeout)) {
             break;
         }
-        if begins.is_some() {
-            watch.tick(s, true);
-            continue;
-        }
         let at = start.elapsed();
+        if begins.is_some() || (!begun && measured_from.began()) {
+            begun = true;
+            watch.tick(s, true);
+            counters.begin(s, at);
+            if begins.is_some() {
+                continue;
+            }
+        }
+        counters.tick(s, at);
         let seen = match s.activity() {
-            Ok(Some(seen)) => seen,
-            Ok(None) => return None,
+            Ok(Some(seen)) if waits_known => seen,
+            Ok(_) => {
+                waits_known = false;
+                Vec::new()
+            }
             Err(e) => {
                 out.stopped = Some(format!(
                     "sampling stopped at {:.1} s: {}",
@@ -205,6 +231,7 @@ fn sample(
             out.missed += 1;
         }
     }
+    counters.last(s, start.elapsed());
     for (&t, sec) in &seconds {
         out.seconds.push(SecondWaits {
             t,
@@ -232,7 +259,7 @@ fn sample(
     });
     top.truncate(TOP_EVENTS);
     out.top_events = top;
-    Some(out)
+    (waits_known.then_some(out), counters.finish())
 }
 
 /// Sessions per class over `samples`, the classes seen only.
@@ -275,7 +302,13 @@ fn limiter_words(class: &str) -> &'static str {
 /// client's side of the wire: idle inside a transaction, waiting for its next statement, or
 /// idle between transactions), round trips; (3) the wait class that took at least half of
 /// the time sessions spent in the server; (4) else mixed, the largest classes named. Without
-/// samples: not determined, with `absent` saying why.
+/// samples: not determined, with `absent` saying why. The server's counters then add their
+/// evidence (`evidence::refine`): (5) a clause for each background event (checkpoint,
+/// autovacuum, InnoDB flushing) whose covered seconds' mean tps is away from the other
+/// measured seconds' by more than twice their standard deviation and 5%; (6) a `running`
+/// verdict becomes data reads when data-file waits took at least half of the running
+/// sessions' time, or, without them, when at least 1% of page requests missed the buffer
+/// pool, and server CPU when fewer than 0.1% missed.
 pub fn verdict(waits: Option<&Waits>, clients: u32, client_bound: bool, absent: &str) -> Verdict {
     let make = |limiter: &str, says: String| Verdict {
         limiter: limiter.into(),

@@ -89,6 +89,8 @@ pub struct PointSummary {
     /// stored before verdicts were recorded.
     pub limited_by: String,
     pub limited_by_says: String,
+    /// The server's counters that moved most in the first repeat (`report::counters`).
+    pub counters: Vec<CounterFigure>,
     /// A sweep's managed server exited during one of its runs and was started again.
     pub server_restarted: bool,
     /// Why the point is unstable (empty when it is not): repeats spread, throughput collapses.
@@ -108,6 +110,17 @@ pub struct PointSummary {
     /// when timing was off).
     pub statement_latencies: Vec<super::statement_latencies::StatementFigures>,
 }
+
+/// One of the server's counters as a report shows it: its name and figure.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct CounterFigure {
+    pub name: String,
+    pub figure: String,
+}
+
+/// The rule the counters that moved most follow, as the summary and the reports state it
+/// (`metrics::counters::moved_most`).
+pub const COUNTERS_RULE: &str = "the headline counters first, then the others by the share of their count the measured run made; per transaction (gauges: mean and max)";
 
 /// A figure over a point's repeats.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -134,6 +147,28 @@ pub struct TypeFigures {
 }
 
 impl PointSummary {
+    /// The point in words for the counters' table: engine, profile, workload, clients.
+    pub fn counters_label(&self) -> String {
+        let profile = if self.profile.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.profile)
+        };
+        format!(
+            "{}{profile}, {} {}, {} clients",
+            self.engine, self.workload, self.variant, self.clients
+        )
+    }
+
+    /// Its counters, each name and figure made safe by `esc`, joined by `sep`.
+    pub fn counters_listed(&self, sep: &str, esc: impl Fn(&str) -> String) -> String {
+        self.counters
+            .iter()
+            .map(|c| format!("{} {}", esc(&c.name), esc(&c.figure)))
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+
     /// The spread of tps over the repeats: the range and the CV in percent, as text; None
     /// with a single repeat, whose spread was never measured.
     pub fn spread(&self) -> Option<(String, String)> {
@@ -207,9 +242,11 @@ pub struct Second {
     pub warmup: bool,
     pub tps: f64,
     pub p99_ms: Option<f64>,
-    /// Checkpoints that completed in this second (PostgreSQL; InnoDB where observable).
+    /// Checkpoints that completed in this second (PostgreSQL; InnoDB where observable), or 1
+    /// where the run's server counters say a checkpoint covered it.
     pub checkpoints: u32,
-    /// Autovacuum and autoanalyze runs that completed in this second.
+    /// Autovacuum and autoanalyze runs that completed in this second, or 1 where the
+    /// counters say autovacuum covered it.
     pub autovacuums: u32,
     pub server_rss_bytes: Option<u64>,
     /// The run's sessions in this second, average active by wait class (the result's
@@ -316,6 +353,18 @@ fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
 }
 
 impl ReportData {
+    /// Each point that has the server's counters as a row made by `row`, joined; None where
+    /// no point has them.
+    pub fn counters_rows(&self, row: impl Fn(&PointSummary) -> String) -> Option<String> {
+        let rows: String = self
+            .points
+            .iter()
+            .filter(|p| !p.counters.is_empty())
+            .map(row)
+            .collect();
+        (!rows.is_empty()).then_some(rows)
+    }
+
     /// What a reader must know when the report covers several plans: their points are kept
     /// apart, each labelled with its plan.
     pub fn plans_note(&self) -> Option<String> {
@@ -664,6 +713,7 @@ fn sample_points() -> Vec<PointSummary> {
                 client_bound: unsafe_profile && clients == 4,
                 limited_by: String::new(),
                 limited_by_says: String::new(),
+                counters: Vec::new(),
                 unstable: if engine == "mariadb" && clients == 4 && !unsafe_profile {
                     vec!["repeats spread 14% (over 10%) <b>".into()]
                 } else {

@@ -39,6 +39,7 @@ pub fn markdown(data: &ReportData) -> String {
         out += &types(data);
         out += &statement_latencies(data);
         out += &profile_comparisons(data);
+        out += &counters(data);
         out += "## Resources\n\n";
         out += &resources(&data.resources());
     }
@@ -46,6 +47,21 @@ pub fn markdown(data: &ReportData) -> String {
     out += "## Settings\n\n";
     out += &settings(&data.settings_tables());
     out
+}
+
+/// The counters that moved most, a row per point that has them (nothing where none has).
+fn counters(data: &ReportData) -> String {
+    let row = |p: &PointSummary| {
+        let (label, listed) = (p.counters_label(), p.counters_listed("; ", cell));
+        format!("| {} | {listed} |\n", cell(&label))
+    };
+    let Some(rows) = data.counters_rows(row) else {
+        return String::new();
+    };
+    format!(
+        "## The counters that moved most\n\nThe server's counters over the first repeat's measured run: {}.\n\n| point | counters |\n|---|---|\n{rows}\n",
+        super::data::COUNTERS_RULE
+    )
 }
 
 /// Text made safe inside a table cell: no pipe, no line break, no HTML, no emphasis markers.
@@ -383,7 +399,7 @@ fn settings_table(table: &SettingsTable) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::data::sample;
+    use crate::report::data::{CounterFigure, sample};
 
     /// Cells of a table row: pipes not escaped by a backslash.
     fn cells(line: &str) -> usize {
@@ -392,6 +408,30 @@ mod tests {
             .filter(|&i| bytes[i] == b'|' && (i == 0 || bytes[i - 1] != b'\\'))
             .count()
             - 1
+    }
+
+    #[test]
+    fn the_counters_that_moved_most_per_point() {
+        let mut data = sample();
+        assert!(!markdown(&data).contains("moved most"));
+        data.points[0].counters = vec![
+            CounterFigure {
+                name: "v.commits".into(),
+                figure: "1.00 /tx".into(),
+            },
+            CounterFigure {
+                name: "v.<rare>".into(),
+                figure: "0.050 /tx".into(),
+            },
+        ];
+        let md = markdown(&data);
+        let label = cell(&data.points[0].counters_label());
+        assert!(
+            md.contains(&format!(
+                "| {label} | v.commits 1.00 /tx; v.&lt;rare&gt; 0.050 /tx |"
+            )),
+            "{md}"
+        );
     }
 
     #[test]

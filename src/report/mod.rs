@@ -4,9 +4,11 @@
 //! `data.rs`'s `ReportData`, drawn as HTML and markdown: the store knows rows, the report knows
 //! views); `compare/`, whether two runs or two sets of repeats differ; `statements.rs`, where
 //! the server's time went statement by statement; `statement_latencies.rs`, the statements
-//! timed on the client (pgbench's -r layout for scripts).
+//! timed on the client (pgbench's -r layout for scripts);
+//! `counters.rs`, the server's counters in the summary and the reports.
 
 pub mod compare;
+pub mod counters;
 pub mod data;
 pub mod export;
 pub mod html;
@@ -411,6 +413,9 @@ fn summary_settings(out: &mut String, r: &RunResult) {
     }
     if let Some(st) = &r.statements {
         statements::summary(out, st);
+    }
+    if let Some(c) = &r.server_counters {
+        counters::summary(out, c);
     }
     let why = crate::metrics::client_bound(&m.client_threads, r.client_cpu_share);
     if let (true, Some(why)) = (r.client_bound, why) {

@@ -253,6 +253,10 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
             .and_then(|m| m.result["verdict"]["says"].as_str())
             .unwrap_or_default()
             .to_string(),
+        counters: members
+            .first()
+            .map(|m| super::counters::of_result(&m.result))
+            .unwrap_or_default(),
         server_restarted: members.iter().any(|m| m.row.server_restarts > 0),
         unstable: stats::unstable_reasons(&tps, &seconds),
         cold: first.cold,
@@ -425,6 +429,10 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
             Some((s["t"].as_u64()?, by_class))
         })
         .collect();
+    // Every run's counters mark the seconds a checkpoint or autovacuum covered, where the
+    // observer (sweeps) did not count them.
+    let checkpoints = super::counters::covered(&run.result, "checkpoint");
+    let autovacuums = super::counters::covered(&run.result, "autovacuum");
     // Window t covers the second before t. The run's last window is partial (the run ends
     // between two ticks): drawn as a second, its few transactions look like a plunge to 0 tps,
     // so a window less than 95% inside the run is left out of the timeline.
@@ -442,8 +450,8 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
                 warmup: w["warmup"] == true,
                 tps: w["transactions"].as_f64().unwrap_or(0.0),
                 p99_ms: w["p99_ms"].as_f64(),
-                checkpoints: count("checkpoints"),
-                autovacuums: count("autovacuums"),
+                checkpoints: count("checkpoints").max(u32::from(checkpoints.contains(&t))),
+                autovacuums: count("autovacuums").max(u32::from(autovacuums.contains(&t))),
                 server_rss_bytes: sample.and_then(|s| s["server_rss_bytes"].as_u64()),
                 sessions: sessions.get(&t).cloned().unwrap_or_default(),
             }

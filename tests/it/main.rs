@@ -11,6 +11,7 @@ mod client_cpu;
 mod command_line;
 mod compare;
 mod conformance;
+mod counters;
 mod custom;
 mod deploy;
 mod env;
@@ -84,6 +85,7 @@ fn main() {
     trials.extend(smallbank::trials(&env));
     trials.extend(verdicts::trials(&env));
     trials.extend(statements::trials(&env));
+    trials.extend(counters::trials(&env));
     trials.extend(tls::trials());
     trials.extend(managed::trials());
     trials.extend(faults::trials(&env));

@@ -1,13 +1,14 @@
 //! MariaDB and MySQL over dbduel's own protocol connection (`wire.rs`): text or binary protocol, a
 //! selectable storage engine (`--table-engine`: InnoDB, MyISAM, Aria), loading (`load.rs`), the
-//! server's error numbers classified, and the login's socket and password from MYSQL_UNIX_PORT and
-//! MYSQL_PWD.
+//! server's error numbers classified, the login's socket and password from MYSQL_UNIX_PORT and
+//! MYSQL_PWD, and the server's counters (`stats.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 mod load;
 mod statements;
+mod stats;
 mod wire;
 
 use super::activity::{self, Activity};
@@ -275,6 +276,7 @@ impl Engine for MySql {
             innodb_metrics: true,
             innodb_trx: true,
             local_load: true,
+            stats: stats::Parts::default(),
         }))
     }
     fn table_options(&self, _fillfactor: Option<u32>) -> String {
@@ -298,6 +300,8 @@ struct MySession {
     innodb_metrics: bool,
     /// Whether `activity` may read INNODB_TRX (false once refused: no PROCESS privilege).
     innodb_trx: bool,
+    /// The parts of the counters' query (`stats.rs`) the server has not refused.
+    stats: stats::Parts,
     /// Whether loads go through LOAD DATA LOCAL INFILE (until the server refuses one).
     local_load: bool,
 }
@@ -550,6 +554,15 @@ impl Session for MySession {
             autovacuums: None,
             database_size_bytes: get(0),
         })
+    }
+
+    /// The server's status, InnoDB's metrics and performance_schema's waits (`stats.rs`).
+    fn stats(&mut self) -> DbResult<Option<super::stats::Reading>> {
+        let mariadb = self.conn.server_version.contains("MariaDB");
+        let mut parts = self.stats;
+        let reading = stats::read(self, mariadb, &mut parts);
+        self.stats = parts;
+        reading.map(Some)
     }
 
     /// The threads of this database, this one left out, with their InnoDB transaction's

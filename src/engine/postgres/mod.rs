@@ -1,6 +1,7 @@
 //! PostgreSQL over its wire protocol (a lean blocking connection, see wire.rs): sessions in simple
 //! or prepared protocol, COPY FREEZE loading, SQLSTATE classification, the login's parameters from
-//! PG* variables and the password file (`login.rs`), and the settings that decide performance.
+//! PG* variables and the password file (`login.rs`), and the settings that decide performance; the
+//! server's counters in `stats.rs`.
 
 use std::time::Duration;
 
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 mod statements;
+mod stats;
 mod wire;
 
 use super::activity::{self, Activity};
@@ -493,6 +495,12 @@ impl Session for PgSession {
             autovacuums: get(1),
             database_size_bytes: get(2),
         })
+    }
+
+    /// The counters of this database and the cluster, in one query (postgres/stats.rs).
+    fn stats(&mut self) -> DbResult<Option<super::stats::Reading>> {
+        let version = self.conn.server_version.clone();
+        stats::read(self, &version)
     }
 
     /// The run's backends: this database's client backends under dbduel's application name,

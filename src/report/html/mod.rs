@@ -77,6 +77,7 @@ pub fn html(data: &ReportData) -> String {
         out += &statement_latencies::section(data);
         out += &type_bars_section(data);
         out += &profile_comparison_section(data);
+        out += &counters_section(data);
     }
     out += &settings_section(data);
     w!(
@@ -1068,6 +1069,24 @@ fn comparison_section(data: &ReportData) -> String {
 
 /// Per point with several transaction types (TPC-C's five): the workload's own figures, then
 /// each type's rate, latency percentiles, rollbacks, retries and errors.
+/// The counters that moved most, a row per point that has them (nothing where none has).
+fn counters_section(data: &ReportData) -> String {
+    let row = |p: &PointSummary| {
+        let (label, listed) = (p.counters_label(), p.counters_listed("<br>", esc));
+        format!("<tr><td>{}</td><td>{listed}</td></tr>", esc(&label))
+    };
+    let Some(rows) = data.counters_rows(row) else {
+        return String::new();
+    };
+    format!(
+        "<section id=\"counters\"><h2>The counters that moved most</h2><p class=\"note\">The \
+         server's counters over the first repeat's measured run: {}.</p><table class=\"data\">\
+         <thead><tr><th>point</th><th>counters</th></tr></thead><tbody>{rows}</tbody></table>\
+         </section>\n",
+        esc(super::data::COUNTERS_RULE)
+    )
+}
+
 fn types_section(data: &ReportData) -> String {
     let points = data.typed_points();
     if points.is_empty() {
@@ -1390,6 +1409,25 @@ mod tests {
 
     fn count(haystack: &str, needle: &str) -> usize {
         haystack.matches(needle).count()
+    }
+
+    #[test]
+    fn the_counters_that_moved_most_are_a_table() {
+        let mut data = sample();
+        assert!(!html(&data).contains("id=\"counters\""));
+        data.points[1].counters = vec![crate::report::data::CounterFigure {
+            name: "v.<rare>".into(),
+            figure: "0.050 /tx".into(),
+        }];
+        let page = html(&data);
+        assert!(
+            page.contains("<section id=\"counters\">"),
+            "no counters section"
+        );
+        assert!(
+            page.contains("v.&lt;rare&gt; 0.050 /tx</td></tr>"),
+            "{page}"
+        );
     }
 
     #[test]

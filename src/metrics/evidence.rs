@@ -1,0 +1,250 @@
+//! The evidence the server's counters (counters.rs) add to a run's verdict (waits.rs), by two
+//! stated rules (`refine`): a clause for a background event whose seconds' throughput differs
+//! from the others' beyond the noise, and data reads or server CPU told apart where the
+//! sessions' states say only "running" (MariaDB's processlist).
+
+use std::fmt::Write as _;
+
+use super::Window;
+use super::counters::ServerCounters;
+use super::waits::{Verdict, Waits};
+use crate::engine::activity::WaitClass;
+
+/// Whether the throughput in the seconds a background event covered differs from the other
+/// seconds' beyond the noise: at least one covered measured second and three others, and the
+/// covered seconds' mean tps outside the others' mean by more than twice their standard
+/// deviation and by more than 5% of it. Returns (covered mean, others' mean, differs).
+pub fn background_differs(windows: &[Window], seconds: &[u32]) -> Option<(f64, f64, bool)> {
+    let measured = windows.iter().filter(|w| !w.warmup);
+    let (inside, outside): (Vec<&Window>, Vec<&Window>) =
+        measured.partition(|w| seconds.contains(&w.t));
+    if inside.is_empty() || outside.len() < 3 {
+        return None;
+    }
+    let tps = |ws: &[&Window]| ws.iter().map(|w| w.transactions as f64).collect::<Vec<_>>();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (tin, tout) = (tps(&inside), tps(&outside));
+    let (m_in, m_out) = (mean(&tin), mean(&tout));
+    let var = tout.iter().map(|x| (x - m_out).powi(2)).sum::<f64>() / (tout.len() - 1) as f64;
+    let gap = (m_in - m_out).abs();
+    Some((m_in, m_out, gap > 2.0 * var.sqrt() && gap > 0.05 * m_out))
+}
+
+/// A result's counters made per transaction (over the run's measured `transactions`) and
+/// their evidence added to its verdict (`refine`), the running sessions read from its waits.
+pub fn judge(
+    verdict: Option<&mut Verdict>,
+    counters: Option<&mut ServerCounters>,
+    waits: Option<&Waits>,
+    windows: &[Window],
+    transactions: u64,
+) {
+    let Some(c) = counters else { return };
+    c.per_transaction(transactions);
+    let running = waits.and_then(|w| w.by_class.get(WaitClass::Running.name()).copied());
+    if let Some(v) = verdict {
+        refine(v, Some(c), windows, running);
+    }
+}
+
+/// The server's counters' evidence added to a verdict, by two stated rules.
+///
+/// Background events: each event's covered seconds are compared by `background_differs`;
+/// where they differ, the verdict's words get a clause naming the event, its seconds and the
+/// two throughputs (the limiter stays: it is the run's as a whole).
+///
+/// Data reads where the sessions' states cannot tell them from CPU (a verdict of `running`,
+/// MariaDB's processlist): with the data-file wait time (performance_schema on), data reads
+/// when those waits are at least half of the running sessions' time (wait seconds per second
+/// over the running sessions' average); otherwise, from the buffer pool, data reads when at
+/// least 1% of page requests missed it; server CPU when fewer than 0.1% missed (and the
+/// data-file waits, when read, were under half); else `running` stays, the figures said.
+pub fn refine(
+    v: &mut Verdict,
+    c: Option<&mut ServerCounters>,
+    windows: &[Window],
+    running_sessions: Option<f64>,
+) {
+    let Some(c) = c else { return };
+    for b in &mut c.background {
+        let Some((tin, tout, differs)) = background_differs(windows, &b.seconds) else {
+            continue;
+        };
+        (b.tps_in, b.tps_out, b.differs) = (Some(tin), Some(tout), differs);
+        if differs {
+            let _ = write!(
+                v.says,
+                "; {} covered {} s, {:.0} tps in them against {:.0} in the others ({:+.0}%)",
+                b.event,
+                b.seconds.len(),
+                tin,
+                tout,
+                100.0 * (tin - tout) / tout.max(f64::MIN_POSITIVE)
+            );
+        }
+    }
+    if v.limiter == "running" {
+        data_reads_or_cpu(v, c, running_sessions.unwrap_or(0.0));
+    }
+}
+
+fn data_reads_or_cpu(v: &mut Verdict, c: &ServerCounters, running: f64) {
+    let misses = c.with_role("pages_read").and_then(|t| t.total);
+    let requests = c.with_role("page_requests").and_then(|t| t.total);
+    let wait = c.with_role("data_read_wait").and_then(|t| t.per_s);
+    let ratio = match (misses, requests) {
+        (m, Some(r)) if r > 0.0 => Some(m.unwrap_or(0.0) / r),
+        _ => None,
+    };
+    let wait_share = wait.map(|w| w / running.max(f64::MIN_POSITIVE));
+    let evidence = {
+        let mut e = Vec::new();
+        if let Some(r) = ratio {
+            e.push(format!(
+                "{:.2}% of page requests missed the cache",
+                100.0 * r
+            ));
+        }
+        match wait_share {
+            Some(s) => e.push(format!(
+                "data-file waits {:.0}% of the running sessions' time",
+                100.0 * s
+            )),
+            None => e.push("no data-file wait times (performance_schema off)".into()),
+        }
+        e.join(", ")
+    };
+    let (limiter, words) = match (wait_share, ratio) {
+        (Some(s), _) if s >= 0.5 => ("data_read", "data reads (I/O)"),
+        (None, Some(r)) if r >= 0.01 => ("data_read", "data reads (I/O)"),
+        (_, Some(r)) if r < 0.001 => ("cpu", "server CPU"),
+        _ => {
+            let _ = write!(v.says, "; {evidence}");
+            return;
+        }
+    };
+    v.limiter = limiter.into();
+    v.says = format!(
+        "{words}, told from the running sessions by the server's counters ({evidence}); {}",
+        v.says
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::counters::{BackgroundEvent, CounterTotal};
+
+    fn windows(tps: &[u64]) -> Vec<Window> {
+        tps.iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let mut w = Window::empty(i as u32 + 1, false);
+                w.transactions = *n;
+                w
+            })
+            .collect()
+    }
+
+    fn verdict(limiter: &str) -> Verdict {
+        Verdict {
+            limiter: limiter.into(),
+            says: "x".into(),
+        }
+    }
+
+    fn counters(background: &[u32], totals: &[(&str, &str, f64)]) -> ServerCounters {
+        ServerCounters {
+            background: vec![BackgroundEvent {
+                event: "checkpoint".into(),
+                counters: vec!["v.ckpt".into()],
+                seconds: background.to_vec(),
+                tps_in: None,
+                tps_out: None,
+                differs: false,
+            }],
+            counters: totals
+                .iter()
+                .map(|(name, role, total)| {
+                    let t = CounterTotal {
+                        kind: "cumulative".into(),
+                        roles: vec![role.to_string()],
+                        total: Some(*total),
+                        per_s: Some(*total / 10.0),
+                        ..CounterTotal::default()
+                    };
+                    (name.to_string(), t)
+                })
+                .collect(),
+            ..ServerCounters::default()
+        }
+    }
+
+    #[test]
+    fn a_background_event_is_said_when_its_seconds_differ() {
+        let w = windows(&[100, 102, 98, 60, 101, 99]);
+        let mut c = counters(&[4], &[]);
+        let mut v = verdict("cpu");
+        refine(&mut v, Some(&mut c), &w, None);
+        assert!(
+            v.says.contains("checkpoint covered 1 s, 60 tps"),
+            "{}",
+            v.says
+        );
+        assert_eq!(v.limiter, "cpu");
+        assert!(c.background[0].differs);
+        // Within the noise: no clause.
+        let w = windows(&[100, 140, 60, 95, 101, 99]);
+        let mut c = counters(&[4], &[]);
+        let mut v = verdict("cpu");
+        refine(&mut v, Some(&mut c), &w, None);
+        assert_eq!(v.says, "x");
+        assert!(!c.background[0].differs);
+        // Too few other seconds to tell.
+        assert_eq!(background_differs(&windows(&[1, 2, 3]), &[1]), None);
+        // Warm-up seconds are not compared.
+        let mut w = windows(&[100, 102, 98, 60, 101, 99]);
+        w.iter_mut().take(3).for_each(|w| w.warmup = true);
+        assert_eq!(background_differs(&w, &[4]), None);
+    }
+
+    #[test]
+    fn buffer_pool_misses_tell_data_reads_from_cpu() {
+        let w = windows(&[10; 6]);
+        let misses = |m: f64, wait: Option<f64>| {
+            let mut t = vec![
+                ("s.reads", "pages_read", m),
+                ("s.requests", "page_requests", 1000.0),
+            ];
+            if let Some(x) = wait {
+                t.push(("s.wait", "data_read_wait", x));
+            }
+            counters(&[], &t)
+        };
+        let judge = |mut c: ServerCounters, limiter: &str| {
+            let mut v = verdict(limiter);
+            refine(&mut v, Some(&mut c), &w, Some(4.0));
+            v
+        };
+        let v = judge(misses(50.0, None), "running");
+        assert_eq!(v.limiter, "data_read", "{}", v.says);
+        assert!(
+            v.says.contains("5.00% of page requests missed"),
+            "{}",
+            v.says
+        );
+        assert_eq!(judge(misses(0.5, None), "running").limiter, "cpu");
+        // Between the two thresholds: running stays, its figures said.
+        let v = judge(misses(5.0, None), "running");
+        assert_eq!(v.limiter, "running");
+        assert!(v.says.contains("0.50% of page requests"), "{}", v.says);
+        // Data-file waits decide where they were read: 30 s over 10 s is 3 of 4 sessions.
+        assert_eq!(
+            judge(misses(5.0, Some(30.0)), "running").limiter,
+            "data_read"
+        );
+        assert_eq!(judge(misses(50.0, Some(5.0)), "running").limiter, "running");
+        // Another limiter is left as it is.
+        assert_eq!(judge(misses(50.0, None), "lock").limiter, "lock");
+    }
+}
