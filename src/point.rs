@@ -199,7 +199,7 @@ fn waits_sampler(
                 s,
                 Instant::now(),
                 plan.run.warmup,
-                waits::rate(engine),
+                waits::rate(engine, plan.run.clients),
                 released.clone(),
             )),
             absent,

@@ -27,12 +27,25 @@ use super::counters::{CounterReader, ServerCounters};
 /// Samples a second, by default.
 pub const DEFAULT_HZ: u32 = 10;
 
-/// The rate to sample `engine`'s sessions at: the default, or the lower one it asks for where
-/// reading its monitoring is heavy (`Engine::activity_hz`).
-pub fn rate(engine: &dyn Engine) -> u32 {
-    engine
-        .activity_hz()
-        .map_or(DEFAULT_HZ, |hz| hz.clamp(1, DEFAULT_HZ))
+/// Sessions a second the sampler reads at most, many clients or few: a sample's cost grows
+/// with the sessions the server walks (MariaDB builds its processlist under a server-wide
+/// lock), and 320 sessions a second already give a run of 10 s thousands of observations.
+pub const SESSIONS_PER_SECOND: u32 = 320;
+/// The fewest samples a second, however many clients.
+const MIN_HZ: u32 = 2;
+
+/// The rate to sample `engine`'s sessions at, for `clients` of them: the default (10 a second)
+/// or the lower one the engine asks for where reading its monitoring is heavy
+/// (`Engine::activity_hz`), and lower again past 32 clients so that a second reads at most
+/// `SESSIONS_PER_SECOND` sessions (at least 2 samples a second).
+pub fn rate(engine: &dyn Engine, clients: u32) -> u32 {
+    rate_for(engine.activity_hz(), clients)
+}
+
+fn rate_for(asked: Option<u32>, clients: u32) -> u32 {
+    let asked = asked.map_or(DEFAULT_HZ, |hz| hz.clamp(1, DEFAULT_HZ));
+    let by_sessions = (SESSIONS_PER_SECOND / clients.max(1)).max(MIN_HZ);
+    asked.min(by_sessions)
 }
 /// How long one sample may take before the sampler gives its session up (a stalled server).
 const SAMPLE_DEADLINE: Duration = Duration::from_secs(2);
@@ -434,6 +447,18 @@ mod tests {
         // Exactly half is enough.
         let half = waits(&[("commit", 2.0), ("cpu", 2.0)], &[]);
         assert_eq!(verdict(Some(&half), 4, false, "").limiter, "commit");
+    }
+
+    #[test]
+    fn the_rate_falls_past_32_clients_and_never_below_two() {
+        assert_eq!(rate_for(None, 2), 10);
+        assert_eq!(rate_for(None, 32), 10);
+        assert_eq!(rate_for(None, 64), 5);
+        assert_eq!(rate_for(None, 1000), 2);
+        // An engine's own lower rate holds while it is the lower one.
+        assert_eq!(rate_for(Some(4), 8), 4);
+        assert_eq!(rate_for(Some(4), 160), 2);
+        assert_eq!(rate_for(Some(40), 1), 10);
     }
 
     #[test]
