@@ -5,9 +5,11 @@
 use std::fmt::Write;
 
 use super::data::{
-    FASTEST_RULE, ONE_REPEAT, PointSummary, ReportData, ResourceRow, SettingsTable, sig3, tps_text,
+    FASTEST_RULE, ONE_REPEAT, PointSummary, ReportData, ResourceRow, SettingsTable, Timeline, sig3,
+    tps_text,
 };
-use super::human_bytes;
+use super::{human_bytes, statements};
+use crate::metrics::statements::Statements;
 
 /// `write!` into a String, which cannot fail.
 macro_rules! w {
@@ -43,7 +45,7 @@ pub fn markdown(data: &ReportData) -> String {
         out += "## Resources\n\n";
         out += &resources(&data.resources());
     }
-    out += &super::statements::markdown(&data.timelines);
+    out += &server_statements(&data.timelines);
     out += "## Settings\n\n";
     out += &settings(&data.settings_tables());
     out
@@ -394,6 +396,47 @@ fn settings_table(table: &SettingsTable) -> String {
         out += "\n";
     }
     out + "\n"
+}
+
+/// The server's statements (`report::statements`): a table per run that has figures, a line
+/// per run without.
+fn server_statements(timelines: &[Timeline]) -> String {
+    let runs: Vec<(&Timeline, &Statements)> = timelines
+        .iter()
+        .filter_map(|t| Some((t, t.statements.as_ref()?)))
+        .collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("## Where the time went\n\n");
+    for (t, st) in runs {
+        let _ = writeln!(
+            out,
+            "### {}\n\n{}\n",
+            cell(&statements::run_label(t)),
+            cell(&statements::headline(st))
+        );
+        if st.top.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "| {} |", statements::HEADER.join(" | "));
+        let aligns: Vec<&str> = (0..statements::HEADER.len())
+            .map(|i| {
+                if i < statements::NUMERIC {
+                    "--:"
+                } else {
+                    "---"
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "|{}|", aligns.join("|"));
+        for s in st.top.iter().chain(&st.rest) {
+            let row: Vec<String> = statements::cells(s).iter().map(|c| cell(c)).collect();
+            let _ = writeln!(out, "| {} |", row.join(" | "));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

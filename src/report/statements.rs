@@ -89,41 +89,6 @@ pub fn summary(out: &mut String, st: &Statements) {
     }
 }
 
-/// The markdown report's section: a table per run that has figures, a line per run without.
-pub fn markdown(timelines: &[Timeline]) -> String {
-    let runs: Vec<(&Timeline, &Statements)> = timelines
-        .iter()
-        .filter_map(|t| Some((t, t.statements.as_ref()?)))
-        .collect();
-    if runs.is_empty() {
-        return String::new();
-    }
-    let cell = super::markdown::cell;
-    let mut out = String::from("## Where the time went\n\n");
-    for (t, st) in runs {
-        let _ = writeln!(
-            out,
-            "### {}\n\n{}\n",
-            cell(&run_label(t)),
-            cell(&headline(st))
-        );
-        if st.top.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "| {} |", HEADER.join(" | "));
-        let aligns: Vec<&str> = (0..HEADER.len())
-            .map(|i| if i < NUMERIC { "--:" } else { "---" })
-            .collect();
-        let _ = writeln!(out, "|{}|", aligns.join("|"));
-        for s in st.top.iter().chain(&st.rest) {
-            let row: Vec<String> = cells(s).iter().map(|c| cell(c)).collect();
-            let _ = writeln!(out, "| {} |", row.join(" | "));
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// A run as the statements' sections name it.
 pub fn run_label(t: &Timeline) -> String {
     format!(
