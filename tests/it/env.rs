@@ -136,6 +136,9 @@ impl Env {
             &[
                 ("max_connections", "200"),
                 ("innodb_flush_log_at_trx_commit", "2"),
+                // Room for the statement digests of every database the suite creates (the
+                // default's few thousand fill up, and a run's statements then have no row).
+                ("performance_schema_digests_size", "40000"),
             ],
         )
     }

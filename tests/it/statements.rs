@@ -14,7 +14,7 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 8] = [
+    let tests: [(&str, Test); 9] = [
         ("postgres_tpcb_top_statements", postgres_tpcb),
         ("reports_read_them_from_the_store", reports),
         ("mariadb_tpcb_top_statements", mariadb_tpcb),
@@ -27,6 +27,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             mariadb_without_performance_schema,
         ),
         ("no_waits_says_so", no_waits),
+        ("mariadb_full_digest_table_says_so", full_digests),
         ("firebird_says_why", firebird),
         ("sqlite_says_why", sqlite),
     ];
@@ -153,6 +154,35 @@ fn mariadb_without_performance_schema(env: &Env) -> Result<(), String> {
     let dsn = server.dsn_text("");
     let (r, summary) = tpcb(env, "maria-off", &dsn, Target::MariaDb("InnoDB"), &[])?;
     absent(&r, &summary, "start MariaDB with performance_schema=ON")
+}
+
+/// A MariaDB whose digest table holds two rows: the run's statements are counted in its
+/// overflow row, which the result names with what to do.
+fn full_digests(env: &Env) -> Result<(), String> {
+    let server = dbduel::server::start_for_tests(
+        &dbduel::server::MARIADB,
+        &[("performance_schema_digests_size", "2")],
+    )
+    .map_err(|e| e.to_string())?;
+    let dsn = server.dsn_text("");
+    let (r, summary) = tpcb(env, "maria-full", &dsn, Target::MariaDb("InnoDB"), &[])?;
+    let top = r["statements"]["top"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    ensure(
+        top.iter().any(|s| {
+            s["text"].as_str().is_some_and(|t| {
+                t.contains("digest table is full") && t.contains("performance_schema_digests_size")
+            }) && s["calls"].as_u64() > Some(0)
+        }),
+        || {
+            format!(
+                "no overflow row among the statements: {}\n{summary}",
+                r["statements"]
+            )
+        },
+    )
 }
 
 /// `--no-waits` on a server that has the figures: none read, and the note says why.

@@ -17,7 +17,12 @@ const DIGESTS: &str = "SELECT DIGEST, DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT, \
      SUM_CREATED_TMP_DISK_TABLES FROM performance_schema.events_statements_summary_by_digest \
      WHERE SCHEMA_NAME = DATABASE() AND DIGEST_TEXT NOT LIKE '%information\\_schema%' \
      AND DIGEST_TEXT NOT LIKE '%performance\\_schema%' AND DIGEST_TEXT NOT LIKE 'SHOW %' \
-     AND DIGEST_TEXT NOT LIKE '%@@%'";
+     AND DIGEST_TEXT NOT LIKE '%@@%' OR DIGEST IS NULL";
+
+/// The text of the row where the server counts the statements it has no room for: a full
+/// digest table (`performance_schema_digests_size`) keeps no more texts, and every database's
+/// new statements are summed there.
+pub const OVERFLOW: &str = "(statements of every database with no row of their own: performance_schema's digest table is full; raise performance_schema_digests_size, or TRUNCATE performance_schema.events_statements_summary_by_digest before the run)";
 
 /// Whether performance_schema is on, and which of the consumers digests need are off.
 const SWITCHES: &str = "SELECT @@performance_schema, (SELECT GROUP_CONCAT(NAME) FROM \
@@ -25,6 +30,16 @@ const SWITCHES: &str = "SELECT @@performance_schema, (SELECT GROUP_CONCAT(NAME) 
      'statements_digest') AND ENABLED <> 'YES')";
 
 fn statement(r: &[Value]) -> Statement {
+    if r.first().is_none_or(|d| *d == Value::Null) {
+        let mut s = statement_of(r);
+        s.key = "(overflow)".into();
+        s.text = OVERFLOW.into();
+        return s;
+    }
+    statement_of(r)
+}
+
+fn statement_of(r: &[Value]) -> Statement {
     let more = Figures {
         lock_ms: statements::number(r.get(5), 1.0 / PS_PER_MS),
         rows_examined: statements::count(r.get(6)),
@@ -102,5 +117,12 @@ mod tests {
         assert!((s.figures.total_ms - 2.0).abs() < 1e-9);
         assert_eq!(s.figures.lock_ms, Some(1.0));
         assert_eq!(s.figures.rows_examined, Some(8));
+        // The row a full digest table sums the rest in says so, and how to make room.
+        let mut overflow = row.clone();
+        overflow[0] = Value::Null;
+        overflow[1] = Value::Null;
+        let s = statement(&overflow);
+        assert_eq!(s.text, OVERFLOW);
+        assert!(s.text.contains("performance_schema_digests_size") && s.figures.calls == 4);
     }
 }
