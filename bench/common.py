@@ -109,6 +109,18 @@ def sql(engine, dsn, *statements, db="postgres"):
         die(f"{'; '.join(statements)} failed on {engine}: {out.stderr}")
 
 
+def query(engine, dsn, statement, db="postgres"):
+    """One statement's rows through the server's own client, tab-separated, without headers (None when it fails)."""
+    user, password, host, port = server_address(dsn)
+    if engine == "postgres":
+        argv = ["psql", "-h", host, "-p", str(port), "-U", user, "-d", db, "-At", "-F", "\t", "-c", statement]
+    else:
+        argv = ["mariadb", "-h", host, "-P", str(port), "-u", user, "-N", "-B", "-e", statement]
+    secret = {"PGPASSWORD" if engine == "postgres" else "MYSQL_PWD": password}
+    out = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **secret})
+    return out.stdout if out.returncode == 0 else None
+
+
 def settle(engine, dsn):
     """Untimed, before each timed step: PostgreSQL writes out the previous step's dirty pages."""
     if engine == "postgres":

@@ -199,7 +199,8 @@ fn waits_sampler(
                 s,
                 Instant::now(),
                 plan.run.warmup,
-                waits::rate(engine, plan.run.clients),
+                plan.waits_hz
+                    .unwrap_or_else(|| waits::rate(engine, plan.run.clients)),
                 released.clone(),
             )),
             absent,

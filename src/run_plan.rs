@@ -46,6 +46,8 @@ pub struct RunPlan {
     pub start_at: Option<String>,
     /// Whether the server's sessions are sampled during the run (`metrics::waits`).
     pub waits: bool,
+    /// `--waits-hz`: the samples a second asked for (None: `metrics::waits::rate` chooses).
+    pub waits_hz: Option<u32>,
 }
 
 /// One part of a run whose load comes from several processes (`--shard I/N`): its index, the
@@ -241,6 +243,8 @@ pub struct RunInput {
     pub start_at: Option<String>,
     /// Sample the server's sessions' waits during the run (`--no-waits`: not).
     pub waits: bool,
+    /// `--waits-hz`: samples a second, as asked.
+    pub waits_hz: Option<u32>,
     /// Time every statement on the client (`--no-statement-latencies`: not).
     pub statements: bool,
 }
@@ -300,6 +304,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
             .transpose()?,
         start_at: args.start_at.clone(),
         waits: !args.no_waits,
+        waits_hz: args.waits_hz,
         statements: statement_latencies(args)?,
     }
     .plan()
@@ -370,6 +375,7 @@ impl RunInput {
             shard,
             start_at: self.start_at,
             waits: self.waits,
+            waits_hz: self.waits_hz,
         })
     }
 
@@ -820,6 +826,7 @@ mod tests {
             shard: None,
             start_at: None,
             waits: true,
+            waits_hz: None,
             statements: true,
         }
     }

@@ -174,6 +174,7 @@ fn runs(
                 shard: None,
                 start_at: None,
                 waits: true,
+                waits_hz: None,
                 statements: true,
             };
             let run = input

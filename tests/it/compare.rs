@@ -13,8 +13,8 @@ use crate::env::{dbduel, ensure, expect_code, refusals, text};
 
 pub fn trials() -> Vec<Trial> {
     let mut trials = vec![
-        Trial::test("compare::result_files_one_run_each", || Ok(result_files()?)),
-        Trial::test("compare::sweep_points_with_repeats", || Ok(sweep_points()?)),
+        crate::env::trial("compare::result_files_one_run_each", || Ok(result_files()?)),
+        crate::env::trial("compare::sweep_points_with_repeats", || Ok(sweep_points()?)),
     ];
     trials.extend(refusals(
         "compare",

@@ -290,6 +290,32 @@ pub fn dbduel<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
 /// A trial's body: it runs against the shared environment.
 pub type Test = fn(&Env) -> Result<(), String>;
 
+/// A trial, timed: with `DBDUEL_TEST_TIMES=FILE` in the environment, each trial appends its name
+/// and wall seconds to FILE (what makes the suite slow, to keep it within its time).
+pub fn trial<F>(name: impl Into<String>, f: F) -> libtest_mimic::Trial
+where
+    F: FnOnce() -> Result<(), libtest_mimic::Failed> + Send + 'static,
+{
+    let name = name.into();
+    let named = name.clone();
+    libtest_mimic::Trial::test(name, move || {
+        let started = std::time::Instant::now();
+        let outcome = f();
+        if let Some(file) = std::env::var_os("DBDUEL_TEST_TIMES") {
+            use std::io::Write;
+            let line = format!("{:.1}\t{named}\n", started.elapsed().as_secs_f64());
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(file)
+            {
+                let _ = f.write_all(line.as_bytes());
+            }
+        }
+        outcome
+    })
+}
+
 /// One trial per (name, test), named `GROUP::NAME`.
 pub fn trials_of<N: std::fmt::Display>(
     env: &Arc<Env>,
@@ -300,7 +326,7 @@ pub fn trials_of<N: std::fmt::Display>(
         .into_iter()
         .map(|(name, f)| {
             let env = env.clone();
-            libtest_mimic::Trial::test(format!("{group}::{name}"), move || Ok(f(&env)?))
+            trial(format!("{group}::{name}"), move || Ok(f(&env)?))
         })
         .collect()
 }
@@ -334,7 +360,7 @@ pub fn with_env(
     test: impl FnOnce(&Env) -> Result<(), String> + Send + 'static,
 ) -> libtest_mimic::Trial {
     let env = env.clone();
-    libtest_mimic::Trial::test(name, move || Ok(test(&env)?))
+    trial(name, move || Ok(test(&env)?))
 }
 
 /// One trial per refused command line: `GROUP::refuses::NAME` runs it and expects exit code 2
@@ -346,7 +372,7 @@ pub fn refusals(
     cases
         .into_iter()
         .map(|(name, args, needle)| {
-            libtest_mimic::Trial::test(format!("{group}::refuses::{name}"), move || {
+            trial(format!("{group}::refuses::{name}"), move || {
                 let out = dbduel(args);
                 expect_code(&out, 2, name)?;
                 let all = text(&out);

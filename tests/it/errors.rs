@@ -37,7 +37,7 @@ fn v(args: &[&str]) -> Vec<String> {
 /// A listener that accepts connections and never answers: the connect timeout must end the
 /// command with exit 2 and one line, for each server engine.
 fn silent_server() -> Trial {
-    Trial::test("errors::silent_server_times_out", || {
+    crate::env::trial("errors::silent_server_times_out", || {
         for (scheme, param) in [
             ("postgres", "connect_timeout"),
             ("mysql", "connect-timeout"),

@@ -23,7 +23,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out: Vec<Trial> = [("postgres", &server::POSTGRES), ("mysql", &server::MARIADB)]
         .into_iter()
         .map(|(name, kind)| {
-            Trial::test(format!("faults::{name}::stalled_server"), move || {
+            crate::env::trial(format!("faults::{name}::stalled_server"), move || {
                 Ok(stalled(kind)?)
             })
         })
@@ -35,16 +35,16 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("mysql", &server::MARIADB, 1500),
         ("firebird", &server::FIREBIRD, 1500),
     ] {
-        out.push(Trial::test(
+        out.push(crate::env::trial(
             format!("faults::{name}::server_killed_mid_run"),
             move || Ok(killed_mid_run(kind, Duration::from_millis(down_ms))?),
         ));
     }
-    out.push(Trial::test(
+    out.push(crate::env::trial(
         "faults::postgres::server_killed_mid_sweep",
         || Ok(killed_mid_sweep()?),
     ));
-    out.push(Trial::test(
+    out.push(crate::env::trial(
         "faults::postgres::server_stalled_mid_sweep",
         || Ok(stalled_mid_sweep()?),
     ));
@@ -55,9 +55,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         Target::Firebird,
     ];
     out.extend(each(env, &all, "atomic_under_conflicts_and_kills", atomic));
-    out.push(Trial::test("faults::closed_pipe_loses_only_lines", || {
-        Ok(closed_pipe()?)
-    }));
+    out.push(crate::env::trial(
+        "faults::closed_pipe_loses_only_lines",
+        || Ok(closed_pipe()?),
+    ));
     for (target, script) in [
         (Target::Sqlite, RUNAWAY),
         (Target::Sqlite, SLEEPY),

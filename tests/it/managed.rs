@@ -21,16 +21,16 @@ pub fn trials() -> Vec<Trial> {
     ]
     .into_iter()
     .map(|(engine, superuser)| {
-        Trial::test(format!("managed::{engine}::safe_by_default"), move || {
+        crate::env::trial(format!("managed::{engine}::safe_by_default"), move || {
             Ok(safe(engine, superuser)?)
         })
     })
     .chain([
-        Trial::test(
+        crate::env::trial(
             "managed::postgres::closed_after_restart_and_pid_reuse",
             || Ok(restart_and_reuse()?),
         ),
-        Trial::test("managed::refuses_before_writing", || Ok(refusals()?)),
+        crate::env::trial("managed::refuses_before_writing", || Ok(refusals()?)),
     ])
     .collect()
 }

@@ -135,7 +135,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         .into_iter()
         .map(|block| with_env(env, block.name(), move |env| run_block(env, &block)))
         .collect();
-    trials.push(Trial::test("docs::every_page_is_tested", || {
+    trials.push(crate::env::trial("docs::every_page_is_tested", || {
         Ok(every_page_listed()?)
     }));
     trials

@@ -18,11 +18,12 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
 pub fn trials() -> Vec<Trial> {
-    let mut out = vec![Trial::test("report::html_renders_in_chromium", || {
-        Ok(renders_in_chromium()?)
-    })];
+    let mut out = vec![crate::env::trial(
+        "report::html_renders_in_chromium",
+        || Ok(renders_in_chromium()?),
+    )];
     for kind in ["duel", "sweep", "tpcc", "tpch", "capacity"] {
-        out.push(Trial::test(
+        out.push(crate::env::trial(
             format!("report::every_chart_renders_in_chromium::{kind}"),
             move || Ok(every_chart_renders(kind)?),
         ));

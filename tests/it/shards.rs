@@ -91,7 +91,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         started_apart,
     ));
     out.push(with_env(env, "shards::slurm_one_node_srun", slurm));
-    out.push(Trial::test("shards::kubernetes_manifests", || {
+    out.push(crate::env::trial("shards::kubernetes_manifests", || {
         Ok(kubernetes()?)
     }));
     out

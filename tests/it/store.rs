@@ -17,26 +17,26 @@ use crate::env::{Env, Target, dbduel, ensure, expect_code, session, text};
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let (pg, maria) = (env.clone(), env.clone());
     vec![
-        Trial::test("store::postgres_shared_by_two_sweeps", move || {
+        crate::env::trial("store::postgres_shared_by_two_sweeps", move || {
             let hdr = "SELECT encode(hdr_v2, 'base64') FROM histograms ORDER BY run_id LIMIT 1";
             Ok(shared_store(&pg, Target::Postgres, hdr)?)
         }),
-        Trial::test("store::mariadb_shared_by_two_sweeps", move || {
+        crate::env::trial("store::mariadb_shared_by_two_sweeps", move || {
             let hdr = "SELECT TO_BASE64(hdr_v2) FROM histograms ORDER BY run_id LIMIT 1";
             Ok(shared_store(&maria, Target::MariaDb("InnoDB"), hdr)?)
         }),
-        Trial::test(
+        crate::env::trial(
             "store::second_sweep_of_a_plan_is_refused_naming_the_first",
             || Ok(same_plan_twice()?),
         ),
-        Trial::test("store::two_sweeps_open_a_new_store_at_once", || {
+        crate::env::trial("store::two_sweeps_open_a_new_store_at_once", || {
             Ok(new_store_at_once()?)
         }),
-        Trial::test(
+        crate::env::trial(
             "store::read_only_store_is_one_line_and_keeps_points",
             || Ok(read_only()?),
         ),
-        Trial::test(
+        crate::env::trial(
             "store::full_disk_is_one_line_keeps_points_and_the_point",
             || Ok(disk_full()?),
         ),

@@ -11,50 +11,50 @@ use crate::env::{dbduel, ensure, expect_code, text};
 
 pub fn trials() -> Vec<Trial> {
     vec![
-        Trial::test("sweep::two_profiles_two_client_counts_every_engine", || {
+        crate::env::trial("sweep::two_profiles_two_client_counts_every_engine", || {
             Ok(every_engine()?)
         }),
-        Trial::test("sweep::tpcc_figures_in_store_export_and_report", || {
+        crate::env::trial("sweep::tpcc_figures_in_store_export_and_report", || {
             Ok(tpcc_figures()?)
         }),
-        Trial::test("sweep::killed_sweep_resumes_only_what_is_missing", || {
+        crate::env::trial("sweep::killed_sweep_resumes_only_what_is_missing", || {
             Ok(resume()?)
         }),
-        Trial::test("sweep::tuned_settings_visible_inside_postgres", || {
+        crate::env::trial("sweep::tuned_settings_visible_inside_postgres", || {
             Ok(tuned_visible("postgres")?)
         }),
-        Trial::test("sweep::tuned_settings_visible_inside_mariadb", || {
+        crate::env::trial("sweep::tuned_settings_visible_inside_mariadb", || {
             Ok(tuned_visible("mysql")?)
         }),
-        Trial::test("sweep::plan_errors_name_line_and_key", || Ok(bad_plan()?)),
-        Trial::test(
+        crate::env::trial("sweep::plan_errors_name_line_and_key", || Ok(bad_plan()?)),
+        crate::env::trial(
             "sweep::server_start_refuses_bad_directory_and_busy_port",
             || Ok(bad_server()?),
         ),
-        Trial::test("sweep::rejected_knob_is_an_error", || Ok(rejected_knob()?)),
-        Trial::test("sweep::report_keeps_plans_apart", || Ok(plans_apart()?)),
-        Trial::test("sweep::every_point_runs_the_same_work", || Ok(same_work()?)),
-        Trial::test("sweep::durability_read_back_decides_the_bold", || {
+        crate::env::trial("sweep::rejected_knob_is_an_error", || Ok(rejected_knob()?)),
+        crate::env::trial("sweep::report_keeps_plans_apart", || Ok(plans_apart()?)),
+        crate::env::trial("sweep::every_point_runs_the_same_work", || Ok(same_work()?)),
+        crate::env::trial("sweep::durability_read_back_decides_the_bold", || {
             Ok(durability_decides()?)
         }),
-        Trial::test("sweep::failed_transactions_exit_1", || {
+        crate::env::trial("sweep::failed_transactions_exit_1", || {
             Ok(failed_transactions()?)
         }),
-        Trial::test("sweep::transactions_plan_stores_its_count_and_time", || {
+        crate::env::trial("sweep::transactions_plan_stores_its_count_and_time", || {
             Ok(transactions_plan()?)
         }),
-        Trial::test("sweep::point_retries_as_run_does", || Ok(same_retries()?)),
-        Trial::test("sweep::point_checked_as_run_checks_it", || {
+        crate::env::trial("sweep::point_retries_as_run_does", || Ok(same_retries()?)),
+        crate::env::trial("sweep::point_checked_as_run_checks_it", || {
             Ok(point_checked()?)
         }),
-        Trial::test(
+        crate::env::trial(
             "sweep::invalid_last_point_refused_before_anything_runs",
             || Ok(last_point_invalid()?),
         ),
-        Trial::test("sweep::firebird_knob_reaches_the_server", || {
+        crate::env::trial("sweep::firebird_knob_reaches_the_server", || {
             Ok(firebird_knob()?)
         }),
-        Trial::test("sweep::knobs_of_an_unknown_engine_are_refused", || {
+        crate::env::trial("sweep::knobs_of_an_unknown_engine_are_refused", || {
             Ok(unknown_engine_knobs()?)
         }),
     ]

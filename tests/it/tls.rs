@@ -16,8 +16,8 @@ use crate::env::{dbduel, ensure, expect_code, read_result, session, text};
 
 pub fn trials() -> Vec<Trial> {
     vec![
-        Trial::test("tls::postgres", || Ok(postgres()?)),
-        Trial::test("tls::mariadb", || Ok(mariadb()?)),
+        crate::env::trial("tls::postgres", || Ok(postgres()?)),
+        crate::env::trial("tls::mariadb", || Ok(mariadb()?)),
     ]
 }
 

@@ -240,8 +240,23 @@ fn round_trips(env: &Env) -> Result<(), String> {
         env,
         &dsn,
         &[],
-        &["-c", "1", "-T", "3", "-S", "-M", "prepared"],
+        &[
+            "-c",
+            "1",
+            "-T",
+            "3",
+            "-S",
+            "-M",
+            "prepared",
+            "--waits-hz",
+            "25",
+        ],
     )?;
+    // The rate asked for is the rate sampled: more samples than the default 10 a second give.
+    let samples = r["waits"]["samples"].as_u64().unwrap_or(0);
+    ensure(r["waits"]["hz"] == 25 && samples > 40, || {
+        format!("rate {}, {samples} samples in 3 s", r["waits"]["hz"])
+    })?;
     ensure(limiter(&r) == "round_trips", || {
         format!(
             "verdict {} ({}), waits {}",
@@ -507,5 +522,16 @@ fn cache_sqlite(env: &Env) -> Result<(), String> {
 fn no_waits(env: &Env) -> Result<(), String> {
     let dsn = env.fresh_db(Target::Postgres, "verdict_no_waits");
     let r = tpcb(env, &dsn, &[], &["-c", "2", "-T", "1", "--no-waits"])?;
-    undetermined(&r, "--no-waits")
+    undetermined(&r, "--no-waits")?;
+    for asked in [&["--no-waits", "--waits-hz", "5"][..], &["--waits-hz", "0"]] {
+        let mut argv = vec!["run", "tpcb", "--dsn", &dsn, "-T", "1"];
+        argv.extend(asked);
+        let out = dbduel(&argv);
+        expect_code(&out, 2, "a sampling rate refused")?;
+        let said = text(&out);
+        ensure(said.contains("--waits-hz"), || {
+            format!("{asked:?}: the refusal does not name --waits-hz:\n{said}")
+        })?;
+    }
+    Ok(())
 }

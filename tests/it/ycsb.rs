@@ -57,7 +57,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "ycsb::latest_updates_recent_inserts",
         latest_reads_recent,
     ));
-    out.push(Trial::test(
+    out.push(crate::env::trial(
         "ycsb::template_file_runs_and_names_its_mix",
         || Ok(template_file()?),
     ));
