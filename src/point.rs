@@ -325,10 +325,13 @@ fn measure(
     let mut agg = Aggregator::new(
         workload.transaction_types(),
         plan.run.warmup,
-        plan.run.rate.is_some(),
+        plan.run.rate.is_some() || plan.run.shape.as_ref().is_some_and(|s| s.open_loop()),
     );
     if plan.shard.is_some() {
         agg.keep_window_histograms();
+    }
+    if let Some(shape) = &plan.run.shape {
+        agg.phases(shape);
     }
     // The clients stop on Ctrl-C, or when every transaction has failed the same lasting way
     // for DOOMED_AFTER (a missing table makes thousands of errors a second, all alike).

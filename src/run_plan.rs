@@ -11,12 +11,14 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::{PrepareArgs, RunArgs, TargetArgs, YcsbArgs};
 use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
 use crate::error::Error;
+use crate::runner::shape::Shape;
 use crate::runner::{Limit, RunConfig};
 use crate::workload::{self, WorkloadEntry, WorkloadOptions};
 
@@ -225,6 +227,8 @@ pub struct RunInput {
     pub transactions: Option<u64>,
     pub warmup: u64,
     pub rate: Option<f64>,
+    /// `--phase` specs, as given (`runner::shape`).
+    pub phases: Vec<String>,
     pub progress: Option<u64>,
     /// None: the workload's default (`Workload::default_max_tries`).
     pub max_tries: Option<u32>,
@@ -289,6 +293,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         transactions: args.transactions,
         warmup: args.warmup,
         rate: args.rate,
+        phases: args.phase.clone(),
         progress,
         max_tries: args.max_tries,
         seed: args.seed,
@@ -326,6 +331,11 @@ impl RunInput {
     pub fn plan(mut self) -> Result<RunPlan, Error> {
         self.workload_asks()?;
         let limit = self.check()?;
+        let mut shape = self.shape()?;
+        let limit = match &shape {
+            Some(s) => Limit::Time(Duration::from_secs_f64(s.seconds())),
+            None => limit,
+        };
         let seed = self.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -342,10 +352,19 @@ impl RunInput {
             .shard
             .map(|s| self.split(s, built.as_ref()))
             .transpose()?;
+        if shape.is_some() && built.fixed_clients().is_some() {
+            return usage(format!(
+                "--phase: {} runs its streams to their end, one client each: drop --phase",
+                self.target.workload.name
+            ));
+        }
         let (clients, limit, transactions) = self.run_length(built.as_ref(), limit)?;
         workload.clients = clients;
+        if let Some(s) = &mut shape {
+            s.run_clients = clients;
+        }
         let time_s = match limit {
-            Limit::Time(t) => Some(t.as_secs()),
+            Limit::Time(t) => Some(t.as_secs_f64().ceil() as u64),
             Limit::Transactions(_) => None,
         };
         workload.run_s = time_s.map(|t| t + self.warmup);
@@ -367,6 +386,7 @@ impl RunInput {
                 seed,
                 start_at: released,
                 statements: self.statements,
+                shape: shape.map(Arc::new),
             },
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
@@ -421,6 +441,7 @@ impl RunInput {
         }
         if self.time.is_none()
             && self.transactions.is_none()
+            && self.phases.is_empty()
             && let Some(n) = built.operations()
         {
             // A workload that counts its operations for the whole run (YCSB's
@@ -518,6 +539,54 @@ impl RunInput {
             )),
             None => Ok(()),
         }
+    }
+
+    /// The phases of a run whose load changes shape (`--phase`), checked against the flags it
+    /// replaces; their clients raise `clients` (unless more were asked for than a phase needs).
+    fn shape(&mut self) -> Result<Option<Shape>, Error> {
+        if self.phases.is_empty() {
+            return Ok(None);
+        }
+        let shape = Shape::parse(&self.phases).map_err(Error::Usage)?;
+        let given = [
+            (
+                self.time.is_some(),
+                "--time: the phases' lengths are the run's time",
+            ),
+            (
+                self.transactions.is_some(),
+                "--transactions: the phases' lengths are the run's time",
+            ),
+            (self.rate.is_some(), "--rate: each phase has its own load"),
+            (
+                self.shard.is_some(),
+                "--shard: a run in phases is not split over processes yet",
+            ),
+            (
+                self.params.contains_key("spec_timing"),
+                "--spec-timing: its terminals pace themselves",
+            ),
+        ];
+        if let Some((_, why)) = given.iter().find(|(g, _)| *g) {
+            return usage(format!("--phase with {why}: drop one of them"));
+        }
+        let needed = shape.clients_needed();
+        if self.clients != 1 && self.clients < needed {
+            return usage(format!(
+                "{} {}: a phase asks for {needed} clients: give at least {needed}, or leave it out",
+                self.asked_by.name("--clients"),
+                self.clients
+            ));
+        }
+        self.clients = self.clients.max(needed);
+        if u64::from(self.clients) > most_clients() {
+            return usage(format!(
+                "--phase: a phase asks for {} clients, more than this machine allows ({})",
+                self.clients,
+                most_clients()
+            ));
+        }
+        Ok(Some(shape))
     }
 
     /// The checks, in the order `dbduel run` has always made them; the limit of the run.
@@ -815,6 +884,7 @@ mod tests {
             transactions: None,
             warmup: 0,
             rate: Some(70.0),
+            phases: Vec::new(),
             progress: None,
             max_tries: None,
             seed: Some(1),

@@ -32,6 +32,7 @@ pub mod counters;
 pub mod embedded;
 pub mod evidence;
 pub mod observe;
+pub mod phases;
 pub mod statement_latencies;
 pub mod statements;
 pub mod waits;
@@ -232,6 +233,9 @@ pub struct Measurement {
     /// empty when timing was off (`--no-statement-latencies`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statement_latencies: Vec<statement_latencies::Statement>,
+    /// Each phase's own figures, in a run whose load changes shape (`--phase`); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<phases::PhaseResult>,
     pub windows: Vec<Window>,
     /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
     #[serde(skip)]
@@ -316,6 +320,8 @@ pub struct Aggregator {
     seen_errors: u64,
     seen_kinds: BTreeMap<String, bool>,
     statements: statement_latencies::Statements,
+    /// Each phase's accumulators, in a run whose load changes shape.
+    phases: Option<phases::Phases>,
 }
 
 impl Aggregator {
@@ -358,7 +364,13 @@ impl Aggregator {
             seen_errors: 0,
             seen_kinds: BTreeMap::new(),
             statements: statement_latencies::Statements::default(),
+            phases: None,
         }
+    }
+
+    /// Keep each phase's own figures too (a run whose load changes shape).
+    pub fn phases(&mut self, shape: &crate::runner::shape::Shape) {
+        self.phases = Some(phases::Phases::new(shape, self.warmup_us));
     }
 
     /// Keep each per-second window's histogram in the measurement, so that windows of runs
@@ -439,6 +451,9 @@ impl Aggregator {
         }
         if s.end_us < warmup_us {
             return;
+        }
+        if let Some(p) = &mut self.phases {
+            p.add(s);
         }
         self.retries += retries;
         let t = &mut self.types[s.txn as usize];
@@ -557,6 +572,11 @@ impl Aggregator {
         let statements = std::mem::take(&mut self.statements).finish(&totals);
         Measurement {
             statement_latencies: statements,
+            phases: self
+                .phases
+                .take()
+                .map(phases::Phases::finish)
+                .unwrap_or_default(),
             queries: self.queries,
             qps: self.queries as f64 / secs,
             duration_s: duration.as_secs_f64(),

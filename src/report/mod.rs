@@ -97,6 +97,7 @@ pub fn run_summary(r: &RunResult) -> String {
     summary_resources(&mut out, r);
     summary_shards(&mut out, r);
     summary_latencies(&mut out, r);
+    crate::metrics::phases::summary(&mut out, &r.measurement.phases);
     statement_latencies::summary(&mut out, r);
     summary_settings(&mut out, r);
     out

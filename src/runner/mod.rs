@@ -24,6 +24,7 @@
 //! operation per 256 transactions or 50 ms, whichever comes first, over an unbounded channel that
 //! point.rs drains every 100 ms): measuring is the consumers' business.
 
+pub mod shape;
 mod statements;
 
 use std::collections::HashSet;
@@ -68,6 +69,9 @@ pub struct RunConfig {
     pub start_at: Option<std::time::SystemTime>,
     /// Time every statement on the client (`--no-statement-latencies`: not).
     pub statements: bool,
+    /// The phases of a run whose load changes shape (`--phase`): then `rate` is None and the
+    /// limit is the phases' time.
+    pub shape: Option<Arc<shape::Shape>>,
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -392,6 +396,10 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     let per_client_rate = cfg.rate.map(|r| r / f64::from(cfg.clients));
     let mut schedule =
         per_client_rate.map(|rate| Schedule::new(client_rng(cfg.seed, id), rate, start));
+    let mut pace = cfg
+        .shape
+        .as_ref()
+        .map(|s| shape::Pace::new(s, warmup_end, id, client_rng(cfg.seed, id).random()));
     let mut counted = 0u64;
     let mut outbox = Outbox::new(&shared.events, start);
     let mut seen = HashSet::new();
@@ -406,11 +414,16 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let Some((mut planned, mut began)) = plan_start(schedule.as_mut(), deadline, stop) else {
+        let next = match pace.as_mut() {
+            Some(pace) => paced_start(pace, stop),
+            None => plan_start(schedule.as_mut(), deadline, stop)
+                .map(|(planned, began)| (planned, began, schedule.is_some())),
+        };
+        let Some((mut planned, mut began, open_loop)) = next else {
             break;
         };
         let txn = state.client.next();
-        let (client, open_loop) = (state.client.as_mut(), schedule.is_some());
+        let client = state.client.as_mut();
         if !pause(client, deadline, stop, open_loop, &mut planned, &mut began) {
             break;
         }
@@ -446,7 +459,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             txn: txn as u16,
             end_us: micros(end - start),
             latency_us: micros(end - planned),
-            lag_us: per_client_rate.map(|_| micros(began.saturating_duration_since(planned))),
+            lag_us: open_loop.then(|| micros(began.saturating_duration_since(planned))),
             tries,
             queries: *outcome.as_ref().unwrap_or(&0),
             rolled_back: outcome.is_ok() && state.client.rolled_back(),
@@ -474,6 +487,9 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     }
     if let Some(s) = schedule {
         outbox.push(Event::Schedule(s.due, s.started), Instant::now());
+    }
+    if let Some(p) = pace.filter(|_| cfg.shape.as_ref().is_some_and(|s| s.open_loop())) {
+        outbox.push(Event::Schedule(p.due, p.started), Instant::now());
     }
     if let Some(cpu) = window.close() {
         outbox.push(cpu, Instant::now());
@@ -550,6 +566,19 @@ fn plan_start(
     }
     let began = if open_loop { Instant::now() } else { planned };
     Some((planned, began))
+}
+
+/// The next start through a run's phases: (scheduled start, actual start, open loop), None at
+/// the end.
+fn paced_start(pace: &mut shape::Pace, stop: &AtomicBool) -> Option<(Instant, Instant, bool)> {
+    match pace.next(stop) {
+        shape::Next::End => None,
+        shape::Next::Now => {
+            let now = Instant::now();
+            Some((now, now, false))
+        }
+        shape::Next::Scheduled(at) => Some((at, Instant::now(), true)),
+    }
 }
 
 /// Think and keying times (TPC-C --spec-timing): the terminal waits outside the latency, and
@@ -987,6 +1016,7 @@ mod tests {
             first_client: 0,
             start_at: None,
             statements: true,
+            shape: None,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();

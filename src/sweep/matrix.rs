@@ -163,6 +163,7 @@ fn runs(
                 transactions: plan.transactions,
                 warmup: plan.warmup,
                 rate: None,
+                phases: Vec::new(),
                 progress: None,
                 max_tries: plan.max_tries,
                 seed: Some(plan.seed()),

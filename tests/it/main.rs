@@ -23,6 +23,7 @@ mod managed;
 mod measured;
 mod observe;
 mod peer_made;
+mod phases;
 mod prepare;
 mod proxied;
 mod proxy;
@@ -82,6 +83,7 @@ fn main() {
     trials.extend(tpch::trials(&env));
     trials.extend(ycsb::trials(&env));
     trials.extend(statement_latencies::trials(&env));
+    trials.extend(phases::trials(&env));
     trials.extend(smallbank::trials(&env));
     trials.extend(verdicts::trials(&env));
     trials.extend(statements::trials(&env));

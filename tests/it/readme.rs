@@ -1,8 +1,8 @@
 //! The commands of README.md and of every page under docs/, run as a user pastes them: each
 //! `sh` block in a scratch directory that sees the repository's bench/, plans/ and workloads/,
-//! with the test servers' DSNs, short times and small scales substituted; a command that no
-//! longer works fails its block's trial, and a page under docs/ missing from `PAGES` fails
-//! `docs::every_page_is_tested`.
+//! with the test servers' DSNs, short times (a second a phase) and small scales substituted; a
+//! command that no longer works fails its block's trial, and a page under docs/ missing from
+//! `PAGES` fails `docs::every_page_is_tested`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -270,6 +270,14 @@ fn substitute(command: &str, dsns: &mut Dsns, dir: &Path) -> Result<String, Stri
             "-t" | "--transactions" => {
                 timed = true;
                 None
+            }
+            // Each phase lasts a second, its load kept.
+            "--phase" => {
+                timed = true;
+                words
+                    .get(i + 1)
+                    .and_then(|p| p.split_once(':'))
+                    .map(|(_, load)| format!("1s:{load}"))
             }
             "--warmup" => Some("0".into()),
             "-P" | "--progress" => Some("1".into()),

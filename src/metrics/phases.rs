@@ -1,0 +1,349 @@
+//! Each phase's own figures in a run whose load changes shape (`--phase`, `runner::shape`): its
+//! transactions, throughput, errors, retries, latency percentiles and schedule lag, from HDR
+//! histograms of its own. A transaction belongs to the phase its start was in (the scheduled
+//! start in an open loop, the actual one in a closed loop), wherever it ended: no phase's figures
+//! take a transaction another phase started. The warm-up's transactions that ended in the measured
+//! part (counted by the run's totals) count in the first phase.
+//!
+//! After a phase of a higher rate than the one before it (a spike), the next phase's recovery is
+//! the seconds until its per-second p99 is back within the band of the phase before the spike
+//! (its highest per-second p99), and stays there.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::{Latency, histogram, serialize};
+use crate::event::Sample;
+use crate::runner::shape::{Load, Shape};
+
+/// One phase's figures, as a result keeps them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub name: String,
+    /// Its load as asked, in words ("rate 100 -> 1000/s (poisson)", "8 clients").
+    pub load: String,
+    /// Seconds from the measured part's start, and its length.
+    pub start_s: f64,
+    pub seconds: f64,
+    pub transactions: u64,
+    pub tps: f64,
+    pub errors: u64,
+    #[serde(default)]
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub retries: u64,
+    pub latency_ms: Latency,
+    /// Open loop only: how late its transactions started after their schedule.
+    pub schedule_lag_ms: Option<Latency>,
+    /// After a spike: seconds from this phase's start until its per-second p99 was back within
+    /// the band of the phase before the spike (None: not a phase after a spike; `recovered`
+    /// false: it never came back within this phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
+    /// Its latency histogram (microseconds), HdrHistogram V2-serialized, for `merge`.
+    #[serde(skip)]
+    pub histogram: Vec<u8>,
+    #[serde(skip)]
+    pub lag_histogram: Option<Vec<u8>>,
+}
+
+/// How long a phase after a spike took to get its p99 back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Recovery {
+    /// The spike's phase, and the band: the highest per-second p99 of the phase before it.
+    pub after: String,
+    pub band_p99_ms: f64,
+    /// Whether the p99 came back within the band, and stayed, before this phase ended; the
+    /// seconds it took (the phase's length when it never did).
+    pub recovered: bool,
+    pub seconds: f64,
+}
+
+struct Acc {
+    hist: Histogram<u64>,
+    lag: Option<Histogram<u64>>,
+    transactions: u64,
+    errors: u64,
+    errors_by_kind: BTreeMap<String, u64>,
+    retries: u64,
+    /// Per second of the phase (from its start): a p99's histogram (2 significant digits).
+    seconds: Vec<Histogram<u64>>,
+}
+
+/// The phases' accumulators, fed the measured samples.
+pub struct Phases {
+    shape: Shape,
+    /// Each phase's start, microseconds from the clients' start (the warm-up included).
+    starts_us: Vec<u64>,
+    accs: Vec<Acc>,
+}
+
+impl Phases {
+    /// For `shape`, its measured part starting `warmup_us` after the clients' start.
+    pub fn new(shape: &Shape, warmup_us: u64) -> Phases {
+        let starts_us = shape
+            .starts()
+            .iter()
+            .map(|s| warmup_us + (s * 1e6) as u64)
+            .collect();
+        let accs = shape
+            .phases
+            .iter()
+            .map(|p| Acc {
+                hist: histogram(3),
+                lag: matches!(p.load, Load::Rate { .. }).then(|| histogram(3)),
+                transactions: 0,
+                errors: 0,
+                errors_by_kind: BTreeMap::new(),
+                retries: 0,
+                seconds: Vec::new(),
+            })
+            .collect();
+        Phases {
+            shape: shape.clone(),
+            starts_us,
+            accs,
+        }
+    }
+
+    /// The phase a transaction started in.
+    fn phase_of(&self, start_us: u64) -> usize {
+        self.starts_us
+            .partition_point(|s| *s <= start_us)
+            .saturating_sub(1)
+    }
+
+    /// A measured sample (the run's rule: it ended after the warm-up).
+    pub fn add(&mut self, s: &Sample) {
+        let start = s.end_us.saturating_sub(s.latency_us);
+        let i = self.phase_of(start);
+        let into = start.saturating_sub(self.starts_us[i]) / 1_000_000;
+        let acc = &mut self.accs[i];
+        acc.retries += u64::from(s.tries.saturating_sub(1));
+        match &s.error {
+            Some(e) => {
+                acc.errors += 1;
+                *acc.errors_by_kind.entry(e.kind()).or_default() += 1;
+            }
+            None => {
+                acc.transactions += 1;
+                acc.hist.saturating_record(s.latency_us.max(1));
+                if let (Some(lag), Some(us)) = (&mut acc.lag, s.lag_us) {
+                    lag.saturating_record(us.max(1));
+                }
+                let second = into as usize;
+                if acc.seconds.len() <= second {
+                    acc.seconds.resize_with(second + 1, || histogram(2));
+                }
+                acc.seconds[second].saturating_record(s.latency_us.max(1));
+            }
+        }
+    }
+
+    /// Each phase's figures.
+    pub fn finish(self) -> Vec<PhaseResult> {
+        let starts = self.shape.starts();
+        let mut out: Vec<PhaseResult> = Vec::new();
+        for (i, (phase, acc)) in self.shape.phases.iter().zip(&self.accs).enumerate() {
+            let recovery = spiked(&self.shape, i).map(|spike| {
+                let band = second_p99s(&self.accs[spike - 1])
+                    .into_iter()
+                    .flatten()
+                    .fold(0.0, f64::max);
+                recovery(&self.shape.phases[spike].name, band, acc, phase.seconds)
+            });
+            out.push(PhaseResult {
+                name: phase.name.clone(),
+                load: phase.load_said(),
+                start_s: starts[i],
+                seconds: phase.seconds,
+                transactions: acc.transactions,
+                tps: acc.transactions as f64 / phase.seconds,
+                errors: acc.errors,
+                errors_by_kind: acc.errors_by_kind.clone(),
+                retries: acc.retries,
+                latency_ms: Latency::of(&acc.hist),
+                schedule_lag_ms: acc.lag.as_ref().map(Latency::of),
+                recovery,
+                histogram: serialize(&acc.hist),
+                lag_histogram: acc.lag.as_ref().map(serialize),
+            });
+        }
+        out
+    }
+}
+
+/// When phase `i` follows a spike: the spike's index (the phase just before `i`, of a higher
+/// rate than the phase before it and than phase `i`).
+fn spiked(shape: &Shape, i: usize) -> Option<usize> {
+    if i < 2 {
+        return None;
+    }
+    let peak = |p: usize| match shape.phases[p].load {
+        Load::Rate { from, to, .. } => Some(from.max(to)),
+        Load::Clients(_) => None,
+    };
+    let (before, spike, after) = (peak(i - 2)?, peak(i - 1)?, peak(i)?);
+    (spike > before && spike > after).then_some(i - 1)
+}
+
+/// Each second's p99 in ms (None for a second without a transaction).
+fn second_p99s(acc: &Acc) -> Vec<Option<f64>> {
+    acc.seconds
+        .iter()
+        .map(|h| (!h.is_empty()).then(|| h.value_at_quantile(0.99) as f64 / 1000.0))
+        .collect()
+}
+
+/// The seconds from the phase's start to the first second after which every second's p99 is
+/// within `band` (seconds without transactions do not break it).
+fn recovery(spike: &str, band: f64, acc: &Acc, length: f64) -> Recovery {
+    let p99s = second_p99s(acc);
+    let last_out = p99s.iter().rposition(|p| p.is_some_and(|p| p > band));
+    let (recovered, seconds) = match last_out {
+        None => (true, 0.0),
+        // The last second above the band was the phase's last whole second or later: it never
+        // came back within the phase.
+        Some(s) if (s + 1) as f64 >= length.floor() => (false, length),
+        Some(s) => (true, (s + 1) as f64),
+    };
+    Recovery {
+        after: spike.to_string(),
+        band_p99_ms: band,
+        recovered,
+        seconds,
+    }
+}
+
+/// The phases' table in the summary.
+pub fn summary(out: &mut String, phases: &[PhaseResult]) {
+    use std::fmt::Write;
+    if phases.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n  {:<16}{:>8} {:>8} {:<28}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}",
+        "phases",
+        "from s",
+        "for s",
+        "load",
+        "txns",
+        "tps",
+        "mean",
+        "p50",
+        "p99",
+        "max",
+        "errors",
+        "lag p99"
+    );
+    for p in phases {
+        let lag = p
+            .schedule_lag_ms
+            .as_ref()
+            .map_or("-".to_string(), |l| format!("{:.3}", l.p99));
+        let _ = writeln!(
+            out,
+            "  {:<16}{:>8} {:>8} {:<28}{:>10} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>8} {:>9}",
+            p.name,
+            format!("{:.1}", p.start_s),
+            format!("{:.1}", p.seconds),
+            p.load,
+            p.transactions,
+            p.tps,
+            p.latency_ms.mean,
+            p.latency_ms.p50,
+            p.latency_ms.p99,
+            p.latency_ms.max,
+            p.errors,
+            lag
+        );
+    }
+    for p in phases {
+        if let Some(r) = &p.recovery {
+            let said = if r.recovered {
+                format!(
+                    "p99 back within {:.3} ms (the highest second's before {}) after {:.0} s",
+                    r.band_p99_ms, r.after, r.seconds
+                )
+            } else {
+                format!(
+                    "p99 not back within {:.3} ms (the highest second's before {}) in its {:.0} s",
+                    r.band_p99_ms, r.after, r.seconds
+                )
+            };
+            let _ = writeln!(out, "  recovery of {}: {said}", p.name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(start_us: u64, latency_us: u64) -> Sample {
+        Sample {
+            txn: 0,
+            end_us: start_us + latency_us,
+            latency_us,
+            lag_us: Some(0),
+            tries: 1,
+            queries: 1,
+            rolled_back: false,
+            error: None,
+        }
+    }
+
+    fn shape(specs: &[&str]) -> Shape {
+        Shape::parse(&specs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn a_transaction_counts_in_the_phase_it_started_in() {
+        let s = shape(&["2s:rate=10", "2s:rate=20"]);
+        let mut p = Phases::new(&s, 1_000_000);
+        // Started in the warm-up, ended in the first phase: the first phase's.
+        p.add(&sample(900_000, 200_000));
+        // Started at 2.9 s (1.9 s into phase 1), ended in phase 2 after 500 ms: phase 1's.
+        p.add(&sample(2_900_000, 500_000));
+        // Started at 3.0 s: phase 2's, at once.
+        p.add(&sample(3_000_000, 1_000));
+        let r = p.finish();
+        assert_eq!((r[0].transactions, r[1].transactions), (2, 1));
+        assert_eq!(r[0].latency_ms.max, 500.223);
+        assert_eq!(r[1].latency_ms.max, 1.0);
+        assert_eq!(r[0].tps, 1.0);
+        assert_eq!(r[1].load, "rate 20/s (poisson)");
+    }
+
+    #[test]
+    fn recovery_counts_the_seconds_until_p99_stays_in_the_band() {
+        let s = shape(&["3s:rate=10", "1s:rate=100", "5s:rate=10"]);
+        let mut p = Phases::new(&s, 0);
+        for sec in 0..3 {
+            p.add(&sample(sec * 1_000_000, 2_000));
+        }
+        p.add(&sample(3_000_000, 50_000));
+        // After the spike: 40 ms, 30 ms, then 2 ms for three seconds.
+        for (sec, lat) in [(4, 40_000), (5, 30_000), (6, 2_000), (7, 2_000), (8, 2_000)] {
+            p.add(&sample(sec * 1_000_000, lat));
+        }
+        let r = p.finish();
+        let rec = r[2].recovery.as_ref().expect("recovery after the spike");
+        assert!(rec.recovered);
+        assert_eq!(rec.seconds, 2.0);
+        assert_eq!(rec.after, "phase2");
+        assert!((rec.band_p99_ms - 2.0).abs() < 0.05, "{}", rec.band_p99_ms);
+        assert!(r[0].recovery.is_none() && r[1].recovery.is_none());
+        // A phase that never gets back.
+        let mut p = Phases::new(&s, 0);
+        p.add(&sample(0, 1_000));
+        p.add(&sample(3_000_000, 50_000));
+        for sec in 4..9 {
+            p.add(&sample(sec * 1_000_000, 9_000));
+        }
+        let rec = p.finish()[2].recovery.clone().unwrap();
+        assert!(!rec.recovered && rec.seconds == 5.0, "{rec:?}");
+    }
+}

@@ -1,0 +1,253 @@
+//! Load that changes shape within a run (`--phase`): a spike between two low rates and a closed
+//! phase after them on each engine, each phase's throughput near what it asked for, its figures
+//! in the JSON (against the schema) and the summary, the phases adding up to the run; an open-loop
+//! phase the client cannot keep up with, whose latency counts the queue from each scheduled start
+//! (and a closed phase after it, whose latency does not); a transaction that ends in the next
+//! phase counted in the phase it started in, a pause with no transaction of its own; phases
+//! refused with a message naming what to change.
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Target, dbduel, ensure, expect_code, prepared_tpcb, read_result, text};
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    crate::env::trials_of(
+        env,
+        "phases",
+        [
+            ("spike_sqlite", spike_sqlite as crate::env::Test),
+            ("spike_postgres", spike_postgres),
+            ("spike_mariadb", spike_mariadb),
+            ("spike_firebird", spike_firebird),
+            ("open_loop_latency_counts_the_queue", queueing),
+            ("boundaries_keep_transactions_apart", boundaries),
+            ("refused_with_what_to_change", refused),
+        ],
+    )
+}
+
+/// `dbduel run` with `args` and `--json`: the result and everything it printed.
+fn run(env: &Env, name: &str, args: &[&str]) -> Result<(serde_json::Value, String), String> {
+    let json = env.path(&format!("{name}.json"));
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend(["--json".into(), json.display().to_string()]);
+    let out = dbduel(&all);
+    expect_code(&out, 0, name)?;
+    Ok((read_result(&json)?, text(&out)))
+}
+
+/// The result's phases, as (name, transactions, tps).
+fn phases(r: &serde_json::Value) -> Vec<(String, u64, f64)> {
+    r["phases"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    (
+                        p["name"].as_str().unwrap_or("").to_string(),
+                        p["transactions"].as_u64().unwrap_or(0),
+                        p["tps"].as_f64().unwrap_or(0.0),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// tpcb select-only at 30 a second for 2 s, a 1 s spike to 150 a second, 30 a second again,
+/// then 2 clients in a closed loop for 1 s: each rate phase's throughput near its rate (Poisson
+/// arrivals: within a wide band), the closed phase's with no schedule lag, the recovery after
+/// the spike judged, the phases' transactions adding up to the run's, and the summary's table.
+fn spike(env: &Env, target: Target, name: &str) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, target, name)?;
+    let mut args = vec!["run", "tpcb", "--dsn", &dsn, "-S", "-c", "2"];
+    for p in [
+        "2s:rate=30,name=before",
+        "1s:rate=150,name=spike",
+        "2s:rate=30,name=after",
+        "1s:clients=2,name=closed",
+    ] {
+        args.extend(["--phase", p]);
+    }
+    let (r, said) = run(env, name, &args)?;
+    let got = phases(&r);
+    let names: Vec<&str> = got.iter().map(|p| p.0.as_str()).collect();
+    ensure(names == ["before", "spike", "after", "closed"], || {
+        format!("phases {names:?}")
+    })?;
+    let tps = |i: usize| got[i].2;
+    ensure(
+        (15.0..=50.0).contains(&tps(0))
+            && (90.0..=220.0).contains(&tps(1))
+            && (15.0..=50.0).contains(&tps(2))
+            && tps(3) > 0.0,
+        || format!("phases' tps {got:?}"),
+    )?;
+    let sum: u64 = got.iter().map(|p| p.1).sum();
+    ensure(sum == r["transactions"].as_u64().unwrap_or(0), || {
+        format!(
+            "phases' transactions {sum}, the run's {}",
+            r["transactions"]
+        )
+    })?;
+    let ph = &r["phases"];
+    ensure(
+        ph[0]["schedule_lag_ms"].is_object()
+            && ph[3]["schedule_lag_ms"].is_null()
+            && ph[3]["load"] == "2 clients"
+            && ph[1]["load"] == "rate 150/s (poisson)"
+            && ph[2]["recovery"]["after"] == "spike"
+            && ph[0].get("recovery").is_none(),
+        || format!("phases {ph}"),
+    )?;
+    ensure(
+        (r["duration_s"].as_f64().unwrap_or(0.0) - 6.0).abs() < 1.0,
+        || format!("the run lasted {} s, the phases 6 s", r["duration_s"]),
+    )?;
+    ensure(
+        said.contains("phases ")
+            && said.contains("rate 150/s (poisson)")
+            && said.contains("recovery of after:"),
+        || format!("the summary has no phases' table:\n{said}"),
+    )
+}
+
+fn spike_sqlite(env: &Env) -> Result<(), String> {
+    spike(env, Target::Sqlite, "phases_spike_sqlite")
+}
+
+fn spike_postgres(env: &Env) -> Result<(), String> {
+    spike(env, Target::Postgres, "phases_spike_pg")
+}
+
+fn spike_mariadb(env: &Env) -> Result<(), String> {
+    spike(env, Target::MariaDb("InnoDB"), "phases_spike_maria")
+}
+
+fn spike_firebird(env: &Env) -> Result<(), String> {
+    spike(env, Target::Firebird, "phases_spike_fb")
+}
+
+/// A script whose transaction takes at least `ms` milliseconds (a wait inside it).
+fn slow_script(env: &Env, name: &str, ms: u32) -> Result<String, String> {
+    let path = env.path(name);
+    std::fs::write(&path, format!("\\sleep {ms} ms\nSELECT 1;\n")).map_err(|e| e.to_string())?;
+    Ok(path.display().to_string())
+}
+
+/// One client whose transactions take 20 ms, asked for 100 a second for 3 s: it keeps up with
+/// half, so each transaction waits behind the ones before it; its latency, from the scheduled
+/// start, counts that wait (the schedule lag) and the 20 ms. The closed phase after it starts
+/// each transaction when the last one ends: latency near the 20 ms and no lag.
+fn queueing(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "phases_queue");
+    let script = slow_script(env, "phases-queue.sql", 20)?;
+    let (r, _) = run(
+        env,
+        "phases_queue",
+        &[
+            "run",
+            &script,
+            "--dsn",
+            &dsn,
+            "-c",
+            "1",
+            "--phase",
+            "3s:rate=100,arrival=regular,name=overload",
+            "--phase",
+            "2s:clients=1,name=closed",
+        ],
+    )?;
+    let over = &r["phases"][0];
+    let closed = &r["phases"][1];
+    let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    let (lat, lag) = (&over["latency_ms"], &over["schedule_lag_ms"]);
+    ensure(
+        over["transactions"].as_u64().is_some_and(|n| n <= 160)
+            && f(&lat["p50"]) > 200.0
+            && f(&lag["p50"]) > 150.0
+            && f(&lat["mean"]) >= f(&lag["mean"]) + 19.0,
+        || format!("the overloaded phase: {over}"),
+    )?;
+    ensure(
+        closed["schedule_lag_ms"].is_null()
+            && (19.0..120.0).contains(&f(&closed["latency_ms"]["p50"])),
+        || format!("the closed phase: {closed}"),
+    )
+}
+
+/// Transactions of 700 ms in a phase of 2 s, one client: they start at 0, 0.7 and 1.4 s, and
+/// the third ends in the pause (`clients=0`) after it: it counts in the first phase, and the
+/// pause has none. The last phase's one transaction starts as it begins.
+fn boundaries(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "phases_bounds");
+    let script = slow_script(env, "phases-bounds.sql", 700)?;
+    let (r, said) = run(
+        env,
+        "phases_bounds",
+        &[
+            "run",
+            &script,
+            "--dsn",
+            &dsn,
+            "--phase",
+            "2s:clients=1,name=first",
+            "--phase",
+            "1s:clients=0,name=pause",
+            "--phase",
+            "1s:clients=1,name=last",
+        ],
+    )?;
+    let got = phases(&r);
+    let counts: Vec<u64> = got.iter().map(|p| p.1).collect();
+    ensure(counts == [3, 0, 1], || {
+        format!("transactions by phase {counts:?} (3, 0, 1 expected):\n{said}")
+    })?;
+    ensure(r["transactions"] == 4, || {
+        format!("the run's transactions: {}", r["transactions"])
+    })?;
+    // The first phase's longest transaction is its third, ended in the pause.
+    let max = r["phases"][0]["latency_ms"]["max"].as_f64().unwrap_or(0.0);
+    ensure((690.0..1500.0).contains(&max), || {
+        format!("the first phase's max latency {max} ms")
+    })
+}
+
+/// Phases that cannot run are refused before anything runs, each naming what to change.
+fn refused(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "phases_refused");
+    let cases: [(&[&str], &str); 6] = [
+        (&["--phase", "10s"], "give its load"),
+        (&["--phase", "1s:rate=5", "-T", "5"], "--time"),
+        (&["--phase", "1s:rate=5", "--rate", "5"], "--rate"),
+        (
+            &["--phase", "1s:clients=4", "-c", "2"],
+            "a phase asks for 4 clients",
+        ),
+        (&["--phase", "@/nonexistent/phases.txt"], "cannot read it"),
+        (&["--phase", "1s:rate=5,color=red"], "unknown key"),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["run", "tpcb", "--dsn", &dsn];
+        args.extend(extra);
+        let out = dbduel(&args);
+        expect_code(&out, 2, &format!("{extra:?}"))?;
+        let said = text(&out);
+        ensure(said.contains(says), || {
+            format!("{extra:?}: the refusal does not say {says:?}:\n{said}")
+        })?;
+    }
+    // A phases file, one phase a line, comments and blank lines skipped.
+    let file = env.path("phases-file.txt");
+    std::fs::write(
+        &file,
+        "# a step\n1s:rate=20\n\n1s:rate=60   # up\nbad line\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let at = format!("@{}", file.display());
+    let out = dbduel(&["run", "tpcb", "--dsn", &dsn, "--phase", &at]);
+    expect_code(&out, 2, "a phases file with a bad line")?;
+    ensure(text(&out).contains("line 5"), || text(&out))
+}
