@@ -548,27 +548,40 @@ impl RunInput {
             return Ok(None);
         }
         let shape = Shape::parse(&self.phases).map_err(Error::Usage)?;
+        let name = |flag: &str| self.asked_by.name(flag);
         let given = [
             (
                 self.time.is_some(),
-                "--time: the phases' lengths are the run's time",
+                name("--time"),
+                "the phases' lengths are the run's time",
             ),
             (
                 self.transactions.is_some(),
-                "--transactions: the phases' lengths are the run's time",
+                name("--transactions"),
+                "the phases' lengths are the run's time",
             ),
-            (self.rate.is_some(), "--rate: each phase has its own load"),
+            (
+                self.rate.is_some(),
+                name("--rate"),
+                "each phase has its own load",
+            ),
             (
                 self.shard.is_some(),
-                "--shard: a run in phases is not split over processes yet",
+                name("--shard"),
+                "a run in phases is not split over processes yet",
             ),
             (
                 self.params.contains_key("spec_timing"),
-                "--spec-timing: its terminals pace themselves",
+                name("--spec-timing"),
+                "its terminals pace themselves",
             ),
         ];
-        if let Some((_, why)) = given.iter().find(|(g, _)| *g) {
-            return usage(format!("--phase with {why}: drop one of them"));
+        if let Some((_, flag, why)) = given.iter().find(|(g, _, _)| *g) {
+            let phases = match self.asked_by {
+                AskedBy::Flags => "--phase",
+                AskedBy::Plan => "key `phases`",
+            };
+            return usage(format!("{phases} with {flag}: {why}: drop one of them"));
         }
         let needed = shape.clients_needed();
         if self.clients != 1 && self.clients < needed {

@@ -234,6 +234,9 @@ pub struct Timeline {
     /// Where the server's time went in this run, statement by statement (the result's
     /// `statements`); None in results without them.
     pub statements: Option<crate::metrics::statements::Statements>,
+    /// The phases of a run whose load changed shape (the result's `phases`), marked on the
+    /// timeline and tabled under it; empty otherwise.
+    pub phases: Vec<crate::metrics::phases::PhaseResult>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -759,6 +762,18 @@ fn sample_timelines() -> Vec<Timeline> {
         repeat: 1,
         seconds,
         statements: None,
+        // Two phases: a rate, then a spike to ten times it.
+        phases: serde_json::from_value(serde_json::json!([
+            {"name": "steady", "load": "rate 1000/s (poisson)", "start_s": 0.0, "seconds": 6.0,
+             "transactions": 6000, "tps": 1000.0, "errors": 0, "retries": 0,
+             "latency_ms": {"mean": 1.0, "p50": 0.9, "p90": 1.5, "p95": 2.0, "p99": 3.0, "p99_9": 5.0, "max": 9.0},
+             "schedule_lag_ms": {"mean": 0.1, "p50": 0.1, "p90": 0.2, "p95": 0.2, "p99": 0.4, "p99_9": 1.0, "max": 2.0}},
+            {"name": "spike <x10>", "load": "rate 10000/s (poisson)", "start_s": 6.0, "seconds": 4.0,
+             "transactions": 4000, "tps": 1000.0, "errors": 0, "retries": 0,
+             "latency_ms": {"mean": 900.0, "p50": 800.0, "p90": 1500.0, "p95": 1700.0, "p99": 2000.0, "p99_9": 2100.0, "max": 2200.0},
+             "schedule_lag_ms": {"mean": 800.0, "p50": 700.0, "p90": 1400.0, "p95": 1600.0, "p99": 1900.0, "p99_9": 2000.0, "max": 2100.0}}
+        ]))
+        .expect("the sample's phases"),
     }]
 }
 

@@ -471,5 +471,6 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
         repeat: r.repeat,
         seconds,
         statements: serde_json::from_value(run.result["statements"].clone()).ok(),
+        phases: serde_json::from_value(run.result["phases"].clone()).unwrap_or_default(),
     }
 }

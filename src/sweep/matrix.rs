@@ -159,11 +159,16 @@ fn runs(
                 clients,
                 // What the point was asked to do, as `run -T`/`-t` records it: a time or a
                 // count of transactions per client, never both.
-                time: (plan.transactions.is_none() && !streams).then(|| plan.time()),
+                time: if plan.phases.is_empty() {
+                    (plan.transactions.is_none() && !streams).then(|| plan.time())
+                } else {
+                    // Phases are the time: a `time` key beside them is refused.
+                    plan.time
+                },
                 transactions: plan.transactions,
                 warmup: plan.warmup,
                 rate: None,
-                phases: Vec::new(),
+                phases: plan.phases.clone(),
                 progress: None,
                 max_tries: plan.max_tries,
                 seed: Some(plan.seed()),

@@ -36,6 +36,10 @@ pub struct PlanFile {
     pub time: Option<u64>,
     /// Transactions per client instead of a time (seed 002: 20 clients x 10 queries).
     pub transactions: Option<u64>,
+    /// Phases of a load that changes shape, each as `run --phase` takes it (`"30s:rate=100"`),
+    /// instead of a time: every point runs them.
+    #[serde(default)]
+    pub phases: Vec<String>,
     /// Tries of a transaction that met a retryable error, as `run --max-tries` (default: the
     /// workload's, as `run`'s).
     pub max_tries: Option<u32>,

@@ -4,7 +4,8 @@
 //! phase the client cannot keep up with, whose latency counts the queue from each scheduled start
 //! (and a closed phase after it, whose latency does not); a transaction that ends in the next
 //! phase counted in the phase it started in, a pause with no transaction of its own; phases
-//! refused with a message naming what to change.
+//! refused with a message naming what to change; a plan's phases run at each point, kept in the
+//! store and drawn in the report (a line at each phase's start, its figures under the timeline).
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ("open_loop_latency_counts_the_queue", queueing),
             ("boundaries_keep_transactions_apart", boundaries),
             ("refused_with_what_to_change", refused),
+            ("in_a_plan_its_store_and_report", in_a_plan),
         ],
     )
 }
@@ -250,4 +252,45 @@ fn refused(env: &Env) -> Result<(), String> {
     let out = dbduel(&["run", "tpcb", "--dsn", &dsn, "--phase", &at]);
     expect_code(&out, 2, "a phases file with a bad line")?;
     ensure(text(&out).contains("line 5"), || text(&out))
+}
+
+/// A plan whose points run phases: the stored run keeps each phase's figures (`results show`), and the HTML report marks each phase's start on the timeline and tables them.
+fn in_a_plan(env: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = dir.path().join("phases.toml");
+    std::fs::write(
+        &plan,
+        "name = \"shaped\"\nengines = [\"sqlite\"]\nworkload = \"tpcb\"\nclients = [2]\n\
+         phases = [\"2s:rate=40\", \"1s:rate=200,name=spike\", \"2s:rate=40,name=after\"]\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let results = dir.path().join("store.db").display().to_string();
+    let html = dir.path().join("report.html");
+    let plan_s = plan.display().to_string();
+    let html_s = html.display().to_string();
+    let out = dbduel(&["sweep", &plan_s, "--results", &results, "--report", &html_s]);
+    expect_code(&out, 0, "sweep")?;
+    let shown = dbduel(&["results", "show", "1", "--results", &results]);
+    expect_code(&shown, 0, "results show")?;
+    let stored: serde_json::Value =
+        serde_json::from_slice(&shown.stdout).map_err(|e| format!("results show: {e}"))?;
+    let names: Vec<&str> = stored["phases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    ensure(
+        names == ["phase1", "spike", "after"]
+            && stored["phases"][2]["recovery"]["after"] == "spike",
+        || format!("the stored run's phases: {}", stored["phases"]),
+    )?;
+    let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
+    let marks = page.matches("<line class=\"phase\"").count();
+    ensure(
+        marks == 3 && page.contains("<table class=\"data phases\">") && page.contains(">spike<"),
+        || format!("{marks} phase marks; the report's phases table missing or without the spike"),
+    )?;
+    let _ = env;
+    Ok(())
 }

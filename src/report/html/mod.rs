@@ -696,7 +696,12 @@ fn timelines_section(data: &ReportData, styles: &Styles) -> String {
         out,
         "<ul class=\"key\"><li><span class=\"swatch warm\"></span>warm-up (not measured)</li>\
          <li><svg width=\"16\" height=\"16\"><path d=\"M8 1V15\" stroke=\"{CHECKPOINT}\" stroke-width=\"2\"/></svg>checkpoint</li>\
-         <li><svg width=\"16\" height=\"16\"><path d=\"M8 1V15\" stroke=\"{AUTOVACUUM}\" stroke-width=\"2\" stroke-dasharray=\"3 2\"/></svg>autovacuum / autoanalyze</li></ul>"
+         <li><svg width=\"16\" height=\"16\"><path d=\"M8 1V15\" stroke=\"{AUTOVACUUM}\" stroke-width=\"2\" stroke-dasharray=\"3 2\"/></svg>autovacuum / autoanalyze</li>{}</ul>",
+        if data.timelines.iter().any(|t| !t.phases.is_empty()) {
+            "<li><svg width=\"16\" height=\"16\"><path d=\"M8 1V15\" stroke=\"#555\" stroke-width=\"1\" stroke-dasharray=\"1 3\"/></svg>a phase's start (its figures under the chart)</li>"
+        } else {
+            ""
+        }
     );
     let series = data.series();
     let mut groups: Vec<(String, u32)> = Vec::new();
@@ -757,6 +762,7 @@ fn timeline_figure(t: &Timeline, styles: &Styles, top: f64) -> String {
     if t.seconds.iter().any(|s| !s.sessions.is_empty()) {
         out += &sessions_chart(t);
     }
+    out += &phases_table(&t.phases);
     out += "</figure>";
     out
 }
@@ -886,6 +892,7 @@ fn timeline_chart(t: &Timeline, style: &Style, top: f64) -> String {
     );
     out += &warmup_shading(t, &frame, t0);
     out += &event_lines(t, &frame, t0);
+    out += &phase_lines(t, &frame);
     let xy: Vec<(f64, f64)> = t
         .seconds
         .iter()
@@ -954,6 +961,65 @@ fn event_lines(t: &Timeline, frame: &Frame, t0: f64) -> String {
             );
         }
     }
+    out
+}
+
+/// Each phase's start (a run whose load changed shape), a line with its name at the top.
+fn phase_lines(t: &Timeline, frame: &Frame) -> String {
+    let mut out = String::new();
+    let (y0, y1) = (frame.top, frame.h - frame.bottom);
+    for p in &t.phases {
+        let x = frame.px(p.start_s);
+        w!(
+            out,
+            "<line class=\"phase\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\" stroke=\"#555\" stroke-width=\"1\" stroke-dasharray=\"1 3\"><title>phase {} from {:.1} s: {}</title></line>\
+             <text class=\"phase\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"#555\">{}</text>",
+            esc(&p.name),
+            p.start_s,
+            esc(&p.load),
+            x + 2.0,
+            y0 + 9.0,
+            esc(&p.name)
+        );
+    }
+    out
+}
+
+/// The phases' own figures under their timeline: load, tps, latency, schedule lag, recovery.
+fn phases_table(phases: &[crate::metrics::phases::PhaseResult]) -> String {
+    if phases.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<table class=\"data phases\"><thead><tr><th>phase</th><th>from s</th><th>load</th>\
+         <th>tps</th><th>p50 ms</th><th>p99 ms</th><th>errors</th><th>lag p99 ms</th>\
+         <th>recovery</th></tr></thead><tbody>",
+    );
+    for p in phases {
+        let recovery = p.recovery.as_ref().map_or(String::new(), |r| {
+            if r.recovered {
+                format!("{:.0} s after {}", r.seconds, r.after)
+            } else {
+                format!("not back in {:.0} s after {}", r.seconds, r.after)
+            }
+        });
+        w!(
+            out,
+            "<tr><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.name),
+            p.start_s,
+            esc(&p.load),
+            tps_text(p.tps),
+            p.latency_ms.p50,
+            p.latency_ms.p99,
+            p.errors,
+            p.schedule_lag_ms
+                .as_ref()
+                .map_or("-".to_string(), |l| format!("{:.3}", l.p99)),
+            esc(&recovery)
+        );
+    }
+    out += "</tbody></table>";
     out
 }
 
