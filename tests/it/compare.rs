@@ -57,7 +57,7 @@ fn run_ok(args: &[&str], code: i32) -> Result<String, String> {
 }
 
 /// A comparison as JSON, checked against the schema.
-fn compare_json(args: &[&str]) -> Result<Value, String> {
+pub fn compare_json(args: &[&str]) -> Result<Value, String> {
     let mut all = vec!["compare"];
     all.extend(args);
     all.extend(["--format", "json"]);

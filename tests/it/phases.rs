@@ -5,7 +5,8 @@
 //! (and a closed phase after it, whose latency does not); a transaction that ends in the next
 //! phase counted in the phase it started in, a pause with no transaction of its own; phases
 //! refused with a message naming what to change; a plan's phases run at each point, kept in the
-//! store and drawn in the report (a line at each phase's start, its figures under the timeline).
+//! store and drawn in the report (a line at each phase's start, its figures under the timeline);
+//! `compare` judges each phase both runs ran on its own seconds.
 
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ("boundaries_keep_transactions_apart", boundaries),
             ("refused_with_what_to_change", refused),
             ("in_a_plan_its_store_and_report", in_a_plan),
+            ("compared_phase_by_phase", compared),
         ],
     )
 }
@@ -293,4 +295,66 @@ fn in_a_plan(env: &Env) -> Result<(), String> {
     )?;
     let _ = env;
     Ok(())
+}
+
+/// Two runs of two phases, B's first phase at a fifth of A's rate: `compare` judges that
+/// phase's throughput slower on its own 11 seconds, and says the 2-second phase is too short
+/// to judge; the JSON (against its schema) and the text both carry the phases.
+fn compared(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Sqlite, "phases_compare")?;
+    let mut files = Vec::new();
+    for (side, rate) in [("a", "100"), ("b", "20")] {
+        let steady = format!("11s:rate={rate},arrival=regular,name=steady");
+        let (_, _) = run(
+            env,
+            &format!("phases_compare_{side}"),
+            &[
+                "run",
+                "tpcb",
+                "-S",
+                "--dsn",
+                &dsn,
+                "--phase",
+                &steady,
+                "--phase",
+                "2s:rate=200,name=burst",
+            ],
+        )?;
+        files.push(
+            env.path(&format!("phases_compare_{side}.json"))
+                .display()
+                .to_string(),
+        );
+    }
+    let c = crate::compare::compare_json(&[&files[0], &files[1]])?;
+    let phase = |name: &str| {
+        c["phases"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["name"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (steady, burst) = (phase("steady"), phase("burst"));
+    let tps = |p: &serde_json::Value| p["figures"][0].clone();
+    ensure(
+        tps(&steady)["verdict"] == "slower"
+            && steady["load_a"] == "rate 100/s (regular)"
+            && steady["load_b"] == "rate 20/s (regular)",
+        || format!("the steady phase: {steady}"),
+    )?;
+    ensure(
+        tps(&burst)["verdict"] == "unknown"
+            && tps(&burst)["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("fewer than 10")),
+        || format!("the burst phase: {burst}"),
+    )?;
+    let out = dbduel(&["compare", &files[0], &files[1]]);
+    expect_code(&out, 0, "compare")?;
+    let said = text(&out);
+    ensure(
+        said.contains("phase steady: A rate 100/s (regular), B rate 20/s (regular)")
+            && said.contains("phase burst: rate 200/s (poisson)"),
+        || format!("the text has no phase tables:\n{said}"),
+    )
 }

@@ -7,10 +7,12 @@
 //! for the table as a whole: each figure is judged at 1 - 0.05/k (Bonferroni). `judge_one` judges
 //! one figure alone for the reports, and `NOISE_RULE` states the rule every table prints.
 //! What the server's sampled sessions say about the difference is explain.rs; `--fail-if` is
-//! fail_if.rs; the text, markdown and JSON renderings are render.rs.
+//! fail_if.rs; each phase of runs whose load changed shape, phases.rs; the text, markdown and
+//! JSON renderings are render.rs.
 
 pub mod explain;
 pub mod fail_if;
+pub mod phases;
 pub mod render;
 
 use std::collections::BTreeMap;
@@ -173,6 +175,12 @@ pub struct Comparison {
     pub failed: bool,
     /// Why the sides differ, from their sampled server sessions (explain.rs).
     pub explanation: explain::Explanation,
+    /// Runs whose load changed shape: each phase both sides ran, compared (phases.rs); the
+    /// phases only one side ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<phases::PhaseComparison>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases_unmatched: Vec<String>,
 }
 
 /// What a side's argument names.
@@ -357,6 +365,7 @@ pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
         .enumerate()
         .map(|(i, f)| figure(f, a, b, method, per_figure, SEED + i as u64))
         .collect();
+    let (phases, phases_unmatched) = phases::compare(a, b);
     Ok(Comparison {
         a: side_summary(a, method),
         b: side_summary(b, method),
@@ -370,6 +379,8 @@ pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
         fail_if: Vec::new(),
         failed: false,
         explanation: explain::explain(a, b, method),
+        phases,
+        phases_unmatched,
     })
 }
 

@@ -38,7 +38,19 @@ pub fn text(c: &Comparison) -> String {
     let header = ["figure", "A", "B", "change", interval_header(c), "verdict"];
     let rows: Vec<Vec<String>> = c.figures.iter().map(row).collect();
     out += &text_table(&header, &header[1..5], &rows);
-    out += &notes(c, "");
+    out += &notes(&c.figures, "");
+    for p in &c.phases {
+        out += &format!("\nphase {}: {}\n", p.name, loads(p));
+        let rows: Vec<Vec<String>> = p.figures.iter().map(row).collect();
+        out += &text_table(&header, &header[1..5], &rows);
+        out += &notes(&p.figures, "");
+    }
+    if !c.phases_unmatched.is_empty() {
+        out += &format!(
+            "phases not compared (one side only): {}\n",
+            c.phases_unmatched.join(", ")
+        );
+    }
     out += &why(&c.explanation, "\nwhy (the server's sessions):\n", "  ");
     for j in &c.fail_if {
         out += &format!(
@@ -74,10 +86,33 @@ pub fn markdown(c: &Comparison) -> String {
         let cells: Vec<String> = row(f).iter().map(|s| cell(s)).collect();
         out += &format!("| {} |\n", cells.join(" | "));
     }
-    let notes = notes(c, "- ");
+    let notes = notes(&c.figures, "- ");
     if !notes.is_empty() {
         out += "\n";
         out += &notes;
+    }
+    for p in &c.phases {
+        out += &format!(
+            "\n#### Phase {}: {}\n\n| figure | A | B | change | {} | verdict |\n|---|---:|---:|---:|---:|---|\n",
+            cell(&p.name),
+            cell(&loads(p)),
+            interval_header(c)
+        );
+        for f in &p.figures {
+            let cells: Vec<String> = row(f).iter().map(|s| cell(s)).collect();
+            out += &format!("| {} |\n", cells.join(" | "));
+        }
+        let phase_notes = self::notes(&p.figures, "- ");
+        if !phase_notes.is_empty() {
+            out += "\n";
+            out += &phase_notes;
+        }
+    }
+    if !c.phases_unmatched.is_empty() {
+        out += &format!(
+            "\nPhases not compared (one side only): {}\n",
+            cell(&c.phases_unmatched.join(", "))
+        );
     }
     out += &cell_lines(&why(
         &c.explanation,
@@ -272,6 +307,15 @@ fn row(f: &FigureComparison) -> Vec<String> {
     ]
 }
 
+/// A phase's load on each side: once when they are alike.
+fn loads(p: &super::phases::PhaseComparison) -> String {
+    if p.load_a == p.load_b {
+        p.load_a.clone()
+    } else {
+        format!("A {}, B {}", p.load_a, p.load_b)
+    }
+}
+
 pub fn verdict(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => "faster",
@@ -282,15 +326,15 @@ pub fn verdict(v: Verdict) -> &'static str {
 }
 
 /// Why a figure's noise is unknown, once when every figure has the same reason.
-fn notes(c: &Comparison, bullet: &str) -> String {
-    let first = c.figures.first().and_then(|f| f.note.as_ref());
+fn notes(figures: &[FigureComparison], bullet: &str) -> String {
+    let first = figures.first().and_then(|f| f.note.as_ref());
     if let Some(note) = first
-        && c.figures.len() > 1
-        && c.figures.iter().all(|f| f.note.as_ref() == first)
+        && figures.len() > 1
+        && figures.iter().all(|f| f.note.as_ref() == first)
     {
         return format!("{bullet}every figure: {note}\n");
     }
-    c.figures
+    figures
         .iter()
         .filter_map(|f| {
             f.note
@@ -346,7 +390,7 @@ mod tests {
             per_figure_confidence: 0.99,
             resamples: 10_000,
             seed: 16,
-            figures: vec![fig],
+            figures: vec![fig.clone()],
             fail_if: vec![judged],
             failed: true,
             explanation: Explanation {
@@ -375,6 +419,13 @@ mod tests {
                 }],
                 statements_judged: true,
             },
+            phases: vec![super::super::phases::PhaseComparison {
+                name: "spike".into(),
+                load_a: "rate 500/s (poisson)".into(),
+                load_b: "rate 900/s (poisson)".into(),
+                figures: vec![fig.clone()],
+            }],
+            phases_unmatched: vec!["cooldown (A only)".into()],
         }
     }
 
@@ -410,7 +461,17 @@ mod tests {
             md.contains("- average active sessions: A 3.9, B 7.2"),
             "{md}"
         );
+        assert!(
+            t.contains("phase spike: A rate 500/s (poisson), B rate 900/s (poisson)")
+                && t.contains("phases not compared (one side only): cooldown (A only)"),
+            "{t}"
+        );
+        assert!(
+            md.contains("#### Phase spike: A rate 500/s (poisson), B rate 900/s (poisson)"),
+            "{md}"
+        );
         let j: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
+        assert_eq!(j["phases"][0]["figures"][0]["verdict"], "faster");
         assert_eq!(j["figures"][0]["verdict"], "faster");
         assert_eq!(j["method"], "repeats");
         assert_eq!(j["explanation"]["shifts"][0]["moved"], true);
