@@ -362,6 +362,17 @@ impl RunInput {
         workload.clients = clients;
         if let Some(s) = &mut shape {
             s.run_clients = clients;
+            if s.mixed() {
+                let name = self.target.workload.name;
+                if !built.weighable() {
+                    return usage(format!(
+                        "--phase: mix: {name} ({}) runs one fixed mix of its transactions: drop mix=",
+                        built.variant()
+                    ));
+                }
+                s.resolve_mixes(name, &built.transaction_types())
+                    .map_err(Error::Usage)?;
+            }
         }
         let time_s = match limit {
             Limit::Time(t) => Some(t.as_secs_f64().ceil() as u64),

@@ -370,7 +370,7 @@ impl Aggregator {
 
     /// Keep each phase's own figures too (a run whose load changes shape).
     pub fn phases(&mut self, shape: &crate::runner::shape::Shape) {
-        self.phases = Some(phases::Phases::new(shape, self.warmup_us));
+        self.phases = Some(phases::Phases::new(shape, self.warmup_us, &self.names));
     }
 
     /// Keep each per-second window's histogram in the measurement, so that windows of runs

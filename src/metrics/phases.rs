@@ -32,6 +32,10 @@ pub struct PhaseResult {
     pub errors: u64,
     #[serde(default)]
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// Successful transactions by type, for a workload of several types (a phase's mix shows
+    /// here); empty for one type.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub transaction_types: BTreeMap<String, u64>,
     pub retries: u64,
     pub latency_ms: Latency,
     /// Open loop only: how late its transactions started after their schedule.
@@ -67,6 +71,7 @@ struct Acc {
     errors: u64,
     errors_by_kind: BTreeMap<String, u64>,
     retries: u64,
+    by_type: Vec<u64>,
     /// Per second of the phase (from its start): a p99's histogram (2 significant digits).
     seconds: Vec<Histogram<u64>>,
 }
@@ -74,14 +79,17 @@ struct Acc {
 /// The phases' accumulators, fed the measured samples.
 pub struct Phases {
     shape: Shape,
+    /// The workload's transaction types, as the samples index them.
+    names: Vec<&'static str>,
     /// Each phase's start, microseconds from the clients' start (the warm-up included).
     starts_us: Vec<u64>,
     accs: Vec<Acc>,
 }
 
 impl Phases {
-    /// For `shape`, its measured part starting `warmup_us` after the clients' start.
-    pub fn new(shape: &Shape, warmup_us: u64) -> Phases {
+    /// For `shape`, its measured part starting `warmup_us` after the clients' start, the
+    /// workload's transaction types `names`.
+    pub fn new(shape: &Shape, warmup_us: u64, names: &[&'static str]) -> Phases {
         let starts_us = shape
             .starts()
             .iter()
@@ -97,11 +105,13 @@ impl Phases {
                 errors: 0,
                 errors_by_kind: BTreeMap::new(),
                 retries: 0,
+                by_type: vec![0; names.len()],
                 seconds: Vec::new(),
             })
             .collect();
         Phases {
             shape: shape.clone(),
+            names: names.to_vec(),
             starts_us,
             accs,
         }
@@ -128,6 +138,9 @@ impl Phases {
             }
             None => {
                 acc.transactions += 1;
+                if let Some(n) = acc.by_type.get_mut(usize::from(s.txn)) {
+                    *n += 1;
+                }
                 acc.hist.saturating_record(s.latency_us.max(1));
                 if let (Some(lag), Some(us)) = (&mut acc.lag, s.lag_us) {
                     lag.saturating_record(us.max(1));
@@ -162,6 +175,15 @@ impl Phases {
                 tps: acc.transactions as f64 / phase.seconds,
                 errors: acc.errors,
                 errors_by_kind: acc.errors_by_kind.clone(),
+                transaction_types: if self.names.len() > 1 {
+                    self.names
+                        .iter()
+                        .zip(&acc.by_type)
+                        .map(|(n, c)| (n.to_string(), *c))
+                        .collect()
+                } else {
+                    BTreeMap::new()
+                },
                 retries: acc.retries,
                 latency_ms: Latency::of(&acc.hist),
                 schedule_lag_ms: acc.lag.as_ref().map(Latency::of),
@@ -222,9 +244,16 @@ pub fn summary(out: &mut String, phases: &[PhaseResult]) {
     if phases.is_empty() {
         return;
     }
+    let load_w = phases
+        .iter()
+        .map(|p| p.load.len())
+        .max()
+        .unwrap_or(4)
+        .max(4)
+        + 1;
     let _ = writeln!(
         out,
-        "\n  {:<16}{:>8} {:>8} {:<28}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}",
+        "\n  {:<16}{:>8} {:>8} {:<load_w$}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}",
         "phases",
         "from s",
         "for s",
@@ -245,7 +274,7 @@ pub fn summary(out: &mut String, phases: &[PhaseResult]) {
             .map_or("-".to_string(), |l| format!("{:.3}", l.p99));
         let _ = writeln!(
             out,
-            "  {:<16}{:>8} {:>8} {:<28}{:>10} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>8} {:>9}",
+            "  {:<16}{:>8} {:>8} {:<load_w$}{:>10} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>8} {:>9}",
             p.name,
             format!("{:.1}", p.start_s),
             format!("{:.1}", p.seconds),
@@ -302,7 +331,7 @@ mod tests {
     #[test]
     fn a_transaction_counts_in_the_phase_it_started_in() {
         let s = shape(&["2s:rate=10", "2s:rate=20"]);
-        let mut p = Phases::new(&s, 1_000_000);
+        let mut p = Phases::new(&s, 1_000_000, &["t"]);
         // Started in the warm-up, ended in the first phase: the first phase's.
         p.add(&sample(900_000, 200_000));
         // Started at 2.9 s (1.9 s into phase 1), ended in phase 2 after 500 ms: phase 1's.
@@ -320,7 +349,7 @@ mod tests {
     #[test]
     fn recovery_counts_the_seconds_until_p99_stays_in_the_band() {
         let s = shape(&["3s:rate=10", "1s:rate=100", "5s:rate=10"]);
-        let mut p = Phases::new(&s, 0);
+        let mut p = Phases::new(&s, 0, &["t"]);
         for sec in 0..3 {
             p.add(&sample(sec * 1_000_000, 2_000));
         }
@@ -337,7 +366,7 @@ mod tests {
         assert!((rec.band_p99_ms - 2.0).abs() < 0.05, "{}", rec.band_p99_ms);
         assert!(r[0].recovery.is_none() && r[1].recovery.is_none());
         // A phase that never gets back.
-        let mut p = Phases::new(&s, 0);
+        let mut p = Phases::new(&s, 0, &["t"]);
         p.add(&sample(0, 1_000));
         p.add(&sample(3_000_000, 50_000));
         for sec in 4..9 {

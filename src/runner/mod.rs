@@ -400,6 +400,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         .shape
         .as_ref()
         .map(|s| shape::Pace::new(s, warmup_end, id, client_rng(cfg.seed, id).random()));
+    let mut weighed: Option<usize> = None;
     let mut counted = 0u64;
     let mut outbox = Outbox::new(&shared.events, start);
     let mut seen = HashSet::new();
@@ -422,6 +423,14 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         let Some((mut planned, mut began, open_loop)) = next else {
             break;
         };
+        if let (Some(pace), Some(shape)) = (&pace, cfg.shape.as_ref().filter(|s| s.mixed())) {
+            // A phase with a mix of its own: the client draws its types by it from now on.
+            let i = pace.phase();
+            if weighed != Some(i) {
+                state.client.weigh(shape.phases[i].weights.as_deref());
+                weighed = Some(i);
+            }
+        }
         let txn = state.client.next();
         let client = state.client.as_mut();
         if !pause(client, deadline, stop, open_loop, &mut planned, &mut began) {
@@ -474,6 +483,8 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
                 break;
             }
             state.client.end_at(run_end.clone());
+            // A new client draws by the workload's own mix until weighed again.
+            weighed = None;
         }
         if let Limit::Transactions(n) = cfg.limit {
             counted += u64::from(end >= warmup_end);

@@ -55,11 +55,26 @@ pub struct Phase {
     pub name: String,
     pub seconds: f64,
     pub load: Load,
+    /// `mix=`: the transaction types' weights as written (name, weight), and as the plan
+    /// resolves them against the workload's types (one weight per type, in its order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Vec<(String, f64)>>,
+    #[serde(skip)]
+    pub weights: Option<Vec<f64>>,
 }
 
 impl Phase {
-    /// The load in words: "rate 100/s (poisson)", "rate 100 -> 1000/s (regular)", "8 clients".
+    /// The load in words: "rate 100/s (poisson)", "rate 100 -> 1000/s (regular)", "8 clients",
+    /// with its mix when it has one ("8 clients, mix payment:1/new_order:3").
     pub fn load_said(&self) -> String {
+        let mix = self.mix.as_ref().map_or(String::new(), |m| {
+            let parts: Vec<String> = m.iter().map(|(n, w)| format!("{n}:{}", num(*w))).collect();
+            format!(", mix {}", parts.join("/"))
+        });
+        self.load_alone() + &mix
+    }
+
+    fn load_alone(&self) -> String {
         match self.load {
             Load::Rate { from, to, arrival } if from == to => {
                 format!("rate {}/s ({})", num(from), arrival_name(arrival))
@@ -159,6 +174,33 @@ impl Shape {
         })
     }
 
+    /// Whether a phase asks for a mix of its own.
+    pub fn mixed(&self) -> bool {
+        self.phases.iter().any(|p| p.mix.is_some())
+    }
+
+    /// Each phase's mix as weights over the workload's transaction types (`types`, in its
+    /// order; a name in any case, as YCSB's `read` for `READ`); an unknown type is refused
+    /// with the workload's types listed.
+    pub fn resolve_mixes(&mut self, workload: &str, types: &[&str]) -> Result<(), String> {
+        for p in &mut self.phases {
+            let Some(mix) = &p.mix else { continue };
+            let mut weights = vec![0.0; types.len()];
+            for (name, w) in mix {
+                let i = types.iter().position(|t| t.eq_ignore_ascii_case(name)).ok_or_else(|| {
+                    format!(
+                        "--phase {}: mix: {workload} has no transaction type {name} (its types: {})",
+                        p.name,
+                        types.join(", ")
+                    )
+                })?;
+                weights[i] = *w;
+            }
+            p.weights = Some(weights);
+        }
+        Ok(())
+    }
+
     /// The measured time: the phases' lengths together.
     pub fn seconds(&self) -> f64 {
         self.phases.iter().map(|p| p.seconds).sum()
@@ -217,10 +259,10 @@ pub fn parse_phase(spec: &str, index: usize) -> Result<Phase, String> {
     let (duration, keys) = spec.split_once(':').unwrap_or((spec, ""));
     let seconds = parse_duration(duration.trim())?;
     let mut name = format!("phase{}", index + 1);
-    let (mut rate, mut clients, mut arrival) = (None, None, None);
+    let (mut rate, mut clients, mut arrival, mut mix) = (None, None, None, None);
     for kv in keys.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (k, v) = kv.split_once('=').ok_or_else(|| {
-            format!("{kv:?} is not KEY=VALUE (keys: rate, clients, arrival, name)")
+            format!("{kv:?} is not KEY=VALUE (keys: rate, clients, arrival, mix, name)")
         })?;
         let v = v.trim();
         match k.trim() {
@@ -257,6 +299,7 @@ pub fn parse_phase(spec: &str, index: usize) -> Result<Phase, String> {
                     _ => return Err(format!("arrival={v}: give poisson or regular")),
                 })
             }
+            "mix" => mix = Some(parse_mix(v)?),
             "name" => {
                 if v.is_empty() || v.chars().any(|c| c.is_whitespace() || c == ',') {
                     return Err(format!("name={v:?}: give a name without spaces or commas"));
@@ -265,7 +308,7 @@ pub fn parse_phase(spec: &str, index: usize) -> Result<Phase, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown key {other:?} (keys: rate, clients, arrival, name)"
+                    "unknown key {other:?} (keys: rate, clients, arrival, mix, name)"
                 ));
             }
         }
@@ -293,7 +336,37 @@ pub fn parse_phase(spec: &str, index: usize) -> Result<Phase, String> {
         name,
         seconds,
         load,
+        mix,
+        weights: None,
     })
+}
+
+/// `mix=TYPE:WEIGHT/TYPE:WEIGHT...`: the transaction types' weights in a phase (types left out
+/// weigh 0); the names are checked against the workload's by `Shape::resolve_mixes`.
+fn parse_mix(v: &str) -> Result<Vec<(String, f64)>, String> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for part in v.split('/') {
+        let (name, w) = part.split_once(':').ok_or_else(|| {
+            format!("mix={v}: give TYPE:WEIGHT/TYPE:WEIGHT (e.g. mix=new_order:45/payment:43)")
+        })?;
+        let w = w
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|w| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| format!("mix={v}: {name}'s weight {w:?} is not a number, 0 or more"))?;
+        let name = name.trim().to_string();
+        if out.iter().any(|(n, _)| *n == name) {
+            return Err(format!("mix={v}: {name} is given twice"));
+        }
+        out.push((name, w));
+    }
+    if out.iter().all(|(_, w)| *w == 0.0) {
+        return Err(format!(
+            "mix={v}: every weight is 0: give one transaction type a weight"
+        ));
+    }
+    Ok(out)
 }
 
 /// `30`, `30s`, `2m`, `1h`, `1.5s`: seconds, more than 0 and at most a day.
@@ -339,6 +412,8 @@ pub struct Pace {
     /// The open loop's position: the last scheduled arrival (seconds from `origin`), None when
     /// the next rate phase starts a new schedule.
     last: Option<f64>,
+    /// The phase of the last step given.
+    current: usize,
     /// Arrivals scheduled and arrivals started (the open loop's due and started).
     pub due: u64,
     pub started: u64,
@@ -368,6 +443,7 @@ impl Pace {
             clients: shape.run_clients.max(1),
             rng: SmallRng::seed_from_u64(seed),
             last: None,
+            current: 0,
             due: 0,
             started: 0,
         }
@@ -400,6 +476,11 @@ impl Pace {
         i.saturating_sub(1)
     }
 
+    /// The phase of the last step `next` gave (the first phase before any).
+    pub fn phase(&self) -> usize {
+        self.current
+    }
+
     /// Wait for what comes next: the next scheduled start of a rate phase, at once in a closed
     /// phase where this client is active, or the end. An inactive client sleeps through its
     /// phase; a client that falls behind its schedule starts late (its latency counts the
@@ -416,6 +497,7 @@ impl Pace {
                 return Next::End;
             }
             let i = self.phase_at(now);
+            self.current = i;
             let phase_end = self.starts[i] + self.phases[i].seconds;
             match self.phases[i].load {
                 Load::Clients(k) => {
@@ -442,6 +524,7 @@ impl Pace {
                                 return Next::End;
                             }
                             self.started += 1;
+                            self.current = self.phase_at(at);
                             return Next::Scheduled(self.instant(at));
                         }
                         // No arrival before the rate phases give way to a closed one (or the end).

@@ -259,6 +259,11 @@ pub trait Workload: Send + Sync {
     ) -> Result<Vec<String>, Error>;
     /// Names of the transaction types a client may report, indexed as `Client::next` returns.
     fn transaction_types(&self) -> Vec<&'static str>;
+    /// Whether its clients take a mix of their transaction types from a phase of the run
+    /// (`Client::weigh`); false for a workload of one type, or one whose mix is its definition.
+    fn weighable(&self) -> bool {
+        false
+    }
     /// Make one client's state (prepared statements, random generator) on its own session.
     fn client(
         &self,
@@ -313,6 +318,10 @@ pub trait Workload: Send + Sync {
 pub trait Client: Send {
     /// Choose the next transaction and draw its parameters; returns its type index.
     fn next(&mut self) -> usize;
+    /// Draw the transaction types by `weights` (one per `Workload::transaction_types`, not all
+    /// zero) from the next `next` on, as a phase of the run asks; None: by the workload's own
+    /// mix again. Called only where `Workload::weighable`.
+    fn weigh(&mut self, _weights: Option<&[f64]>) {}
     /// Execute the drawn transaction; called again after a retryable error. Returns how many
     /// statements it sent (for queries per second).
     fn execute(&mut self, session: &mut dyn Session) -> DbResult<u32>;
@@ -657,6 +666,19 @@ pub fn prepare_forget(workload: &dyn Workload, session: &mut dyn Session) -> Res
         other => other.map_err(|e| db_error(e, "clearing dbduel_facts"))?,
     }
     drop_facts_if_empty(session).map_err(|e| db_error(e, "clearing dbduel_facts"))
+}
+
+/// The index `u` (uniform in [0, 1)) falls on among `weights` (not all zero): a phase's mix.
+pub fn weighted(weights: &[f64], u: f64) -> usize {
+    let total: f64 = weights.iter().sum();
+    let mut at = u * total;
+    for (i, w) in weights.iter().enumerate() {
+        if at < *w {
+            return i;
+        }
+        at -= w;
+    }
+    weights.iter().rposition(|w| *w > 0.0).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //! phase counted in the phase it started in, a pause with no transaction of its own; phases
 //! refused with a message naming what to change; a plan's phases run at each point, kept in the
 //! store and drawn in the report (a line at each phase's start, its figures under the timeline);
-//! `compare` judges each phase both runs ran on its own seconds.
+//! `compare` judges each phase both runs ran on its own seconds; a phase's mix of transaction types
+//! (two scripts, YCSB's operations) replaces the workload's own for that phase only.
 
 use std::sync::Arc;
 
@@ -28,6 +29,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ("refused_with_what_to_change", refused),
             ("in_a_plan_its_store_and_report", in_a_plan),
             ("compared_phase_by_phase", compared),
+            ("a_mix_of_its_own_per_phase", mixes),
         ],
     )
 }
@@ -357,4 +359,88 @@ fn compared(env: &Env) -> Result<(), String> {
             && said.contains("phase burst: rate 200/s (poisson)"),
         || format!("the text has no phase tables:\n{said}"),
     )
+}
+
+/// Each phase's mix draws the transaction types it names and no other; a phase without one
+/// draws by the workload's own (two scripts of equal weight, YCSB workloada's half reads and
+/// half updates); an unknown type, or a mix for a workload of one fixed mix, is refused.
+fn mixes(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "phases_mix");
+    let (a, b) = (env.path("mix_a.sql"), env.path("mix_b.sql"));
+    std::fs::write(&a, "SELECT 1;\n").map_err(|e| e.to_string())?;
+    std::fs::write(&b, "SELECT 2;\n").map_err(|e| e.to_string())?;
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let (r, said) = run(
+        env,
+        "phases_mix",
+        &[
+            "run",
+            "-f",
+            &a,
+            "-f",
+            &b,
+            "--dsn",
+            &dsn,
+            "--phase",
+            "1s:clients=1,name=own",
+            "--phase",
+            "1s:clients=1,mix=mix_b.sql:1,name=only_b",
+            "--phase",
+            "1s:clients=1,name=own_again",
+        ],
+    )?;
+    let types = |i: usize, t: &str| r["phases"][i]["transaction_types"][t].as_u64().unwrap_or(0);
+    ensure(
+        types(0, "mix_a.sql") > 0
+            && types(0, "mix_b.sql") > 0
+            && types(1, "mix_a.sql") == 0
+            && types(1, "mix_b.sql") > 0
+            && types(2, "mix_a.sql") > 0
+            && said.contains("1 client, mix mix_b.sql:1"),
+        || format!("the phases' types: {}", r["phases"]),
+    )?;
+    let ycsb = env.fresh_db(Target::Sqlite, "phases_mix_ycsb");
+    expect_code(
+        &dbduel(&["prepare", "ycsb", "--dsn", &ycsb, "-p", "recordcount=1000"]),
+        0,
+        "prepare ycsb",
+    )?;
+    let (r, _) = run(
+        env,
+        "phases_mix_ycsb",
+        &[
+            "run",
+            "ycsb",
+            "-P",
+            "workloada",
+            "--dsn",
+            &ycsb,
+            "--phase",
+            "1s:clients=1,mix=read:1",
+            "--phase",
+            "1s:clients=1,mix=update:1",
+        ],
+    )?;
+    let ops = |i: usize, t: &str| r["phases"][i]["transaction_types"][t].as_u64().unwrap_or(0);
+    ensure(
+        ops(0, "READ") > 0 && ops(0, "UPDATE") == 0 && ops(1, "READ") == 0 && ops(1, "UPDATE") > 0,
+        || format!("YCSB's phases: {}", r["phases"]),
+    )?;
+    for (what, args, says) in [
+        (
+            "an unknown type",
+            vec!["run", "-f", &a, "-f", &b],
+            "has no transaction type zz",
+        ),
+        ("one fixed mix", vec!["run", "tpcb"], "runs one fixed mix"),
+    ] {
+        let mut argv = args.clone();
+        argv.extend(["--dsn", &dsn, "--phase", "1s:clients=1,mix=zz:1"]);
+        let out = dbduel(&argv);
+        expect_code(&out, 2, what)?;
+        ensure(text(&out).contains(says), || {
+            format!("{what}: {}", text(&out))
+        })?;
+    }
+    Ok(())
 }

@@ -119,6 +119,10 @@ fn type_sql(sql: &SqlSet, ty: &ColType) -> String {
 }
 
 impl Workload for Custom {
+    fn weighable(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }
@@ -294,6 +298,7 @@ impl Workload for Custom {
         Ok(Box::new(CustomClient {
             queries,
             total,
+            mix: None,
             rng: SmallRng::seed_from_u64(seed ^ client_id as u64),
             current: 0,
             values: Vec::new(),
@@ -305,18 +310,27 @@ struct CustomClient {
     /// Statement, parameter generators, cumulative weight.
     queries: Vec<(StmtId, Vec<Generator>, f64)>,
     total: f64,
+    /// A phase's mix of the queries (`Client::weigh`), in place of their own weights.
+    mix: Option<Vec<f64>>,
     rng: SmallRng,
     current: usize,
     values: Vec<Value>,
 }
 
 impl Client for CustomClient {
+    fn weigh(&mut self, weights: Option<&[f64]>) {
+        self.mix = weights.map(<[f64]>::to_vec);
+    }
+
     fn next(&mut self) -> usize {
-        let u = self.rng.random::<f64>() * self.total;
-        self.current = self
-            .queries
-            .partition_point(|q| q.2 <= u)
-            .min(self.queries.len() - 1);
+        let u = self.rng.random::<f64>();
+        self.current = match &self.mix {
+            Some(mix) => crate::workload::weighted(mix, u),
+            None => self
+                .queries
+                .partition_point(|q| q.2 <= u * self.total)
+                .min(self.queries.len() - 1),
+        };
         let (_, gens, _) = &mut self.queries[self.current];
         self.values.clear();
         self.values.extend(gens.iter_mut().map(Generator::next));

@@ -38,6 +38,8 @@ pub struct ScriptClient {
     rng: Prng,
     choose: Prng,
     total_weight: u64,
+    /// A phase's mix of the scripts (`Client::weigh`), in place of their `@WEIGHT`s.
+    mix: Option<Vec<f64>>,
     current: usize,
     /// Variables and generator as the transaction began: a retry starts from them again.
     saved: (Vec<Val>, Prng),
@@ -81,6 +83,7 @@ impl ScriptClient {
         let rng = Prng::seed(seed);
         ScriptClient {
             total_weight: program.scripts.iter().map(|s| u64::from(s.weight)).sum(),
+            mix: None,
             saved: (vars.clone(), rng.clone()),
             vars,
             rng,
@@ -103,6 +106,11 @@ impl ScriptClient {
         let scripts = &self.program.scripts;
         if scripts.len() == 1 {
             return 0;
+        }
+        if let Some(mix) = &self.mix {
+            const STEPS: u64 = 1 << 53;
+            let u = self.choose.range_u64(0, STEPS - 1) as f64 / STEPS as f64;
+            return crate::workload::weighted(mix, u);
         }
         let mut w = self.choose.range_u64(0, self.total_weight - 1);
         for (i, s) in scripts.iter().enumerate() {
@@ -358,6 +366,10 @@ fn parameter(v: &Val) -> Value {
 }
 
 impl Client for ScriptClient {
+    fn weigh(&mut self, weights: Option<&[f64]>) {
+        self.mix = weights.map(<[f64]>::to_vec);
+    }
+
     fn next(&mut self) -> usize {
         self.current = self.choose_script();
         self.saved.0.clone_from(&self.vars);

@@ -237,6 +237,10 @@ fn nothing_to_do(what: &str) -> Error {
 }
 
 impl Workload for ScriptWorkload {
+    fn weighable(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         ENTRY.name
     }

@@ -218,6 +218,10 @@ impl SmallBank {
 }
 
 impl Workload for SmallBank {
+    fn weighable(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "smallbank"
     }

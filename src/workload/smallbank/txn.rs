@@ -49,6 +49,8 @@ struct Stmts {
 
 pub struct SmallBankClient {
     rng: SmallRng,
+    /// A phase's mix of the six transactions (`Client::weigh`), in place of `WEIGHTS`.
+    mix: Option<Vec<f64>>,
     pick: Pick,
     stmts: Stmts,
     ledger: Arc<Ledger>,
@@ -82,6 +84,7 @@ impl SmallBankClient {
         ] = ids;
         Ok(SmallBankClient {
             rng: SmallRng::seed_from_u64(seed),
+            mix: None,
             pick,
             stmts: Stmts {
                 by_name,
@@ -286,16 +289,25 @@ fn missing(what: &str, custid: i64) -> DbError {
 }
 
 impl Client for SmallBankClient {
+    fn weigh(&mut self, weights: Option<&[f64]>) {
+        self.mix = weights.map(<[f64]>::to_vec);
+    }
+
     fn next(&mut self) -> usize {
-        let mut roll = self.rng.random_range(0..WEIGHTS.iter().sum::<u32>());
-        self.kind = WEIGHTS
-            .iter()
-            .position(|&w| {
-                let hit = roll < w;
-                roll = roll.saturating_sub(w);
-                hit
-            })
-            .unwrap_or(0);
+        self.kind = match &self.mix {
+            Some(mix) => crate::workload::weighted(mix, self.rng.random()),
+            None => {
+                let mut roll = self.rng.random_range(0..WEIGHTS.iter().sum::<u32>());
+                WEIGHTS
+                    .iter()
+                    .position(|&w| {
+                        let hit = roll < w;
+                        roll = roll.saturating_sub(w);
+                        hit
+                    })
+                    .unwrap_or(0)
+            }
+        };
         self.first = self.customer();
         // Amalgamate and SendPayment take two different customers.
         self.second = self.first;

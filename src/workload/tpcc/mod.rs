@@ -283,6 +283,10 @@ impl Tpcc {
 }
 
 impl Workload for Tpcc {
+    fn weighable(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "tpcc"
     }

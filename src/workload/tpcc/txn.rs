@@ -119,6 +119,9 @@ const MAX_LINES: usize = 15;
 
 pub struct TpccClient {
     rng: SmallRng,
+    /// A phase's mix of the five transactions (`Client::weigh`), drawn at random in place of
+    /// the deck.
+    mix: Option<Vec<f64>>,
     home: Terminal,
     warehouses: i64,
     c: Constants,
@@ -189,6 +192,7 @@ impl TpccClient {
         let deck = deck(&mut rng);
         Ok(TpccClient {
             rng,
+            mix: None,
             home,
             warehouses: i64::from(warehouses.max(1)),
             c,
@@ -723,13 +727,21 @@ pub fn num(v: &Value) -> f64 {
 }
 
 impl Client for TpccClient {
+    fn weigh(&mut self, weights: Option<&[f64]>) {
+        self.mix = weights.map(<[f64]>::to_vec);
+    }
+
     fn next(&mut self) -> usize {
-        if self.dealt == self.deck.len() {
-            self.deck.shuffle(&mut self.rng);
-            self.dealt = 0;
+        if let Some(mix) = &self.mix {
+            self.kind = crate::workload::weighted(mix, self.rng.random());
+        } else {
+            if self.dealt == self.deck.len() {
+                self.deck.shuffle(&mut self.rng);
+                self.dealt = 0;
+            }
+            self.kind = usize::from(self.deck[self.dealt]);
+            self.dealt += 1;
         }
-        self.kind = usize::from(self.deck[self.dealt]);
-        self.dealt += 1;
         self.input = match self.kind {
             0 => self.draw_new_order(),
             1 => self.draw_payment(),

@@ -65,6 +65,8 @@ pub struct YcsbClient {
     p: Props,
     shared: Arc<Shared>,
     ops: Vec<(Op, f64)>,
+    /// The proportions as the properties give them (a phase's mix replaces them in `ops`).
+    own: Vec<f64>,
     chooser: Chooser,
     scan_zipfian: Option<Zipfian>,
     lengths: FieldLengths,
@@ -121,6 +123,7 @@ impl YcsbClient {
                 .scan_zipfian
                 .then(|| Zipfian::new(p.minscanlength, p.maxscanlength)),
             lengths: FieldLengths::new(p),
+            own: types(p).into_iter().map(|(_, w)| w).collect(),
             ops: types(p)
                 .into_iter()
                 .map(|(name, w)| {
@@ -280,6 +283,13 @@ fn chooser(p: &Props, shared: &Shared) -> Chooser {
 }
 
 impl Client for YcsbClient {
+    fn weigh(&mut self, weights: Option<&[f64]>) {
+        let weights = weights.unwrap_or(&self.own);
+        for ((_, w), new) in self.ops.iter_mut().zip(weights) {
+            *w = *new;
+        }
+    }
+
     /// DiscreteGenerator over the proportions, then the key of a read, update, scan or
     /// read-modify-write.
     fn next(&mut self) -> usize {

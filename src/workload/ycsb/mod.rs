@@ -335,6 +335,10 @@ impl Ycsb {
 }
 
 impl Workload for Ycsb {
+    fn weighable(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "ycsb"
     }
