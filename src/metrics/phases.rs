@@ -238,6 +238,43 @@ fn recovery(spike: &str, band: f64, acc: &Acc, length: f64) -> Recovery {
     }
 }
 
+/// The reports' phases table (HTML and markdown): its header and a phase's cells.
+pub const HEADER: [&str; 9] = [
+    "phase",
+    "from s",
+    "load",
+    "tps",
+    "p50 ms",
+    "p99 ms",
+    "errors",
+    "lag p99 ms",
+    "recovery",
+];
+
+/// A phase's cells under `HEADER`.
+pub fn cells(p: &PhaseResult) -> Vec<String> {
+    let recovery = p.recovery.as_ref().map_or(String::new(), |r| {
+        if r.recovered {
+            format!("{:.0} s after {}", r.seconds, r.after)
+        } else {
+            format!("not back in {:.0} s after {}", r.seconds, r.after)
+        }
+    });
+    vec![
+        p.name.clone(),
+        format!("{:.1}", p.start_s),
+        p.load.clone(),
+        crate::report::data::tps_text(p.tps),
+        format!("{:.3}", p.latency_ms.p50),
+        format!("{:.3}", p.latency_ms.p99),
+        p.errors.to_string(),
+        p.schedule_lag_ms
+            .as_ref()
+            .map_or("-".to_string(), |l| format!("{:.3}", l.p99)),
+        recovery,
+    ]
+}
+
 /// The phases' table in the summary.
 pub fn summary(out: &mut String, phases: &[PhaseResult]) {
     use std::fmt::Write;

@@ -46,6 +46,7 @@ pub fn markdown(data: &ReportData) -> String {
         out += &resources(&data.resources());
     }
     out += &server_statements(&data.timelines);
+    out += &phases(&data.timelines);
     out += "## Settings\n\n";
     out += &settings(&data.settings_tables());
     out
@@ -400,6 +401,37 @@ fn settings_table(table: &SettingsTable) -> String {
 
 /// The server's statements (`report::statements`): a table per run that has figures, a line
 /// per run without.
+/// Each run whose load changed shape: its phases' own figures.
+fn phases(timelines: &[Timeline]) -> String {
+    use crate::metrics::phases::{HEADER, cells};
+    let runs: Vec<&Timeline> = timelines.iter().filter(|t| !t.phases.is_empty()).collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("## Phases\n\n");
+    for t in runs {
+        let _ = writeln!(out, "### {}\n", cell(&statements::run_label(t)));
+        let _ = writeln!(out, "| {} |", HEADER.join(" | "));
+        let aligns: Vec<&str> = HEADER
+            .iter()
+            .map(|h| {
+                if matches!(*h, "phase" | "load" | "recovery") {
+                    "---"
+                } else {
+                    "--:"
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "|{}|", aligns.join("|"));
+        for p in &t.phases {
+            let row: Vec<String> = cells(p).iter().map(|c| cell(c)).collect();
+            let _ = writeln!(out, "| {} |", row.join(" | "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 fn server_statements(timelines: &[Timeline]) -> String {
     let runs: Vec<(&Timeline, &Statements)> = timelines
         .iter()
@@ -517,6 +549,12 @@ mod tests {
         assert!(!md.contains("<script>"));
         assert!(md.contains("&lt;script&gt;alert(\"x\")&lt;/script&gt; a\\|b"));
         assert!(md.starts_with("# Sample &amp; &lt;test&gt;\n"));
+        // The sample's phases, a name with markup in it escaped.
+        assert!(md.contains("## Phases"), "{md}");
+        assert!(
+            md.contains("| spike &lt;x10&gt; | 6.0 | rate 10000/s (poisson) |"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -258,7 +258,9 @@ fn refused(env: &Env) -> Result<(), String> {
     ensure(text(&out).contains("line 5"), || text(&out))
 }
 
-/// A plan whose points run phases: the stored run keeps each phase's figures (`results show`), and the HTML report marks each phase's start on the timeline and tables them.
+/// A plan whose points run phases: the stored run keeps each phase's figures (`results show`),
+/// the HTML report marks each phase's start on the timeline and tables them, and the markdown
+/// report tables them.
 fn in_a_plan(env: &Env) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let plan = dir.path().join("phases.toml");
@@ -294,6 +296,13 @@ fn in_a_plan(env: &Env) -> Result<(), String> {
     ensure(
         marks == 3 && page.contains("<table class=\"data phases\">") && page.contains(">spike<"),
         || format!("{marks} phase marks; the report's phases table missing or without the spike"),
+    )?;
+    let md = dbduel(&["report", "--results", &results, "--format", "markdown"]);
+    expect_code(&md, 0, "report --format markdown")?;
+    let md = text(&md);
+    ensure(
+        md.contains("## Phases") && md.contains("| spike | 2.0 | rate 200/s (poisson) |"),
+        || format!("the markdown report has no phases:\n{md}"),
     )?;
     let _ = env;
     Ok(())

@@ -987,37 +987,21 @@ fn phase_lines(t: &Timeline, frame: &Frame) -> String {
 
 /// The phases' own figures under their timeline: load, tps, latency, schedule lag, recovery.
 fn phases_table(phases: &[crate::metrics::phases::PhaseResult]) -> String {
+    use crate::metrics::phases::{HEADER, cells};
     if phases.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "<table class=\"data phases\"><thead><tr><th>phase</th><th>from s</th><th>load</th>\
-         <th>tps</th><th>p50 ms</th><th>p99 ms</th><th>errors</th><th>lag p99 ms</th>\
-         <th>recovery</th></tr></thead><tbody>",
-    );
+    let mut out = String::from("<table class=\"data phases\"><thead><tr>");
+    for h in HEADER {
+        w!(out, "<th>{}</th>", esc(h));
+    }
+    out += "</tr></thead><tbody>";
     for p in phases {
-        let recovery = p.recovery.as_ref().map_or(String::new(), |r| {
-            if r.recovered {
-                format!("{:.0} s after {}", r.seconds, r.after)
-            } else {
-                format!("not back in {:.0} s after {}", r.seconds, r.after)
-            }
-        });
-        w!(
-            out,
-            "<tr><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&p.name),
-            p.start_s,
-            esc(&p.load),
-            tps_text(p.tps),
-            p.latency_ms.p50,
-            p.latency_ms.p99,
-            p.errors,
-            p.schedule_lag_ms
-                .as_ref()
-                .map_or("-".to_string(), |l| format!("{:.3}", l.p99)),
-            esc(&recovery)
-        );
+        out += "<tr>";
+        for c in cells(p) {
+            w!(out, "<td>{}</td>", esc(&c));
+        }
+        out += "</tr>";
     }
     out += "</tbody></table>";
     out
