@@ -9,7 +9,9 @@
 //! percentiles from the windows' histograms merged), tps and the workload's figures (rebuilt from
 //! its registry entry) over the span from the earliest measured start to the latest end, each
 //! shard's client CPU in `shards`, and the per-statement latencies from each statement's
-//! histograms merged (left out, with a warning saying why, when a shard has none). `merge --results` keeps the merged run in a store
+//! histograms merged (left out, with a warning saying why, when a shard has none), and each phase
+//! of a run in phases from its histograms (`merge_phases`). `merge --results` keeps the merged run
+//! in a store
 //! (`Store::save_run`: a point of a named plan, the next free repeat; a run already stored, by the
 //! identity of its start, engine, DSN, workload, counts and shards, is not stored again).
 
@@ -20,6 +22,7 @@ use base64::Engine as _;
 use hdrhistogram::Histogram;
 
 use crate::error::Error;
+use crate::metrics::phases::{self, PhaseResult};
 use crate::metrics::{self, Latency, Measurement, TypeSummary, Window};
 use crate::result::{RunResult, ShardPart, ShardReport};
 use crate::workload::{self, WorkloadOptions};
@@ -146,6 +149,14 @@ fn identity(r: &RunResult) -> Vec<(&'static str, String)> {
             format!("{:?}", o.statement_timeout_s),
         ),
         ("--start-at", format!("{:?}", p.start_at)),
+        (
+            "--phase",
+            o.phases
+                .iter()
+                .map(|p| format!("{} {} s {}", p.name, p.seconds, p.load_said()))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
     ]
 }
 
@@ -390,6 +401,7 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
     let time = Timeline::of(&results);
     let mut m = summed_counts(first, &results, &time);
     merge_latencies(&mut m, shards, parts, time.secs)?;
+    m.phases = merge_phases(shards)?;
     let statements = merge_statements(&m, shards);
     m.statement_latencies = statements.as_ref().cloned().unwrap_or_default();
     let offsets: Vec<usize> = results
@@ -458,6 +470,104 @@ fn summed_counts(first: &RunResult, results: &[&RunResult], time: &Timeline) -> 
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, ms)| ms);
     m
+}
+
+/// Each phase's figures over all shards: counts summed, histograms merged (latency, schedule
+/// lag, each second's), tps over the phase's length, and the recovery after a spike judged
+/// again on the merged seconds (the first shard says which phases follow a spike: every shard
+/// ran the same phases).
+fn merge_phases(shards: &[ShardFile]) -> Result<Vec<PhaseResult>, Error> {
+    let Some(first) = shards.first() else {
+        return Ok(Vec::new());
+    };
+    let read = |s: &ShardFile, what: &str, text: &str| -> Result<Histogram<u64>, Error> {
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| e.to_string())
+            .and_then(|b| metrics::deserialize(&b))
+            .map_err(|e| {
+                Error::Usage(format!(
+                    "{}: its {what} histogram cannot be read ({e}): the file was changed after the run",
+                    s.file
+                ))
+            })
+    };
+    let mut out: Vec<PhaseResult> = Vec::new();
+    let mut seconds_p99: Vec<Vec<Option<f64>>> = Vec::new();
+    for (i, p0) in first.result.measurement.phases.iter().enumerate() {
+        let mut merged = p0.clone();
+        let (mut lat, mut lag) = (None, None);
+        let mut seconds: Vec<Option<Histogram<u64>>> = Vec::new();
+        for (k, s) in shards.iter().enumerate() {
+            let phase = s.result.measurement.phases.get(i);
+            let hists = part(s).phase_histograms.get(i);
+            let (Some(p), Some(h)) = (phase, hists) else {
+                return refuse(format!(
+                    "{}: its phase {} has no figures or histograms: the shards are not one run, or the file was changed",
+                    s.file, p0.name
+                ));
+            };
+            if k > 0 {
+                merged.transactions += p.transactions;
+                merged.errors += p.errors;
+                merged.retries += p.retries;
+                for (kind, n) in &p.errors_by_kind {
+                    *merged.errors_by_kind.entry(kind.clone()).or_default() += n;
+                }
+                for (t, n) in &p.transaction_types {
+                    *merged.transaction_types.entry(t.clone()).or_default() += n;
+                }
+            }
+            let what = format!("phase {}'s", p0.name);
+            add(&mut lat, &read(s, &what, &h.latency)?)?;
+            if let Some(l) = &h.lag {
+                add(&mut lag, &read(s, &what, l)?)?;
+            }
+            for (j, text) in h.seconds.iter().enumerate() {
+                if seconds.len() <= j {
+                    seconds.resize(j + 1, None);
+                }
+                if !text.is_empty() {
+                    add(&mut seconds[j], &read(s, &what, text)?)?;
+                }
+            }
+        }
+        merged.tps = merged.transactions as f64 / merged.seconds.max(1e-9);
+        merged.latency_ms = lat.as_ref().map(Latency::of).unwrap_or_default();
+        merged.schedule_lag_ms = lag.as_ref().map(Latency::of);
+        merged.histogram = lat.as_ref().map(metrics::serialize).unwrap_or_default();
+        merged.lag_histogram = lag.as_ref().map(metrics::serialize);
+        merged.second_histograms = Vec::new();
+        seconds_p99.push(
+            seconds
+                .iter()
+                .map(|h| {
+                    h.as_ref()
+                        .filter(|h| !h.is_empty())
+                        .map(|h| h.value_at_quantile(0.99) as f64 / 1000.0)
+                })
+                .collect(),
+        );
+        out.push(merged);
+    }
+    for i in 0..out.len() {
+        let Some(r) = out[i].recovery.clone() else {
+            continue;
+        };
+        let Some(spike) = out.iter().position(|p| p.name == r.after) else {
+            continue;
+        };
+        let band = spike
+            .checked_sub(1)
+            .map_or(0.0, |b| phases::band(&seconds_p99[b]));
+        out[i].recovery = Some(phases::recovery(
+            &r.after,
+            band,
+            &seconds_p99[i],
+            out[i].seconds,
+        ));
+    }
+    Ok(out)
 }
 
 /// Each transaction type's histograms merged (its summary and latencies, and the whole run's

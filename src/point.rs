@@ -679,6 +679,12 @@ impl Point<'_> {
                 .engine
                 .statement_timeout
                 .map(|t| t.as_secs_f64()),
+            phases: plan
+                .run
+                .shape
+                .as_ref()
+                .map(|s| s.phases.clone())
+                .unwrap_or_default(),
         }
     }
 }
@@ -717,6 +723,15 @@ fn shard_part(
             .statement_latencies
             .iter()
             .map(|s| b64(&s.histogram))
+            .collect(),
+        phase_histograms: m
+            .phases
+            .iter()
+            .map(|p| result::PhaseHistograms {
+                latency: b64(&p.histogram),
+                lag: p.lag_histogram.as_ref().map(b64),
+                seconds: p.second_histograms.iter().map(b64).collect(),
+            })
             .collect(),
     }
 }

@@ -61,6 +61,9 @@ pub struct Options {
     pub seed: u64,
     pub table_engine: Option<String>,
     pub statement_timeout_s: Option<f64>,
+    /// `--phase`: the phases asked for, in order (empty for a run of one shape).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::runner::shape::Phase>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -144,6 +147,18 @@ pub struct ShardPart {
     /// Each of `statement_latencies`' latency histogram (µs), in their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statement_histograms: Vec<String>,
+    /// Each phase's histograms, in their order (`--phase`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phase_histograms: Vec<PhaseHistograms>,
+}
+
+/// One phase's histograms in a shard's result (base64 HdrHistogram V2): its latency, its
+/// schedule lag, and each of its seconds' latency ("" for a second without a transaction).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseHistograms {
+    pub latency: String,
+    pub lag: Option<String>,
+    pub seconds: Vec<String>,
 }
 
 /// One shard of a merged result: where it ran, what it ran and how hard its client worked.

@@ -577,11 +577,6 @@ impl RunInput {
                 "each phase has its own load",
             ),
             (
-                self.shard.is_some(),
-                name("--shard"),
-                "a run in phases is not split over processes yet",
-            ),
-            (
                 self.params.contains_key("spec_timing"),
                 name("--spec-timing"),
                 "its terminals pace themselves",

@@ -50,6 +50,10 @@ pub struct PhaseResult {
     pub histogram: Vec<u8>,
     #[serde(skip)]
     pub lag_histogram: Option<Vec<u8>>,
+    /// Each second's latency histogram (2 significant digits; empty bytes for a second without
+    /// a transaction), for `merge` to judge the recovery over all shards.
+    #[serde(skip)]
+    pub second_histograms: Vec<Vec<u8>>,
 }
 
 /// How long a phase after a spike took to get its p99 back.
@@ -160,11 +164,13 @@ impl Phases {
         let mut out: Vec<PhaseResult> = Vec::new();
         for (i, (phase, acc)) in self.shape.phases.iter().zip(&self.accs).enumerate() {
             let recovery = spiked(&self.shape, i).map(|spike| {
-                let band = second_p99s(&self.accs[spike - 1])
-                    .into_iter()
-                    .flatten()
-                    .fold(0.0, f64::max);
-                recovery(&self.shape.phases[spike].name, band, acc, phase.seconds)
+                let band = band(&p99s(&self.accs[spike - 1].seconds));
+                recovery(
+                    &self.shape.phases[spike].name,
+                    band,
+                    &p99s(&acc.seconds),
+                    phase.seconds,
+                )
             });
             out.push(PhaseResult {
                 name: phase.name.clone(),
@@ -190,6 +196,17 @@ impl Phases {
                 recovery,
                 histogram: serialize(&acc.hist),
                 lag_histogram: acc.lag.as_ref().map(serialize),
+                second_histograms: acc
+                    .seconds
+                    .iter()
+                    .map(|h| {
+                        if h.is_empty() {
+                            Vec::new()
+                        } else {
+                            serialize(h)
+                        }
+                    })
+                    .collect(),
             });
         }
         out
@@ -211,17 +228,22 @@ fn spiked(shape: &Shape, i: usize) -> Option<usize> {
 }
 
 /// Each second's p99 in ms (None for a second without a transaction).
-fn second_p99s(acc: &Acc) -> Vec<Option<f64>> {
-    acc.seconds
+pub fn p99s(seconds: &[Histogram<u64>]) -> Vec<Option<f64>> {
+    seconds
         .iter()
         .map(|h| (!h.is_empty()).then(|| h.value_at_quantile(0.99) as f64 / 1000.0))
         .collect()
 }
 
+/// The band a phase after a spike must come back within: the highest per-second p99 of the
+/// phase before the spike.
+pub fn band(p99s: &[Option<f64>]) -> f64 {
+    p99s.iter().flatten().fold(0.0, |a, b| a.max(*b))
+}
+
 /// The seconds from the phase's start to the first second after which every second's p99 is
 /// within `band` (seconds without transactions do not break it).
-fn recovery(spike: &str, band: f64, acc: &Acc, length: f64) -> Recovery {
-    let p99s = second_p99s(acc);
+pub fn recovery(spike: &str, band: f64, p99s: &[Option<f64>], length: f64) -> Recovery {
     let last_out = p99s.iter().rposition(|p| p.is_some_and(|p| p > band));
     let (recovered, seconds) = match last_out {
         None => (true, 0.0),

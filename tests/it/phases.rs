@@ -7,7 +7,8 @@
 //! refused with a message naming what to change; a plan's phases run at each point, kept in the
 //! store and drawn in the report (a line at each phase's start, its figures under the timeline);
 //! `compare` judges each phase both runs ran on its own seconds; a phase's mix of transaction types
-//! (two scripts, YCSB's operations) replaces the workload's own for that phase only.
+//! (two scripts, YCSB's operations) replaces the workload's own for that phase only; two shards of
+//! one run in phases merge into one run's phases.
 
 use std::sync::Arc;
 
@@ -30,6 +31,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ("in_a_plan_its_store_and_report", in_a_plan),
             ("compared_phase_by_phase", compared),
             ("a_mix_of_its_own_per_phase", mixes),
+            ("shards_merged_phase_by_phase", shards),
         ],
     )
 }
@@ -452,4 +454,59 @@ fn mixes(env: &Env) -> Result<(), String> {
         })?;
     }
     Ok(())
+}
+
+/// Two shards of one run in phases, each with half the clients and so half the rates: `merge`
+/// adds their phases (counts summed, histograms merged, tps over each phase's length), the
+/// spike at the whole run's rate, and judges the recovery again on the merged seconds.
+fn shards(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Postgres, "phases_shards")?;
+    let files = crate::shards::run_shards(
+        env,
+        "phases-shards",
+        2,
+        &[
+            "run",
+            "tpcb",
+            "-S",
+            "--dsn",
+            &dsn,
+            "-c",
+            "4",
+            "--phase",
+            "2s:rate=40",
+            "--phase",
+            "1s:rate=200,name=spike",
+            "--phase",
+            "2s:rate=40,name=after",
+        ],
+    )?;
+    let json = env.path("phases-shards-merged.json");
+    expect_code(&crate::shards::merge(&files, &json), 0, "merge")?;
+    let merged = read_result(&json)?;
+    let shard = |i: usize| read_result(&files[i]);
+    let (a, b) = (shard(0)?, shard(1)?);
+    let got = phases(&merged);
+    let names: Vec<&str> = got.iter().map(|p| p.0.as_str()).collect();
+    ensure(names == ["phase1", "spike", "after"], || {
+        format!("{names:?}")
+    })?;
+    for i in 0..3 {
+        let sum = a["phases"][i]["transactions"].as_u64().unwrap_or(0)
+            + b["phases"][i]["transactions"].as_u64().unwrap_or(0);
+        ensure(got[i].1 == sum && sum > 0, || {
+            format!(
+                "phase {i}: merged {} transactions, the shards' {sum}",
+                got[i].1
+            )
+        })?;
+    }
+    ensure((90.0..=220.0).contains(&got[1].2), || {
+        format!("the merged spike's tps {}", got[1].2)
+    })?;
+    ensure(
+        merged["phases"][2]["recovery"]["after"] == "spike"
+            && merged["options"]["phases"][1]["name"] == "spike",
+        || format!("merged phases {}", merged["phases"]),
+    )
 }
