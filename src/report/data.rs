@@ -51,6 +51,76 @@ pub struct ProfileComparison {
     pub note: Option<String>,
 }
 
+/// Where a series peaks over its client counts (seed 001's and 004's curves): the client count
+/// of its highest median tps, and what it makes at its most clients. Facts, not a verdict: the
+/// repeats' spread is on the chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Peak {
+    pub series: String,
+    pub clients: u32,
+    pub tps: f64,
+    pub most_clients: u32,
+    pub tps_at_most: f64,
+}
+
+impl Peak {
+    /// "postgres/tuned peaks at 64 clients (12,345 tps); at 1024 clients 8,000 tps (-35%)".
+    pub fn said(&self) -> String {
+        let mut out = format!(
+            "{} peaks at {} client{} ({} tps)",
+            self.series,
+            self.clients,
+            if self.clients == 1 { "" } else { "s" },
+            tps_text(self.tps)
+        );
+        if self.most_clients != self.clients {
+            out += &format!(
+                "; at {} clients {} tps ({:+.0}%)",
+                self.most_clients,
+                tps_text(self.tps_at_most),
+                (self.tps_at_most / self.tps - 1.0) * 100.0
+            );
+        }
+        out
+    }
+}
+
+/// Each series' peak, for points of one workload and variant measured at three client counts
+/// or more (fewer make no curve); in the order the series first appear.
+pub fn peaks(points: &[&PointSummary]) -> Vec<Peak> {
+    let mut out: Vec<Peak> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for p in points {
+        if !names.contains(&p.series()) {
+            names.push(p.series());
+        }
+    }
+    for name in names {
+        let mine: Vec<&&PointSummary> = points.iter().filter(|p| p.series() == name).collect();
+        if mine.len() < 3 {
+            continue;
+        }
+        let (Some(best), Some(most)) = (
+            mine.iter()
+                .max_by(|a, b| a.tps_median.total_cmp(&b.tps_median)),
+            mine.iter().max_by_key(|p| p.clients),
+        ) else {
+            continue;
+        };
+        if best.tps_median <= 0.0 {
+            continue;
+        }
+        out.push(Peak {
+            series: name,
+            clients: best.clients,
+            tps: best.tps_median,
+            most_clients: most.clients,
+            tps_at_most: most.tps_median,
+        });
+    }
+    out
+}
+
 /// One (engine, profile, workload, variant, clients) point, over its repeats.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PointSummary {
@@ -820,6 +890,33 @@ fn sample_settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_series_peaks_where_its_median_is_highest() {
+        let point = |clients: u32, tps: f64| PointSummary {
+            engine: "postgres".into(),
+            profile: "tuned".into(),
+            clients,
+            tps_median: tps,
+            ..Default::default()
+        };
+        let pts = [
+            point(1, 900.0),
+            point(8, 5000.0),
+            point(64, 7000.0),
+            point(512, 4550.0),
+        ];
+        let refs: Vec<&PointSummary> = pts.iter().collect();
+        let peaks = peaks(&refs);
+        assert_eq!(peaks.len(), 1);
+        assert_eq!((peaks[0].clients, peaks[0].most_clients), (64, 512));
+        assert_eq!(
+            peaks[0].said(),
+            "postgres/tuned peaks at 64 clients (7,000 tps); at 512 clients 4,550 tps (-35%)"
+        );
+        // Two client counts make no curve.
+        assert!(super::peaks(&refs[..2]).is_empty());
+    }
+
     use super::*;
 
     fn at<'a>(data: &'a ReportData, series: &str, clients: u32) -> &'a PointSummary {

@@ -270,9 +270,10 @@ fn throughput_section(data: &ReportData, styles: &Styles) -> String {
                 out += &scaled_chart(&mine, styles, metric, (860.0, 380.0));
                 w!(
                     out,
-                    "<div class=\"side\">{}{}</div></div></figure>\n",
+                    "<div class=\"side\">{}{}</div></div>{}</figure>\n",
                     styles.legend(&names),
-                    key_html(repeats)
+                    key_html(repeats),
+                    peaks_html(&mine, metric)
                 );
             }
         }
@@ -316,6 +317,24 @@ fn latency_section(data: &ReportData, styles: &Styles) -> String {
 }
 
 /// Series present among these points, in order of first appearance.
+/// Under a tps chart of three client counts or more: where each series peaks, and what it
+/// makes at its most clients.
+fn peaks_html(points: &[&PointSummary], metric: &Metric) -> String {
+    if metric.figure != "tps" {
+        return String::new();
+    }
+    let peaks = crate::report::data::peaks(points);
+    if peaks.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<ul class=\"peaks\">");
+    for p in peaks {
+        w!(out, "<li>{}</li>", esc(&p.said()));
+    }
+    out += "</ul>";
+    out
+}
+
 fn series_of(points: &[&PointSummary]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for p in points {
