@@ -676,6 +676,7 @@ impl Point<'_> {
                 .engine
                 .statement_timeout
                 .map(|t| t.as_secs_f64()),
+            connections: plan.run.connections.clone(),
         }
     }
 }
@@ -715,5 +716,6 @@ fn shard_part(
             .iter()
             .map(|s| b64(&s.histogram))
             .collect(),
+        connect_histogram: Some(b64(&m.connections.histogram)),
     }
 }

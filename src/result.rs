@@ -61,6 +61,10 @@ pub struct Options {
     pub seed: u64,
     pub table_engine: Option<String>,
     pub statement_timeout_s: Option<f64>,
+    /// How the clients held their connections (`-C`, `--reconnect-*`, `--idle-connections`;
+    /// absent in results of dbduel versions before them).
+    #[serde(default)]
+    pub connections: crate::runner::connections::ConnectionPlan,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -125,7 +129,8 @@ pub struct RunResult {
 
 /// What a shard's result adds for `merge`: its place in the run, its start on the wall clock,
 /// and its histograms (HdrHistogram V2, base64): each transaction type's, the schedule lag's,
-/// each per-second window's (null for a window without a transaction) and each statement's.
+/// each per-second window's (null for a window without a transaction), each statement's and
+/// the connect times'.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShardPart {
     pub index: u32,
@@ -144,6 +149,9 @@ pub struct ShardPart {
     /// Each of `statement_latencies`' latency histogram (µs), in their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statement_histograms: Vec<String>,
+    /// The connect-time histogram of every connection the shard opened (µs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_histogram: Option<String>,
 }
 
 /// One shard of a merged result: where it ran, what it ran and how hard its client worked.

@@ -80,8 +80,13 @@ impl Connections {
     /// A shard's connections added to these (`merge`): counts summed, histograms added, the
     /// storm the slowest shard's over all shards' clients.
     pub fn add(&mut self, other: &Connections) -> Result<(), String> {
-        let mut hist = super::deserialize(&self.histogram)?;
-        hist.add(super::deserialize(&other.histogram)?)
+        // An empty one: nothing added yet (or a result from before connect times were kept).
+        let read = |bytes: &[u8]| match bytes.is_empty() {
+            true => Ok(histogram(3)),
+            false => super::deserialize(bytes),
+        };
+        let mut hist = read(&self.histogram)?;
+        hist.add(read(&other.histogram)?)
             .map_err(|e| format!("adding connect-time histograms: {e}"))?;
         self.opened += other.opened;
         self.initial += other.initial;
@@ -203,6 +208,9 @@ mod tests {
             Event::Connected(ConnectCause::Transaction, ms(40)),
         ]);
         b.add(&a).unwrap();
+        let mut none = Connections::default();
+        none.add(&b).unwrap();
+        assert_eq!((none.opened, none.histogram.len()), (5, b.histogram.len()));
         assert_eq!((b.opened, b.per_transaction, b.storm_clients), (5, 1, 3));
         assert!((b.storm_s - 0.05).abs() < 1e-9);
         assert!((b.connect_ms.mean - 16.0).abs() < 0.1, "{:?}", b.connect_ms);

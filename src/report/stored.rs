@@ -272,6 +272,7 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         warnings,
         metrics: figures(members),
         types: types(members),
+        connect: connect_row(members),
         statement_latencies: super::statement_latencies::over_repeats(
             &members.iter().map(|m| &m.result).collect::<Vec<_>>(),
         ),
@@ -382,6 +383,39 @@ fn types(members: &[&RunFacts]) -> Vec<TypeFigures> {
         // Types that never ran (TPC-H queries left out by --queries) are left out.
         .filter(|t| t.executions + t.errors + t.rollbacks > 0)
         .collect()
+}
+
+/// The connections as a row of the per-type table: connections a second, their connect time's
+/// percentiles (medians over the repeats), the tries that failed under errors; for a point whose
+/// clients opened more than their first connections. Its name says how many were opened and
+/// how long the clients took to connect at the start.
+fn connect_row(members: &[&RunFacts]) -> Option<TypeFigures> {
+    let of: Vec<&serde_json::Value> = members.iter().map(|m| &m.result["connections"]).collect();
+    let count = |c: &serde_json::Value, field: &str| c[field].as_u64().unwrap_or(0);
+    let beyond = |c: &&serde_json::Value| count(c, "opened") > count(c, "initial");
+    if !of.iter().any(beyond) {
+        return None;
+    }
+    let median = |f: &dyn Fn(usize, &serde_json::Value) -> Option<f64>| {
+        let values: Vec<f64> = of.iter().enumerate().filter_map(|(i, c)| f(i, c)).collect();
+        stats::spread(&values).median
+    };
+    let opened = of.iter().map(|c| count(c, "opened")).max().unwrap_or(0);
+    let storm = median(&|_, c| c["storm_s"].as_f64());
+    Some(TypeFigures {
+        name: format!("connect ({opened} opened; clients connected in {storm:.3} s)"),
+        tps: median(&|i, c| {
+            let secs = members[i].result["duration_s"].as_f64()?;
+            Some(count(c, "opened") as f64 / secs.max(1e-9))
+        }),
+        p50_ms: median(&|_, c| c["connect_ms"]["p50"].as_f64()),
+        p95_ms: median(&|_, c| c["connect_ms"]["p95"].as_f64()),
+        p99_ms: median(&|_, c| c["connect_ms"]["p99"].as_f64()),
+        errors: of.iter().map(|c| count(c, "failed")).sum(),
+        retries: 0,
+        rollbacks: 0,
+        executions: opened,
+    })
 }
 
 fn peak(samples: &[serde_json::Value], field: &str) -> Option<u64> {
