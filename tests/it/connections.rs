@@ -26,6 +26,15 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             )
         })
         .collect();
+    // Scripts (`run FILE.sql`) run -C in `per_transaction` above.
+    for entry in dbduel::workload::all().filter(|e| e.name != "script") {
+        let variant = entry.variants.first().copied();
+        out.push(with_env(
+            env,
+            format!("connections::every_workload::{}::sqlite", entry.name),
+            move |env| every_workload(env, entry.name, variant),
+        ));
+    }
     out.push(with_env(
         env,
         "connections::reconnect_every::postgres",
@@ -156,6 +165,43 @@ fn per_transaction(env: &Env, target: Target) -> Result<(), String> {
     ensure(with_c == plain, || {
         format!("the same draws with and without -C:\n{with_c:?}\n{plain:?}")
     })
+}
+
+/// `-C` on each workload (its first variant, if it has variants, on SQLite): every transaction on a connection of
+/// its own, with the statements prepared again and the workload's session settings made again
+/// (TPC-C's serializable isolation, TPC-H's timeout), no error, and `check` passing after it.
+fn every_workload(env: &Env, workload: &str, variant: Option<&str>) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, &format!("c_{workload}"));
+    // TPC-H at its smallest useful size, two queries per stream, each under a timeout of the
+    // session's (made again on every connection); its streams fix their clients and their work.
+    let (size, limits) = if workload == "tpch" {
+        (
+            ["--scale-factor", "0.01"],
+            &["--queries", "1,6", "--query-timeout", "60"][..],
+        )
+    } else {
+        (["--scale", "1"], &["-c", "2", "-t", "5"][..])
+    };
+    let prepare = ["prepare", workload, size[0], size[1], "--dsn", &dsn];
+    expect_code(&dbduel(&prepare), 0, "prepare")?;
+    let mut args = vec!["run", workload, "--dsn", &dsn, "-C"];
+    args.extend(variant.iter().flat_map(|v| ["-b", v]));
+    args.extend(["-M", "prepared", "--max-tries", "100"]);
+    args.extend(limits);
+    let r = run_json(env, &format!("every-workload-{workload}"), &args, 0)?;
+    let c = &r["connections"];
+    ensure(
+        r["errors"] == 0 && r["transactions"].as_u64() > Some(0),
+        || format!("transactions without errors: {r}"),
+    )?;
+    ensure(c["per_transaction"] == r["transactions"], || {
+        format!("a connection per transaction: {c}")
+    })?;
+    expect_code(
+        &dbduel(&["check", workload, "--dsn", &dsn]),
+        0,
+        "check after the run",
+    )
 }
 
 /// `--reconnect-every 5` with `-t 20 -c 2`: each client replaces its connection after its 5th,
