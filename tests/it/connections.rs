@@ -45,6 +45,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "connections::reconnect_after::postgres",
         reconnect_after,
     ));
+    out.push(with_env(
+        env,
+        "connections::shards_merged::postgres",
+        shards_merged,
+    ));
     for target in [Target::Postgres, Target::MariaDb("InnoDB")] {
         out.push(with_env(
             env,
@@ -266,6 +271,39 @@ fn reconnect_after(env: &Env) -> Result<(), String> {
     )?;
     ensure((8..=14).contains(&by_age) && c["by_count"] == 0, || {
         format!("about 2 x 6 reconnects by age in 3 s: {c}")
+    })
+}
+
+/// Two shards of a `-C` run, merged: their connections summed (a connection per transaction,
+/// each shard's client's first), their connect-time histograms added (the merged maximum is the
+/// larger shard's), the storm over both shards' clients.
+fn shards_merged(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Postgres, "shards_merged")?;
+    let args = [
+        "run", "tpcb", "-S", "--dsn", &dsn, "-c", "2", "-T", "2", "-C",
+    ];
+    let files = crate::shards::run_shards(env, "shards-c", 2, &args)?;
+    let mut maxima = Vec::new();
+    for f in &files {
+        let r = read_result(f)?;
+        maxima.push(
+            r["connections"]["connect_ms"]["max"]
+                .as_f64()
+                .unwrap_or(0.0),
+        );
+    }
+    let merged = env.path("shards-c-merged.json");
+    expect_code(&crate::shards::merge(&files, &merged), 0, "merge")?;
+    let r = read_result(&merged)?;
+    let c = &r["connections"];
+    ensure(
+        c["per_transaction"] == r["transactions"] && c["initial"] == 2 && c["storm_clients"] == 2,
+        || format!("both shards' connections: {c}"),
+    )?;
+    let max = c["connect_ms"]["max"].as_f64().unwrap_or(0.0);
+    let larger = maxima.iter().copied().fold(0.0, f64::max);
+    ensure((max - larger).abs() <= larger * 0.01, || {
+        format!("merged max {max} ms, the shards' {maxima:?}")
     })
 }
 
