@@ -244,12 +244,11 @@ impl Idle {
         Idle(Vec::new())
     }
 
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    /// Close them (at the end of the run), one by one.
+    pub fn close(self) {
+        for session in self.0 {
+            drop(session);
+        }
     }
 }
 

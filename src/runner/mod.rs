@@ -2,9 +2,11 @@
 //! runs its part of the run's ids), started together after all have connected (at `--start-at`'s
 //! wall-clock time when given), closed loop or paced by a Poisson schedule (open loop), retries of
 //! retryable errors, reconnection after a lost connection (until the end of `-T`, the time without
-//! a connection counted), and the end of a timed run (`Running::watch`): a client still inside a
-//! transaction a grace after the end is cancelled through `Session::canceller`, then its socket is
-//! shut down and it is named as stuck; a client still getting a new connection then is counted
+//! a connection counted; the client's session bound to the new one, its workload's state kept),
+//! how the clients hold their connections (`connections.rs`: `-C`, a connection's end of life, idle
+//! connections beside them, every connect timed, the clients' storm), and the end of a timed run
+//! (`Running::watch`): a client still inside a transaction a grace after the end is cancelled
+//! through `Session::canceller`, then its socket is shut down and it is named as stuck; a client still getting a new connection then is counted
 //! lost; a wait inside a transaction (a script's `\sleep`) stops at the end through
 //! `workload::RunEnd`. A lost connection is torn down on a thread of its own, so that every lost
 //! connection is counted, reconnected or its client lost. A client whose workload reports
@@ -198,7 +200,7 @@ impl Running {
     /// Wait for the clients' threads; one left behind by `watch` is not waited for.
     pub fn join(self) {
         let gave_up = matches!(self.ending, Ending::Abandoned(_)) && !self.finished();
-        drop(self.idle);
+        self.idle.close();
         for h in self.handles {
             if !gave_up || h.is_finished() {
                 let _ = h.join();

@@ -10,7 +10,8 @@
 //! transaction in flight wait in a reused buffer until the runner settles it (`settle`): kept
 //! when the transaction is measured (past the warm-up, not cut short by the end of the run),
 //! dropped otherwise. Each client keeps its own lines and histograms, across new connections
-//! (`rebind` prepares its statements again under the same ids), and sends them once at its end (`Event::Statements`); the metrics merge them.
+//! (`rebind` prepares its statements again under the same ids), and sends them once at its end
+//! (`Event::Statements`); the metrics merge them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -423,7 +424,7 @@ impl Session for Timed {
 mod tests {
     //! The clock on a real SQLite file: lines by statement and transaction type, latencies that
     //! grow past the histogram's first size, failures and retries, warm-up dropped, and the lines
-    //! kept across a reconnection.
+    //! kept across a new connection.
     use super::*;
     use crate::engine::{self, EngineOptions, Protocol};
 
