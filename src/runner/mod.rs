@@ -6,13 +6,14 @@
 //! how the clients hold their connections (`connections.rs`: `-C`, a connection's end of life, idle
 //! connections beside them, every connect timed, the clients' storm), and the end of a timed run
 //! (`Running::watch`): a client still inside a transaction a grace after the end is cancelled
-//! through `Session::canceller`, then its socket is shut down and it is named as stuck; a client still getting a new connection then is counted
-//! lost; a wait inside a transaction (a script's `\sleep`) stops at the end through
-//! `workload::RunEnd`. A lost connection is torn down on a thread of its own, so that every lost
-//! connection is counted, reconnected or its client lost. A client whose workload reports
-//! `Client::aborted` (a script's run-time error: pgbench's aborted client) is ended and counted
-//! under lost clients. At its end each client sends what its connection counted of its own time over
-//! the measured window, on an engine that counts it (`Session::connection_figures`: SQLite).
+//! through `Session::canceller`, then its socket is shut down and it is named as stuck; a client
+//! still getting a new connection then is counted lost; a wait inside a transaction (a script's
+//! `\sleep`) stops at the end through `workload::RunEnd`. A lost connection is torn down on a
+//! thread of its own, so that every lost connection is counted, reconnected or its client lost. A
+//! client whose workload reports `Client::aborted` (a script's run-time error: pgbench's aborted
+//! client) is ended and counted under lost clients. At its end each client sends what its
+//! connection counted of its own time over the measured window, on an engine that counts it
+//! (`Session::connection_figures`: SQLite).
 //!
 //! Threads and blocking connections, not a runtime: a waiting client costs no CPU and no wake-ups
 //! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
