@@ -26,8 +26,10 @@ pub struct Connections {
     pub by_age: u64,
     /// Opened after a lost connection.
     pub after_lost: u64,
-    /// `--idle-connections`, held open beside the clients.
+    /// `--idle-connections`, held open beside the clients, and their connect times summed.
     pub idle: u64,
+    #[serde(default)]
+    pub idle_connect_s: f64,
     /// Tries that did not get a connection (or could not prepare on it), and the first's
     /// message.
     pub failed: u64,
@@ -53,12 +55,16 @@ impl Connections {
     /// The summary's line: "connections: 812 opened (800 by -C), connect mean 1.21 ms, p99
     /// 3.4 ms; connected 8 clients in 0.031 s".
     pub fn line(&self) -> String {
+        let idle = format!(
+            "idle, connect mean {:.2} ms",
+            self.idle_connect_s * 1000.0 / self.idle.max(1) as f64
+        );
         let mut causes = Vec::new();
         for (n, what) in [
             (self.per_transaction, "by -C"),
             (self.by_lifetime(), "reconnects by lifetime"),
             (self.after_lost, "after lost ones"),
-            (self.idle, "idle"),
+            (self.idle, idle.as_str()),
             (self.failed, "failed"),
         ] {
             if n > 0 {
@@ -95,6 +101,7 @@ impl Connections {
         self.by_age += other.by_age;
         self.after_lost += other.after_lost;
         self.idle += other.idle;
+        self.idle_connect_s += other.idle_connect_s;
         self.failed += other.failed;
         if self.first_failure.is_none() {
             self.first_failure.clone_from(&other.first_failure);
@@ -137,6 +144,9 @@ impl Acc {
                     ConnectCause::Lost => &mut f.after_lost,
                     ConnectCause::Idle => &mut f.idle,
                 } += 1;
+                if *cause == ConnectCause::Idle {
+                    f.idle_connect_s += took.as_secs_f64();
+                }
                 self.hist
                     .saturating_record((took.as_micros() as u64).max(1));
             }
@@ -186,13 +196,20 @@ mod tests {
             Event::Connected(ConnectCause::Count, ms(4)),
             Event::Connected(ConnectCause::Age, ms(6)),
             Event::ConnectFailed(ConnectCause::Count, "too many clients".into()),
+            Event::Connected(ConnectCause::Idle, ms(3)),
+            Event::Connected(ConnectCause::Idle, ms(5)),
         ]);
         assert_eq!(
             (a.opened, a.initial, a.by_lifetime(), a.failed),
-            (4, 2, 2, 1)
+            (6, 2, 2, 1)
+        );
+        assert!(
+            a.line().contains("2 idle, connect mean 4.00 ms"),
+            "{}",
+            a.line()
         );
         assert_eq!(a.first_failure.as_deref(), Some("too many clients"));
-        assert!((a.connect_ms.mean - 10.0).abs() < 0.1, "{:?}", a.connect_ms);
+        assert!((a.connect_ms.mean - 8.0).abs() < 0.1, "{:?}", a.connect_ms);
         assert!(
             a.line().contains("2 reconnects by lifetime"),
             "{}",
@@ -210,10 +227,15 @@ mod tests {
         b.add(&a).unwrap();
         let mut none = Connections::default();
         none.add(&b).unwrap();
-        assert_eq!((none.opened, none.histogram.len()), (5, b.histogram.len()));
-        assert_eq!((b.opened, b.per_transaction, b.storm_clients), (5, 1, 3));
+        assert_eq!((none.opened, none.histogram.len()), (7, b.histogram.len()));
+        assert_eq!((b.opened, b.per_transaction, b.storm_clients), (7, 1, 3));
+        assert!((b.idle_connect_s - 0.008).abs() < 1e-9);
         assert!((b.storm_s - 0.05).abs() < 1e-9);
-        assert!((b.connect_ms.mean - 16.0).abs() < 0.1, "{:?}", b.connect_ms);
+        assert!(
+            (b.connect_ms.mean - 88.0 / 7.0).abs() < 0.1,
+            "{:?}",
+            b.connect_ms
+        );
         assert!((b.connect_ms.max - 40.0).abs() < 0.1, "{:?}", b.connect_ms);
     }
 }

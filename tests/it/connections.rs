@@ -366,7 +366,10 @@ fn idle_seen(env: &Env, target: Target) -> Result<(), String> {
     let r = read_result(&json)?;
     let c = &r["connections"];
     ensure(
-        c["idle"] == 20 && c["initial"] == 1 && r["options"]["clients"] == 1,
+        c["idle"] == 20
+            && c["idle_connect_s"].as_f64() > Some(0.0)
+            && c["initial"] == 1
+            && r["options"]["clients"] == 1,
         || format!("20 idle connections beside 1 client: {c}"),
     )
 }
