@@ -84,6 +84,20 @@ pub enum ConnectCause {
     Idle,
 }
 
+impl ConnectCause {
+    /// Its name in the result (`connections`' count of it, and its key in `connect_s`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectCause::Initial => "initial",
+            ConnectCause::Transaction => "per_transaction",
+            ConnectCause::Count => "by_count",
+            ConnectCause::Age => "by_age",
+            ConnectCause::Lost => "after_lost",
+            ConnectCause::Idle => "idle",
+        }
+    }
+}
+
 /// One statement of one transaction type as one client timed it: its calls that returned, their
 /// time, and the calls that failed. A statement is a prepared statement's text, BEGIN, COMMIT or
 /// ROLLBACK, or a script's command as written (`as_written`).

@@ -5,6 +5,8 @@
 //! connections that could not be had; and the storm, all the clients' first connections opened
 //! at once: how many and how long until the last was connected. Shards' are added (`add`).
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -26,10 +28,12 @@ pub struct Connections {
     pub by_age: u64,
     /// Opened after a lost connection.
     pub after_lost: u64,
-    /// `--idle-connections`, held open beside the clients, and their connect times summed.
+    /// `--idle-connections`, held open beside the clients.
     pub idle: u64,
+    /// Each cause's connect times summed, by its name above (`per_transaction`...): its mean
+    /// connect apart from the others'.
     #[serde(default)]
-    pub idle_connect_s: f64,
+    pub connect_s: BTreeMap<String, f64>,
     /// Tries that did not get a connection (or could not prepare on it), and the first's
     /// message.
     pub failed: u64,
@@ -52,12 +56,17 @@ impl Connections {
         self.by_count + self.by_age
     }
 
+    /// The mean connect time of the `n` connections opened for `cause`, in ms.
+    pub fn mean_connect_ms(&self, cause: ConnectCause, n: u64) -> f64 {
+        self.connect_s.get(cause.name()).copied().unwrap_or(0.0) * 1000.0 / n.max(1) as f64
+    }
+
     /// The summary's line: "connections: 812 opened (800 by -C), connect mean 1.21 ms, p99
     /// 3.4 ms; connected 8 clients in 0.031 s".
     pub fn line(&self) -> String {
         let idle = format!(
             "idle, connect mean {:.2} ms",
-            self.idle_connect_s * 1000.0 / self.idle.max(1) as f64
+            self.mean_connect_ms(ConnectCause::Idle, self.idle)
         );
         let mut causes = Vec::new();
         for (n, what) in [
@@ -101,7 +110,9 @@ impl Connections {
         self.by_age += other.by_age;
         self.after_lost += other.after_lost;
         self.idle += other.idle;
-        self.idle_connect_s += other.idle_connect_s;
+        for (cause, secs) in &other.connect_s {
+            *self.connect_s.entry(cause.clone()).or_default() += secs;
+        }
         self.failed += other.failed;
         if self.first_failure.is_none() {
             self.first_failure.clone_from(&other.first_failure);
@@ -144,9 +155,7 @@ impl Acc {
                     ConnectCause::Lost => &mut f.after_lost,
                     ConnectCause::Idle => &mut f.idle,
                 } += 1;
-                if *cause == ConnectCause::Idle {
-                    f.idle_connect_s += took.as_secs_f64();
-                }
+                *f.connect_s.entry(cause.name().to_string()).or_default() += took.as_secs_f64();
                 self.hist
                     .saturating_record((took.as_micros() as u64).max(1));
             }
@@ -229,7 +238,8 @@ mod tests {
         none.add(&b).unwrap();
         assert_eq!((none.opened, none.histogram.len()), (7, b.histogram.len()));
         assert_eq!((b.opened, b.per_transaction, b.storm_clients), (7, 1, 3));
-        assert!((b.idle_connect_s - 0.008).abs() < 1e-9);
+        assert!((b.connect_s["idle"] - 0.008).abs() < 1e-9);
+        assert!((b.mean_connect_ms(ConnectCause::Transaction, 1) - 40.0).abs() < 1e-9);
         assert!((b.storm_s - 0.05).abs() < 1e-9);
         assert!(
             (b.connect_ms.mean - 88.0 / 7.0).abs() < 0.1,
