@@ -255,7 +255,8 @@ fn reconnect_every(env: &Env) -> Result<(), String> {
 
 /// `--reconnect-after 0.5` over 3 s with 2 clients: each connection is replaced once it has
 /// lived half a second, at the next transaction's boundary: 5 or 6 times per client (its first
-/// connection's age counts from before the release), never by count.
+/// connection's age counts from before the release; fewer when a loaded machine makes a
+/// transaction slow, so 3 at least), never by count.
 fn reconnect_after(env: &Env) -> Result<(), String> {
     let dsn = prepared_tpcb(env, Target::Postgres, "reconnect_after")?;
     let args = [
@@ -278,7 +279,7 @@ fn reconnect_after(env: &Env) -> Result<(), String> {
         r["errors"] == 0 && r["transactions"].as_u64() > Some(10),
         || format!("transactions without errors: {r}"),
     )?;
-    ensure((8..=14).contains(&by_age) && c["by_count"] == 0, || {
+    ensure((6..=14).contains(&by_age) && c["by_count"] == 0, || {
         format!("about 2 x 6 reconnects by age in 3 s: {c}")
     })
 }
