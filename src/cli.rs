@@ -306,6 +306,37 @@ pub struct RunArgs {
     /// pgbench's -r is taken as asking for them).
     #[arg(long)]
     pub no_statement_latencies: bool,
+    /// A new connection for every transaction (pgbench's -C): connect, run one transaction,
+    /// disconnect; the connect counts in the transaction's latency and is measured apart.
+    #[arg(short = 'C', long = "connect", help_heading = "Connections")]
+    pub connect: bool,
+    /// Close each client's connection after N transactions and open a new one, between
+    /// transactions (a pool's connection lifetime in uses).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Connections"
+    )]
+    pub reconnect_every: Option<i64>,
+    /// Close each client's connection once it has lived SECONDS and open a new one, between
+    /// transactions (a pool's maximum lifetime).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        help_heading = "Connections"
+    )]
+    pub reconnect_after: Option<f64>,
+    /// Open N more connections before the clients start and hold them open, idle (no
+    /// transaction open), until the end; they are not clients.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Connections"
+    )]
+    pub idle_connections: Option<i64>,
     /// A pgbench-format script to run, with its weight among several (as pgbench -f).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub files: Vec<String>,
@@ -348,9 +379,6 @@ pub struct HabitArgs {
     /// pgbench -l: the per-transaction log.
     #[arg(short = 'l', long = "log", hide = true)]
     pub log: bool,
-    /// pgbench -C: a new connection per transaction.
-    #[arg(short = 'C', long = "connect", hide = true)]
-    pub connect: bool,
     /// pgbench -L: the latency limit.
     #[arg(short = 'L', long = "latency-limit", hide = true, value_name = "MS")]
     pub latency_limit: Option<f64>,
@@ -377,10 +405,6 @@ impl HabitArgs {
             (
                 self.log,
                 "-l (per-transaction log): dbduel keeps per-second windows and the full latency histogram in --json",
-            ),
-            (
-                self.connect,
-                "-C (a connection per transaction): dbduel keeps one connection per client",
             ),
             (
                 self.latency_limit.is_some(),

@@ -1,6 +1,7 @@
 //! What a run emits: one `Event` per finished transaction (a `Sample`) and per client happening (a
 //! reconnection, its time offline, a lost client, the first error message of a kind, its schedule,
-//! its CPU, its connection's own figures and its statements' timings at its end). The runner
+//! its CPU, its connection's own figures and its statements' timings at its end), every
+//! connection opened with its connect time, and the clients' connection storm. The runner
 //! sends them; the metrics consume them, so neither imports the other.
 
 use std::time::Duration;
@@ -52,9 +53,49 @@ pub enum Event {
     /// A client's end, on an engine whose connections count their own time (embedded): what
     /// its connections counted over the measured window (`Session::connection_figures`).
     ConnectionFigures(ConnectionFigures),
+    /// A connection the run opened (a client's or an idle one), why, and how long connecting
+    /// took: the engine's connect, TLS handshake and authentication included.
+    Connected(ConnectCause, Duration),
+    /// A connection the run tried to open and could not have, and the engine's message (`-C`'s
+    /// is also its transaction's error; a connection's end of life keeps the old one in use).
+    ConnectFailed(ConnectCause, String),
+    /// The clients' first connections, all opened at once: how many, and the time from the
+    /// first client starting to connect until the last was connected.
+    Storm(u32, Duration),
     /// A client's end: its statements timed one by one over the measured transactions
     /// (`runner::statements`), one entry per statement of each transaction type.
     Statements(Vec<StatementTimes>),
+}
+
+/// Why a connection was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectCause {
+    /// A client's first connection, before the clients are released.
+    Initial,
+    /// `-C`: the connection of one transaction.
+    Transaction,
+    /// The old one had served `--reconnect-every` transactions.
+    Count,
+    /// The old one had lived `--reconnect-after` seconds.
+    Age,
+    /// The old one was lost.
+    Lost,
+    /// `--idle-connections`: held open, idle, beside the clients.
+    Idle,
+}
+
+impl ConnectCause {
+    /// Its name in the result (`connections`' count of it, and its key in `connect_s`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectCause::Initial => "initial",
+            ConnectCause::Transaction => "per_transaction",
+            ConnectCause::Count => "by_count",
+            ConnectCause::Age => "by_age",
+            ConnectCause::Lost => "after_lost",
+            ConnectCause::Idle => "idle",
+        }
+    }
 }
 
 /// One statement of one transaction type as one client timed it: its calls that returned, their

@@ -9,9 +9,10 @@
 //! percentiles from the windows' histograms merged), tps and the workload's figures (rebuilt from
 //! its registry entry) over the span from the earliest measured start to the latest end, each
 //! shard's client CPU in `shards`, and the per-statement latencies from each statement's
-//! histograms merged (left out, with a warning saying why, when a shard has none), and each phase
-//! of a run in phases from its histograms (`merge_phases`). `merge --results` keeps the merged run
-//! in a store
+//! histograms merged (left out, with a warning saying why, when a shard has none), the
+//! connections added (counts, connect-time histograms, the slowest storm), and each phase of a
+//! run in phases from its histograms (`merge_phases`). `merge --results` keeps the merged run in
+//! a store
 //! (`Store::save_run`: a point of a named plan, the next free repeat; a run already stored, by the
 //! identity of its start, engine, DSN, workload, counts and shards, is not stored again).
 
@@ -23,6 +24,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::Error;
 use crate::metrics::phases::{self, PhaseResult};
+use crate::metrics::connections::Connections;
 use crate::metrics::{self, Latency, Measurement, TypeSummary, Window};
 use crate::result::{RunResult, ShardPart, ShardReport};
 use crate::workload::{self, WorkloadOptions};
@@ -411,6 +413,7 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
     m.windows = windows(&results, parts, &offsets)?;
     m.window_histograms = Vec::new();
     m.lag_histogram = None;
+    m.connections = merge_connections(shards)?;
     let reports = shard_reports(shards, &time);
     let mut warnings = shard_warnings(shards, &reports);
     warnings.extend(statements.err());
@@ -419,6 +422,30 @@ fn assemble(shards: &[ShardFile], parts: &[Decoded]) -> Result<RunResult, Error>
     merged.warnings = warnings;
     merged.shards = reports;
     Ok(merged)
+}
+
+/// The shards' connections made one: counts summed, connect-time histograms added, the storm
+/// the slowest shard's over all their clients (`metrics::connections::Connections::add`).
+fn merge_connections(shards: &[ShardFile]) -> Result<Connections, Error> {
+    let mut all = Connections::default();
+    for s in shards {
+        let mut one = s.result.measurement.connections.clone();
+        if let Some(text) = &part(s).connect_histogram {
+            one.histogram = base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| metrics::deserialize(&bytes).map(|_| bytes))
+                .map_err(|e| {
+                    Error::Usage(format!(
+                        "{}: its connect-time histogram cannot be read ({e}): the file was changed after the run",
+                        s.file
+                    ))
+                })?;
+        }
+        all.add(&one)
+            .map_err(|e| Error::Usage(format!("{}: {e}", s.file)))?;
+    }
+    Ok(all)
 }
 
 /// The first shard's measurement with every count summed over the shards (latencies and

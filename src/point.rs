@@ -685,6 +685,7 @@ impl Point<'_> {
                 .as_ref()
                 .map(|s| s.phases.clone())
                 .unwrap_or_default(),
+            connections: plan.run.connections.clone(),
         }
     }
 }
@@ -733,5 +734,6 @@ fn shard_part(
                 seconds: p.second_histograms.iter().map(b64).collect(),
             })
             .collect(),
+        connect_histogram: Some(b64(&m.connections.histogram)),
     }
 }

@@ -64,6 +64,10 @@ pub struct Options {
     /// `--phase`: the phases asked for, in order (empty for a run of one shape).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<crate::runner::shape::Phase>,
+    /// How the clients held their connections (`-C`, `--reconnect-*`, `--idle-connections`;
+    /// absent in results of dbduel versions before them).
+    #[serde(default)]
+    pub connections: crate::runner::connections::ConnectionPlan,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -128,7 +132,8 @@ pub struct RunResult {
 
 /// What a shard's result adds for `merge`: its place in the run, its start on the wall clock,
 /// and its histograms (HdrHistogram V2, base64): each transaction type's, the schedule lag's,
-/// each per-second window's (null for a window without a transaction) and each statement's.
+/// each per-second window's (null for a window without a transaction), each statement's and
+/// the connect times'.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShardPart {
     pub index: u32,
@@ -150,6 +155,9 @@ pub struct ShardPart {
     /// Each phase's histograms, in their order (`--phase`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phase_histograms: Vec<PhaseHistograms>,
+    /// The connect-time histogram of every connection the shard opened (µs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_histogram: Option<String>,
 }
 
 /// One phase's histograms in a shard's result (base64 HdrHistogram V2): its latency, its

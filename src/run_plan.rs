@@ -19,6 +19,7 @@ use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
 use crate::error::Error;
 use crate::runner::shape::Shape;
+use crate::runner::connections::ConnectionPlan;
 use crate::runner::{Limit, RunConfig};
 use crate::workload::{self, WorkloadEntry, WorkloadOptions};
 
@@ -251,6 +252,8 @@ pub struct RunInput {
     pub waits_hz: Option<u32>,
     /// Time every statement on the client (`--no-statement-latencies`: not).
     pub statements: bool,
+    /// How the clients hold their connections (`-C`, `--reconnect-*`, `--idle-connections`).
+    pub connections: ConnectionPlan,
 }
 
 /// Where a run's options were written: `dbduel run`'s flags or a plan file's keys.
@@ -311,8 +314,55 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         waits: !args.no_waits,
         waits_hz: args.waits_hz,
         statements: statement_latencies(args)?,
+        connections: connection_plan(args)?,
     }
     .plan()
+}
+
+/// How the clients hold their connections, from `-C`, `--reconnect-every`, `--reconnect-after`
+/// and `--idle-connections`: a count and an age of 1 or more, no lifetime with `-C` (its
+/// connections serve one transaction), idle connections 0 or more.
+fn connection_plan(args: &RunArgs) -> Result<ConnectionPlan, Error> {
+    let every = match args.reconnect_every {
+        Some(n) if n < 1 => {
+            return usage(format!(
+                "--reconnect-every {n}: give the transactions a connection serves, 1 or more"
+            ));
+        }
+        n => n.map(|n| n as u64),
+    };
+    if let Some(s) = args
+        .reconnect_after
+        .filter(|s| !(s.is_finite() && *s > 0.0))
+    {
+        return usage(format!(
+            "--reconnect-after {s}: give the seconds a connection lives, more than 0"
+        ));
+    }
+    if args.connect && (every.is_some() || args.reconnect_after.is_some()) {
+        let flag = if every.is_some() {
+            "--reconnect-every"
+        } else {
+            "--reconnect-after"
+        };
+        return usage(format!(
+            "-C opens a connection for every transaction: {flag} has nothing to renew; give one of them"
+        ));
+    }
+    let idle = match args.idle_connections {
+        Some(n) if !(0..=i64::from(u32::MAX)).contains(&n) => {
+            return usage(format!(
+                "--idle-connections {n}: give the idle connections to hold open, 0 or more"
+            ));
+        }
+        n => n.unwrap_or(0) as u32,
+    };
+    Ok(ConnectionPlan {
+        per_transaction: args.connect,
+        reconnect_every: every,
+        reconnect_after_s: args.reconnect_after,
+        idle_connections: idle,
+    })
 }
 
 /// Whether to time every statement: on unless `--no-statement-latencies`; pgbench's -r asks for
@@ -398,6 +448,7 @@ impl RunInput {
                 start_at: released,
                 statements: self.statements,
                 shape: shape.map(Arc::new),
+                connections: self.connections.clone(),
             },
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
@@ -917,6 +968,7 @@ mod tests {
             waits: true,
             waits_hz: None,
             statements: true,
+            connections: Default::default(),
         }
     }
 

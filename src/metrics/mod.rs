@@ -8,7 +8,8 @@
 //! sampler and the rule that names what limited a run, `embedded.rs` that rule for an engine
 //! with no server (its connections' own figures), `statements.rs` where the server's time went
 //! statement by statement (read on the wait sampler's connection), `statement_latencies.rs` the
-//! per-statement latencies the clients timed, `counters.rs` the
+//! per-statement latencies the clients timed, `connections.rs` every connection the run opened
+//! and its connect time, `counters.rs` the
 //! server's counters the sampler reads once a second and the evidence they add.
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
@@ -28,6 +29,7 @@
 //! client-bound (reasons in docs/run.md). An embedded engine's work is the client's, so the flag is
 //! not judged for SQLite.
 
+pub mod connections;
 pub mod counters;
 pub mod embedded;
 pub mod evidence;
@@ -237,6 +239,10 @@ pub struct Measurement {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<phases::PhaseResult>,
     pub windows: Vec<Window>,
+    /// Every connection the run opened, its connect times, and the clients' storm
+    /// (`metrics::connections`; absent in results of dbduel versions before it).
+    #[serde(default)]
+    pub connections: connections::Connections,
     /// Each transaction type's latency histogram (microseconds), HdrHistogram V2-serialized.
     #[serde(skip)]
     pub histograms: Vec<(String, Vec<u8>)>,
@@ -322,6 +328,7 @@ pub struct Aggregator {
     statements: statement_latencies::Statements,
     /// Each phase's accumulators, in a run whose load changes shape.
     phases: Option<phases::Phases>,
+    connections: connections::Acc,
 }
 
 impl Aggregator {
@@ -365,6 +372,7 @@ impl Aggregator {
             seen_kinds: BTreeMap::new(),
             statements: statement_latencies::Statements::default(),
             phases: None,
+            connections: connections::Acc::default(),
         }
     }
 
@@ -380,6 +388,9 @@ impl Aggregator {
     }
 
     pub fn add(&mut self, event: Event) {
+        if self.connections.add(&event) {
+            return;
+        }
         match event {
             Event::Txn(s) => self.add_sample(&s),
             Event::Reconnected => self.reconnects += 1,
@@ -398,6 +409,8 @@ impl Aggregator {
             Event::ErrorMessage(kind, message) => {
                 self.error_messages.entry(kind).or_insert(message);
             }
+            // Taken above (`connections::Acc::add`).
+            Event::Connected(..) | Event::ConnectFailed(..) | Event::Storm(..) => {}
         }
     }
 
@@ -609,6 +622,7 @@ impl Aggregator {
                 Vec::new()
             },
             windows: self.windows.into_iter().map(|w| w.window).collect(),
+            connections: self.connections.finish(),
         }
     }
 }

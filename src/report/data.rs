@@ -176,6 +176,9 @@ pub struct PointSummary {
     pub metrics: BTreeMap<String, Figure>,
     /// Each transaction type over the repeats, for workloads with more than one (TPC-C's five).
     pub types: Vec<TypeFigures>,
+    /// The connections' row beside the types (`stored::connect_row`), for a point whose
+    /// clients opened more than their first connections (-C, lifetimes, lost ones, idle ones).
+    pub connect: Option<TypeFigures>,
     /// Each statement timed on the client, over the repeats, the longest in total first (none
     /// when timing was off).
     pub statement_latencies: Vec<super::statement_latencies::StatementFigures>,
@@ -339,6 +342,11 @@ pub struct ProfileSettings {
 }
 
 impl TypeFigures {
+    /// The point's transaction types, then its connections' row when it has one.
+    pub fn rows(p: &PointSummary) -> impl Iterator<Item = &TypeFigures> {
+        p.types.iter().chain(p.connect.iter())
+    }
+
     /// p95 and p99, or None for a single execution (a latency, not a distribution).
     pub fn tail(&self) -> Option<(f64, f64)> {
         (self.executions != 1).then_some((self.p95_ms, self.p99_ms))
@@ -525,7 +533,7 @@ impl ReportData {
     pub fn typed_points(&self) -> Vec<&PointSummary> {
         self.comparison()
             .into_iter()
-            .filter(|p| !p.types.is_empty() || !p.metrics.is_empty())
+            .filter(|p| !p.types.is_empty() || !p.metrics.is_empty() || p.connect.is_some())
             .collect()
     }
 

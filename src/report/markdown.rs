@@ -223,11 +223,11 @@ fn types(data: &ReportData) -> String {
             );
         }
         out += "\n\n";
-        if p.types.is_empty() {
+        if p.types.is_empty() && p.connect.is_none() {
             continue;
         }
         out += "| type | tps | p50 ms | p95 ms | p99 ms | rollbacks | retries | errors |\n|---|--:|--:|--:|--:|--:|--:|--:|\n";
-        for t in &p.types {
+        for t in super::data::TypeFigures::rows(p) {
             let (p95, p99) = t
                 .tail()
                 .map_or(("—".into(), "—".into()), |(a, b)| (sig3(a), sig3(b)));

@@ -195,7 +195,8 @@ fn summary_head(out: &mut String, r: &RunResult) {
 }
 
 /// Transactions, queries, errors with their first messages, retries, rollbacks, the
-/// workload's own figures, reconnections, lost clients, unfinished transactions.
+/// workload's own figures, reconnections, lost clients, the connections opened and the storm,
+/// unfinished transactions.
 fn summary_counts(out: &mut String, r: &RunResult) {
     let m = &r.measurement;
     let errors: Vec<_> = m
@@ -265,6 +266,11 @@ fn summary_counts(out: &mut String, r: &RunResult) {
     }
     for lost in &m.lost_clients {
         let _ = writeln!(out, "  lost: {lost}");
+    }
+    let _ = writeln!(out, "  {:<16}{}", "connections", m.connections.line());
+    if let Some(why) = &m.connections.first_failure {
+        let short: String = why.chars().take(240).collect();
+        let _ = writeln!(out, "    first failed connection: {short}");
     }
     if m.unfinished > 0 {
         let _ = writeln!(
@@ -379,6 +385,18 @@ fn summary_latencies(out: &mut String, r: &RunResult) {
             t.rollbacks
         );
     }
+    // Every connection the run opened: its connect time, beside the transactions' latency.
+    let c = &m.connections;
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>10} {:>10} {:>9.3} {} {:>9}",
+        "connect",
+        c.opened,
+        "",
+        c.connect_ms.mean,
+        latency_cells_of(c.opened, &c.connect_ms),
+        c.failed
+    );
 }
 
 /// Workload options, server settings, and what makes the figures doubtful: client-bound,

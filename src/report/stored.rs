@@ -272,6 +272,7 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         warnings,
         metrics: figures(members),
         types: types(members),
+        connect: connect_row(&members.iter().map(|m| &m.result).collect::<Vec<_>>()),
         statement_latencies: super::statement_latencies::over_repeats(
             &members.iter().map(|m| &m.result).collect::<Vec<_>>(),
         ),
@@ -384,6 +385,48 @@ fn types(members: &[&RunFacts]) -> Vec<TypeFigures> {
         .collect()
 }
 
+/// The connections as a row of the per-type table: connections a second, their connect time's
+/// percentiles (medians over the repeats), the tries that failed under errors; for a point whose
+/// clients opened more than their first connections. Its name says how many were opened and
+/// how long the clients took to connect at the start.
+fn connect_row(results: &[&serde_json::Value]) -> Option<TypeFigures> {
+    let count = |c: &serde_json::Value, field: &str| c[field].as_u64().unwrap_or(0);
+    let beyond = |r: &&serde_json::Value| {
+        count(&r["connections"], "opened") > count(&r["connections"], "initial")
+    };
+    if !results.iter().any(beyond) {
+        return None;
+    }
+    let median = |f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+        let values: Vec<f64> = results.iter().filter_map(|r| f(r)).collect();
+        stats::spread(&values).median
+    };
+    let opened = results
+        .iter()
+        .map(|r| count(&r["connections"], "opened"))
+        .max()
+        .unwrap_or(0);
+    let storm = median(&|r| r["connections"]["storm_s"].as_f64());
+    let percentile = |p: &'static str| median(&move |r| r["connections"]["connect_ms"][p].as_f64());
+    Some(TypeFigures {
+        name: format!("connect ({opened} opened; clients connected in {storm:.3} s)"),
+        tps: median(&|r| {
+            let secs = r["duration_s"].as_f64()?;
+            Some(count(&r["connections"], "opened") as f64 / secs.max(1e-9))
+        }),
+        p50_ms: percentile("p50"),
+        p95_ms: percentile("p95"),
+        p99_ms: percentile("p99"),
+        errors: results
+            .iter()
+            .map(|r| count(&r["connections"], "failed"))
+            .sum(),
+        retries: 0,
+        rollbacks: 0,
+        executions: opened,
+    })
+}
+
 fn peak(samples: &[serde_json::Value], field: &str) -> Option<u64> {
     samples.iter().filter_map(|s| s[field].as_u64()).max()
 }
@@ -472,5 +515,29 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
         seconds,
         statements: serde_json::from_value(run.result["statements"].clone()).ok(),
         phases: serde_json::from_value(run.result["phases"].clone()).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_connect_row_only_for_points_that_opened_more_than_their_clients_first_connections() {
+        let run = |opened: u64, p99: f64| {
+            json!({"duration_s": 2.0, "connections": {"opened": opened, "initial": 2,
+                   "failed": 1, "storm_s": 0.25, "connect_ms": {"p50": 1.0, "p95": 2.0, "p99": p99}}})
+        };
+        let (a, b, plain) = (run(42, 3.0), run(22, 5.0), run(2, 9.0));
+        assert!(connect_row(&[&plain]).is_none());
+        let row = connect_row(&[&a, &b]).unwrap();
+        assert_eq!(
+            row.name,
+            "connect (42 opened; clients connected in 0.250 s)"
+        );
+        assert_eq!((row.p99_ms, row.errors, row.executions), (4.0, 2, 42));
+        assert!((row.tps - 16.0).abs() < 1e-9, "{}", row.tps);
     }
 }

@@ -2,15 +2,18 @@
 //! runs its part of the run's ids), started together after all have connected (at `--start-at`'s
 //! wall-clock time when given), closed loop or paced by a Poisson schedule (open loop), retries of
 //! retryable errors, reconnection after a lost connection (until the end of `-T`, the time without
-//! a connection counted), and the end of a timed run (`Running::watch`): a client still inside a
-//! transaction a grace after the end is cancelled through `Session::canceller`, then its socket is
-//! shut down and it is named as stuck; a client still getting a new connection then is counted
-//! lost; a wait inside a transaction (a script's `\sleep`) stops at the end through
-//! `workload::RunEnd`. A lost connection is torn down on a thread of its own, so that every lost
-//! connection is counted, reconnected or its client lost. A client whose workload reports
-//! `Client::aborted` (a script's run-time error: pgbench's aborted client) is ended and counted
-//! under lost clients. At its end each client sends what its connection counted of its own time over
-//! the measured window, on an engine that counts it (`Session::connection_figures`: SQLite).
+//! a connection counted; the client's session bound to the new one, its workload's state kept),
+//! how the clients hold their connections (`connections.rs`: `-C`, a connection's end of life, idle
+//! connections beside them, every connect timed, the clients' storm), and the end of a timed run
+//! (`Running::watch`): a client still inside a transaction a grace after the end is cancelled
+//! through `Session::canceller`, then its socket is shut down and it is named as stuck; a client
+//! still getting a new connection then is counted lost; a wait inside a transaction (a script's
+//! `\sleep`) stops at the end through `workload::RunEnd`. A lost connection is torn down on a
+//! thread of its own, so that every lost connection is counted, reconnected or its client lost. A
+//! client whose workload reports `Client::aborted` (a script's run-time error: pgbench's aborted
+//! client) is ended and counted under lost clients. At its end each client sends what its
+//! connection counted of its own time over the measured window, on an engine that counts it
+//! (`Session::connection_figures`: SQLite).
 //!
 //! Threads and blocking connections, not a runtime: a waiting client costs no CPU and no wake-ups
 //! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
@@ -24,6 +27,7 @@
 //! operation per 256 transactions or 50 ms, whichever comes first, over an unbounded channel that
 //! point.rs drains every 100 ms): measuring is the consumers' business.
 
+pub mod connections;
 pub mod shape;
 mod statements;
 
@@ -40,7 +44,7 @@ use rand::{RngExt, SeedableRng};
 use crate::engine::figures::ConnectionFigures;
 use crate::engine::{Cancel, DbError, Engine, ErrorClass, Session};
 use crate::error::Error;
-use crate::event::{Event, Sample};
+use crate::event::{ConnectCause, Event, Sample};
 use crate::workload::{Client, RunEnd, Workload};
 
 /// When the run ends.
@@ -72,6 +76,8 @@ pub struct RunConfig {
     /// The phases of a run whose load changes shape (`--phase`): then `rate` is None and the
     /// limit is the phases' time.
     pub shape: Option<Arc<shape::Shape>>,
+    /// How the clients hold their connections (`-C`, lifetimes, idle ones beside them).
+    pub connections: connections::ConnectionPlan,
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -98,6 +104,8 @@ pub struct Running {
     live: Arc<AtomicUsize>,
     shared: Arc<Shared>,
     ending: Ending,
+    /// `--idle-connections`, closed when the run is joined.
+    idle: connections::Idle,
 }
 
 impl Running {
@@ -197,6 +205,7 @@ impl Running {
     /// Wait for the clients' threads; one left behind by `watch` is not waited for.
     pub fn join(self) {
         let gave_up = matches!(self.ending, Ending::Abandoned(_)) && !self.finished();
+        self.idle.close();
         for h in self.handles {
             if !gave_up || h.is_finished() {
                 let _ = h.join();
@@ -258,6 +267,7 @@ pub fn start(
         ending: AtomicBool::new(false),
     });
     let mut handles = Vec::with_capacity(n);
+    let storm = Instant::now();
     let first = shared.cfg.first_client;
     for id in first..first + shared.cfg.clients {
         let shared = shared.clone();
@@ -269,6 +279,10 @@ pub fn start(
         handles.push(handle);
     }
     shared.connected.wait();
+    let _ = shared
+        .events
+        .send(vec![Event::Storm(shared.cfg.clients, storm.elapsed())]);
+    let idle = open_idle(&shared);
     if let Some(at) = shared.cfg.start_at {
         wait_until(at, &shared.stop);
     }
@@ -289,7 +303,35 @@ pub fn start(
         live,
         shared,
         ending: Ending::Running,
+        idle,
     })
+}
+
+/// `--idle-connections`, opened once the clients are connected and before they are released;
+/// a refusal fails the run as a client's would.
+fn open_idle(shared: &Shared) -> connections::Idle {
+    let n = shared.cfg.connections.idle_connections;
+    if n == 0 || shared.failed.lock().expect("failed lock").is_some() {
+        return connections::Idle::none();
+    }
+    match connections::open_idle(&shared.engine, n) {
+        Ok((idle, took)) => {
+            let opened = took
+                .into_iter()
+                .map(|t| Event::Connected(ConnectCause::Idle, t));
+            let _ = shared.events.send(opened.collect());
+            idle
+        }
+        Err(e) => {
+            let why = format!("an idle connection (--idle-connections {n}): {}", e.message);
+            shared
+                .failed
+                .lock()
+                .expect("failed lock")
+                .get_or_insert(why);
+            connections::Idle::none()
+        }
+    }
 }
 
 /// Sleep until the wall clock reaches `at` (`--start-at`), or until Ctrl-C.
@@ -307,10 +349,16 @@ struct ClientState {
     client: Box<dyn Client>,
     /// Draws the pauses between retries, apart from the workload's own streams.
     backoff: SmallRng,
+    /// Its connection's life (`connections`).
+    life: connections::Life,
 }
 
 fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
-    let mut session = statements::Timed::new(shared.engine.connect()?, shared.cfg.statements);
+    let (first, took) = connections::open(shared.engine.as_ref())?;
+    let _ = shared
+        .events
+        .send(vec![Event::Connected(ConnectCause::Initial, took)]);
+    let mut session = statements::Timed::new(first, shared.cfg.statements);
     let seed = shared
         .cfg
         .seed
@@ -324,7 +372,15 @@ fn connect(shared: &Shared, id: u32) -> Result<ClientState, DbError> {
         session,
         client,
         backoff,
+        life: connections::Life::new(),
     })
+}
+
+impl ClientState {
+    /// Its connection, unless it has none (-C between transactions).
+    fn connected(&mut self) -> Option<&mut dyn Session> {
+        self.life.bound.then(|| self.session.untimed())
+    }
 }
 
 /// Where client `id` keeps its state in this process's arrays.
@@ -355,7 +411,7 @@ fn client_thread(shared: &Shared, id: u32) {
     let _alive = Alive(&shared.live);
     // A panic while connecting fails the run like a refused connection, and never leaves the
     // other threads waiting at the barrier.
-    let state = catch_unwind(AssertUnwindSafe(|| connect(shared, id))).unwrap_or_else(|p| {
+    let mut state = catch_unwind(AssertUnwindSafe(|| connect(shared, id))).unwrap_or_else(|p| {
         Err(DbError::new(
             ErrorClass::Other("panic".into()),
             format!(
@@ -369,6 +425,9 @@ fn client_thread(shared: &Shared, id: u32) {
         failed.get_or_insert_with(|| e.message.clone());
     }
     shared.connected.wait();
+    if let Ok(state) = &mut state {
+        connections::release_initial(shared, id, state);
+    }
     shared.go.wait();
     // Read both under short-lived locks: a guard held across the run would serialise the clients.
     let any_failed = shared.failed.lock().expect("failed lock").is_some();
@@ -408,10 +467,10 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     let mut figures = FiguresWindow::default();
     let stop = &shared.stop;
     let run_end = RunEnd::new(deadline, stop.clone());
-    state.client.end_at(run_end.clone());
+    state.client.end_at(run_end);
     loop {
         window.open_at(warmup_end);
-        figures.open_at(warmup_end, state.session.untimed());
+        figures.open_at(warmup_end, state.connected());
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -436,13 +495,18 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if !pause(client, deadline, stop, open_loop, &mut planned, &mut began) {
             break;
         }
+        // -C: the transaction's own connection, inside its latency.
+        let bound = connections::before(shared, id, &mut state, &mut outbox);
         // Again here: an open-loop or pausing client may have slept past the warm-up's end.
         window.open_at(warmup_end);
-        figures.open_at(warmup_end, state.session.untimed());
+        figures.open_at(warmup_end, state.connected());
         let busy = &shared.busy[slot(shared, id)];
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
         state.session.start(txn);
-        let (tries, outcome) = attempt(&mut state, cfg.max_tries, shared);
+        let (tries, outcome) = match bound {
+            Ok(()) => attempt(&mut state, cfg.max_tries, shared),
+            Err(e) => (1, Err(e)),
+        };
         busy.store(0, Ordering::Release);
         let end = Instant::now();
         // A wait inside the transaction (a script's \sleep) cut short by the run's end.
@@ -475,16 +539,13 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             error: outcome.err(),
         };
         outbox.push(Event::Txn(sample), end);
-        if lost {
+        if lost && !cfg.connections.per_transaction {
             let claim = &shared.reconnecting[slot(shared, id)];
             claim.store(micros(end - start) + 1, Ordering::Release);
             figures.bank(state.session.untimed());
             if !reconnected(shared, id, deadline, end, claim, &mut state, &mut outbox) {
                 break;
             }
-            state.client.end_at(run_end.clone());
-            // A new client draws by the workload's own mix until weighed again.
-            weighed = None;
         }
         if let Limit::Transactions(n) = cfg.limit {
             counted += u64::from(end >= warmup_end);
@@ -495,6 +556,15 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if state.client.finished() {
             break;
         }
+        connections::after(
+            shared,
+            id,
+            &mut state,
+            &mut outbox,
+            &mut figures,
+            lost,
+            deadline,
+        );
     }
     if let Some(s) = schedule {
         outbox.push(Event::Schedule(s.due, s.started), Instant::now());
@@ -526,7 +596,9 @@ struct FiguresWindow {
 }
 
 impl FiguresWindow {
-    fn open_at(&mut self, warmup_end: Instant, session: &mut dyn Session) {
+    /// `session`: None while a -C client has no connection (tried again at the next look).
+    fn open_at(&mut self, warmup_end: Instant, session: Option<&mut dyn Session>) {
+        let Some(session) = session else { return };
         if !self.tried && Instant::now() >= warmup_end {
             self.tried = true;
             self.opened = session.connection_figures().map(|f| (Instant::now(), f));
@@ -544,8 +616,10 @@ impl FiguresWindow {
 
     fn close(mut self, session: &mut dyn Session) -> Option<Event> {
         let (since, base) = self.opened?;
-        let now = session.connection_figures()?;
-        self.banked.add(&now.since(&base));
+        // A -C client has closed its last connection, its figures banked.
+        if let Some(now) = session.connection_figures() {
+            self.banked.add(&now.since(&base));
+        }
         self.banked.wall_s = since.elapsed().as_secs_f64();
         Some(Event::ConnectionFigures(self.banked))
     }
@@ -648,22 +722,14 @@ fn reconnected(
 ) -> bool {
     // The lost transaction is counted now, whatever the reconnection meets.
     outbox.flush(Instant::now());
-    let fresh = reconnect(shared, id, deadline);
+    let fresh = reconnect(shared, id, deadline, state, outbox);
     outbox.push(Event::Offline(end.elapsed()), Instant::now());
     // The end of the run already counted this client lost while it was trying.
     if claim.swap(0, Ordering::AcqRel) == 0 {
         return false;
     }
     match fresh {
-        Ok(fresh) => {
-            // The lost connection's teardown (a rollback, a goodbye) may wait on a socket the
-            // server no longer answers: it runs on a thread of its own, never holding the
-            // client or the events it has still to send.
-            let mut old = std::mem::replace(state, fresh);
-            state.session.adopt(&mut old.session);
-            let _ = std::thread::Builder::new()
-                .name("teardown".into())
-                .spawn(move || drop(old));
+        Ok(()) => {
             outbox.push(Event::Reconnected, Instant::now());
             true
         }
@@ -896,12 +962,22 @@ fn sleep_while_running(pause: Duration, shared: &Shared) -> bool {
 /// How long a client of a run without an end in time (`-t`) keeps trying to reconnect.
 pub const RECONNECT_FOR: Duration = Duration::from_secs(60);
 
-/// Reconnect with growing pauses (50 ms, doubling up to 1 s) until it works. A server that
-/// restarts (a crash, a failover) is waited for as long as the run lasts: a timed run keeps
-/// trying until its end, the time without a connection counted as lost (`Event::Offline`);
-/// a run of `-t` transactions keeps trying for `RECONNECT_FOR`. Ctrl-C and the end of the run
-/// stop it. The error says how long it tried and the last refusal.
-fn reconnect(shared: &Shared, id: u32, deadline: Option<Instant>) -> Result<ClientState, String> {
+/// Reconnect with growing pauses (50 ms, doubling up to 1 s) until it works: a new connection,
+/// the client's session bound to it (`connections::bind`: the workload's client, its random
+/// streams and statements kept). A server that restarts (a crash, a failover) is waited for as
+/// long as the run lasts: a timed run keeps trying until its end, the time without a connection
+/// counted as lost (`Event::Offline`); a run of `-t` transactions keeps trying for
+/// `RECONNECT_FOR`. Ctrl-C and the end of the run stop it. The error says how long it tried and
+/// the last refusal. The connections it replaces (the lost one, a new one that could not be
+/// bound) are torn down on threads of their own: a goodbye may wait on a socket the server no
+/// longer answers.
+fn reconnect(
+    shared: &Shared,
+    id: u32,
+    deadline: Option<Instant>,
+    state: &mut ClientState,
+    outbox: &mut Outbox,
+) -> Result<(), String> {
     let began = Instant::now();
     let until = deadline.unwrap_or(began + RECONNECT_FOR);
     let mut pause = Duration::from_millis(50);
@@ -919,9 +995,26 @@ fn reconnect(shared: &Shared, id: u32, deadline: Option<Instant>) -> Result<Clie
                 began.elapsed().as_secs_f64()
             ));
         }
-        match connect(shared, id) {
-            Ok(state) => return Ok(state),
-            Err(e) => last = e.message,
+        let tried = connections::open(shared.engine.as_ref()).and_then(|(fresh, took)| {
+            outbox.push(Event::Connected(ConnectCause::Lost, took), Instant::now());
+            let (old, bound) = connections::bind(shared, id, state, fresh);
+            let _ = std::thread::Builder::new()
+                .name("teardown".into())
+                .spawn(move || drop(old));
+            bound
+        });
+        match tried {
+            Ok(()) => {
+                state.life.renewed();
+                return Ok(());
+            }
+            Err(e) => {
+                outbox.push(
+                    Event::ConnectFailed(ConnectCause::Lost, e.message.clone()),
+                    Instant::now(),
+                );
+                last = e.message;
+            }
         }
         let left = until.saturating_duration_since(Instant::now());
         if !sleep_until(Instant::now() + pause.min(left), &shared.stop) {
@@ -1028,6 +1121,7 @@ mod tests {
             start_at: None,
             statements: true,
             shape: None,
+            connections: Default::default(),
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();

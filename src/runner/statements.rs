@@ -9,8 +9,9 @@
 //! `StmtId`, then the transaction type), two clock reads per call, and the timings of the
 //! transaction in flight wait in a reused buffer until the runner settles it (`settle`): kept
 //! when the transaction is measured (past the warm-up, not cut short by the end of the run),
-//! dropped otherwise. Each client keeps its own lines and histograms, across reconnections, and
-//! sends them once at its end (`Event::Statements`); the metrics merge them.
+//! dropped otherwise. Each client keeps its own lines and histograms, across new connections
+//! (`rebind` prepares its statements again under the same ids), and sends them once at its end
+//! (`Event::Statements`); the metrics merge them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -203,6 +204,10 @@ fn normalise(sql: &str) -> String {
 /// every call goes straight through).
 pub struct Timed {
     inner: Box<dyn Session>,
+    /// Each `StmtId` this session gave (its index): the text prepared, and its id on the
+    /// engine's session now (they differ once the session was bound to a new connection).
+    texts: Vec<String>,
+    ids: Vec<StmtId>,
     /// Each `StmtId` of this session: its statement index (usize::MAX: not known).
     stmts: Vec<usize>,
     clock: Option<Box<Clock>>,
@@ -212,6 +217,8 @@ impl Timed {
     pub fn new(inner: Box<dyn Session>, on: bool) -> Timed {
         Timed {
             inner,
+            texts: Vec::new(),
+            ids: Vec::new(),
             stmts: Vec::new(),
             clock: on.then(|| Box::new(Clock::new())),
         }
@@ -223,18 +230,34 @@ impl Timed {
         self.inner.as_mut()
     }
 
-    /// Keep the lines timed on `old`, the lost connection's session this one replaces: this
-    /// session's statements are found among the texts `old` prepared.
-    pub fn adopt(&mut self, old: &mut Timed) {
-        let (Some(fresh), Some(mut kept)) = (self.clock.take(), old.clock.take()) else {
-            return;
-        };
-        kept.open = None;
-        kept.pending.clear();
-        for s in self.stmts.iter_mut().filter(|s| **s != usize::MAX) {
-            *s = kept.statement(&fresh.texts[*s]);
+    /// Bind this session to a new connection (`-C`, a connection's end of life, a lost one):
+    /// every statement prepared so far is prepared again on `fresh`, in its order, under the
+    /// same `StmtId`, so the workload's client keeps its statements, its random streams and
+    /// the lines timed so far. Gives back the connection it replaces, and whether preparing
+    /// again succeeded.
+    pub fn rebind(&mut self, fresh: Box<dyn Session>) -> (Box<dyn Session>, DbResult<()>) {
+        let old = std::mem::replace(&mut self.inner, fresh);
+        if let Some(c) = self.clock.as_mut() {
+            c.open = None;
+            c.pending.clear();
         }
-        self.clock = Some(kept);
+        let mut again = Ok(());
+        for (text, id) in self.texts.iter().zip(self.ids.iter_mut()) {
+            match self.inner.prepare(text) {
+                Ok(fresh_id) => *id = fresh_id,
+                Err(e) => {
+                    again = Err(e);
+                    break;
+                }
+            }
+        }
+        (old, again)
+    }
+
+    /// Replace the connection without preparing anything on the new one (`-C` between
+    /// transactions: `connections::Unbound`); gives back the one it replaces.
+    pub fn replace(&mut self, other: Box<dyn Session>) -> Box<dyn Session> {
+        std::mem::replace(&mut self.inner, other)
     }
 
     /// The transaction of type `txn` starts.
@@ -298,7 +321,10 @@ impl Timed {
 
 impl Session for Timed {
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
-        let id = self.inner.prepare(sql)?;
+        let inner = self.inner.prepare(sql)?;
+        let id = StmtId(self.ids.len());
+        self.texts.push(sql.to_string());
+        self.ids.push(inner);
         if let Some(clock) = self.clock.as_mut() {
             let index = clock.statement(sql);
             if self.stmts.len() <= id.0 {
@@ -316,7 +342,8 @@ impl Session for Timed {
         rows: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
         let key = self.key_of(stmt);
-        self.time(key, |s| s.execute(stmt, params, rows))
+        let inner = self.ids.get(stmt.0).copied().unwrap_or(stmt);
+        self.time(key, |s| s.execute(inner, params, rows))
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
@@ -397,7 +424,7 @@ impl Session for Timed {
 mod tests {
     //! The clock on a real SQLite file: lines by statement and transaction type, latencies that
     //! grow past the histogram's first size, failures and retries, warm-up dropped, and the lines
-    //! kept across a reconnection.
+    //! kept across a new connection.
     use super::*;
     use crate::engine::{self, EngineOptions, Protocol};
 
@@ -510,23 +537,29 @@ mod tests {
     }
 
     #[test]
-    fn lines_survive_a_new_connection() {
+    fn a_new_connection_keeps_the_statements_and_their_lines() {
         let (_dir, engine) = sqlite();
-        let mut old = Timed::new(engine.connect().unwrap(), true);
-        let a = old.prepare("SELECT 1").unwrap();
-        old.start(0);
-        old.exec(a, &[]).unwrap();
-        old.settle(true, false);
-        let mut fresh = Timed::new(engine.connect().unwrap(), true);
-        let _ = fresh.prepare("SELECT 2").unwrap();
-        let b = fresh.prepare("SELECT 1").unwrap();
-        fresh.adopt(&mut old);
-        fresh.start(0);
-        fresh.exec(b, &[]).unwrap();
-        fresh.settle(true, false);
-        let lines = fresh.take_lines().unwrap();
+        let mut s = Timed::new(engine.connect().unwrap(), true);
+        let a = s.prepare("SELECT 1").unwrap();
+        let b = s.prepare("SELECT 2 + ?").unwrap();
+        s.start(0);
+        s.exec(a, &[]).unwrap();
+        s.settle(true, false);
+        // The new connection has a statement of its own first: its ids differ from the old's.
+        let mut fresh = engine.connect().unwrap();
+        fresh.prepare("SELECT 3").unwrap();
+        let (old, again) = s.rebind(fresh);
+        again.unwrap();
+        drop(old);
+        s.start(0);
+        s.exec(a, &[]).unwrap();
+        let rows = s.query(b, &[Value::Int(5)]).unwrap();
+        assert_eq!(rows[0][0].as_i64(), Some(7), "{rows:?}");
+        s.settle(true, false);
+        let lines = s.take_lines().unwrap();
         assert_eq!(line(&lines, 0, "SELECT 1").calls, 2);
-        assert_eq!(lines.len(), 1);
+        assert_eq!(line(&lines, 0, "SELECT 2 + ?").calls, 1);
+        assert_eq!(lines.len(), 2);
     }
 
     #[test]

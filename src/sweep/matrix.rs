@@ -182,6 +182,7 @@ fn runs(
                 waits: true,
                 waits_hz: None,
                 statements: true,
+                connections: Default::default(),
             };
             let run = input
                 .plan()

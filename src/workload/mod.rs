@@ -18,7 +18,8 @@
 //! its flags in `prepare` and `run`, its options in `dbduel list` and plans, its runs in results,
 //! reports and `compare`: SmallBank was added so, with no other source file changed.
 //!
-//! `Workload`: prepare, check, cleanup, attach, client; `metrics` and `settings` (its own figures
+//! `Workload`: prepare, check, cleanup, attach, client, `open_session` (what each client session
+//! needs first, again on a new connection); `metrics` and `settings` (its own figures
 //! and options, NOPM, tpmC, isolation, which go into the result under `workload`); `operations` (a
 //! count for the whole run, YCSB's operationcount, which run_plan.rs turns into each client's `-t`
 //! when neither `-T` nor `-t` is given); `fixed_clients` (a workload that sets its clients and
@@ -272,6 +273,13 @@ pub trait Workload: Send + Sync {
         client_id: u32,
         seed: u64,
     ) -> DbResult<Box<dyn Client>>;
+    /// What every client session needs before its statements (TPC-C's and SmallBank's
+    /// serializable isolation, TPC-H's statement timeout): `client` calls it on a client's
+    /// first session, the runner on each new one the client is bound to (`-C`, a
+    /// connection's end of life, a lost connection).
+    fn open_session(&self, _engine: &dyn Engine, _session: &mut dyn Session) -> DbResult<()> {
+        Ok(())
+    }
     /// Tries of a transaction when `--max-tries` is not given (1: no retry).
     fn default_max_tries(&self) -> u32 {
         1

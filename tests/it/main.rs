@@ -11,6 +11,7 @@ mod client_cpu;
 mod command_line;
 mod compare;
 mod conformance;
+mod connections;
 mod counters;
 mod custom;
 mod deploy;
@@ -61,6 +62,7 @@ fn main() {
     let mut trials: Vec<Trial> = Vec::new();
     trials.extend(conformance::trials(&env));
     trials.extend(custom::trials(&env));
+    trials.extend(connections::trials(&env));
     trials.extend(errors::trials(&env));
     trials.extend(command_line::trials(&env));
     trials.extend(recorded::trials(&env));

@@ -1192,7 +1192,7 @@ fn types_section(data: &ReportData) -> String {
             if figures.is_empty() { "" } else { " &middot; " },
             figures.join(" &middot; ")
         );
-        for t in &p.types {
+        for t in crate::report::data::TypeFigures::rows(p) {
             // One execution has a latency, not percentiles: p50 shows it, the others none.
             let (p95, p99) = t
                 .tail()

@@ -307,6 +307,13 @@ impl Workload for SmallBank {
         TYPES.to_vec()
     }
 
+    fn open_session(&self, engine: &dyn Engine, s: &mut dyn Session) -> DbResult<()> {
+        if self.serializable {
+            set_serializable(&sql(engine), s)?;
+        }
+        Ok(())
+    }
+
     fn client(
         &self,
         engine: &dyn Engine,
@@ -315,9 +322,7 @@ impl Workload for SmallBank {
         seed: u64,
     ) -> DbResult<Box<dyn Client>> {
         let sql = sql(engine);
-        if self.serializable {
-            set_serializable(&sql, s)?;
-        }
+        self.open_session(engine, s)?;
         let pick = Pick {
             accounts: self.accounts(),
             hotspot: self.hotspot as i64,

@@ -425,6 +425,13 @@ impl Workload for Tpcc {
         TYPES.to_vec()
     }
 
+    fn open_session(&self, engine: &dyn Engine, s: &mut dyn Session) -> DbResult<()> {
+        if self.isolation == Isolation::Serializable {
+            set_serializable(&sql(engine), s)?;
+        }
+        Ok(())
+    }
+
     fn client(
         &self,
         engine: &dyn Engine,
@@ -433,9 +440,7 @@ impl Workload for Tpcc {
         seed: u64,
     ) -> DbResult<Box<dyn Client>> {
         let sql = sql(engine);
-        if self.isolation == Isolation::Serializable {
-            set_serializable(&sql, s)?;
-        }
+        self.open_session(engine, s)?;
         let terminal = input::Terminal::bind(client_id, self.warehouses);
         txn::TpccClient::new(
             &sql,

@@ -392,6 +392,14 @@ impl Workload for Tpch {
         TYPES.to_vec()
     }
 
+    fn open_session(&self, _engine: &dyn Engine, s: &mut dyn Session) -> DbResult<()> {
+        if let Some(t) = self.options.timeout {
+            // The engine's own limit where it has one, a cancel from the client otherwise.
+            s.set_statement_timeout(Some(std::time::Duration::from_secs_f64(t)))?;
+        }
+        Ok(())
+    }
+
     fn client(
         &self,
         engine: &dyn Engine,
@@ -407,10 +415,7 @@ impl Workload for Tpch {
             seed,
         };
         let sql = sql(engine);
-        if let Some(t) = self.options.timeout {
-            // The engine's own limit where it has one, a cancel from the client otherwise.
-            s.set_statement_timeout(Some(std::time::Duration::from_secs_f64(t)))?;
-        }
+        self.open_session(engine, s)?;
         let client = TpchClient::new(&sql, s, stream, self.shared.clone())?;
         Ok(Box::new(client))
     }
