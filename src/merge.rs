@@ -23,8 +23,8 @@ use base64::Engine as _;
 use hdrhistogram::Histogram;
 
 use crate::error::Error;
-use crate::metrics::phases::{self, PhaseResult};
 use crate::metrics::connections::Connections;
+use crate::metrics::phases::{self, PhaseResult};
 use crate::metrics::{self, Latency, Measurement, TypeSummary, Window};
 use crate::result::{RunResult, ShardPart, ShardReport};
 use crate::workload::{self, WorkloadOptions};

@@ -18,8 +18,8 @@ use crate::cli::{PrepareArgs, RunArgs, TargetArgs, YcsbArgs};
 use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
 use crate::error::Error;
-use crate::runner::shape::Shape;
 use crate::runner::connections::ConnectionPlan;
+use crate::runner::shape::Shape;
 use crate::runner::{Limit, RunConfig};
 use crate::workload::{self, WorkloadEntry, WorkloadOptions};
 

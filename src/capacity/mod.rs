@@ -126,6 +126,11 @@ impl Search {
         if run.rate.is_some() {
             return usage("--rate: capacity chooses the rates itself: drop it");
         }
+        if !run.phase.is_empty() {
+            return usage(
+                "--phase: capacity chooses each step's rate itself: drop it (a run in phases is `dbduel run --phase`)",
+            );
+        }
         if run.transactions.is_some() {
             return usage(
                 "--transactions: capacity's steps are timed: give each step's length with --time",

@@ -237,6 +237,21 @@ fn refused(env: &Env) -> Result<(), String> {
         (&["--phase", "@/nonexistent/phases.txt"], "cannot read it"),
         (&["--phase", "1s:rate=5,color=red"], "unknown key"),
     ];
+    let out = dbduel(&[
+        "capacity",
+        "tpcb",
+        "--dsn",
+        &dsn,
+        "--slo",
+        "p99<5ms",
+        "--phase",
+        "1s:rate=5",
+    ]);
+    expect_code(&out, 2, "capacity --phase")?;
+    ensure(
+        text(&out).contains("capacity chooses each step's rate"),
+        || text(&out),
+    )?;
     for (extra, says) in cases {
         let mut args = vec!["run", "tpcb", "--dsn", &dsn];
         args.extend(extra);

@@ -2,7 +2,8 @@
 //! `sh` block in a scratch directory that sees the repository's bench/, plans/ and workloads/,
 //! with the test servers' DSNs, short times (a second a phase) and small scales substituted; a
 //! command that no longer works fails its block's trial, and a page under docs/ missing from
-//! `PAGES` fails `docs::every_page_is_tested`.
+//! `PAGES` fails `docs::every_page_is_tested`. A block of the same commands as an earlier one (the
+//! duel, in README.md and docs/duel.md) runs once.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -131,10 +132,27 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         blocks.iter().filter(|b| b.page == "README.md").count() >= 8,
         "README.md's sh blocks were not found"
     );
-    let mut trials: Vec<Trial> = blocks
-        .into_iter()
-        .map(|block| with_env(env, block.name(), move |env| run_block(env, &block)))
-        .collect();
+    // A block whose commands are an earlier block's, as a user pastes them, runs once: the
+    // later one names where it ran.
+    let mut seen: Vec<(Vec<String>, String)> = Vec::new();
+    let mut trials: Vec<Trial> = Vec::new();
+    for block in blocks {
+        let commands: Vec<String> = block
+            .commands
+            .iter()
+            .map(|c| c.replace("cargo run --release -- ", "dbduel "))
+            .collect();
+        let name = block.name();
+        if let Some((_, first)) = seen.iter().find(|(c, _)| *c == commands) {
+            let first = first.clone();
+            trials.push(crate::env::trial(name, move || {
+                Ok(ensure(!first.is_empty(), || "no earlier block".into())?)
+            }));
+            continue;
+        }
+        seen.push((commands, name.clone()));
+        trials.push(with_env(env, name, move |env| run_block(env, &block)));
+    }
     trials.push(crate::env::trial("docs::every_page_is_tested", || {
         Ok(every_page_listed()?)
     }));
