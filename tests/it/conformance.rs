@@ -35,13 +35,15 @@ fn run_variant(env: &Env, target: Target, workload: &str, variant: &str) -> Resu
             target.label()
         ));
         let json_s = json.display().to_string();
-        // MariaDB plans the correlated probe's subquery as a full scan on MyISAM and Aria
-        // (1.5 s a query here, more on a loaded machine): it runs two queries per client
-        // instead of two seconds, so that something is measured however slow the plan.
+        // A second a protocol: conformance is about what runs and what `check` finds, and 186
+        // trials of it are most of the suite's time. MariaDB plans the correlated probe's
+        // subquery as a full scan on MyISAM and Aria (1.5 s a query here, more on a loaded
+        // machine): it runs two queries per client instead, so that something is measured
+        // however slow the plan.
         let limit = if variant == "probe_correlated" {
             ["-t", "2"]
         } else {
-            ["-T", "2"]
+            ["-T", "1"]
         };
         let mut run = vec![
             "run",
@@ -87,10 +89,9 @@ fn run_variant(env: &Env, target: Target, workload: &str, variant: &str) -> Resu
             r["engine"]["database_size_bytes"].as_u64().unwrap_or(0) > 0,
             || "no database size".into(),
         )?;
-        // A timed run of 2 s has two windows; a run of a few queries at least one.
+        // Every run has its per-second windows, a run of a few queries at least one.
         let windows = r["windows"].as_array().map(Vec::len).unwrap_or(0);
-        let least = if limit[0] == "-T" { 2 } else { 1 };
-        ensure(windows >= least, || {
+        ensure(windows >= 1, || {
             format!(
                 "{windows} per-second windows for a run of {} {}",
                 limit[0], limit[1]

@@ -193,7 +193,7 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
     })?;
     let one_row = one_row.display().to_string();
     let r = run(env, dsn, &[], &one_row, &["-c", "8", "-T", "3"])?;
-    judged(&r, "lock", "Lock:")?;
+    judged_or_led(&r, "lock", "Lock:")?;
     let any_row = any_row.display().to_string();
     // Four clients on rows of their own: each commit waits on the log's sync or on another's
     // (group commit). On a machine loaded by the rest of the suite the debug-built clients'
@@ -202,6 +202,39 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
     // log's (`judged_in_server`).
     let r = run(env, dsn, &[], &any_row, &["-c", "4", "-T", "3"])?;
     judged_in_server(&r, "commit", "WAL")
+}
+
+/// `judged`, or, when the rule said mixed (eight sessions queued on one row also contend for
+/// the lock manager's own latch, `LWLock:LockManager`: on a machine the rest of the suite
+/// loads its share grew to 31% and the row lock's fell to 49.5%), the largest class in the
+/// server was still `class_is`, named first, and the top event `event_has`.
+fn judged_or_led(r: &serde_json::Value, class_is: &str, event_has: &str) -> Result<(), String> {
+    if limiter(r) != "mixed" {
+        return judged(r, class_is, event_has);
+    }
+    let largest = r["waits"]["by_class"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(c, _)| *c != "client")
+        .filter_map(|(c, v)| Some((c.clone(), v.as_f64()?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c)
+        .unwrap_or_default();
+    let says = r["verdict"]["says"].as_str().unwrap_or_default();
+    let (event, class) = top_event(r);
+    ensure(
+        largest == class_is
+            && says.starts_with(&format!("no one limiter: {class_is} "))
+            && class == class_is
+            && event.contains(event_has),
+        || {
+            format!(
+                "mixed, and not led by {class_is}: {says}; waits {}",
+                r["waits"]
+            )
+        },
+    )
 }
 
 /// `judged`, or, when the rule said round trips (a debug-built client's turn outgrown on a
