@@ -231,8 +231,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Number of concurrent clients (one connection each; sysbench's --threads).
-    #[arg(short = 'c', long, alias = "threads", default_value_t = 1)]
-    pub clients: u32,
+    /// [default: 1, or the most clients a --phase asks for]
+    #[arg(short = 'c', long, alias = "threads")]
+    pub clients: Option<u32>,
     /// Measured duration in seconds (default 10 unless --transactions is given).
     #[arg(short = 'T', long, value_name = "SECONDS")]
     pub time: Option<u64>,

@@ -42,6 +42,8 @@ pub enum Event {
     ErrorMessage(String, String),
     /// An open-loop client's end: transactions due within the run, and those it started.
     Schedule(u64, u64),
+    /// The same by phase, in a run of phases (`--phase`): each phase's due and started.
+    PhaseSchedule(Vec<u64>, Vec<u64>),
     /// A client's end: the CPU time its thread used in the measured window (from the end of
     /// the warm-up, connecting excluded, to its last transaction), the time it spent ready to
     /// run but waiting for a core (where the kernel tells), and the wall time of that stretch.

@@ -503,6 +503,14 @@ fn summed_counts(first: &RunResult, results: &[&RunResult], time: &Timeline) -> 
 /// lag, each second's), tps over the phase's length, and the recovery after a spike judged
 /// again on the merged seconds (the first shard says which phases follow a spike: every shard
 /// ran the same phases).
+/// Two shards' counts of a phase's arrivals, where either has them.
+fn add_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
+}
+
 fn merge_phases(shards: &[ShardFile]) -> Result<Vec<PhaseResult>, Error> {
     let Some(first) = shards.first() else {
         return Ok(Vec::new());
@@ -536,6 +544,14 @@ fn merge_phases(shards: &[ShardFile]) -> Result<Vec<PhaseResult>, Error> {
             };
             if k > 0 {
                 merged.transactions += p.transactions;
+                merged.due = add_some(merged.due, p.due);
+                merged.started = add_some(merged.started, p.started);
+                // A shard stopped earlier than the others: the phase ran as long as the
+                // shortest.
+                merged.ran_s = match (merged.ran_s, p.ran_s) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
                 merged.errors += p.errors;
                 merged.retries += p.retries;
                 for (kind, n) in &p.errors_by_kind {
@@ -559,7 +575,8 @@ fn merge_phases(shards: &[ShardFile]) -> Result<Vec<PhaseResult>, Error> {
                 }
             }
         }
-        merged.tps = merged.transactions as f64 / merged.seconds.max(1e-9);
+        merged.tps =
+            phases::per_second(merged.transactions, merged.ran_s.unwrap_or(merged.seconds));
         merged.latency_ms = lat.as_ref().map(Latency::of).unwrap_or_default();
         merged.schedule_lag_ms = lag.as_ref().map(Latency::of);
         merged.histogram = lat.as_ref().map(metrics::serialize).unwrap_or_default();
@@ -587,11 +604,16 @@ fn merge_phases(shards: &[ShardFile]) -> Result<Vec<PhaseResult>, Error> {
         let band = spike
             .checked_sub(1)
             .map_or(0.0, |b| phases::band(&seconds_p99[b]));
+        let not_started = out[i]
+            .due
+            .unwrap_or(0)
+            .saturating_sub(out[i].started.unwrap_or(0));
         out[i].recovery = Some(phases::recovery(
             &r.after,
             band,
             &seconds_p99[i],
-            out[i].seconds,
+            out[i].ran_s.unwrap_or(out[i].seconds),
+            not_started,
         ));
     }
     Ok(out)

@@ -592,6 +592,8 @@ impl Point<'_> {
                 m.transactions,
                 if fixed {
                     "this workload runs its streams once: repeat the run for more"
+                } else if self.plan.run.shape.is_some() {
+                    "make the phases longer or their loads higher"
                 } else {
                     "run longer (--time) or with more clients"
                 }
@@ -603,8 +605,13 @@ impl Point<'_> {
                 .as_ref()
                 .map(|l| format!(", schedule lag p99 {:.1} ms", l.p99))
                 .unwrap_or_default();
+            let asked = if self.plan.run.shape.is_some() {
+                "the phases' rates (each phase's due and started are in its figures)"
+            } else {
+                "--rate"
+            };
             warnings.push(format!(
-                "rate not met: scheduled {}, started {}{lag}: the server (or the client) could not keep up with --rate",
+                "rate not met: scheduled {}, started {}{lag}: the server (or the client) could not keep up with {asked}",
                 open.due, open.started
             ));
         }

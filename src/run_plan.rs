@@ -224,6 +224,9 @@ pub struct RunInput {
     /// The workload's own options, by name (`spec_timing`, `isolation`, `tables`...).
     pub params: BTreeMap<String, String>,
     pub clients: u32,
+    /// Whether `clients` was asked for (`-c`; a plan's point other than 1), or is the default
+    /// 1 that a workload's or a phase's own number replaces.
+    pub clients_given: bool,
     pub time: Option<u64>,
     pub transactions: Option<u64>,
     pub warmup: u64,
@@ -291,7 +294,8 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         scale: args.scale,
         variant: variant(args)?,
         params,
-        clients: args.clients,
+        clients: args.clients.unwrap_or(1),
+        clients_given: args.clients.is_some(),
         time: args.time,
         transactions: args.transactions,
         warmup: args.warmup,
@@ -563,7 +567,7 @@ impl RunInput {
             ));
         }
         if let Some((n, said)) = asks.clients {
-            if self.clients != 1 && self.clients != n {
+            if self.clients_given && self.clients != n {
                 return usage(format!(
                     "{said} and {} {} disagree: give one of them",
                     self.asked_by.name("--clients"),
@@ -589,7 +593,7 @@ impl RunInput {
     fn refuse_fixed(&self) -> Result<(), Error> {
         let name = self.target.workload.name;
         let given = [
-            (self.clients != 1, "--clients"),
+            (self.clients_given, "--clients"),
             (self.time.is_some(), "--time"),
             (self.transactions.is_some(), "--transactions"),
             (self.rate.is_some(), "--rate"),
@@ -641,7 +645,7 @@ impl RunInput {
             return usage(format!("{phases} with {flag}: {why}: drop one of them"));
         }
         let needed = shape.clients_needed();
-        if self.clients != 1 && self.clients < needed {
+        if self.clients_given && self.clients < needed {
             return usage(format!(
                 "{} {}: a phase asks for {needed} clients: give at least {needed}, or leave it out",
                 self.asked_by.name("--clients"),
@@ -950,6 +954,7 @@ mod tests {
             variant: None,
             params: BTreeMap::new(),
             clients,
+            clients_given: true,
             time: None,
             transactions: None,
             warmup: 0,

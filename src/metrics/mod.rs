@@ -406,6 +406,11 @@ impl Aggregator {
                 s.due += due;
                 s.started += started;
             }
+            Event::PhaseSchedule(due, started) => {
+                if let Some(p) = &mut self.phases {
+                    p.schedule(&due, &started);
+                }
+            }
             Event::ErrorMessage(kind, message) => {
                 self.error_messages.entry(kind).or_insert(message);
             }
@@ -588,7 +593,7 @@ impl Aggregator {
             phases: self
                 .phases
                 .take()
-                .map(phases::Phases::finish)
+                .map(|p| p.finish(duration.as_secs_f64()))
                 .unwrap_or_default(),
             queries: self.queries,
             qps: self.queries as f64 / secs,

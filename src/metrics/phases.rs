@@ -7,7 +7,13 @@
 //!
 //! After a phase of a higher rate than the one before it (a spike), the next phase's recovery is
 //! the seconds until its per-second p99 is back within the band of the phase before the spike
-//! (its highest per-second p99), and stays there.
+//! (its highest per-second p99), and stays there. A phase some of whose arrivals never started
+//! (the spike's backlog still queued at its end) has not recovered, whatever its few completed
+//! transactions show; without a band (no transaction before the spike) or without a completed
+//! transaction of its own, its recovery is unknown, and says why.
+//!
+//! A run stopped early (Ctrl-C, a lost server) divides each phase's transactions by the time the
+//! phase ran (`ran_s`), and a phase it never reached shows no figures.
 
 use std::collections::BTreeMap;
 
@@ -27,8 +33,18 @@ pub struct PhaseResult {
     /// Seconds from the measured part's start, and its length.
     pub start_s: f64,
     pub seconds: f64,
+    /// In a run stopped before this phase's end: the seconds of it that ran (0: never
+    /// reached), which its tps divides by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_s: Option<f64>,
     pub transactions: u64,
     pub tps: f64,
+    /// A rate phase's arrivals: scheduled in it (before the run's end) and started; the
+    /// difference never ran (a server behind its schedule at the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<u64>,
     pub errors: u64,
     #[serde(default)]
     pub errors_by_kind: BTreeMap<String, u64>,
@@ -66,6 +82,16 @@ pub struct Recovery {
     /// seconds it took (the phase's length when it never did).
     pub recovered: bool,
     pub seconds: f64,
+    /// Arrivals of this phase that never started: the backlog was still queued at its end.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_started: u64,
+    /// Why the recovery cannot be judged (then `recovered` is false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 struct Acc {
@@ -78,6 +104,9 @@ struct Acc {
     by_type: Vec<u64>,
     /// Per second of the phase (from its start): a p99's histogram (2 significant digits).
     seconds: Vec<Histogram<u64>>,
+    /// A rate phase's arrivals due and started, summed over the clients.
+    due: u64,
+    started: u64,
 }
 
 /// The phases' accumulators, fed the measured samples.
@@ -111,6 +140,8 @@ impl Phases {
                 retries: 0,
                 by_type: vec![0; names.len()],
                 seconds: Vec::new(),
+                due: 0,
+                started: 0,
             })
             .collect();
         Phases {
@@ -158,18 +189,30 @@ impl Phases {
         }
     }
 
-    /// Each phase's figures.
-    pub fn finish(self) -> Vec<PhaseResult> {
+    /// A client's arrivals due and started, by phase (`Pace`).
+    pub fn schedule(&mut self, due: &[u64], started: &[u64]) {
+        for (acc, (d, s)) in self.accs.iter_mut().zip(due.iter().zip(started)) {
+            acc.due += d;
+            acc.started += s;
+        }
+    }
+
+    /// Each phase's figures, the measured part having lasted `measured_s`.
+    pub fn finish(self, measured_s: f64) -> Vec<PhaseResult> {
         let starts = self.shape.starts();
         let mut out: Vec<PhaseResult> = Vec::new();
         for (i, (phase, acc)) in self.shape.phases.iter().zip(&self.accs).enumerate() {
+            let ran = ran(starts[i], phase.seconds, measured_s);
+            let length = ran.unwrap_or(phase.seconds);
+            let rate = matches!(phase.load, Load::Rate { .. });
             let recovery = spiked(&self.shape, i).map(|spike| {
                 let band = band(&p99s(&self.accs[spike - 1].seconds));
                 recovery(
                     &self.shape.phases[spike].name,
                     band,
                     &p99s(&acc.seconds),
-                    phase.seconds,
+                    length,
+                    acc.due.saturating_sub(acc.started),
                 )
             });
             out.push(PhaseResult {
@@ -177,8 +220,11 @@ impl Phases {
                 load: phase.load_said(),
                 start_s: starts[i],
                 seconds: phase.seconds,
+                ran_s: ran,
                 transactions: acc.transactions,
-                tps: acc.transactions as f64 / phase.seconds,
+                tps: per_second(acc.transactions, length),
+                due: rate.then_some(acc.due),
+                started: rate.then_some(acc.started),
                 errors: acc.errors,
                 errors_by_kind: acc.errors_by_kind.clone(),
                 transaction_types: if self.names.len() > 1 {
@@ -213,6 +259,22 @@ impl Phases {
     }
 }
 
+/// The seconds of a phase (from `start`, `seconds` long) that a measured part of `measured_s`
+/// ran, when it stopped before the phase's end (a 50 ms tolerance for the clock: a run that
+/// went to its end is not cut short).
+pub fn ran(start: f64, seconds: f64, measured_s: f64) -> Option<f64> {
+    (measured_s + 0.05 < start + seconds).then(|| (measured_s - start).clamp(0.0, seconds))
+}
+
+/// Transactions per second over `seconds` (0 for a phase that never ran).
+pub fn per_second(transactions: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        transactions as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
 /// When phase `i` follows a spike: the spike's index (the phase just before `i`, of a higher
 /// rate than the phase before it and than phase `i`).
 fn spiked(shape: &Shape, i: usize) -> Option<usize> {
@@ -242,10 +304,26 @@ pub fn band(p99s: &[Option<f64>]) -> f64 {
 }
 
 /// The seconds from the phase's start to the first second after which every second's p99 is
-/// within `band` (seconds without transactions do not break it).
-pub fn recovery(spike: &str, band: f64, p99s: &[Option<f64>], length: f64) -> Recovery {
+/// within `band` (seconds without transactions do not break it). Not recovered when
+/// `not_started` of its arrivals never started (the backlog outlasted it); unknown without a
+/// band (0: no transaction before the spike) or without a completed transaction.
+pub fn recovery(
+    spike: &str,
+    band: f64,
+    p99s: &[Option<f64>],
+    length: f64,
+    not_started: u64,
+) -> Recovery {
     let last_out = p99s.iter().rposition(|p| p.is_some_and(|p| p > band));
+    let unknown = if band <= 0.0 {
+        Some("the phase before the spike completed no transaction: no band to come back within")
+    } else if not_started == 0 && p99s.iter().all(Option::is_none) {
+        Some("no transaction of this phase completed")
+    } else {
+        None
+    };
     let (recovered, seconds) = match last_out {
+        _ if unknown.is_some() || not_started > 0 => (false, length),
         None => (true, 0.0),
         // The last second above the band was the phase's last whole second or later: it never
         // came back within the phase.
@@ -257,6 +335,8 @@ pub fn recovery(spike: &str, band: f64, p99s: &[Option<f64>], length: f64) -> Re
         band_p99_ms: band,
         recovered,
         seconds,
+        not_started,
+        unknown: unknown.map(str::to_string),
     }
 }
 
@@ -273,27 +353,48 @@ pub const HEADER: [&str; 9] = [
     "recovery",
 ];
 
+/// A recovery in a few words, for tables.
+fn recovery_short(r: &Recovery) -> String {
+    match (&r.unknown, r.recovered, r.not_started) {
+        (Some(_), ..) => format!("unknown after {}", r.after),
+        (None, true, _) => format!("{:.0} s after {}", r.seconds, r.after),
+        (None, false, 0) => format!("not back in {:.0} s after {}", r.seconds, r.after),
+        (None, false, n) => format!("not back after {}: {n} never started", r.after),
+    }
+}
+
+/// A latency figure in ms, "-" for a phase without a completed transaction.
+fn ms(p: &PhaseResult, v: f64) -> String {
+    if p.transactions == 0 {
+        "-".into()
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A phase's tps, "-" for one the run never reached.
+fn tps_cell(p: &PhaseResult) -> String {
+    if p.ran_s == Some(0.0) {
+        "-".into()
+    } else {
+        crate::report::data::tps_text(p.tps)
+    }
+}
+
 /// A phase's cells under `HEADER`.
 pub fn cells(p: &PhaseResult) -> Vec<String> {
-    let recovery = p.recovery.as_ref().map_or(String::new(), |r| {
-        if r.recovered {
-            format!("{:.0} s after {}", r.seconds, r.after)
-        } else {
-            format!("not back in {:.0} s after {}", r.seconds, r.after)
-        }
-    });
     vec![
         p.name.clone(),
         format!("{:.1}", p.start_s),
         p.load.clone(),
-        crate::report::data::tps_text(p.tps),
-        format!("{:.3}", p.latency_ms.p50),
-        format!("{:.3}", p.latency_ms.p99),
+        tps_cell(p),
+        ms(p, p.latency_ms.p50),
+        ms(p, p.latency_ms.p99),
         p.errors.to_string(),
         p.schedule_lag_ms
             .as_ref()
-            .map_or("-".to_string(), |l| format!("{:.3}", l.p99)),
-        recovery,
+            .map_or("-".to_string(), |l| ms(p, l.p99)),
+        p.recovery.as_ref().map_or(String::new(), recovery_short),
     ]
 }
 
@@ -330,36 +431,68 @@ pub fn summary(out: &mut String, phases: &[PhaseResult]) {
         let lag = p
             .schedule_lag_ms
             .as_ref()
-            .map_or("-".to_string(), |l| format!("{:.3}", l.p99));
+            .map_or("-".to_string(), |l| ms(p, l.p99));
+        let tps = if p.ran_s == Some(0.0) {
+            "-".to_string()
+        } else {
+            format!("{:.1}", p.tps)
+        };
         let _ = writeln!(
             out,
-            "  {:<16}{:>8} {:>8} {:<load_w$}{:>10} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>8} {:>9}",
+            "  {:<16}{:>8} {:>8} {:<load_w$}{:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}",
             p.name,
             format!("{:.1}", p.start_s),
-            format!("{:.1}", p.seconds),
+            format!("{:.1}", p.ran_s.unwrap_or(p.seconds)),
             p.load,
             p.transactions,
-            p.tps,
-            p.latency_ms.mean,
-            p.latency_ms.p50,
-            p.latency_ms.p99,
-            p.latency_ms.max,
+            tps,
+            ms(p, p.latency_ms.mean),
+            ms(p, p.latency_ms.p50),
+            ms(p, p.latency_ms.p99),
+            ms(p, p.latency_ms.max),
             p.errors,
             lag
         );
     }
     for p in phases {
+        match p.ran_s {
+            Some(0.0) => {
+                let _ = writeln!(out, "  {}: not reached (the run stopped before it)", p.name);
+            }
+            Some(ran) => {
+                let _ = writeln!(
+                    out,
+                    "  {}: cut short, {ran:.1} of its {:.1} s ran (its tps is over those)",
+                    p.name, p.seconds
+                );
+            }
+            None => {}
+        }
+        if let (Some(due), Some(started)) = (p.due, p.started)
+            && due > started
+        {
+            let _ = writeln!(
+                out,
+                "  {}: {} of its {due} scheduled arrivals never started (the server was behind its schedule at the run's end)",
+                p.name,
+                due - started
+            );
+        }
         if let Some(r) = &p.recovery {
-            let said = if r.recovered {
-                format!(
-                    "p99 back within {:.3} ms (the highest second's before {}) after {:.0} s",
-                    r.band_p99_ms, r.after, r.seconds
-                )
-            } else {
-                format!(
-                    "p99 not back within {:.3} ms (the highest second's before {}) in its {:.0} s",
-                    r.band_p99_ms, r.after, r.seconds
-                )
+            let band = format!(
+                "{:.3} ms (the highest second's before {})",
+                r.band_p99_ms, r.after
+            );
+            let said = match (&r.unknown, r.recovered, r.not_started) {
+                (Some(why), ..) => format!("unknown after {}: {why}", r.after),
+                (None, true, _) => format!("p99 back within {band} after {:.0} s", r.seconds),
+                (None, false, 0) => {
+                    format!("p99 not back within {band} in its {:.0} s", r.seconds)
+                }
+                (None, false, n) => format!(
+                    "not back: {n} of its arrivals never started (the backlog of {} outlasted it)",
+                    r.after
+                ),
             };
             let _ = writeln!(out, "  recovery of {}: {said}", p.name);
         }
@@ -397,7 +530,7 @@ mod tests {
         p.add(&sample(2_900_000, 500_000));
         // Started at 3.0 s: phase 2's, at once.
         p.add(&sample(3_000_000, 1_000));
-        let r = p.finish();
+        let r = p.finish(4.0);
         assert_eq!((r[0].transactions, r[1].transactions), (2, 1));
         assert_eq!(r[0].latency_ms.max, 500.223);
         assert_eq!(r[1].latency_ms.max, 1.0);
@@ -417,7 +550,7 @@ mod tests {
         for (sec, lat) in [(4, 40_000), (5, 30_000), (6, 2_000), (7, 2_000), (8, 2_000)] {
             p.add(&sample(sec * 1_000_000, lat));
         }
-        let r = p.finish();
+        let r = p.finish(9.0);
         let rec = r[2].recovery.as_ref().expect("recovery after the spike");
         assert!(rec.recovered);
         assert_eq!(rec.seconds, 2.0);
@@ -431,7 +564,83 @@ mod tests {
         for sec in 4..9 {
             p.add(&sample(sec * 1_000_000, 9_000));
         }
-        let rec = p.finish()[2].recovery.clone().unwrap();
+        let rec = p.finish(9.0)[2].recovery.clone().unwrap();
         assert!(!rec.recovered && rec.seconds == 5.0, "{rec:?}");
+    }
+
+    #[test]
+    fn a_phase_whose_arrivals_never_started_has_not_recovered() {
+        let s = shape(&["3s:rate=10", "1s:rate=100", "5s:rate=10"]);
+        let spiked = |after: &[(u64, u64)], due: u64, started: u64| {
+            let mut p = Phases::new(&s, 0, &["t"]);
+            p.add(&sample(0, 1_000));
+            p.add(&sample(3_000_000, 50_000));
+            for (sec, lat) in after {
+                p.add(&sample(sec * 1_000_000, *lat));
+            }
+            p.schedule(&[30, 100, due], &[30, 100, started]);
+            p.finish(9.0)
+        };
+        // Its backlog still queued at the end: two fast ones completed, 48 never started.
+        let r = spiked(&[(4, 500), (5, 500)], 50, 2);
+        let rec = r[2].recovery.clone().unwrap();
+        assert!(!rec.recovered && rec.not_started == 48, "{rec:?}");
+        assert_eq!((r[2].due, r[2].started), (Some(50), Some(2)));
+        let mut out = String::new();
+        summary(&mut out, &r);
+        assert!(
+            out.contains("48 of its 50 scheduled arrivals never started"),
+            "{out}"
+        );
+        assert!(
+            out.contains("not back: 48 of its arrivals never started"),
+            "{out}"
+        );
+        // Not one of its transactions completed, all started: unknown, not "0 s".
+        let r = spiked(&[], 50, 50);
+        let rec = r[2].recovery.clone().unwrap();
+        assert!(!rec.recovered && rec.unknown.is_some(), "{rec:?}");
+        assert_eq!(cells(&r[2])[5], "-");
+        assert_eq!(cells(&r[2])[8], "unknown after phase2");
+        // Every arrival served, in the band at once: recovered after 0 s.
+        let r = spiked(&[(4, 500), (5, 500)], 50, 50);
+        let rec = r[2].recovery.clone().unwrap();
+        assert!(rec.recovered && rec.seconds == 0.0, "{rec:?}");
+        // No transaction before the spike: no band, unknown.
+        let mut p = Phases::new(&s, 0, &["t"]);
+        p.add(&sample(4_000_000, 500));
+        let rec = p.finish(9.0)[2].recovery.clone().unwrap();
+        assert!(
+            rec.unknown
+                .as_deref()
+                .is_some_and(|w| w.contains("no band")),
+            "{rec:?}"
+        );
+    }
+
+    #[test]
+    fn a_run_stopped_early_divides_by_what_each_phase_ran() {
+        let s = shape(&["2s:rate=10", "2s:rate=20", "2s:rate=30"]);
+        let mut p = Phases::new(&s, 0, &["t"]);
+        for ms in [100, 900, 2_100, 2_200, 2_300] {
+            p.add(&sample(ms * 1_000, 1_000));
+        }
+        let r = p.finish(2.5);
+        assert_eq!(r[0].ran_s, None);
+        assert_eq!(r[0].tps, 1.0);
+        assert_eq!(r[1].ran_s, Some(0.5));
+        assert_eq!(r[1].tps, 6.0);
+        assert_eq!((r[2].ran_s, r[2].tps), (Some(0.0), 0.0));
+        assert_eq!(cells(&r[2])[3], "-");
+        let mut out = String::new();
+        summary(&mut out, &r);
+        assert!(
+            out.contains("phase2: cut short, 0.5 of its 2.0 s ran"),
+            "{out}"
+        );
+        assert!(out.contains("phase3: not reached"), "{out}");
+        // A run that went to its end (its measured time a hair short): nothing cut.
+        let r = Phases::new(&s, 0, &["t"]).finish(5.99);
+        assert!(r.iter().all(|p| p.ran_s.is_none()));
     }
 }

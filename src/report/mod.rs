@@ -144,11 +144,11 @@ fn summary_head(out: &mut String, r: &RunResult) {
         (Some(t), None) => format!("{t} s"),
         _ => String::new(),
     };
-    let pacing = r
-        .options
-        .rate
-        .map(|x| format!("open loop at {x} tps"))
-        .unwrap_or_else(|| "closed loop".into());
+    let pacing = match (r.options.rate, r.measurement.phases.len()) {
+        (Some(x), _) => format!("open loop at {x} tps"),
+        (None, 0) => "closed loop".into(),
+        (None, n) => format!("in {n} phases (their loads in the phases table)"),
+    };
     let _ = writeln!(
         out,
         "{} client{}, {limit} (measured {:.1} s, warm-up {} s), protocol {}, {pacing}",

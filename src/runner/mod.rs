@@ -569,8 +569,13 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     if let Some(s) = schedule {
         outbox.push(Event::Schedule(s.due, s.started), Instant::now());
     }
-    if let Some(p) = pace.filter(|_| cfg.shape.as_ref().is_some_and(|s| s.open_loop())) {
+    if let Some(mut p) = pace.filter(|_| cfg.shape.as_ref().is_some_and(|s| s.open_loop())) {
+        p.close();
         outbox.push(Event::Schedule(p.due, p.started), Instant::now());
+        outbox.push(
+            Event::PhaseSchedule(p.phase_due, p.phase_started),
+            Instant::now(),
+        );
     }
     if let Some(cpu) = window.close() {
         outbox.push(cpu, Instant::now());
@@ -834,7 +839,9 @@ impl Schedule {
 
     /// Wait for the next scheduled start and return it; None at the end of the run. Nothing
     /// starts after the end: a client that fell behind counts the rest of its schedule as due
-    /// and not started (pgbench does not start them either).
+    /// and not started (pgbench does not start them either), from the rate (the expected
+    /// arrivals until the end), not arrival by arrival: a schedule far behind at a high rate
+    /// would take longer to walk than the run, or never end where the gaps round to 0 ns.
     fn next_start(&mut self, end: Option<Instant>, stop: &AtomicBool) -> Option<Instant> {
         self.advance();
         let inside = |s: &Self| end.is_none_or(|d| s.next < d);
@@ -842,12 +849,9 @@ impl Schedule {
             return None;
         }
         self.due += 1;
-        if end.is_some_and(|d| Instant::now() >= d) {
-            self.advance();
-            while inside(self) {
-                self.due += 1;
-                self.advance();
-            }
+        if let Some(d) = end.filter(|d| Instant::now() >= *d) {
+            let rest = d.saturating_duration_since(self.next).as_secs_f64() * self.rate;
+            self.due += rest.round() as u64;
             return None;
         }
         if !sleep_until(self.next, stop) {
@@ -1097,6 +1101,23 @@ mod tests {
         ) -> crate::engine::DbResult<Box<dyn Client>> {
             Ok(Box::new(PanickyClient(id, 0)))
         }
+    }
+
+    #[test]
+    fn a_schedule_far_behind_at_the_end_counts_its_rest_from_the_rate() {
+        // 4e9 a second: gaps that round to 0 ns, 1 s behind at the end.
+        let now = Instant::now();
+        let mut s = Schedule::new(
+            SmallRng::seed_from_u64(1),
+            4e9,
+            now - Duration::from_secs(1),
+        );
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        assert_eq!(s.next_start(Some(now), &stop), None);
+        assert!(started.elapsed() < Duration::from_millis(100));
+        assert!((3.9e9..4.1e9).contains(&(s.due as f64)), "{}", s.due);
+        assert_eq!(s.started, 0);
     }
 
     #[test]

@@ -414,9 +414,12 @@ pub struct Pace {
     last: Option<f64>,
     /// The phase of the last step given.
     current: usize,
-    /// Arrivals scheduled and arrivals started (the open loop's due and started).
+    /// Arrivals scheduled and arrivals started (the open loop's due and started), in all and
+    /// by phase (the warm-up's in the first).
     pub due: u64,
     pub started: u64,
+    pub phase_due: Vec<u64>,
+    pub phase_started: Vec<u64>,
 }
 
 /// What a client does next.
@@ -446,6 +449,8 @@ impl Pace {
             current: 0,
             due: 0,
             started: 0,
+            phase_due: vec![0; shape.phases.len()],
+            phase_started: vec![0; shape.phases.len()],
         }
     }
 
@@ -489,12 +494,11 @@ impl Pace {
         let end = self.end();
         loop {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Next::End;
+                return self.ended();
             }
             let now = self.now();
             if now >= end {
-                self.count_rest(end);
-                return Next::End;
+                return self.ended();
             }
             let i = self.phase_at(now);
             self.current = i;
@@ -506,7 +510,7 @@ impl Pace {
                         return Next::Now;
                     }
                     if !sleep_until(self.instant(phase_end), stop) {
-                        return Next::End;
+                        return self.ended();
                     }
                 }
                 Load::Rate { .. } => {
@@ -516,15 +520,18 @@ impl Pace {
                         Some(at) if at < end => {
                             self.last = Some(at);
                             self.due += 1;
+                            let of = self.phase_at(at);
+                            self.phase_due[of] += 1;
                             if at > now && !sleep_until(self.instant(at), stop) {
-                                return Next::End;
+                                return self.ended();
                             }
                             if self.now() >= end {
                                 // Slept to the end (a clock's rounding): not started.
-                                return Next::End;
+                                return self.ended();
                             }
                             self.started += 1;
-                            self.current = self.phase_at(at);
+                            self.phase_started[of] += 1;
+                            self.current = of;
                             return Next::Scheduled(self.instant(at));
                         }
                         // No arrival before the rate phases give way to a closed one (or the end).
@@ -532,13 +539,27 @@ impl Pace {
                             self.last = None;
                             let until = self.rate_stretch_end(i).min(end);
                             if !sleep_until(self.instant(until), stop) || until >= end {
-                                return Next::End;
+                                return self.ended();
                             }
                         }
                     }
                 }
             }
         }
+    }
+
+    /// The end (of the run, or a stop): what was scheduled until then and not started counts
+    /// as due.
+    fn ended(&mut self) -> Next {
+        self.close();
+        Next::End
+    }
+
+    /// Count what was scheduled until now (at most the end) and not started: for a client that
+    /// leaves its loop without asking `next` again (a transaction cut short by the end). Once.
+    pub fn close(&mut self) {
+        let until = self.now().min(self.end());
+        self.count_rest(until);
     }
 
     /// A client behind its schedule at the end: what was scheduled before the end and not
@@ -549,24 +570,28 @@ impl Pace {
         let Some(x) = self.last.take() else {
             return;
         };
-        self.due += self.expected_arrivals(x, end).round() as u64;
+        for (i, n) in self.expected_arrivals(x, end).into_iter().enumerate() {
+            let n = n.round() as u64;
+            self.due += n;
+            self.phase_due[i] += n;
+        }
     }
 
-    /// This client's expected arrivals in [from, to): the integral of its share of each rate
-    /// phase's rate there (a closed phase schedules none).
-    fn expected_arrivals(&self, from: f64, to: f64) -> f64 {
+    /// This client's expected arrivals in [from, to) by phase: the integral of its share of
+    /// each rate phase's rate there (a closed phase schedules none).
+    fn expected_arrivals(&self, from: f64, to: f64) -> Vec<f64> {
         let share = 1.0 / f64::from(self.clients);
-        let mut total = 0.0;
-        for (p, start) in self.phases.iter().zip(&self.starts) {
+        let mut by_phase = vec![0.0; self.phases.len()];
+        for (i, (p, start)) in self.phases.iter().zip(&self.starts).enumerate() {
             let (a, b) = (from.max(*start), to.min(start + p.seconds));
             if b <= a {
                 continue;
             }
             if let (Some(ra), Some(rb)) = (p.rate_at(a - start), p.rate_at(b - start)) {
-                total += (ra + rb) / 2.0 * (b - a) * share;
+                by_phase[i] = (ra + rb) / 2.0 * (b - a) * share;
             }
         }
-        total
+        by_phase
     }
 
     /// The end of the run of consecutive rate phases from phase `i`.
@@ -603,9 +628,10 @@ impl Pace {
         loop {
             let phase = &self.phases[j];
             phase.rate_at(0.0)?;
-            // The warm-up (before the first phase) runs the first phase's starting rate.
+            // The warm-up (before the first phase, which starts at 0) runs the first phase's
+            // starting rate, up to 0 included.
             let (start, stop) = if at < 0.0 {
-                (at, 0.0)
+                (0.0, 0.0)
             } else {
                 (self.starts[j], self.starts[j] + phase.seconds)
             };
@@ -749,6 +775,19 @@ mod tests {
         assert!(started.elapsed() < Duration::from_millis(100));
         // 2e8 in the first phase, none in the closed one, (100 + 300) / 2 / 2 = 100 in the last.
         assert_eq!(p.due, 200_000_100);
+        assert_eq!(p.phase_due, vec![200_000_000, 0, 100]);
+    }
+
+    #[test]
+    fn the_warm_up_before_a_ramp_runs_its_starting_rate() {
+        // Regular arrivals of one client at the ramp's starting 100 a second: 10 ms apart in
+        // the warm-up, whatever the rate later in the ramp.
+        let s = shape(&["10s:rate=100..1000,arrival=regular"]);
+        let mut p = Pace::new(&s, Instant::now(), 0, 1);
+        let next = p.arrival_after(-1.0, false).unwrap();
+        assert!((next + 0.99).abs() < 1e-9, "{next}");
+        let next = p.arrival_after(-0.005, false).unwrap();
+        assert!((next - 0.005).abs() < 5e-5, "{next}");
     }
 
     #[test]

@@ -157,6 +157,9 @@ fn runs(
                 variant: Some(variant.clone()),
                 params: data.params.clone(),
                 clients,
+                // A plan's clients are always a list (1, 2, 4, 8 when not given): 1 is taken as
+                // its default, which a phase's or a workload's own number replaces.
+                clients_given: clients != 1,
                 // What the point was asked to do, as `run -T`/`-t` records it: a time or a
                 // count of transactions per client, never both.
                 time: if plan.phases.is_empty() {

@@ -90,7 +90,8 @@ fn load(side: &Side, name: &str) -> String {
 }
 
 /// The side as one phase of it: each run's record with the phase's figures in the run's place
-/// and only the windows wholly inside the phase. A run without the phase has no figures.
+/// and only the windows wholly inside the phase. A run without the phase, or without a
+/// transaction in it, has no figures.
 fn view(side: &Side, name: &str) -> Side {
     let runs = side
         .runs
@@ -98,7 +99,9 @@ fn view(side: &Side, name: &str) -> Side {
         .map(|run| {
             let r = &run.result;
             let mut result = serde_json::json!({});
-            if let Some(p) = phase(r, name) {
+            // A phase without a completed transaction (or never reached) has no figures to
+            // judge.
+            if let Some(p) = phase(r, name).filter(|p| p["transactions"].as_u64() > Some(0)) {
                 let warmup = r["options"]["warmup_s"].as_f64().unwrap_or(0.0);
                 let from = warmup + p["start_s"].as_f64().unwrap_or(0.0);
                 let to = from + p["seconds"].as_f64().unwrap_or(0.0);
