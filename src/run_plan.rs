@@ -669,6 +669,14 @@ impl RunInput {
             return usage("--clients must be at least 1");
         }
         let most = most_clients();
+        let idle = u64::from(self.connections.idle_connections);
+        let room = most_files().saturating_sub(64 + 2 * u64::from(self.clients));
+        if idle > room {
+            return usage(format!(
+                "--idle-connections {idle}: with {} clients this process can hold at most {room} more connections open (each is a file; see ulimit -n)",
+                self.clients
+            ));
+        }
         if u64::from(self.clients) > most {
             return usage(format!(
                 "{} {}: this machine allows at most {most} (each client is a thread and two open files: see ulimit -n and /proc/sys/kernel/threads-max)",
@@ -825,8 +833,17 @@ const MAX_SECONDS: u64 = 365 * 24 * 3600;
 /// connection and a handle to shut it down), within the open-files hard limit and the
 /// system's thread limit, less some room for the rest.
 fn most_clients() -> u64 {
+    let threads = std::fs::read_to_string("/proc/sys/kernel/threads-max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(u64::MAX);
+    (most_files().saturating_sub(64) / 2).min(threads.saturating_sub(64))
+}
+
+/// The files this process may open (its hard limit, which it raises its own to).
+fn most_files() -> u64 {
     // SAFETY: reads this process's own limit.
-    let files = unsafe {
+    unsafe {
         let mut lim = libc::rlimit {
             rlim_cur: 0,
             rlim_max: 0,
@@ -836,12 +853,7 @@ fn most_clients() -> u64 {
         } else {
             1024
         }
-    };
-    let threads = std::fs::read_to_string("/proc/sys/kernel/threads-max")
-        .ok()
-        .and_then(|t| t.trim().parse::<u64>().ok())
-        .unwrap_or(u64::MAX);
-    (files.saturating_sub(64) / 2).min(threads.saturating_sub(64))
+    }
 }
 
 /// The DSN, with the password of `--password-file` when one is given, or a managed server's

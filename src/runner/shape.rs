@@ -505,7 +505,9 @@ impl Pace {
             let phase_end = self.starts[i] + self.phases[i].seconds;
             match self.phases[i].load {
                 Load::Clients(k) => {
-                    self.last = None;
+                    // A schedule behind at the end of its rate phases: their arrivals it did
+                    // not start are due and not started (a closed phase does not serve them).
+                    self.count_rest(self.starts[i]);
                     if self.id < k {
                         return Next::Now;
                     }
@@ -562,8 +564,8 @@ impl Pace {
         self.count_rest(until);
     }
 
-    /// A client behind its schedule at the end: what was scheduled before the end and not
-    /// started counts as due (pgbench does not start it either). Counted from the rate's
+    /// A client behind its schedule at the end (of the run, or of its rate phases): what was
+    /// scheduled before `end` and not started counts as due (pgbench does not start it either). Counted from the rate's
     /// integral over the rest of the run (the expected number of arrivals), not arrival by
     /// arrival: a schedule far behind at a high rate would take longer to walk than the run.
     fn count_rest(&mut self, end: f64) {
@@ -776,6 +778,19 @@ mod tests {
         // 2e8 in the first phase, none in the closed one, (100 + 300) / 2 / 2 = 100 in the last.
         assert_eq!(p.due, 200_000_100);
         assert_eq!(p.phase_due, vec![200_000_000, 0, 100]);
+    }
+
+    #[test]
+    fn a_backlog_at_a_closed_phase_counts_as_not_started() {
+        // Half a second behind at 1000 a second when the closed phase begins: 500 arrivals
+        // due in the rate phase that never start.
+        let s = shape(&["1s:rate=1000", "1s:clients=1"]);
+        let origin = Instant::now() - Duration::from_millis(1500);
+        let mut p = Pace::new(&s, origin, 0, 1);
+        p.last = Some(0.5);
+        assert_eq!(p.next(&AtomicBool::new(false)), Next::Now);
+        assert_eq!((p.due, p.started), (500, 0));
+        assert_eq!(p.phase_due, vec![500, 0]);
     }
 
     #[test]

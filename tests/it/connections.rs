@@ -86,6 +86,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
                 "--idle-connections -1: give the idle connections to hold open, 0 or more",
             ),
             (
+                "idle_connections_beyond_open_files",
+                &["run", "tpcb", "--idle-connections", "4000000000"][..],
+                "--idle-connections 4000000000: with 1 clients this process can hold at most",
+            ),
+            (
                 "connect_with_reconnect_every",
                 &["run", "tpcb", "-C", "--reconnect-every", "5"][..],
                 "-C opens a connection for every transaction: --reconnect-every has nothing to renew",
