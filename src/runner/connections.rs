@@ -46,24 +46,26 @@ pub(super) fn open(engine: &dyn Engine) -> DbResult<(Box<dyn Session>, Duration)
     Ok((session, began.elapsed()))
 }
 
-/// Bind client `id`'s session to the connection `fresh`: its statements prepared again, the
-/// workload's session settings made again, its cancel handle replaced. Gives back the
-/// connection it replaces, and whether the binding succeeded.
+/// Bind client `id`'s session to the connection `fresh`: the workload's session settings made
+/// on it and its statements prepared again, then swapped in and its cancel handle replaced.
+/// Gives back the connection not in use (the one replaced; `fresh` itself when a setting or a
+/// statement failed on it, the client keeping the connection it had), and whether the
+/// binding succeeded.
 pub(super) fn bind(
     shared: &Shared,
     id: u32,
     state: &mut ClientState,
-    fresh: Box<dyn Session>,
+    mut fresh: Box<dyn Session>,
 ) -> (Box<dyn Session>, DbResult<()>) {
-    let (old, again) = state.session.rebind(fresh);
-    shared.doors.lock().expect("doors lock")[slot(shared, id)] = state.session.canceller();
-    let settled = again.and_then(|()| {
-        let engine = shared.engine.as_ref();
-        shared
-            .workload
-            .open_session(engine, state.session.untimed())
-    });
-    (old, settled)
+    let engine = shared.engine.as_ref();
+    if let Err(e) = shared.workload.open_session(engine, fresh.as_mut()) {
+        return (fresh, Err(e));
+    }
+    let (unused, bound) = state.session.rebind(fresh);
+    if bound.is_ok() {
+        shared.doors.lock().expect("doors lock")[slot(shared, id)] = state.session.canceller();
+    }
+    (unused, bound)
 }
 
 /// Close a client's connection, leaving it without one (`-C`, between transactions). A lost
@@ -145,9 +147,11 @@ pub(super) fn before(
         );
     })?;
     outbox.push(Event::Connected(cause, took), Instant::now());
-    let (unbound, bound) = bind(shared, id, state, fresh);
-    drop(unbound);
-    state.life.renewed();
+    let (unused, bound) = bind(shared, id, state, fresh);
+    drop(unused);
+    if bound.is_ok() {
+        state.life.renewed();
+    }
     bound
 }
 
@@ -183,13 +187,16 @@ pub(super) fn after(
     match open(shared.engine.as_ref()) {
         Ok((fresh, took)) => {
             outbox.push(Event::Connected(cause, took), Instant::now());
-            figures.bank(state.session.untimed());
-            let (old, bound) = bind(shared, id, state, fresh);
-            drop(old);
-            if let Err(e) = bound {
-                outbox.push(Event::ConnectFailed(cause, e.message), Instant::now());
+            let (mut unused, bound) = bind(shared, id, state, fresh);
+            match bound {
+                // The replaced connection's own figures, before it closes.
+                Ok(()) => {
+                    figures.bank(unused.as_mut());
+                    state.life.renewed();
+                }
+                Err(e) => outbox.push(Event::ConnectFailed(cause, e.message), Instant::now()),
             }
-            state.life.renewed();
+            drop(unused);
         }
         Err(e) => outbox.push(Event::ConnectFailed(cause, e.message), Instant::now()),
     }

@@ -233,25 +233,26 @@ impl Timed {
     /// Bind this session to a new connection (`-C`, a connection's end of life, a lost one):
     /// every statement prepared so far is prepared again on `fresh`, in its order, under the
     /// same `StmtId`, so the workload's client keeps its statements, its random streams and
-    /// the lines timed so far. Gives back the connection it replaces, and whether preparing
-    /// again succeeded.
-    pub fn rebind(&mut self, fresh: Box<dyn Session>) -> (Box<dyn Session>, DbResult<()>) {
+    /// the lines timed so far. The statements are prepared before the swap: a connection on
+    /// which one fails is given back unused, with the error, and the session keeps the one it
+    /// had. Else gives back the connection it replaces.
+    pub fn rebind(&mut self, mut fresh: Box<dyn Session>) -> (Box<dyn Session>, DbResult<()>) {
+        let mut ids = Vec::with_capacity(self.texts.len());
+        for text in &self.texts {
+            match fresh.prepare(text) {
+                Ok(id) => ids.push(id),
+                Err(e) => return (fresh, Err(e)),
+            }
+        }
         let old = std::mem::replace(&mut self.inner, fresh);
+        for (id, fresh_id) in self.ids.iter_mut().zip(ids) {
+            *id = fresh_id;
+        }
         if let Some(c) = self.clock.as_mut() {
             c.open = None;
             c.pending.clear();
         }
-        let mut again = Ok(());
-        for (text, id) in self.texts.iter().zip(self.ids.iter_mut()) {
-            match self.inner.prepare(text) {
-                Ok(fresh_id) => *id = fresh_id,
-                Err(e) => {
-                    again = Err(e);
-                    break;
-                }
-            }
-        }
-        (old, again)
+        (old, Ok(()))
     }
 
     /// Replace the connection without preparing anything on the new one (`-C` between
