@@ -247,10 +247,12 @@ pub struct RunArgs {
     /// Target total rate in transactions per second (open loop; latency counts from the schedule).
     #[arg(short = 'R', long, value_name = "TPS")]
     pub rate: Option<f64>,
-    /// A phase of a run whose load changes shape, repeated in order: DURATION:rate=R (open
-    /// loop), rate=R1..R2 (a linear ramp), or clients=N (closed loop), with arrival=poisson|regular
-    /// and name=NAME; e.g. `--phase 30s:rate=100 --phase 10s:rate=1000 --phase 30s:rate=100`.
-    /// `--phase @FILE` reads one phase a line. The phases together are the run's time.
+    /// A phase of a run whose load changes shape, repeated in order: DURATION (30s, 2m, 5m30s)
+    /// then :rate=R (open loop), rate=R1..R2 (a linear ramp), or clients=N (closed loop;
+    /// clients=0 pauses), with arrival=poisson|regular, mix=TYPE:WEIGHT/TYPE:WEIGHT (the
+    /// phase's own mix of the workload's transaction types) and name=NAME; e.g. `--phase
+    /// 30s:rate=100 --phase 10s:rate=1000 --phase 30s:rate=100`. `--phase @FILE` reads one phase
+    /// a line. The phases together are the run's time.
     #[arg(long, value_name = "SPEC")]
     pub phase: Vec<String>,
     /// Print a progress line every N seconds (sysbench's --report-interval). For ycsb, -P with

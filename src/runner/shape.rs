@@ -260,12 +260,17 @@ pub fn parse_phase(spec: &str, index: usize) -> Result<Phase, String> {
     let seconds = parse_duration(duration.trim())?;
     let mut name = format!("phase{}", index + 1);
     let (mut rate, mut clients, mut arrival, mut mix) = (None, None, None, None);
+    let mut seen: Vec<&str> = Vec::new();
     for kv in keys.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (k, v) = kv.split_once('=').ok_or_else(|| {
             format!("{kv:?} is not KEY=VALUE (keys: rate, clients, arrival, mix, name)")
         })?;
-        let v = v.trim();
-        match k.trim() {
+        let (k, v) = (k.trim(), v.trim());
+        if seen.contains(&k) {
+            return Err(format!("{k}= is given twice: give it once"));
+        }
+        seen.push(k);
+        match k {
             "rate" => {
                 let (a, b) = v.split_once("..").unwrap_or((v, v));
                 let r = |s: &str| {
@@ -356,7 +361,7 @@ fn parse_mix(v: &str) -> Result<Vec<(String, f64)>, String> {
             .filter(|w| w.is_finite() && *w >= 0.0)
             .ok_or_else(|| format!("mix={v}: {name}'s weight {w:?} is not a number, 0 or more"))?;
         let name = name.trim().to_string();
-        if out.iter().any(|(n, _)| *n == name) {
+        if out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
             return Err(format!("mix={v}: {name} is given twice"));
         }
         out.push((name, w));
@@ -369,30 +374,43 @@ fn parse_mix(v: &str) -> Result<Vec<(String, f64)>, String> {
     Ok(out)
 }
 
-/// `30`, `30s`, `2m`, `1h`, `1.5s`: seconds, more than 0 and at most a day.
+/// `30`, `30s`, `2m`, `1h`, `1.5s`, `5m30s`, `1h30m`: seconds, more than 0 and at most a day.
 fn parse_duration(s: &str) -> Result<f64, String> {
-    let (number, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let scale = match unit {
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        "ms" => 0.001,
-        _ => {
-            return Err(format!(
-                "{s:?}: give the phase's length as 30, 30s, 2m or 1h"
-            ));
-        }
-    };
-    let secs = number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|x| x.is_finite())
-        .map(|x| x * scale)
-        .ok_or_else(|| format!("{s:?}: give the phase's length as 30, 30s, 2m or 1h"))?;
+    let bad = || format!("{s:?}: give the phase's length as 30, 30s, 2m, 1h or 5m30s");
+    if let Ok(x) = s.parse::<f64>() {
+        return within_a_day(s, Some(x).filter(|x| x.is_finite()).ok_or_else(bad)?);
+    }
+    let mut secs = 0.0;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let unit_at = rest
+            .find(|c: char| c.is_ascii_alphabetic())
+            .filter(|i| *i > 0)
+            .ok_or_else(bad)?;
+        let (number, tail) = rest.split_at(unit_at);
+        let unit_len = tail
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let scale = match unit {
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "ms" => 0.001,
+            _ => return Err(bad()),
+        };
+        let x = number
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(bad)?;
+        secs += x * scale;
+        rest = next;
+    }
+    within_a_day(s, secs)
+}
+
+fn within_a_day(s: &str, secs: f64) -> Result<f64, String> {
     if !(0.001..=86_400.0).contains(&secs) {
         return Err(format!("{s:?}: a phase lasts from 1 ms to a day"));
     }
@@ -691,6 +709,13 @@ mod tests {
         assert_eq!(s.phase_at(-1.0), 0);
         assert_eq!(s.phase_at(10.0), 1);
         assert_eq!(s.phase_at(500.0), 2);
+        let s = shape(&[
+            "5m30s:rate=1",
+            "1h30m:clients=1",
+            "1.5s:rate=2",
+            "250ms:rate=3",
+        ]);
+        assert_eq!(s.seconds(), 330.0 + 5400.0 + 1.5 + 0.25);
     }
 
     #[test]
@@ -702,7 +727,11 @@ mod tests {
         bad("10s", "give its load");
         bad("10s:rate=5,clients=2", "not both");
         bad("0s:rate=5", "from 1 ms to a day");
-        bad("10x:rate=5", "30s, 2m or 1h");
+        bad("10x:rate=5", "30s, 2m, 1h or 5m30s");
+        bad("5m30:rate=5", "30s, 2m, 1h or 5m30s");
+        bad("m5:rate=5", "30s, 2m, 1h or 5m30s");
+        bad("10s:rate=5,rate=50", "rate= is given twice");
+        bad("10s:rate=5,mix=a:1/A:2", "A is given twice");
         bad("10s:rate=-1", "0 or more");
         bad("10s:rate=0", "clients=0");
         bad("10s:clients=2,arrival=regular", "rate phases");
