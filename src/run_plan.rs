@@ -991,8 +991,10 @@ mod tests {
 
     #[test]
     fn a_workloads_own_names_for_clients_and_rate() {
+        // Clients 1: -c not given (the default 1).
         let ycsb = |clients, asked_by, props: &[(&str, &str)]| {
             let mut i = input("ycsb", clients);
+            i.clients_given = clients != 1;
             i.rate = None;
             i.asked_by = asked_by;
             for (k, v) in props {
@@ -1012,6 +1014,12 @@ mod tests {
             m.contains("YCSB property threadcount=8 and --clients 4 disagree"),
             "{m}"
         );
+        // -c 1 given is a number asked for, not the default.
+        let mut one = input("ycsb", 1);
+        one.rate = None;
+        one.params.insert("threadcount".into(), "8".into());
+        let m = refused(one.plan());
+        assert!(m.contains("threadcount=8 and --clients 1 disagree"), "{m}");
         let m = refused(ycsb(1, AskedBy::Plan, &given[1..]));
         assert!(
             m.contains("YCSB property target=500: a plan's points take"),
