@@ -625,7 +625,9 @@ impl Pace {
 
     /// The next arrival after `x` (seconds from the origin), through consecutive rate phases;
     /// None when they end first. A new schedule (`fresh`) starts at a random point of the first
-    /// gap for Poisson arrivals (memoryless), and at this client's stagger for regular ones.
+    /// gap for Poisson arrivals (memoryless), and at this client's stagger for regular ones; so
+    /// does the schedule of a phase whose arrivals are spaced otherwise than the one before it
+    /// (regular after Poisson: the clients evenly staggered from its start).
     fn arrival_after(&mut self, x: f64, fresh: bool) -> Option<f64> {
         let i = self.phase_at(x);
         let arrival = match self.phases[i].load {
@@ -678,6 +680,11 @@ impl Pace {
                 j += 1;
                 if j >= self.phases.len() {
                     return None;
+                }
+                if let Load::Rate { arrival: next, .. } = self.phases[j].load
+                    && next != arrival
+                {
+                    return self.arrival_after(self.starts[j], true);
                 }
             }
         }
@@ -807,6 +814,31 @@ mod tests {
         // 2e8 in the first phase, none in the closed one, (100 + 300) / 2 / 2 = 100 in the last.
         assert_eq!(p.due, 200_000_100);
         assert_eq!(p.phase_due, vec![200_000_000, 0, 100]);
+    }
+
+    #[test]
+    fn regular_arrivals_after_poisson_ones_are_staggered_from_their_phase() {
+        // Four clients at 400 a second regular after a Poisson second: client k's first
+        // regular arrival at 1 + (k + 1) / 400, then every 1/100 s.
+        let mut s = shape(&["1s:rate=50", "1s:rate=400,arrival=regular"]);
+        s.run_clients = 4;
+        for id in 0..4u32 {
+            let mut p = Pace::new(&s, Instant::now(), id, 9);
+            let mut x = 0.0;
+            let first = loop {
+                x = p.arrival_after(x, false).unwrap();
+                if x >= 1.0 {
+                    break x;
+                }
+            };
+            let want = 1.0 + f64::from(id + 1) / 400.0;
+            assert!(
+                (first - want).abs() < 1e-9,
+                "client {id}: {first}, not {want}"
+            );
+            let second = p.arrival_after(first, false).unwrap();
+            assert!((second - first - 0.01).abs() < 1e-9, "{second}");
+        }
     }
 
     #[test]
