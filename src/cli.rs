@@ -255,6 +255,11 @@ pub struct RunArgs {
     /// a line. The phases together are the run's time.
     #[arg(long, value_name = "SPEC")]
     pub phase: Vec<String>,
+    /// A latency limit in milliseconds (pgbench's -L): transactions slower than it (from their
+    /// schedule, in an open loop) are counted late; with --rate or rate phases, a transaction
+    /// already later than it when its turn comes is skipped, not sent to the server.
+    #[arg(short = 'L', long = "latency-limit", value_name = "MS")]
+    pub latency_limit: Option<f64>,
     /// Print a progress line every N seconds (sysbench's --report-interval). For ycsb, -P with
     /// a name that is not a number is YCSB's -P: a property file, or a core workload built in
     /// (workloada..workloadf).
@@ -382,9 +387,6 @@ pub struct HabitArgs {
     /// pgbench -l: the per-transaction log.
     #[arg(short = 'l', long = "log", hide = true)]
     pub log: bool,
-    /// pgbench -L: the latency limit.
-    #[arg(short = 'L', long = "latency-limit", hide = true, value_name = "MS")]
-    pub latency_limit: Option<f64>,
     /// pgbench -i: initialize.
     #[arg(short = 'i', long = "initialize", hide = true)]
     pub initialize: bool,
@@ -408,10 +410,6 @@ impl HabitArgs {
             (
                 self.log,
                 "-l (per-transaction log): dbduel keeps per-second windows and the full latency histogram in --json",
-            ),
-            (
-                self.latency_limit.is_some(),
-                "-L (latency limit): dbduel measures every transaction's latency from its schedule with -R; judge a limit on the percentiles, or with capacity --slo",
             ),
             (
                 self.events.is_some(),

@@ -486,6 +486,14 @@ fn summed_counts(first: &RunResult, results: &[&RunResult], time: &Timeline) -> 
             due: a.due + b.due,
             started: a.started + b.started,
         });
+    m.latency_limit = results
+        .iter()
+        .filter_map(|r| r.measurement.latency_limit)
+        .reduce(|a, b| metrics::LatencyLimit {
+            limit_ms: a.limit_ms,
+            late: a.late + b.late,
+            skipped: add_some(a.skipped, b.skipped),
+        });
     m.client_threads = client_threads(results);
     m.first_transaction_ms = results
         .iter()

@@ -333,6 +333,9 @@ fn measure(
     if let Some(shape) = &plan.run.shape {
         agg.phases(shape);
     }
+    if let Some(limit) = plan.run.latency_limit {
+        agg.latency_limit(limit);
+    }
     // The clients stop on Ctrl-C, or when every transaction has failed the same lasting way
     // for DOOMED_AFTER (a missing table makes thousands of errors a second, all alike).
     let halt = Arc::new(AtomicBool::new(false));

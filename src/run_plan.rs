@@ -233,6 +233,8 @@ pub struct RunInput {
     pub rate: Option<f64>,
     /// `--phase` specs, as given (`runner::shape`).
     pub phases: Vec<String>,
+    /// `-L`: the latency limit in milliseconds.
+    pub latency_limit_ms: Option<f64>,
     pub progress: Option<u64>,
     /// None: the workload's default (`Workload::default_max_tries`).
     pub max_tries: Option<u32>,
@@ -301,6 +303,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         warmup: args.warmup,
         rate: args.rate,
         phases: args.phase.clone(),
+        latency_limit_ms: args.latency_limit,
         progress,
         max_tries: args.max_tries,
         seed: args.seed,
@@ -453,6 +456,9 @@ impl RunInput {
                 statements: self.statements,
                 shape: shape.map(Arc::new),
                 connections: self.connections.clone(),
+                latency_limit: self
+                    .latency_limit_ms
+                    .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
             },
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
@@ -667,6 +673,14 @@ impl RunInput {
     fn check(&self) -> Result<Limit, Error> {
         if self.clients == 0 {
             return usage("--clients must be at least 1");
+        }
+        if let Some(ms) = self
+            .latency_limit_ms
+            .filter(|ms| !(ms.is_finite() && *ms > 0.0))
+        {
+            return usage(format!(
+                "-L {ms}: give the latency limit in milliseconds, more than 0"
+            ));
         }
         let most = most_clients();
         let idle = u64::from(self.connections.idle_connections);
@@ -972,6 +986,7 @@ mod tests {
             warmup: 0,
             rate: Some(70.0),
             phases: Vec::new(),
+            latency_limit_ms: None,
             progress: None,
             max_tries: None,
             seed: Some(1),

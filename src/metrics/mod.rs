@@ -150,6 +150,17 @@ pub struct OpenLoop {
     pub started: u64,
 }
 
+/// `-L` (pgbench's latency limit): its limit, the measured successful transactions slower than
+/// it (latency from the schedule in an open loop), and, in an open loop, those skipped: already
+/// later than the limit when their turn came, never sent to the server (pgbench's "skipped").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct LatencyLimit {
+    pub limit_ms: f64,
+    pub late: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
+}
+
 impl OpenLoop {
     pub fn met(&self) -> bool {
         self.started * 100 >= self.due * 99
@@ -222,8 +233,12 @@ pub struct Measurement {
     pub unfinished: u64,
     /// The first message of each kind of error, as the server (or dbduel) said it.
     pub error_messages: BTreeMap<String, String>,
-    /// Open loop: whether the rate was kept (None in the closed loop).
+    /// Open loop: whether the rate was kept (None in the closed loop). Skipped transactions
+    /// (`-L`) are not started.
     pub open_loop: Option<OpenLoop>,
+    /// `-L`: the late and skipped transactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_limit: Option<LatencyLimit>,
     pub client_threads: ClientThreads,
     pub latency_ms: Latency,
     pub schedule_lag_ms: Option<Latency>,
@@ -329,6 +344,9 @@ pub struct Aggregator {
     /// Each phase's accumulators, in a run whose load changes shape.
     phases: Option<phases::Phases>,
     connections: connections::Acc,
+    /// `-L` in µs, and what it counted: measured late, measured skipped, all skipped (the
+    /// warm-up's too, as the schedule's counts are).
+    limit: Option<(u64, LatencyLimit, u64)>,
 }
 
 impl Aggregator {
@@ -372,11 +390,23 @@ impl Aggregator {
             seen_kinds: BTreeMap::new(),
             statements: statement_latencies::Statements::default(),
             phases: None,
+            limit: None,
             connections: connections::Acc::default(),
         }
     }
 
     /// Keep each phase's own figures too (a run whose load changes shape).
+    /// Count the transactions slower than `limit` (and skipped, in an open loop).
+    pub fn latency_limit(&mut self, limit: Duration) {
+        let counted = LatencyLimit {
+            limit_ms: limit.as_secs_f64() * 1000.0,
+            late: 0,
+            skipped: self.lag.is_some().then_some(0),
+        };
+        let us = u64::try_from(limit.as_micros()).unwrap_or(u64::MAX);
+        self.limit = Some((us, counted, 0));
+    }
+
     pub fn phases(&mut self, shape: &crate::runner::shape::Shape) {
         self.phases = Some(phases::Phases::new(shape, self.warmup_us, &self.names));
     }
@@ -405,6 +435,14 @@ impl Aggregator {
                 let s = self.schedule.get_or_insert(OpenLoop::default());
                 s.due += due;
                 s.started += started;
+            }
+            Event::Skipped(at_us) => {
+                if let Some((_, counted, all)) = &mut self.limit {
+                    *all += 1;
+                    if at_us >= self.warmup_us {
+                        *counted.skipped.get_or_insert(0) += 1;
+                    }
+                }
             }
             Event::PhaseSchedule(due, started) => {
                 if let Some(p) = &mut self.phases {
@@ -488,6 +526,11 @@ impl Aggregator {
                 t.hist.saturating_record(s.latency_us.max(1));
                 if let (Some(lag), Some(us)) = (&mut self.lag, s.lag_us) {
                     lag.saturating_record(us.max(1));
+                }
+                if let Some((limit, counted, _)) = &mut self.limit
+                    && s.latency_us > *limit
+                {
+                    counted.late += 1;
                 }
             }
         }
@@ -608,7 +651,11 @@ impl Aggregator {
             lost_clients: self.lost_clients,
             unfinished: self.unfinished,
             error_messages: self.error_messages,
-            open_loop: self.schedule,
+            open_loop: self.schedule.map(|mut o| {
+                o.started -= self.limit.map_or(0, |l| l.2).min(o.started);
+                o
+            }),
+            latency_limit: self.limit.map(|l| l.1),
             client_threads: client_threads(&self.thread_cpu),
             latency_ms: Latency::of(&all),
             schedule_lag_ms: self.lag.as_ref().map(Latency::of),

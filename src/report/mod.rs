@@ -194,6 +194,35 @@ fn summary_head(out: &mut String, r: &RunResult) {
     out.push('\n');
 }
 
+/// `-L`'s lines, as pgbench counts them: late of the successful transactions; skipped of all
+/// that were due (done, failed or skipped).
+fn latency_limit_lines(out: &mut String, l: &crate::metrics::LatencyLimit, done: u64, failed: u64) {
+    let pct = |n: u64, of: u64| {
+        if of > 0 {
+            100.0 * n as f64 / of as f64
+        } else {
+            0.0
+        }
+    };
+    let _ = writeln!(
+        out,
+        "  {:<16}{:>12}  of {done} above the {:.1} ms latency limit ({:.3}%)",
+        "late",
+        l.late,
+        l.limit_ms,
+        pct(l.late, done)
+    );
+    if let Some(skipped) = l.skipped {
+        let _ = writeln!(
+            out,
+            "  {:<16}{:>12}  ({:.3}% of those due: later than the limit when their turn came, not sent)",
+            "skipped",
+            skipped,
+            pct(skipped, done + failed + skipped)
+        );
+    }
+}
+
 /// Transactions, queries, errors with their first messages, retries, rollbacks, the
 /// workload's own figures, reconnections, lost clients, the connections opened and the storm,
 /// unfinished transactions.
@@ -226,6 +255,9 @@ fn summary_counts(out: &mut String, r: &RunResult) {
         let _ = writeln!(out, "    {kind}: {short}");
     }
     let _ = writeln!(out, "  {:<16}{:>12}", "retries", m.retries);
+    if let Some(l) = &m.latency_limit {
+        latency_limit_lines(out, l, m.transactions, m.errors);
+    }
     if m.rollbacks > 0 {
         let _ = writeln!(
             out,

@@ -78,6 +78,9 @@ pub struct RunConfig {
     pub shape: Option<Arc<shape::Shape>>,
     /// How the clients hold their connections (`-C`, lifetimes, idle ones beside them).
     pub connections: connections::ConnectionPlan,
+    /// `-L`: transactions slower than this are late; in an open loop, one later than this
+    /// when its turn comes is skipped (pgbench's latency limit).
+    pub latency_limit: Option<Duration>,
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -482,6 +485,22 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         let Some((mut planned, mut began, open_loop)) = next else {
             break;
         };
+        if open_loop
+            && cfg
+                .latency_limit
+                .is_some_and(|l| began.saturating_duration_since(planned) > l)
+        {
+            // -L: no hope of meeting the limit; skipped, not sent (as pgbench). It counts
+            // among -t's transactions, as pgbench's do.
+            outbox.push(Event::Skipped(micros(began - start)), began);
+            if let Limit::Transactions(n) = cfg.limit {
+                counted += u64::from(began >= warmup_end);
+                if counted >= n {
+                    break;
+                }
+            }
+            continue;
+        }
         if let (Some(pace), Some(shape)) = (&pace, cfg.shape.as_ref().filter(|s| s.mixed())) {
             // A phase with a mix of its own: the client draws its types by it from now on.
             let i = pace.phase();
@@ -1143,6 +1162,7 @@ mod tests {
             statements: true,
             shape: None,
             connections: Default::default(),
+            latency_limit: None,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();

@@ -172,6 +172,7 @@ fn runs(
                 warmup: plan.warmup,
                 rate: None,
                 phases: plan.phases.clone(),
+                latency_limit_ms: None,
                 progress: None,
                 max_tries: plan.max_tries,
                 seed: Some(plan.seed()),

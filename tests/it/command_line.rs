@@ -71,7 +71,6 @@ fn habits(_: &Env) -> Result<(), String> {
         (&["-i"][..], "dbduel prepare"),
         (&["-r", "--no-statement-latencies"][..], "give one of them"),
         (&["-l"][..], "--json"),
-        (&["-L", "50"][..], "capacity --slo"),
         (&["--events", "100"][..], "give -t"),
         (&["--histogram"][..], "HDR histogram"),
     ] {

@@ -345,11 +345,22 @@ pub fn run_json(
     args: &[&str],
     code: i32,
 ) -> Result<serde_json::Value, String> {
+    run_json_said(env, name, args, code).map(|(r, _)| r)
+}
+
+/// `run_json`, with everything the run printed.
+pub fn run_json_said(
+    env: &Env,
+    name: &str,
+    args: &[&str],
+    code: i32,
+) -> Result<(serde_json::Value, String), String> {
     let json = env.path(&format!("{name}.json"));
     let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     all.extend(["--json".into(), json.display().to_string()]);
-    expect_code(&dbduel(&all), code, name)?;
-    read_result(&json)
+    let out = dbduel(&all);
+    expect_code(&out, code, name)?;
+    Ok((read_result(&json)?, text(&out)))
 }
 
 /// A trial named `name` that runs `test` with the shared environment (its servers, each

@@ -19,6 +19,7 @@ mod env;
 mod errors;
 mod faults;
 mod latency;
+mod latency_limit;
 mod load;
 mod managed;
 mod measured;
@@ -96,6 +97,7 @@ fn main() {
     trials.extend(prepare::trials(&env));
     trials.extend(load::trials(&env));
     trials.extend(latency::trials(&env));
+    trials.extend(latency_limit::trials(&env));
     trials.extend(client_cpu::trials(&env));
     trials.extend(compare::trials());
     let conclusion = libtest_mimic::run(&args, trials);

@@ -40,12 +40,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
 
 /// `dbduel run` with `args` and `--json`: the result and everything it printed.
 fn run(env: &Env, name: &str, args: &[&str]) -> Result<(serde_json::Value, String), String> {
-    let json = env.path(&format!("{name}.json"));
-    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    all.extend(["--json".into(), json.display().to_string()]);
-    let out = dbduel(&all);
-    expect_code(&out, 0, name)?;
-    Ok((read_result(&json)?, text(&out)))
+    crate::env::run_json_said(env, name, args, 0)
 }
 
 /// The result's phases, as (name, transactions, tps).
