@@ -260,6 +260,20 @@ pub struct RunArgs {
     /// already later than it when its turn comes is skipped, not sent to the server.
     #[arg(short = 'L', long = "latency-limit", value_name = "MS")]
     pub latency_limit: Option<f64>,
+    /// Write pgbench's per-transaction log (pgbench's -l), to PREFIX.PID (--log-prefix,
+    /// default pgbench_log), in pgbench's format.
+    #[arg(short = 'l', long = "log")]
+    pub log: bool,
+    /// With -l: the log file's prefix (pgbench's --log-prefix).
+    #[arg(long, value_name = "PREFIX")]
+    pub log_prefix: Option<String>,
+    /// With -l: log this fraction of the transactions, 0 < R <= 1 (pgbench's --sampling-rate).
+    #[arg(long, value_name = "R")]
+    pub sampling_rate: Option<f64>,
+    /// With -l: one aggregated line per N seconds instead of a line per transaction (pgbench's
+    /// --aggregate-interval).
+    #[arg(long, value_name = "N")]
+    pub aggregate_interval: Option<i64>,
     /// Print a progress line every N seconds (sysbench's --report-interval). For ycsb, -P with
     /// a name that is not a number is YCSB's -P: a property file, or a core workload built in
     /// (workloada..workloadf).
@@ -384,9 +398,6 @@ pub struct HabitArgs {
         hide = true
     )]
     pub per_statement: bool,
-    /// pgbench -l: the per-transaction log.
-    #[arg(short = 'l', long = "log", hide = true)]
-    pub log: bool,
     /// pgbench -i: initialize.
     #[arg(short = 'i', long = "initialize", hide = true)]
     pub initialize: bool,
@@ -406,10 +417,6 @@ impl HabitArgs {
             (
                 self.initialize,
                 "-i (initialize): dbduel prepare loads the data, then dbduel run measures it",
-            ),
-            (
-                self.log,
-                "-l (per-transaction log): dbduel keeps per-second windows and the full latency histogram in --json",
             ),
             (
                 self.events.is_some(),

@@ -12,6 +12,8 @@ use crate::engine::figures::ConnectionFigures;
 /// One finished transaction, as a client saw it. Times are microseconds since the run's start.
 #[derive(Debug, Clone)]
 pub struct Sample {
+    /// The client that ran it (its id in the whole run).
+    pub client: u32,
     pub txn: u16,
     pub end_us: u64,
     /// From the scheduled start (open loop) or the actual start (closed loop) to the end.
@@ -42,9 +44,9 @@ pub enum Event {
     ErrorMessage(String, String),
     /// An open-loop client's end: transactions due within the run, and those it started.
     Schedule(u64, u64),
-    /// `-L` in an open loop: a transaction skipped, already later than the limit when its
-    /// turn came (µs from the start, when it would have begun).
-    Skipped(u64),
+    /// `-L` in an open loop: client's transaction skipped, already later than the limit when
+    /// its turn came (µs from the start, when it would have begun).
+    Skipped(u32, u64),
     /// The same by phase, in a run of phases (`--phase`): each phase's due and started.
     PhaseSchedule(Vec<u64>, Vec<u64>),
     /// A client's end: the CPU time its thread used in the measured window (from the end of

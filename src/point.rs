@@ -21,6 +21,7 @@ use crate::metrics::embedded::{self, EmbeddedWaits};
 use crate::metrics::evidence;
 use crate::metrics::observe::{Observer, ResourceSample};
 use crate::metrics::statements::{self, Statements};
+use crate::metrics::txn_log::TxnLog;
 use crate::metrics::waits::{self, WaitSampler, Waits};
 use crate::metrics::{self, Aggregator, Measurement};
 use crate::result::{self, RunResult};
@@ -322,17 +323,38 @@ fn measure(
     released: &OnceLock<Instant>,
 ) -> Result<Measured, Error> {
     let (tx, rx) = mpsc::channel();
-    let mut agg = Aggregator::new(
-        workload.transaction_types(),
-        plan.run.warmup,
-        plan.run.rate.is_some() || plan.run.shape.as_ref().is_some_and(|s| s.open_loop()),
-    );
+    let open_loop =
+        plan.run.rate.is_some() || plan.run.shape.as_ref().is_some_and(|s| s.open_loop());
+    let mut agg = Aggregator::new(workload.transaction_types(), plan.run.warmup, open_loop);
     if plan.shard.is_some() {
         agg.keep_window_histograms();
     }
     if let Some(shape) = &plan.run.shape {
         agg.phases(shape);
     }
+    let mut log = match &plan.log {
+        Some(l) => {
+            let max_tries = match plan.run.max_tries {
+                0 => workload.default_max_tries(),
+                n => n,
+            };
+            Some(
+                TxnLog::create(
+                    l,
+                    plan.run.warmup,
+                    match plan.run.limit {
+                        Limit::Time(t) => Some(t),
+                        Limit::Transactions(_) => None,
+                    },
+                    open_loop,
+                    max_tries,
+                    plan.run.seed,
+                )
+                .map_err(Error::Usage)?,
+            )
+        }
+        None => None,
+    };
     if let Some(limit) = plan.run.latency_limit {
         agg.latency_limit(limit);
     }
@@ -345,6 +367,9 @@ fn measure(
     // the warm-up from here.
     let _ = released.set(running.start);
     let started = SystemTime::now() - running.start.elapsed();
+    if let Some(l) = &mut log {
+        l.begin(started);
+    }
     let warmup_end = running.start + plan.run.warmup;
     let window_end = match run.limit {
         Limit::Time(t) => Some(warmup_end + t),
@@ -365,6 +390,9 @@ fn measure(
                     *n += 1;
                 }
                 _ => {}
+            }
+            if let Some(l) = &mut log {
+                l.add(&ev);
             }
             agg.add(ev);
         }
@@ -419,6 +447,13 @@ fn measure(
         Limit::Time(t) => t.max(tail),
         Limit::Transactions(_) => tail,
     };
+    if let Some(l) = log {
+        let end = plan.run.warmup + measured;
+        match l.finish(u64::try_from(end.as_micros()).unwrap_or(u64::MAX)) {
+            Ok(path) => errln!("transaction log written to {path}"),
+            Err(e) => errln!("warning: {e}"),
+        }
+    }
     Ok(Measured {
         measurement: agg.finish(measured),
         cpu,

@@ -18,6 +18,7 @@ use crate::cli::{PrepareArgs, RunArgs, TargetArgs, YcsbArgs};
 use crate::dsn::Dsn;
 use crate::engine::{EngineOptions, Protocol};
 use crate::error::Error;
+use crate::metrics::txn_log::LogPlan;
 use crate::runner::connections::ConnectionPlan;
 use crate::runner::shape::Shape;
 use crate::runner::{Limit, RunConfig};
@@ -41,6 +42,8 @@ pub struct RunPlan {
     pub run: RunConfig,
     pub progress: Option<Duration>,
     pub json: Option<PathBuf>,
+    /// `-l`: pgbench's transaction log.
+    pub log: Option<LogPlan>,
     pub time_s: Option<u64>,
     pub transactions: Option<u64>,
     /// `--shard I/N`: this process runs one part of a run whose clients are split over N.
@@ -242,6 +245,8 @@ pub struct RunInput {
     pub seed: Option<u64>,
     pub protocol: Protocol,
     pub json: Option<PathBuf>,
+    /// `-l` and its companions.
+    pub log: Option<LogPlan>,
     /// Script files (`FILE[@WEIGHT]`) and their `-D` defines.
     pub scripts: Vec<String>,
     pub defines: Vec<String>,
@@ -309,6 +314,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         seed: args.seed,
         protocol: args.protocol,
         json: args.json.clone(),
+        log: log_plan(args)?,
         scripts,
         defines: args.defines.clone(),
         asked_by: AskedBy::Flags,
@@ -370,6 +376,67 @@ fn connection_plan(args: &RunArgs) -> Result<ConnectionPlan, Error> {
         reconnect_after_s: args.reconnect_after,
         idle_connections: idle,
     })
+}
+
+/// `-l`, `--log-prefix`, `--sampling-rate` and `--aggregate-interval`, with pgbench's rules: the
+/// others only with `-l`, sampling and aggregation not together, a rate in (0, 1], an interval
+/// of 1 s or more that divides `-T`.
+fn log_plan(args: &RunArgs) -> Result<Option<LogPlan>, Error> {
+    let companion = [
+        (args.log_prefix.is_some(), "--log-prefix"),
+        (args.sampling_rate.is_some(), "--sampling-rate"),
+        (args.aggregate_interval.is_some(), "--aggregate-interval"),
+    ];
+    if !args.log {
+        return match companion.iter().find(|(given, _)| *given) {
+            Some((_, flag)) => usage(format!(
+                "{flag} is for the transaction log: add -l, or drop it"
+            )),
+            None => Ok(None),
+        };
+    }
+    if args.sampling_rate.is_some() && args.aggregate_interval.is_some() {
+        return usage(
+            "--sampling-rate and --aggregate-interval cannot be used together (as in pgbench): give one of them",
+        );
+    }
+    if let Some(r) = args
+        .sampling_rate
+        .filter(|r| !(r.is_finite() && *r > 0.0 && *r <= 1.0))
+    {
+        return usage(format!(
+            "--sampling-rate {r}: give the fraction of transactions to log, more than 0 and at most 1"
+        ));
+    }
+    let interval = match args.aggregate_interval {
+        Some(n) if n < 1 => {
+            return usage(format!(
+                "--aggregate-interval {n}: give the seconds per line, 1 or more"
+            ));
+        }
+        Some(n) => {
+            let n = n as u64;
+            if let Some(t) = args.time.filter(|t| t % n != 0) {
+                return usage(format!(
+                    "--aggregate-interval {n}: -T {t} is not a multiple of it (as pgbench asks): change one of them"
+                ));
+            }
+            Some(n)
+        }
+        None => None,
+    };
+    let prefix = args
+        .log_prefix
+        .clone()
+        .unwrap_or_else(|| "pgbench_log".into());
+    if prefix.is_empty() {
+        return usage("--log-prefix: give a file name prefix (pgbench_log by default)");
+    }
+    Ok(Some(LogPlan {
+        prefix,
+        sampling_rate: args.sampling_rate,
+        aggregate_interval: interval,
+    }))
 }
 
 /// Whether to time every statement: on unless `--no-statement-latencies`; pgbench's -r asks for
@@ -462,6 +529,7 @@ impl RunInput {
             },
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
+            log: self.log,
             time_s,
             transactions,
             shard,
@@ -987,6 +1055,7 @@ mod tests {
             rate: Some(70.0),
             phases: Vec::new(),
             latency_limit_ms: None,
+            log: None,
             progress: None,
             max_tries: None,
             seed: Some(1),

@@ -9,7 +9,7 @@
 //! with no server (its connections' own figures), `statements.rs` where the server's time went
 //! statement by statement (read on the wait sampler's connection), `statement_latencies.rs` the
 //! per-statement latencies the clients timed, `connections.rs` every connection the run opened
-//! and its connect time, `counters.rs` the
+//! and its connect time, `txn_log.rs` pgbench's transaction logs (`-l`), `counters.rs` the
 //! server's counters the sampler reads once a second and the evidence they add.
 //!
 //! Latency runs from the scheduled start in the open loop (coordinated omission is not hidden) and
@@ -37,6 +37,7 @@ pub mod observe;
 pub mod phases;
 pub mod statement_latencies;
 pub mod statements;
+pub mod txn_log;
 pub mod waits;
 
 use std::collections::BTreeMap;
@@ -436,7 +437,7 @@ impl Aggregator {
                 s.due += due;
                 s.started += started;
             }
-            Event::Skipped(at_us) => {
+            Event::Skipped(_, at_us) => {
                 if let Some((_, counted, all)) = &mut self.limit {
                     *all += 1;
                     if at_us >= self.warmup_us {
@@ -800,6 +801,7 @@ mod tests {
 
     fn sample(end_ms: u64, latency_ms: u64, tries: u32, error: Option<ErrorClass>) -> Event {
         Event::Txn(Sample {
+            client: 0,
             txn: 0,
             end_us: end_ms * 1000,
             latency_us: latency_ms * 1000,

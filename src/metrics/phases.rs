@@ -505,6 +505,7 @@ mod tests {
 
     fn sample(start_us: u64, latency_us: u64) -> Sample {
         Sample {
+            client: 0,
             txn: 0,
             end_us: start_us + latency_us,
             latency_us,

@@ -492,7 +492,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         {
             // -L: no hope of meeting the limit; skipped, not sent (as pgbench). It counts
             // among -t's transactions, as pgbench's do.
-            outbox.push(Event::Skipped(micros(began - start)), began);
+            outbox.push(Event::Skipped(id, micros(began - start)), began);
             if let Limit::Transactions(n) = cfg.limit {
                 counted += u64::from(began >= warmup_end);
                 if counted >= n {
@@ -548,6 +548,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         let lost = matches!(&outcome, Err(e) if e.class == ErrorClass::ConnectionLost);
         let outcome = outcome.map_err(|e| first_of_kind(e, &mut seen, &mut outbox, end));
         let sample = Sample {
+            client: id,
             txn: txn as u16,
             end_us: micros(end - start),
             latency_us: micros(end - planned),

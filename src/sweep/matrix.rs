@@ -173,6 +173,7 @@ fn runs(
                 rate: None,
                 phases: plan.phases.clone(),
                 latency_limit_ms: None,
+                log: None,
                 progress: None,
                 max_tries: plan.max_tries,
                 seed: Some(plan.seed()),

@@ -70,7 +70,6 @@ fn habits(_: &Env) -> Result<(), String> {
     for (flag, way) in [
         (&["-i"][..], "dbduel prepare"),
         (&["-r", "--no-statement-latencies"][..], "give one of them"),
-        (&["-l"][..], "--json"),
         (&["--events", "100"][..], "give -t"),
         (&["--histogram"][..], "HDR histogram"),
     ] {

@@ -44,6 +44,7 @@ mod sweep;
 mod tls;
 mod tpcc;
 mod tpch;
+mod txn_log;
 mod verdicts;
 mod ycsb;
 
@@ -98,6 +99,7 @@ fn main() {
     trials.extend(load::trials(&env));
     trials.extend(latency::trials(&env));
     trials.extend(latency_limit::trials(&env));
+    trials.extend(txn_log::trials(&env));
     trials.extend(client_cpu::trials(&env));
     trials.extend(compare::trials());
     let conclusion = libtest_mimic::run(&args, trials);

@@ -1,0 +1,229 @@
+//! pgbench's transaction logs (`-l`) on SQLite, checked as PostgreSQL's own pgbench tests check
+//! pgbench's (`src/bin/pgbench/t/001_pgbench_with_server.pl`, `check_pgbench_logs`): one file
+//! named `PREFIX.PID`, its line count, and every line's shape; with `--sampling-rate` part of
+//! the transactions; in an open loop with `-L` the schedule lag column and `skipped` lines;
+//! aggregated lines of pgbench's fifteen columns whose counts add up to the run's; the flags'
+//! misuses refused as pgbench refuses them.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Target, dbduel, ensure, expect_code, prepared_tpcb, run_json, text};
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let mut out = crate::env::trials_of(
+        env,
+        "txn_log",
+        [
+            (
+                "per_transaction_as_pgbench_tests",
+                per_transaction as crate::env::Test,
+            ),
+            ("open_loop_lag_and_skipped", open_loop),
+            ("aggregated_fifteen_columns", aggregated),
+        ],
+    );
+    out.extend(crate::env::refusals(
+        "txn_log",
+        [
+            (
+                "sampling_without_log",
+                &["run", "tpcb", "--sampling-rate", "0.5"][..],
+                "--sampling-rate is for the transaction log: add -l",
+            ),
+            (
+                "sampling_and_aggregate",
+                &[
+                    "run",
+                    "tpcb",
+                    "-l",
+                    "--sampling-rate",
+                    "0.5",
+                    "--aggregate-interval",
+                    "1",
+                ][..],
+                "cannot be used together",
+            ),
+            (
+                "sampling_rate_above_one",
+                &["run", "tpcb", "-l", "--sampling-rate", "2"][..],
+                "more than 0 and at most 1",
+            ),
+            (
+                "interval_not_dividing_time",
+                &["run", "tpcb", "-l", "--aggregate-interval", "3", "-T", "10"][..],
+                "-T 10 is not a multiple of it",
+            ),
+        ],
+    ));
+    out
+}
+
+/// The log files `PREFIX.*` in `dir`, as (name, lines).
+fn logs(dir: &Path, prefix: &str) -> Result<Vec<(String, Vec<String>)>, String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())? {
+        let name = entry.map_err(|e| e.to_string())?.file_name();
+        let name = name.to_string_lossy().to_string();
+        if let Some(rest) = name.strip_prefix(&format!("{prefix}.")) {
+            let text = std::fs::read_to_string(dir.join(&name)).map_err(|e| e.to_string())?;
+            ensure(rest.chars().all(|c| c.is_ascii_digit()), || {
+                format!("{name}: not named PREFIX.PID")
+            })?;
+            out.push((name, text.lines().map(str::to_string).collect()));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `line`'s fields match `shape`: `d` a number, `c` a client id in 0..clients, `1` a
+/// single digit, `t` a number or `failed` or `skipped`.
+fn shaped(line: &str, shape: &str, clients: u32) -> bool {
+    let fields: Vec<&str> = line.split(' ').collect();
+    let number = |f: &str| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit());
+    fields.len() == shape.len()
+        && shape.chars().zip(&fields).all(|(k, f)| match k {
+            'd' => number(f),
+            'c' => f.parse::<u32>().is_ok_and(|c| c < clients),
+            '1' => f.len() == 1 && number(f),
+            't' => number(f) || *f == "failed" || *f == "skipped",
+            _ => false,
+        })
+}
+
+/// pgbench's two cases: 2 clients of 50 select-only transactions with `--sampling-rate=0.5`
+/// (8 to 92 lines), and 1 client of 10 (10 lines, client 0, transaction numbers 1 to 10).
+fn per_transaction(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Sqlite, "txn_log")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let prefix = |p: &str| format!("--log-prefix={}/{p}", dir.path().display());
+    let sampled = prefix("001_pgbench_log_2");
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "--dsn",
+        &dsn,
+        "-S",
+        "-t",
+        "50",
+        "-c",
+        "2",
+        "--log",
+        "--sampling-rate=0.5",
+        &sampled,
+    ]);
+    expect_code(&out, 0, "sampled log")?;
+    let files = logs(dir.path(), "001_pgbench_log_2")?;
+    ensure(files.len() == 1, || format!("log files {files:?}"))?;
+    let lines = &files[0].1;
+    ensure(
+        (8..=92).contains(&lines.len()) && lines.iter().all(|l| shaped(l, "cdd1dd", 2)),
+        || format!("{} lines: {lines:?}", lines.len()),
+    )?;
+    let all = prefix("001_pgbench_log_3");
+    let out = dbduel(&[
+        "run",
+        "tpcb",
+        "--dsn",
+        &dsn,
+        "-b",
+        "select-only",
+        "-t",
+        "10",
+        "-l",
+        &all,
+    ]);
+    expect_code(&out, 0, "log")?;
+    let files = logs(dir.path(), "001_pgbench_log_3")?;
+    ensure(files.len() == 1, || format!("log files {files:?}"))?;
+    let lines = &files[0].1;
+    let numbers: Vec<String> = lines
+        .iter()
+        .filter_map(|l| l.split(' ').nth(1).map(str::to_string))
+        .collect();
+    ensure(
+        lines.len() == 10
+            && lines
+                .iter()
+                .all(|l| l.starts_with("0 ") && shaped(l, "cdd1dd", 1))
+            && numbers == (1..=10).map(|n| n.to_string()).collect::<Vec<_>>(),
+        || format!("{lines:?}"),
+    )?;
+    ensure(text(&out).contains("transaction log written to"), || {
+        text(&out)
+    })
+}
+
+/// One client of 20 ms transactions at 100 a second with `-L 30`: each line has the schedule
+/// lag column, and the skipped ones say `skipped`, as many as the result counts.
+fn open_loop(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "txn_log_open");
+    let script = env.path("txn-log-sleep.sql");
+    std::fs::write(&script, "\\sleep 20 ms\nSELECT 1;\n").map_err(|e| e.to_string())?;
+    let script = script.display().to_string();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let prefix = format!("--log-prefix={}/lagged", dir.path().display());
+    let r = run_json(
+        env,
+        "txn_log_open",
+        &[
+            "run", &script, "--dsn", &dsn, "-R", "100", "-L", "30", "-T", "2", "-l", &prefix,
+        ],
+        0,
+    )?;
+    let files = logs(dir.path(), "lagged")?;
+    let lines = files.first().map(|f| f.1.clone()).unwrap_or_default();
+    let skipped = lines.iter().filter(|l| l.contains(" skipped ")).count() as u64;
+    ensure(
+        lines.iter().all(|l| shaped(l, "cdt1ddd", 1))
+            && skipped == r["latency_limit"]["skipped"].as_u64().unwrap_or(u64::MAX)
+            && lines.len() as u64 - skipped == r["transactions"].as_u64().unwrap_or(0),
+        || format!("latency_limit {}, lines {lines:?}", r["latency_limit"]),
+    )
+}
+
+/// `-T 3 --aggregate-interval 1`, 2 clients: three lines of fifteen numbers, one a second from
+/// the measured part's start, whose transactions add up to the run's, the lag columns 0 in a
+/// closed loop.
+fn aggregated(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Sqlite, "txn_log_agg")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let prefix = format!("--log-prefix={}/agg", dir.path().display());
+    let r = run_json(
+        env,
+        "txn_log_agg",
+        &[
+            "run",
+            "tpcb",
+            "--dsn",
+            &dsn,
+            "-S",
+            "-c",
+            "2",
+            "-T",
+            "3",
+            "-l",
+            "--aggregate-interval=1",
+            &prefix,
+        ],
+        0,
+    )?;
+    let files = logs(dir.path(), "agg")?;
+    let lines = files.first().map(|f| f.1.clone()).unwrap_or_default();
+    let rows: Vec<Vec<u64>> = lines
+        .iter()
+        .map(|l| l.split(' ').filter_map(|f| f.parse().ok()).collect())
+        .collect();
+    let sum: u64 = rows.iter().map(|r| r[1]).sum();
+    ensure(
+        rows.len() == 3
+            && rows
+                .iter()
+                .all(|r| r.len() == 15 && r[6..10] == [0, 0, 0, 0])
+            && rows.windows(2).all(|w| w[1][0] == w[0][0] + 1)
+            && sum == r["transactions"].as_u64().unwrap_or(0),
+        || format!("{lines:?} for {} transactions", r["transactions"]),
+    )
+}
