@@ -3,7 +3,8 @@
 //! named `PREFIX.PID`, its line count, and every line's shape; with `--sampling-rate` part of
 //! the transactions; in an open loop with `-L` the schedule lag column and `skipped` lines;
 //! aggregated lines of pgbench's fifteen columns whose counts add up to the run's; the flags'
-//! misuses refused as pgbench refuses them.
+//! misuses refused as pgbench refuses them; and, on PostgreSQL beside pgbench itself with the
+//! same flags, lines of the same columns.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ),
             ("open_loop_lag_and_skipped", open_loop),
             ("aggregated_fifteen_columns", aggregated),
+            ("same_columns_as_pgbench_postgres", beside_pgbench),
         ],
     );
     out.extend(crate::env::refusals(
@@ -226,4 +228,91 @@ fn aggregated(env: &Env) -> Result<(), String> {
             && sum == r["transactions"].as_u64().unwrap_or(0),
         || format!("{lines:?} for {} transactions", r["transactions"]),
     )
+}
+
+/// The columns of each line of the one log file under `prefix`: a number, or the word there.
+fn columns(dir: &Path, prefix: &str) -> Result<Vec<Vec<String>>, String> {
+    let files = logs(dir, prefix)?;
+    ensure(files.len() == 1, || {
+        format!("{prefix}: log files {files:?}")
+    })?;
+    Ok(files[0]
+        .1
+        .iter()
+        .map(|l| {
+            l.split(' ')
+                .map(|f| {
+                    if f.bytes().all(|b| b.is_ascii_digit()) && !f.is_empty() {
+                        "n".to_string()
+                    } else {
+                        f.to_string()
+                    }
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// pgbench and dbduel with the same flags on one PostgreSQL database (select-only, 2 clients):
+/// per transaction in an open loop with retries, and aggregated; every line of dbduel's log has
+/// the columns pgbench's lines have.
+fn beside_pgbench(env: &Env) -> Result<(), String> {
+    let pgbench = ["/usr/bin/pgbench", "/usr/local/bin/pgbench"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .ok_or("pgbench not found: install the postgresql package")?;
+    let dsn = prepared_tpcb(env, Target::Postgres, "txn_log_pg")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let cases: [(&str, &[&str]); 2] = [
+        (
+            "each",
+            &[
+                "-S",
+                "-c",
+                "2",
+                "-T",
+                "2",
+                "-R",
+                "100",
+                "--max-tries=3",
+                "-l",
+            ],
+        ),
+        (
+            "agg",
+            &["-S", "-c", "2", "-T", "2", "-l", "--aggregate-interval=1"],
+        ),
+    ];
+    for (name, flags) in cases {
+        let theirs = format!("--log-prefix={}/pgbench_{name}", dir.path().display());
+        let out = std::process::Command::new(pgbench)
+            .arg("-n")
+            .args(flags)
+            .arg(&theirs)
+            .arg(&dsn)
+            .output()
+            .map_err(|e| e.to_string())?;
+        expect_code(&out, 0, &format!("pgbench {flags:?}"))?;
+        let ours = format!("--log-prefix={}/dbduel_{name}", dir.path().display());
+        let mut args = vec!["run", "tpcb", "--dsn", &dsn];
+        args.extend(flags);
+        args.push(&ours);
+        expect_code(&dbduel(&args), 0, &format!("dbduel {flags:?}"))?;
+        let (a, b) = (
+            columns(dir.path(), &format!("pgbench_{name}"))?,
+            columns(dir.path(), &format!("dbduel_{name}"))?,
+        );
+        let shapes = |c: &[Vec<String>]| {
+            let mut s: Vec<Vec<String>> = c.to_vec();
+            s.sort();
+            s.dedup();
+            s
+        };
+        let (sa, sb) = (shapes(&a), shapes(&b));
+        ensure(
+            !a.is_empty() && !b.is_empty() && sb.iter().all(|l| sa.contains(l)),
+            || format!("{name}: pgbench's lines are {sa:?}, dbduel's {sb:?}"),
+        )?;
+    }
+    Ok(())
 }
