@@ -9,10 +9,10 @@ DROP TABLE IF EXISTS pgbench_accounts;
 DROP TABLE IF EXISTS pgbench_branches;
 
 -- name: create
-CREATE TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime timestamp, filler char(22)){plain};
-CREATE TABLE pgbench_tellers (tid int not null, bid int, tbalance int, filler char(84)){fill};
-CREATE TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)){fill};
-CREATE TABLE pgbench_branches (bid int not null, bbalance int, filler char(88)){fill};
+CREATE {unlogged}TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime timestamp, filler char(22)){plain};
+CREATE {unlogged}TABLE pgbench_tellers (tid int not null, bid int, tbalance int, filler char(84)){fill};
+CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)){fill};
+CREATE {unlogged}TABLE pgbench_branches (bid int not null, bbalance int, filler char(88)){fill};
 
 -- name: analyze
 VACUUM ANALYZE pgbench_branches;
@@ -24,6 +24,17 @@ VACUUM ANALYZE pgbench_history;
 ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid);
 ALTER TABLE pgbench_tellers ADD PRIMARY KEY (tid);
 ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid);
+
+-- name: foreign_keys
+ALTER TABLE pgbench_tellers ADD CONSTRAINT pgbench_tellers_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches (bid);
+ALTER TABLE pgbench_accounts ADD CONSTRAINT pgbench_accounts_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches (bid);
+ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches (bid);
+ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_tid_fkey FOREIGN KEY (tid) REFERENCES pgbench_tellers (tid);
+ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_aid_fkey FOREIGN KEY (aid) REFERENCES pgbench_accounts (aid);
+
+-- name: foreign_keys_refused
+
+-- name: unlogged_refused
 
 -- name: update_account
 UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?

@@ -10,5 +10,8 @@ CREATE TABLE pgbench_branches (bid int not null primary key, bbalance int, fille
 
 -- name: primary_keys
 
+-- name: unlogged_refused
+MariaDB and MySQL have no unlogged tables: drop --unlogged-tables (a table's engine is its durability: --table-engine MyISAM or Aria are not crash-safe as InnoDB is)
+
 -- name: analyze
 ANALYZE TABLE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history;

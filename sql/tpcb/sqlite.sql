@@ -9,5 +9,11 @@ CREATE TABLE pgbench_branches (bid INTEGER PRIMARY KEY, bbalance int, filler cha
 
 -- name: primary_keys
 
+-- name: foreign_keys_refused
+SQLite enforces foreign keys only on connections that turn them on (PRAGMA foreign_keys) and cannot add one to a table it made: drop --foreign-keys, or use PostgreSQL, MariaDB/MySQL (InnoDB) or Firebird
+
+-- name: unlogged_refused
+SQLite has no unlogged tables: drop --unlogged-tables (its nearest is synchronous=OFF, which is not durable)
+
 -- name: analyze
 ANALYZE;

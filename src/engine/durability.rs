@@ -144,6 +144,11 @@ mod tests {
             Level::Unsafe
         );
         assert_eq!(pg(&[]), Level::Unknown);
+        // A database with unlogged tables (pgbench -i --unlogged-tables), whatever the server.
+        assert_eq!(
+            pg(&[on[0], on[1], on[2], ("unlogged_tables", "4")]),
+            Level::Unsafe
+        );
 
         let my = |kv: &[(&str, &str)]| level("mysql", kv);
         let innodb = [

@@ -42,6 +42,7 @@ mod statements;
 mod store;
 mod sweep;
 mod tls;
+mod tpcb_init;
 mod tpcc;
 mod tpch;
 mod txn_log;
@@ -100,6 +101,7 @@ fn main() {
     trials.extend(latency::trials(&env));
     trials.extend(latency_limit::trials(&env));
     trials.extend(txn_log::trials(&env));
+    trials.extend(tpcb_init::trials(&env));
     trials.extend(client_cpu::trials(&env));
     trials.extend(compare::trials());
     let conclusion = libtest_mimic::run(&args, trials);

@@ -57,8 +57,18 @@ fn durability(settings: &BTreeMap<String, String>) -> Durability {
         )),
         Some(_) => {}
     }
+    // Read with the settings when the database has any (pgbench -i --unlogged-tables).
+    if let Some(n) = get(UNLOGGED).filter(|n| *n != "0") {
+        found.push((
+            Level::Unsafe,
+            format!("{n} unlogged tables in the database: a crash empties them (no WAL)"),
+        ));
+    }
     Durability::of(found)
 }
+
+/// The pseudo-setting that carries the database's unlogged tables, when it has some.
+const UNLOGGED: &str = "unlogged_tables";
 
 /// Settings that decide performance, read back from the server with every result.
 const SETTINGS: &[&str] = &[
@@ -455,10 +465,22 @@ impl Session for PgSession {
         let rows = self.query_text(&format!(
             "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({list})"
         ))?;
-        let settings = rows
+        let mut settings: BTreeMap<String, String> = rows
             .into_iter()
             .map(|r| (r[0].to_string(), r[1].to_string()))
             .collect();
+        // A table's own durability: unlogged tables lose their rows in a crash, whatever the
+        // server's settings.
+        let unlogged = self.query_text(
+            "SELECT count(*) FROM pg_class WHERE relpersistence = 'u' AND relkind IN ('r', 'p')",
+        )?;
+        if let Some(n) = unlogged
+            .first()
+            .and_then(|r| r[0].as_i64())
+            .filter(|n| *n > 0)
+        {
+            settings.insert(UNLOGGED.into(), n.to_string());
+        }
         let isolation = self.query_text("SHOW transaction_isolation")?;
         Ok(ServerInfo {
             version: self.conn.server_version.clone(),

@@ -9,6 +9,7 @@ use crate::engine::{DbResult, Engine, Session, Value};
 use crate::error::Error;
 use crate::sql::SqlSet;
 
+use super::options::{Kind, Opt, Phase, Table};
 use super::rows::{Generated, generated, held_scale};
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, record_fact,
@@ -23,10 +24,36 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     bytes_per_scale: 16 << 20,
     headline: &[],
     figures: &[],
-    options: &super::options::NONE,
+    options: &OPTIONS,
     run_asks: super::no_run_asks,
     scale_follows_clients: true,
     new,
+};
+
+/// pgbench's initialization options that change the schema.
+pub const OPTIONS: Table = Table {
+    heading: "pgbench (tpcb) options",
+    who: "tpcb",
+    opts: &[
+        Opt {
+            name: "foreign_keys",
+            short: None,
+            help: "Foreign keys between the four tables, after the primary keys (pgbench -i --foreign-keys); not on SQLite",
+            kind: Kind::Flag,
+            phase: Phase::Data,
+            default: "",
+            value_name: "",
+        },
+        Opt {
+            name: "unlogged_tables",
+            short: None,
+            help: "Unlogged tables (pgbench -i --unlogged-tables; PostgreSQL): not crash-safe, no WAL",
+            kind: Kind::Flag,
+            phase: Phase::Data,
+            default: "",
+            value_name: "",
+        },
+    ],
 };
 
 /// Rows per unit of scale (pgbench.c: nbranches, ntellers, naccounts).
@@ -55,10 +82,13 @@ pub struct Tpcb {
     variant: Variant,
     scale: u32,
     fillfactor: u32,
+    /// `--foreign-keys`, `--unlogged-tables`.
+    foreign_keys: bool,
+    unlogged: bool,
 }
 
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
-    super::options::parse(&super::options::NONE, "tpcb", &opts.params)?;
+    let given = super::options::parse(&OPTIONS, "tpcb", &opts.params)?;
     let variant = match opts.variant.as_deref().unwrap_or("tpcb-like") {
         "tpcb-like" | "tpcb" => Variant::TpcbLike,
         "simple-update" => Variant::SimpleUpdate,
@@ -80,6 +110,8 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         variant,
         scale: opts.scale,
         fillfactor,
+        foreign_keys: given.has("foreign_keys"),
+        unlogged: given.has("unlogged_tables"),
     }))
 }
 
@@ -116,12 +148,24 @@ impl Workload for Tpcb {
         } else {
             "int"
         };
+        // What the dialect cannot do is refused before anything is dropped.
+        for (asked, refused) in [
+            (self.foreign_keys, "foreign_keys_refused"),
+            (self.unlogged, "unlogged_refused"),
+        ] {
+            let why = sql.get(refused).trim();
+            if asked && !why.is_empty() {
+                return Err(Error::Usage(why.to_string()));
+            }
+        }
         let fill = engine.table_options(Some(self.fillfactor));
         let plain = engine.table_options(None);
+        let unlogged = if self.unlogged { "UNLOGGED " } else { "" };
         let vars = [
             ("aid_type", aid_type),
             ("fill", fill.as_str()),
             ("plain", plain.as_str()),
+            ("unlogged", unlogged),
         ];
         start_over(
             s,
@@ -174,7 +218,15 @@ impl Workload for Tpcb {
             s,
             &sql.statements("primary_keys", &vars),
             "adding the tpcb primary keys",
-        )
+        )?;
+        if self.foreign_keys {
+            run_all(
+                s,
+                &sql.statements("foreign_keys", &vars),
+                "adding the tpcb foreign keys",
+            )?;
+        }
+        Ok(())
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
