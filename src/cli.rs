@@ -274,6 +274,11 @@ pub struct RunArgs {
     /// --aggregate-interval).
     #[arg(long, value_name = "N")]
     pub aggregate_interval: Option<i64>,
+    /// pgbench's --failures-detailed: the transaction log names a failure's kind
+    /// (serialization, deadlock) instead of `failed`, and its aggregated lines count them (the
+    /// summary and the JSON always break errors down by kind).
+    #[arg(long)]
+    pub failures_detailed: bool,
     /// Print a progress line every N seconds (sysbench's --report-interval). For ycsb, -P with
     /// a name that is not a number is YCSB's -P: a property file, or a core workload built in
     /// (workloada..workloadf).

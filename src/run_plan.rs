@@ -387,6 +387,10 @@ fn log_plan(args: &RunArgs) -> Result<Option<LogPlan>, Error> {
         (args.sampling_rate.is_some(), "--sampling-rate"),
         (args.aggregate_interval.is_some(), "--aggregate-interval"),
     ];
+    if args.failures_detailed && !args.log {
+        // The summary and the JSON break errors down by kind on every run.
+        errln!("note: --failures-detailed taken: dbduel's summary always counts failures by kind");
+    }
     if !args.log {
         return match companion.iter().find(|(given, _)| *given) {
             Some((_, flag)) => usage(format!(
@@ -436,6 +440,7 @@ fn log_plan(args: &RunArgs) -> Result<Option<LogPlan>, Error> {
         prefix,
         sampling_rate: args.sampling_rate,
         aggregate_interval: interval,
+        failures_detailed: args.failures_detailed,
     }))
 }
 

@@ -5,7 +5,7 @@
 //!
 //! A line per transaction: `client_id transaction_no time script_no time_epoch time_us
 //! [schedule_lag] [retries]`, where `time` is the latency in µs (`failed`, or `skipped` under
-//! `-L`, instead), `script_no` the transaction type's index, `time_epoch time_us` the wall clock
+//! `-L`, instead; with `--failures-detailed`, `serialization` or `deadlock` for those), `script_no` the transaction type's index, `time_epoch time_us` the wall clock
 //! at its end, `schedule_lag` (µs) only in an open loop and `retries` only when `--max-tries`
 //! is not 1. `transaction_no` counts each client's transactions from 1, done, failed or skipped.
 //! The warm-up's transactions are not logged, nor counted.
@@ -15,7 +15,7 @@
 //! sum_lag_2 min_lag max_lag skipped retried retries serialization_failures deadlock_failures`,
 //! where the counts and sums are of the successful transactions (the lag's are 0 in a closed
 //! loop, `skipped` 0 without `-L`, the retries 0 when `--max-tries` is 1), and failures count
-//! by kind. A timed run has `-T / N` lines: the transactions in flight at its end, which end
+//! by kind with `--failures-detailed` (0 without it, as pgbench). A timed run has `-T / N` lines: the transactions in flight at its end, which end
 //! after it and which the run counts, are in the last one (pgbench leaves them out of its log);
 //! a run of `-t` ends with its last interval, partial.
 
@@ -39,6 +39,8 @@ pub struct LogPlan {
     pub sampling_rate: Option<f64>,
     /// `--aggregate-interval`: seconds per aggregated line.
     pub aggregate_interval: Option<u64>,
+    /// `--failures-detailed`: failures by kind in the log, as pgbench writes them then.
+    pub failures_detailed: bool,
 }
 
 impl LogPlan {
@@ -59,6 +61,7 @@ pub struct TxnLog {
     sampling: Option<(f64, SmallRng)>,
     counts: HashMap<u32, u64>,
     aggregate: Option<Interval>,
+    detailed: bool,
     /// The first write error, said once at the end (the run goes on).
     failed: Option<String>,
 }
@@ -133,6 +136,7 @@ impl TxnLog {
                 .sampling_rate
                 .map(|r| (r, SmallRng::seed_from_u64(seed ^ 0x6c6f_675f_7261_7465))),
             counts: HashMap::new(),
+            detailed: plan.failures_detailed,
             aggregate: plan.aggregate_interval.map(|s| Interval {
                 every_us: s * 1_000_000,
                 start_us: warmup_us,
@@ -202,16 +206,18 @@ impl TxnLog {
                         a.lag.add(lag as f64);
                     }
                 }
-                Some(ErrorClass::Serialization) => a.serialization += 1,
-                Some(ErrorClass::Deadlock) => a.deadlock += 1,
-                // pgbench retries and counts only these two; dbduel's other failures are
-                // counted by its result, not in pgbench's columns.
+                // pgbench fills these two columns with --failures-detailed only (0 otherwise);
+                // dbduel's other failures are counted by its result, not in pgbench's columns.
+                Some(ErrorClass::Serialization) if self.detailed => a.serialization += 1,
+                Some(ErrorClass::Deadlock) if self.detailed => a.deadlock += 1,
                 Some(_) => {}
             }
             return;
         }
         let time = match &s.error {
             None => s.latency_us.to_string(),
+            Some(ErrorClass::Serialization) if self.detailed => "serialization".to_string(),
+            Some(ErrorClass::Deadlock) if self.detailed => "deadlock".to_string(),
             Some(_) => "failed".to_string(),
         };
         let mut line = format!("{} {no} {time} {} {}", s.client, s.txn, self.wall(s.end_us));

@@ -4,7 +4,8 @@
 //! the transactions; in an open loop with `-L` the schedule lag column and `skipped` lines;
 //! aggregated lines of pgbench's fifteen columns whose counts add up to the run's; the flags'
 //! misuses refused as pgbench refuses them; and, on PostgreSQL beside pgbench itself with the
-//! same flags, lines of the same columns.
+//! same flags, lines of the same columns; with `--failures-detailed`, a failure's kind in its
+//! line.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ("open_loop_lag_and_skipped", open_loop),
             ("aggregated_fifteen_columns", aggregated),
             ("same_columns_as_pgbench_postgres", beside_pgbench),
+            ("failures_detailed_postgres", failures_detailed),
         ],
     );
     out.extend(crate::env::refusals(
@@ -315,4 +317,57 @@ fn beside_pgbench(env: &Env) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// Four clients of REPEATABLE READ updates of one row with one try each: serialization
+/// failures, each logged by its kind with `--failures-detailed`, one line per transaction done
+/// or failed.
+fn failures_detailed(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Postgres, "txn_log_fail")?;
+    let script = env.path("txn-log-conflict.sql");
+    std::fs::write(
+        &script,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nSELECT pg_sleep(0.002);\nEND;\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let script = script.display().to_string();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let prefix = format!("--log-prefix={}/failures", dir.path().display());
+    // More failures than transactions done: the run says so with exit code 1.
+    let json = env.path("txn_log_fail.json");
+    let json = json.display().to_string();
+    let out = dbduel(&[
+        "run",
+        &script,
+        "--dsn",
+        &dsn,
+        "-c",
+        "4",
+        "-T",
+        "2",
+        "-l",
+        "--failures-detailed",
+        &prefix,
+        "--json",
+        &json,
+    ]);
+    if !matches!(out.status.code(), Some(0 | 1)) {
+        return Err(format!("exit {:?}: {}", out.status.code(), text(&out)));
+    }
+    let r = crate::env::read_result(Path::new(&json))?;
+    let lines = columns(dir.path(), "failures")?;
+    let failed = lines.iter().filter(|l| l[2] == "serialization").count() as u64;
+    let errors = r["errors_by_kind"]["serialization"].as_u64().unwrap_or(0);
+    ensure(
+        errors > 0
+            && failed == errors
+            && lines.len() as u64 == r["transactions"].as_u64().unwrap_or(0) + errors
+            && !lines.iter().any(|l| l[2] == "failed"),
+        || {
+            format!(
+                "{errors} serialization errors, {failed} logged, {} lines",
+                lines.len()
+            )
+        },
+    )
 }
