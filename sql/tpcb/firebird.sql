@@ -8,6 +8,9 @@ EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION_NAME = 'PGBENCH_ACCOUNTS')) THEN EXECUTE STATEMENT 'DROP TABLE pgbench_accounts'; END;
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION_NAME = 'PGBENCH_BRANCHES')) THEN EXECUTE STATEMENT 'DROP TABLE pgbench_branches'; END;
 
+-- name: partitions_refused
+Firebird has no partitioned tables: drop --partitions
+
 -- name: unlogged_refused
 Firebird has no unlogged tables: drop --unlogged-tables (its nearest is forced writes off, a database setting that is not durable)
 

@@ -11,8 +11,28 @@ DROP TABLE IF EXISTS pgbench_branches;
 -- name: create
 CREATE {unlogged}TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime timestamp, filler char(22)){plain};
 CREATE {unlogged}TABLE pgbench_tellers (tid int not null, bid int, tbalance int, filler char(84)){fill};
-CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)){fill};
 CREATE {unlogged}TABLE pgbench_branches (bid int not null, bbalance int, filler char(88)){fill};
+
+-- name: create_accounts
+CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)){fill};
+
+-- pgbench --partitions: the partitioned table, then one statement per partition (a dialect
+-- whose partitioned table names its partitions in it has `{parts}` there instead), each
+-- partition from accounts_part_METHOD with {n}, {from}, {to} (MINVALUE and MAXVALUE at the
+-- ends), {upto} (`(to)`, or MAXVALUE alone), {count} and {rem}.
+-- name: accounts_partitioned_range
+CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)) PARTITION BY RANGE (aid);
+
+-- name: accounts_partitioned_hash
+CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)) PARTITION BY HASH (aid);
+
+-- name: accounts_part_range
+CREATE {unlogged}TABLE pgbench_accounts_{n} PARTITION OF pgbench_accounts FOR VALUES FROM ({from}) TO ({to}){fill};
+
+-- name: accounts_part_hash
+CREATE {unlogged}TABLE pgbench_accounts_{n} PARTITION OF pgbench_accounts FOR VALUES WITH (MODULUS {count}, REMAINDER {rem}){fill};
+
+-- name: partitions_refused
 
 -- name: analyze
 VACUUM ANALYZE pgbench_branches;

@@ -5,8 +5,22 @@
 -- name: create
 CREATE TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime datetime, filler char(22)){plain};
 CREATE TABLE pgbench_tellers (tid int not null primary key, bid int, tbalance int, filler char(84)){fill};
-CREATE TABLE pgbench_accounts (aid {aid_type} not null primary key, bid int, abalance int, filler char(84)){fill};
 CREATE TABLE pgbench_branches (bid int not null primary key, bbalance int, filler char(88)){fill};
+
+-- name: create_accounts
+CREATE TABLE pgbench_accounts (aid {aid_type} not null primary key, bid int, abalance int, filler char(84)){fill};
+
+-- name: accounts_partitioned_range
+CREATE TABLE pgbench_accounts (aid {aid_type} not null primary key, bid int, abalance int, filler char(84)){fill} PARTITION BY RANGE (aid) ({parts});
+
+-- name: accounts_partitioned_hash
+CREATE TABLE pgbench_accounts (aid {aid_type} not null primary key, bid int, abalance int, filler char(84)){fill} PARTITION BY HASH (aid) PARTITIONS {count};
+
+-- name: accounts_part_range
+PARTITION p{n} VALUES LESS THAN {upto}
+
+-- name: accounts_part_hash
+
 
 -- name: primary_keys
 

@@ -4,8 +4,13 @@
 -- name: create
 CREATE TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime timestamp, filler char(22));
 CREATE TABLE pgbench_tellers (tid INTEGER PRIMARY KEY, bid int, tbalance int, filler char(84));
-CREATE TABLE pgbench_accounts (aid INTEGER PRIMARY KEY, bid int, abalance int, filler char(84));
 CREATE TABLE pgbench_branches (bid INTEGER PRIMARY KEY, bbalance int, filler char(88));
+
+-- name: create_accounts
+CREATE TABLE pgbench_accounts (aid INTEGER PRIMARY KEY, bid int, abalance int, filler char(84));
+
+-- name: partitions_refused
+SQLite has no partitioned tables: drop --partitions
 
 -- name: primary_keys
 

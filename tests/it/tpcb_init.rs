@@ -2,7 +2,9 @@
 //! (InnoDB) and Firebird (a history row of a branch that does not exist is refused; tpcb runs
 //! and checks; `prepare` again drops the tables in their keys' order), `--unlogged-tables` on
 //! PostgreSQL (the tables unlogged, and every result on them judged not durable, with the
-//! reason), and each refused with its reason where the engine has no such thing.
+//! reason), `--partitions` with `--partition-method` on PostgreSQL (pgbench's bounds, open at
+//! both ends, or a hash's moduli) and MariaDB (its own partitions), tpcb running and checking on
+//! them, and each refused with its reason where the engine has no such thing.
 
 use std::sync::Arc;
 
@@ -28,12 +30,23 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "tpcb_init::unlogged_tables::postgres",
         unlogged,
     ));
+    out.push(with_env(
+        env,
+        "tpcb_init::partitions::postgres",
+        partitions_postgres,
+    ));
+    out.push(with_env(
+        env,
+        "tpcb_init::partitions::mariadb-innodb",
+        partitions_mariadb,
+    ));
     out.push(with_env(env, "tpcb_init::refused_where_missing", refused));
     out
 }
 
 fn prepare(dsn: &str, target: Target, extra: &str) -> std::process::Output {
-    let mut args = vec!["prepare", "tpcb", "--dsn", dsn, extra];
+    let mut args = vec!["prepare", "tpcb", "--dsn", dsn];
+    args.extend(extra.split(' '));
     let flags = target.flags();
     args.extend(flags.iter().map(String::as_str));
     dbduel(&args)
@@ -128,6 +141,18 @@ fn refused(env: &Env) -> Result<(), String> {
             "--unlogged-tables",
             "drop --unlogged-tables",
         ),
+        (Target::Sqlite, "--partitions 2", "drop --partitions"),
+        (Target::Firebird, "--partitions 2", "drop --partitions"),
+        (
+            Target::Postgres,
+            "--partition-method hash",
+            "--partition-method needs --partitions",
+        ),
+        (
+            Target::Postgres,
+            "--partitions 100001",
+            "give at most 100000",
+        ),
     ];
     for (target, flag, says) in cases {
         let dsn = env.fresh_db(target, "tpcb_refused");
@@ -136,4 +161,112 @@ fn refused(env: &Env) -> Result<(), String> {
         ensure(text(&out).contains(says), || text(&out))?;
     }
     Ok(())
+}
+
+/// tpcb runs and checks on the partitioned tables, with two clients.
+fn runs_and_checks(env: &Env, dsn: &str, target: Target, name: &str) -> Result<(), String> {
+    let r = run_json(
+        env,
+        name,
+        &["run", "tpcb", "--dsn", dsn, "-c", "2", "-T", "1"],
+        0,
+    )?;
+    ensure(
+        r["transactions"].as_u64().unwrap_or(0) > 0 && r["errors"] == 0,
+        || {
+            format!(
+                "{name}: {} transactions, errors {}",
+                r["transactions"], r["errors_by_kind"]
+            )
+        },
+    )?;
+    let mut check = vec!["check", "tpcb", "--dsn", dsn];
+    let flags = target.flags();
+    check.extend(flags.iter().map(String::as_str));
+    expect_code(&dbduel(&check), 0, "check")
+}
+
+/// Scale 1 in three range partitions: pgbench's bounds (33,334 aids each, open at both ends),
+/// every account in one; then two hash partitions by modulus 2.
+fn partitions_postgres(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "tpcb_parts");
+    expect_code(
+        &prepare(&dsn, Target::Postgres, "--partitions 3"),
+        0,
+        "prepare --partitions 3",
+    )?;
+    let bounds = |dsn: &str| -> Result<Vec<String>, String> {
+        let rows = session(dsn)
+            .query_text(
+                "SELECT c.relname || ' ' || pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'pgbench_accounts'::regclass ORDER BY c.relname",
+            )
+            .map_err(|e| e.message)?;
+        Ok(rows.iter().map(|r| r[0].to_string()).collect())
+    };
+    let got = bounds(&dsn)?;
+    let want = [
+        "pgbench_accounts_1 FOR VALUES FROM (MINVALUE) TO (33335)",
+        "pgbench_accounts_2 FOR VALUES FROM (33335) TO (66669)",
+        "pgbench_accounts_3 FOR VALUES FROM (66669) TO (MAXVALUE)",
+    ];
+    ensure(got == want, || format!("range partitions {got:?}"))?;
+    let rows = session(&dsn)
+        .query_text("SELECT count(*) FROM ONLY pgbench_accounts_2")
+        .map_err(|e| e.message)?;
+    ensure(
+        rows.first().and_then(|r| r[0].as_i64()) == Some(33334),
+        || format!("pgbench_accounts_2 holds {rows:?}"),
+    )?;
+    runs_and_checks(env, &dsn, Target::Postgres, "tpcb-parts-range")?;
+    expect_code(
+        &prepare(
+            &dsn,
+            Target::Postgres,
+            "--partitions 2 --partition-method hash",
+        ),
+        0,
+        "prepare --partitions 2 --partition-method hash",
+    )?;
+    let got = bounds(&dsn)?;
+    let want = [
+        "pgbench_accounts_1 FOR VALUES WITH (modulus 2, remainder 0)",
+        "pgbench_accounts_2 FOR VALUES WITH (modulus 2, remainder 1)",
+    ];
+    ensure(got == want, || format!("hash partitions {got:?}"))?;
+    runs_and_checks(env, &dsn, Target::Postgres, "tpcb-parts-hash")
+}
+
+/// MariaDB's own partitions: three by range (the last to MAXVALUE), then two by hash.
+fn partitions_mariadb(env: &Env) -> Result<(), String> {
+    let target = Target::MariaDb("InnoDB");
+    let dsn = env.fresh_db(target, "tpcb_parts");
+    let parts = |dsn: &str| -> Result<Vec<String>, String> {
+        let rows = session(dsn)
+            .query_text(
+                "SELECT CONCAT(PARTITION_NAME, ' ', PARTITION_METHOD, ' ', COALESCE(PARTITION_DESCRIPTION, '')) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'pgbench_accounts' ORDER BY PARTITION_ORDINAL_POSITION",
+            )
+            .map_err(|e| e.message)?;
+        Ok(rows.iter().map(|r| r[0].to_string()).collect())
+    };
+    expect_code(
+        &prepare(&dsn, target, "--partitions 3"),
+        0,
+        "prepare --partitions 3",
+    )?;
+    let got = parts(&dsn)?;
+    ensure(
+        got == ["p1 RANGE 33335", "p2 RANGE 66669", "p3 RANGE MAXVALUE"],
+        || format!("range partitions {got:?}"),
+    )?;
+    runs_and_checks(env, &dsn, target, "tpcb-parts-mariadb")?;
+    expect_code(
+        &prepare(&dsn, target, "--partitions 2 --partition-method hash"),
+        0,
+        "prepare hash",
+    )?;
+    let got = parts(&dsn)?;
+    ensure(
+        got.len() == 2 && got.iter().all(|p| p.contains("HASH")),
+        || format!("hash partitions {got:?}"),
+    )
 }

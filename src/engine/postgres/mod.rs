@@ -654,7 +654,7 @@ fn classify(e: PgError, connecting: bool) -> DbError {
 impl PgSession {
     /// COPY in one transaction; `replace` truncates first, so COPY FREEZE spares VACUUM the
     /// hint-bit work (FREEZE needs the truncation in the same transaction, hence not when
-    /// appending).
+    /// appending, and PostgreSQL refuses it on a partitioned table, as pgbench knows).
     fn copy_in(
         &mut self,
         table: &str,
@@ -663,6 +663,13 @@ impl PgSession {
         progress: LoadProgress<'_>,
         replace: bool,
     ) -> DbResult<u64> {
+        let partitioned = replace && {
+            let kind = self.query_text(&format!(
+                "SELECT relkind FROM pg_class WHERE oid = to_regclass('{}')",
+                table.replace('\'', "''")
+            ))?;
+            kind.first().is_some_and(|r| r[0].to_string() == "p")
+        };
         if replace {
             self.batch(&format!("BEGIN; TRUNCATE {table}"))?;
         } else {
@@ -671,7 +678,11 @@ impl PgSession {
         let copy = format!(
             "COPY {table} ({}) FROM STDIN{}",
             columns.join(", "),
-            if replace { " WITH (FREEZE ON)" } else { "" }
+            if replace && !partitioned {
+                " WITH (FREEZE ON)"
+            } else {
+                ""
+            }
         );
 
         let mut row = Vec::new();

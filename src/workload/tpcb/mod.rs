@@ -45,6 +45,24 @@ pub const OPTIONS: Table = Table {
             value_name: "",
         },
         Opt {
+            name: "partitions",
+            short: None,
+            help: "Partitions of pgbench_accounts, of nearly equal size (pgbench -i --partitions; PostgreSQL, MariaDB/MySQL) [0: none]",
+            kind: Kind::Number,
+            phase: Phase::Data,
+            default: "",
+            value_name: "N",
+        },
+        Opt {
+            name: "partition_method",
+            short: None,
+            help: "How --partitions splits the accounts: range or hash (pgbench -i --partition-method) [range]",
+            kind: Kind::Choice(&["range", "hash"]),
+            phase: Phase::Data,
+            default: "range",
+            value_name: "METHOD",
+        },
+        Opt {
             name: "unlogged_tables",
             short: None,
             help: "Unlogged tables (pgbench -i --unlogged-tables; PostgreSQL): not crash-safe, no WAL",
@@ -85,6 +103,9 @@ pub struct Tpcb {
     /// `--foreign-keys`, `--unlogged-tables`.
     foreign_keys: bool,
     unlogged: bool,
+    /// `--partitions N --partition-method range|hash` (0: none).
+    partitions: u32,
+    hash: bool,
 }
 
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
@@ -100,6 +121,21 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
             )));
         }
     };
+    let partitions = given
+        .text("partitions")
+        .map_or(Ok(0), str::parse::<u32>)
+        .map_err(|e| Error::Usage(format!("--partitions: {e}")))?;
+    if partitions == 0
+        && opts
+            .params
+            .keys()
+            .any(|k| k.replace('-', "_") == "partition_method")
+    {
+        return Err(Error::Usage(
+            "--partition-method needs --partitions of 1 or more (as pgbench): give both, or drop it"
+                .into(),
+        ));
+    }
     let fillfactor = opts.fillfactor.unwrap_or(100);
     if !(10..=100).contains(&fillfactor) {
         return Err(Error::Usage(format!(
@@ -112,6 +148,8 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         fillfactor,
         foreign_keys: given.has("foreign_keys"),
         unlogged: given.has("unlogged_tables"),
+        partitions,
+        hash: given.text("partition_method") == Some("hash"),
     }))
 }
 
@@ -123,6 +161,66 @@ fn sql(engine: &dyn Engine) -> SqlSet {
 /// unit of scale.
 fn rows<F: FnMut(i64, &mut Vec<Value>)>(per_scale: i64, scale: u32, make: F) -> Generated<F> {
     generated(per_scale * scale as i64, make)
+}
+
+impl Tpcb {
+    /// pgbench_accounts, or with `--partitions` the partitioned table and its partitions as
+    /// pgbench makes them (pgbench.c, createPartitions): range partitions of `ceil(accounts /
+    /// N)` aids each, open-ended at both ends; hash partitions by modulus N.
+    fn create_accounts(&self, sql: &SqlSet, vars: &[(&str, &str)]) -> Result<Vec<String>, Error> {
+        if self.partitions == 0 {
+            return Ok(sql.statements("create_accounts", vars));
+        }
+        let accounts = ACCOUNTS * i64::from(self.scale);
+        let n = i64::from(self.partitions);
+        if n > accounts {
+            return Err(Error::Usage(format!(
+                "--partitions {n}: more than the {accounts} accounts of scale {}: give at most {accounts}",
+                self.scale
+            )));
+        }
+        let method = if self.hash { "hash" } else { "range" };
+        let size = (accounts + n - 1) / n;
+        let count = n.to_string();
+        let parts: Vec<String> = (1..=n)
+            .map(|p| {
+                let from = if p == 1 {
+                    "MINVALUE".to_string()
+                } else {
+                    ((p - 1) * size + 1).to_string()
+                };
+                let to = if p < n {
+                    (p * size + 1).to_string()
+                } else {
+                    "MAXVALUE".to_string()
+                };
+                let upto = if p < n { format!("({to})") } else { to.clone() };
+                let (p, rem) = (p.to_string(), (p - 1).to_string());
+                let mut all: Vec<(&str, &str)> = vars.to_vec();
+                all.extend([
+                    ("n", p.as_str()),
+                    ("from", from.as_str()),
+                    ("to", to.as_str()),
+                    ("upto", upto.as_str()),
+                    ("count", count.as_str()),
+                    ("rem", rem.as_str()),
+                ]);
+                sql.statements(&format!("accounts_part_{method}"), &all)
+                    .join(";\n")
+            })
+            .filter(|p| !p.is_empty())
+            .collect();
+        let parent = sql.get(&format!("accounts_partitioned_{method}"));
+        let inline = parent.contains("{parts}");
+        let joined = parts.join(", ");
+        let mut all: Vec<(&str, &str)> = vars.to_vec();
+        all.extend([("count", count.as_str()), ("parts", joined.as_str())]);
+        let mut out = sql.statements(&format!("accounts_partitioned_{method}"), &all);
+        if !inline {
+            out.extend(parts);
+        }
+        Ok(out)
+    }
 }
 
 impl Workload for Tpcb {
@@ -152,6 +250,7 @@ impl Workload for Tpcb {
         for (asked, refused) in [
             (self.foreign_keys, "foreign_keys_refused"),
             (self.unlogged, "unlogged_refused"),
+            (self.partitions > 0, "partitions_refused"),
         ] {
             let why = sql.get(refused).trim();
             if asked && !why.is_empty() {
@@ -167,11 +266,13 @@ impl Workload for Tpcb {
             ("plain", plain.as_str()),
             ("unlogged", unlogged),
         ];
+        let mut create = sql.statements("create", &vars);
+        create.extend(self.create_accounts(&sql, &vars)?);
         start_over(
             s,
             "tpcb.",
             &sql.statements("drop", &vars),
-            &sql.statements("create", &vars),
+            &create,
             "the tpcb tables",
         )?;
         // pgbench: branches and tellers get a NULL filler, accounts a blank-padded empty one.
