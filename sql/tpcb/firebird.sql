@@ -14,6 +14,15 @@ Firebird has no partitioned tables: drop --partitions
 -- name: unlogged_refused
 Firebird has no unlogged tables: drop --unlogged-tables (its nearest is forced writes off, a database setting that is not durable)
 
+-- name: generate
+DELETE FROM pgbench_history;
+DELETE FROM pgbench_accounts;
+DELETE FROM pgbench_tellers;
+DELETE FROM pgbench_branches;
+EXECUTE BLOCK AS DECLARE i INT = 1; BEGIN WHILE (i <= {branches}) DO BEGIN INSERT INTO pgbench_branches (bid, bbalance) VALUES (:i, 0); i = i + 1; END END;
+EXECUTE BLOCK AS DECLARE i INT = 1; BEGIN WHILE (i <= {tellers}) DO BEGIN INSERT INTO pgbench_tellers (tid, bid, tbalance) VALUES (:i, (:i - 1) / 10 + 1, 0); i = i + 1; END END;
+EXECUTE BLOCK AS DECLARE i BIGINT = 1; BEGIN WHILE (i <= {accounts}) DO BEGIN INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES (:i, (:i - 1) / 100000 + 1, 0, ''); i = i + 1; END END;
+
 -- name: analyze
 EXECUTE BLOCK AS DECLARE i VARCHAR(63); BEGIN FOR SELECT TRIM(RDB$INDEX_NAME) FROM RDB$INDICES WHERE RDB$RELATION_NAME STARTING WITH 'PGBENCH_' INTO :i DO EXECUTE STATEMENT 'SET STATISTICS INDEX "' || i || '"'; END
 

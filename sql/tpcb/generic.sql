@@ -32,6 +32,13 @@ CREATE {unlogged}TABLE pgbench_accounts_{n} PARTITION OF pgbench_accounts FOR VA
 -- name: accounts_part_hash
 CREATE {unlogged}TABLE pgbench_accounts_{n} PARTITION OF pgbench_accounts FOR VALUES WITH (MODULUS {count}, REMAINDER {rem}){fill};
 
+-- pgbench -I G: the rows made by the server (pgbench.c, initGenerateDataServerSide).
+-- name: generate
+TRUNCATE pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers;
+INSERT INTO pgbench_branches (bid, bbalance) SELECT bid, 0 FROM generate_series(1, {branches}) AS bid;
+INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT tid, (tid - 1) / 10 + 1, 0 FROM generate_series(1, {tellers}) AS tid;
+INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT aid, (aid - 1) / 100000 + 1, 0, '' FROM generate_series(1, {accounts}) AS aid;
+
 -- name: partitions_refused
 
 -- name: analyze

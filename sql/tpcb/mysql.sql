@@ -27,5 +27,14 @@ PARTITION p{n} VALUES LESS THAN {upto}
 -- name: unlogged_refused
 MariaDB and MySQL have no unlogged tables: drop --unlogged-tables (a table's engine is its durability: --table-engine MyISAM or Aria are not crash-safe as InnoDB is)
 
+-- name: generate
+TRUNCATE TABLE pgbench_history;
+TRUNCATE TABLE pgbench_accounts;
+TRUNCATE TABLE pgbench_tellers;
+TRUNCATE TABLE pgbench_branches;
+INSERT INTO pgbench_branches (bid, bbalance) SELECT seq, 0 FROM seq_1_to_{branches};
+INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT seq, (seq - 1) DIV 10 + 1, 0 FROM seq_1_to_{tellers};
+INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT seq, (seq - 1) DIV 100000 + 1, 0, '' FROM seq_1_to_{accounts};
+
 -- name: analyze
 ANALYZE TABLE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history;

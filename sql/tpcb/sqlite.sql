@@ -20,5 +20,14 @@ SQLite enforces foreign keys only on connections that turn them on (PRAGMA forei
 -- name: unlogged_refused
 SQLite has no unlogged tables: drop --unlogged-tables (its nearest is synchronous=OFF, which is not durable)
 
+-- name: generate
+DELETE FROM pgbench_history;
+DELETE FROM pgbench_accounts;
+DELETE FROM pgbench_tellers;
+DELETE FROM pgbench_branches;
+INSERT INTO pgbench_branches (bid, bbalance) WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {branches}) SELECT i, 0 FROM s;
+INSERT INTO pgbench_tellers (tid, bid, tbalance) WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {tellers}) SELECT i, (i - 1) / 10 + 1, 0 FROM s;
+INSERT INTO pgbench_accounts (aid, bid, abalance, filler) WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {accounts}) SELECT i, (i - 1) / 100000 + 1, 0, '' FROM s;
+
 -- name: analyze
 ANALYZE;

@@ -4,7 +4,8 @@
 //! PostgreSQL (the tables unlogged, and every result on them judged not durable, with the
 //! reason), `--partitions` with `--partition-method` on PostgreSQL (pgbench's bounds, open at
 //! both ends, or a hash's moduli) and MariaDB (its own partitions), tpcb running and checking on
-//! them, and each refused with its reason where the engine has no such thing.
+//! them; `-I` with `G` (the rows made by the server) on every engine, checked and run; and each
+//! refused with its reason where the engine has no such thing.
 
 use std::sync::Arc;
 
@@ -40,6 +41,18 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "tpcb_init::partitions::mariadb-innodb",
         partitions_mariadb,
     ));
+    for target in [
+        Target::Sqlite,
+        Target::Postgres,
+        Target::MariaDb("InnoDB"),
+        Target::Firebird,
+    ] {
+        out.push(with_env(
+            env,
+            format!("tpcb_init::rows_made_by_the_server::{}", target.label()),
+            move |env| server_side(env, target),
+        ));
+    }
     out.push(with_env(env, "tpcb_init::refused_where_missing", refused));
     out
 }
@@ -153,6 +166,10 @@ fn refused(env: &Env) -> Result<(), String> {
             "--partitions 100001",
             "give at most 100000",
         ),
+        (Target::Sqlite, "-I dtxq", "'x' is not a step"),
+        (Target::Sqlite, "-I tdg", "in the order dtgGvpf"),
+        (Target::Sqlite, "-I dtgGv", "g or G, not both"),
+        (Target::Sqlite, "-I dtgvpf", "drop --foreign-keys"),
     ];
     for (target, flag, says) in cases {
         let dsn = env.fresh_db(target, "tpcb_refused");
@@ -168,7 +185,18 @@ fn runs_and_checks(env: &Env, dsn: &str, target: Target, name: &str) -> Result<(
     let r = run_json(
         env,
         name,
-        &["run", "tpcb", "--dsn", dsn, "-c", "2", "-T", "1"],
+        &[
+            "run",
+            "tpcb",
+            "--dsn",
+            dsn,
+            "-c",
+            "2",
+            "-T",
+            "1",
+            "--max-tries",
+            target.max_tries(),
+        ],
         0,
     )?;
     ensure(
@@ -268,5 +296,34 @@ fn partitions_mariadb(env: &Env) -> Result<(), String> {
     ensure(
         got.len() == 2 && got.iter().all(|p| p.contains("HASH")),
         || format!("hash partitions {got:?}"),
+    )
+}
+
+/// `-I dtGvp` at scale 2: the server makes the rows (2 branches, 20 tellers, 200,000 accounts),
+/// `check` finds them whole, and tpcb runs on them.
+fn server_side(env: &Env, target: Target) -> Result<(), String> {
+    let dsn = env.fresh_db(target, "tpcb_server_side");
+    expect_code(
+        &prepare(&dsn, target, "-I dtGvp -s 2"),
+        0,
+        "prepare -I dtGvp",
+    )?;
+    let rows = session(&dsn)
+        .query_text(
+            "SELECT (SELECT count(*) FROM pgbench_branches), (SELECT count(*) FROM pgbench_tellers), (SELECT count(*) FROM pgbench_accounts), (SELECT max(bid) FROM pgbench_accounts) FROM pgbench_branches WHERE bid = 1",
+        )
+        .map_err(|e| e.message)?;
+    let got: Vec<i64> = rows
+        .first()
+        .map(|r| r.iter().filter_map(|v| v.as_i64()).collect())
+        .unwrap_or_default();
+    ensure(got == [2, 20, 200_000, 2], || {
+        format!("rows made by the server: {got:?}")
+    })?;
+    runs_and_checks(
+        env,
+        &dsn,
+        target,
+        &format!("tpcb-server-side-{}", target.label()),
     )
 }

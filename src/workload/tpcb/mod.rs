@@ -45,6 +45,15 @@ pub const OPTIONS: Table = Table {
             value_name: "",
         },
         Opt {
+            name: "init_steps",
+            short: Some('I'),
+            help: "pgbench -I's steps, in its order dtgGvpf: d drop, t create, g rows made here, G rows made by the server, v vacuum and analyze, p primary keys, f foreign keys [dtgvp]",
+            kind: Kind::Text,
+            phase: Phase::Data,
+            default: "",
+            value_name: "STEPS",
+        },
+        Opt {
             name: "partitions",
             short: None,
             help: "Partitions of pgbench_accounts, of nearly equal size (pgbench -i --partitions; PostgreSQL, MariaDB/MySQL) [0: none]",
@@ -56,7 +65,7 @@ pub const OPTIONS: Table = Table {
         Opt {
             name: "partition_method",
             short: None,
-            help: "How --partitions splits the accounts: range or hash (pgbench -i --partition-method) [range]",
+            help: "How --partitions splits the accounts: range or hash (pgbench -i --partition-method)",
             kind: Kind::Choice(&["range", "hash"]),
             phase: Phase::Data,
             default: "range",
@@ -100,12 +109,13 @@ pub struct Tpcb {
     variant: Variant,
     scale: u32,
     fillfactor: u32,
-    /// `--foreign-keys`, `--unlogged-tables`.
-    foreign_keys: bool,
+    /// `--unlogged-tables`.
     unlogged: bool,
     /// `--partitions N --partition-method range|hash` (0: none).
     partitions: u32,
     hash: bool,
+    /// `-I`'s steps (pgbench's `dtgvp` by default; `f` added by `--foreign-keys`).
+    steps: String,
 }
 
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
@@ -146,11 +156,37 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         variant,
         scale: opts.scale,
         fillfactor,
-        foreign_keys: given.has("foreign_keys"),
         unlogged: given.has("unlogged_tables"),
+        steps: init_steps(given.text("init_steps"), given.has("foreign_keys"))?,
         partitions,
         hash: given.text("partition_method") == Some("hash"),
     }))
+}
+
+/// `-I STEPS` checked: pgbench's step letters, each once, in pgbench's order (dbduel runs them
+/// in it), `g` or `G`; `--foreign-keys` adds `f`, as pgbench does.
+fn init_steps(given: Option<&str>, foreign_keys: bool) -> Result<String, Error> {
+    const ORDER: &str = "dtgGvpf";
+    let mut steps = given.unwrap_or("dtgvp").to_string();
+    let bad = |why: String| {
+        Err(Error::Usage(format!(
+            "-I {steps}: {why} (d drop, t create, g rows made here, G rows made by the server, v vacuum, p primary keys, f foreign keys)"
+        )))
+    };
+    if let Some(c) = steps.chars().find(|c| !ORDER.contains(*c)) {
+        return bad(format!("'{c}' is not a step"));
+    }
+    let at: Vec<usize> = steps.chars().filter_map(|c| ORDER.find(c)).collect();
+    if at.windows(2).any(|w| w[0] >= w[1]) {
+        return bad("give each step once, in the order dtgGvpf".into());
+    }
+    if steps.contains('g') && steps.contains('G') {
+        return bad("give g or G, not both".into());
+    }
+    if foreign_keys && !steps.contains('f') {
+        steps.push('f');
+    }
+    Ok(steps)
 }
 
 fn sql(engine: &dyn Engine) -> SqlSet {
@@ -164,6 +200,46 @@ fn rows<F: FnMut(i64, &mut Vec<Value>)>(per_scale: i64, scale: u32, make: F) -> 
 }
 
 impl Tpcb {
+    /// `-I g`: the rows made here and loaded through the engine's bulk path; pgbench's
+    /// fillers: NULL for branches and tellers, a blank-padded empty one for accounts.
+    fn load_here(&self, s: &mut dyn Session, loader: &Loader) -> Result<(), Error> {
+        loader.load(
+            s,
+            "pgbench_branches",
+            &["bid", "bbalance", "filler"],
+            &mut rows(BRANCHES, self.scale, |i, r| {
+                r.extend([Value::Int(i + 1), Value::Int(0), Value::Null])
+            }),
+        )?;
+        loader.load(
+            s,
+            "pgbench_tellers",
+            &["tid", "bid", "tbalance", "filler"],
+            &mut rows(TELLERS, self.scale, |i, r| {
+                r.extend([
+                    Value::Int(i + 1),
+                    Value::Int(i / TELLERS + 1),
+                    Value::Int(0),
+                    Value::Null,
+                ])
+            }),
+        )?;
+        loader.load(
+            s,
+            "pgbench_accounts",
+            &["aid", "bid", "abalance", "filler"],
+            &mut rows(ACCOUNTS, self.scale, |i, r| {
+                r.extend([
+                    Value::Int(i + 1),
+                    Value::Int(i / ACCOUNTS + 1),
+                    Value::Int(0),
+                    Value::Text(String::new()),
+                ])
+            }),
+        )?;
+        Ok(())
+    }
+
     /// pgbench_accounts, or with `--partitions` the partitioned table and its partitions as
     /// pgbench makes them (pgbench.c, createPartitions): range partitions of `ceil(accounts /
     /// N)` aids each, open-ended at both ends; hash partitions by modulus N.
@@ -248,7 +324,7 @@ impl Workload for Tpcb {
         };
         // What the dialect cannot do is refused before anything is dropped.
         for (asked, refused) in [
-            (self.foreign_keys, "foreign_keys_refused"),
+            (self.steps.contains('f'), "foreign_keys_refused"),
             (self.unlogged, "unlogged_refused"),
             (self.partitions > 0, "partitions_refused"),
         ] {
@@ -260,72 +336,45 @@ impl Workload for Tpcb {
         let fill = engine.table_options(Some(self.fillfactor));
         let plain = engine.table_options(None);
         let unlogged = if self.unlogged { "UNLOGGED " } else { "" };
+        let scaled = |n: i64| (n * i64::from(self.scale)).to_string();
+        let (branches, tellers, accounts) = (scaled(BRANCHES), scaled(TELLERS), scaled(ACCOUNTS));
         let vars = [
             ("aid_type", aid_type),
             ("fill", fill.as_str()),
             ("plain", plain.as_str()),
             ("unlogged", unlogged),
+            ("branches", branches.as_str()),
+            ("tellers", tellers.as_str()),
+            ("accounts", accounts.as_str()),
         ];
+        let step = |c: char| self.steps.contains(c);
+        let drop = sql.statements("drop", &vars);
         let mut create = sql.statements("create", &vars);
         create.extend(self.create_accounts(&sql, &vars)?);
-        start_over(
-            s,
-            "tpcb.",
-            &sql.statements("drop", &vars),
-            &create,
-            "the tpcb tables",
-        )?;
-        // pgbench: branches and tellers get a NULL filler, accounts a blank-padded empty one.
-        loader.load(
-            s,
-            "pgbench_branches",
-            &["bid", "bbalance", "filler"],
-            &mut rows(BRANCHES, self.scale, |i, r| {
-                r.extend([Value::Int(i + 1), Value::Int(0), Value::Null])
-            }),
-        )?;
-        loader.load(
-            s,
-            "pgbench_tellers",
-            &["tid", "bid", "tbalance", "filler"],
-            &mut rows(TELLERS, self.scale, |i, r| {
-                r.extend([
-                    Value::Int(i + 1),
-                    Value::Int(i / TELLERS + 1),
-                    Value::Int(0),
-                    Value::Null,
-                ])
-            }),
-        )?;
-        loader.load(
-            s,
-            "pgbench_accounts",
-            &["aid", "bid", "abalance", "filler"],
-            &mut rows(ACCOUNTS, self.scale, |i, r| {
-                r.extend([
-                    Value::Int(i + 1),
-                    Value::Int(i / ACCOUNTS + 1),
-                    Value::Int(0),
-                    Value::Text(String::new()),
-                ])
-            }),
-        )?;
-        run_all(
-            s,
-            &sql.statements("analyze", &vars),
-            "analyzing the tpcb tables",
-        )?;
-        run_all(
-            s,
-            &sql.statements("primary_keys", &vars),
-            "adding the tpcb primary keys",
-        )?;
-        if self.foreign_keys {
+        match (step('d'), step('t')) {
+            (true, true) => start_over(s, "tpcb.", &drop, &create, "the tpcb tables")?,
+            (true, false) => clear_out(s, "tpcb.", &drop, "the tpcb tables")?,
+            (false, true) => run_all(s, &create, "creating the tpcb tables")?,
+            (false, false) => {}
+        }
+        if step('g') {
+            self.load_here(s, loader)?;
+        }
+        if step('G') {
             run_all(
                 s,
-                &sql.statements("foreign_keys", &vars),
-                "adding the tpcb foreign keys",
+                &sql.statements("generate", &vars),
+                "generating the tpcb rows on the server",
             )?;
+        }
+        for (c, section, what) in [
+            ('v', "analyze", "analyzing the tpcb tables"),
+            ('p', "primary_keys", "adding the tpcb primary keys"),
+            ('f', "foreign_keys", "adding the tpcb foreign keys"),
+        ] {
+            if step(c) {
+                run_all(s, &sql.statements(section, &vars), what)?;
+            }
         }
         Ok(())
     }
