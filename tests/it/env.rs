@@ -363,6 +363,23 @@ pub fn run_json_said(
     Ok((read_result(&json)?, text(&out)))
 }
 
+/// One trial per target, named `NAME::TARGET`, each running `test` on its target.
+pub fn per_target(
+    env: &Arc<Env>,
+    name: &str,
+    targets: &[Target],
+    test: fn(&Env, Target) -> Result<(), String>,
+) -> Vec<libtest_mimic::Trial> {
+    targets
+        .iter()
+        .map(|&target| {
+            with_env(env, format!("{name}::{}", target.label()), move |env| {
+                test(env, target)
+            })
+        })
+        .collect()
+}
+
 /// A trial named `name` that runs `test` with the shared environment (its servers, each
 /// started when a test first asks for it).
 pub fn with_env(

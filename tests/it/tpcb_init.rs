@@ -11,21 +11,17 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, run_json, session, text, with_env};
+use crate::env::{
+    Env, Target, dbduel, ensure, expect_code, per_target, run_json, session, text, with_env,
+};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let mut out = Vec::new();
-    for target in [
+    let servers = [
         Target::Postgres,
         Target::MariaDb("InnoDB"),
         Target::Firebird,
-    ] {
-        out.push(with_env(
-            env,
-            format!("tpcb_init::foreign_keys::{}", target.label()),
-            move |env| foreign_keys(env, target),
-        ));
-    }
+    ];
+    let mut out = per_target(env, "tpcb_init::foreign_keys", &servers, foreign_keys);
     out.push(with_env(
         env,
         "tpcb_init::unlogged_tables::postgres",
@@ -41,18 +37,12 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "tpcb_init::partitions::mariadb-innodb",
         partitions_mariadb,
     ));
-    for target in [
-        Target::Sqlite,
-        Target::Postgres,
-        Target::MariaDb("InnoDB"),
-        Target::Firebird,
-    ] {
-        out.push(with_env(
-            env,
-            format!("tpcb_init::rows_made_by_the_server::{}", target.label()),
-            move |env| server_side(env, target),
-        ));
-    }
+    out.extend(per_target(
+        env,
+        "tpcb_init::rows_made_by_the_server",
+        &[Target::Sqlite, servers[0], servers[1], servers[2]],
+        server_side,
+    ));
     out.push(with_env(env, "tpcb_init::refused_where_missing", refused));
     out
 }
