@@ -279,6 +279,10 @@ pub struct RunArgs {
     /// summary and the JSON always break errors down by kind).
     #[arg(long)]
     pub failures_detailed: bool,
+    /// Stop the run when a client aborts (pgbench's --exit-on-abort): what was measured until
+    /// then is kept and the run exits 1; without it the other clients go on.
+    #[arg(long)]
+    pub exit_on_abort: bool,
     /// Print a progress line every N seconds (sysbench's --report-interval). For ycsb, -P with
     /// a name that is not a number is YCSB's -P: a property file, or a core workload built in
     /// (workloada..workloadf).

@@ -423,6 +423,15 @@ fn measure(
         if stop.load(Ordering::SeqCst) {
             halt.store(true, Ordering::SeqCst);
         }
+        if plan.exit_on_abort
+            && doomed.is_none()
+            && let Some(lost) = agg.first_lost()
+        {
+            let why = format!("--exit-on-abort: {lost}; the run stopped there");
+            errln!("dbduel: {why}");
+            doomed = Some(why);
+            halt.store(true, Ordering::SeqCst);
+        }
         if doomed.is_none() && running.start.elapsed() >= DOOMED_AFTER {
             doomed = agg.doomed();
             if let Some(why) = &doomed {

@@ -44,6 +44,8 @@ pub struct RunPlan {
     pub json: Option<PathBuf>,
     /// `-l`: pgbench's transaction log.
     pub log: Option<LogPlan>,
+    /// `--exit-on-abort`: the first client lost stops the run.
+    pub exit_on_abort: bool,
     pub time_s: Option<u64>,
     pub transactions: Option<u64>,
     /// `--shard I/N`: this process runs one part of a run whose clients are split over N.
@@ -247,6 +249,7 @@ pub struct RunInput {
     pub json: Option<PathBuf>,
     /// `-l` and its companions.
     pub log: Option<LogPlan>,
+    pub exit_on_abort: bool,
     /// Script files (`FILE[@WEIGHT]`) and their `-D` defines.
     pub scripts: Vec<String>,
     pub defines: Vec<String>,
@@ -315,6 +318,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         protocol: args.protocol,
         json: args.json.clone(),
         log: log_plan(args)?,
+        exit_on_abort: args.exit_on_abort,
         scripts,
         defines: args.defines.clone(),
         asked_by: AskedBy::Flags,
@@ -535,6 +539,7 @@ impl RunInput {
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
             log: self.log,
+            exit_on_abort: self.exit_on_abort,
             time_s,
             transactions,
             shard,
@@ -1061,6 +1066,7 @@ mod tests {
             phases: Vec::new(),
             latency_limit_ms: None,
             log: None,
+            exit_on_abort: false,
             progress: None,
             max_tries: None,
             seed: Some(1),

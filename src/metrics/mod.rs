@@ -397,6 +397,11 @@ impl Aggregator {
     }
 
     /// Keep each phase's own figures too (a run whose load changes shape).
+    /// The first client lost, as its message says (`--exit-on-abort`).
+    pub fn first_lost(&self) -> Option<&str> {
+        self.lost_clients.first().map(String::as_str)
+    }
+
     /// Count the transactions slower than `limit` (and skipped, in an open loop).
     pub fn latency_limit(&mut self, limit: Duration) {
         let counted = LatencyLimit {

@@ -174,6 +174,7 @@ fn runs(
                 phases: plan.phases.clone(),
                 latency_limit_ms: None,
                 log: None,
+                exit_on_abort: false,
                 progress: None,
                 max_tries: plan.max_tries,
                 seed: Some(plan.seed()),

@@ -89,6 +89,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "script::runtime_error_aborts_the_client",
         runtime_error,
     ));
+    out.push(with_env(
+        env,
+        "script::exit_on_abort_stops_the_run",
+        exit_on_abort,
+    ));
     for target in [
         Target::Sqlite,
         Target::Postgres,
@@ -438,6 +443,36 @@ fn bad_scripts(env: &Env) -> Result<(), String> {
 
 /// A division by zero met while running ends the client with the file and line, as pgbench
 /// aborts a client; the run finishes with failures (exit code 1).
+/// pgbench's --exit-on-abort: client 0 divides by zero at once, client 1 never; the run stops
+/// when client 0 aborts, long before its 5 s, says why, keeps what it measured and exits 1.
+fn exit_on_abort(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "exit_on_abort");
+    let path = env.path("abort-first.sql");
+    std::fs::write(&path, "\\set x 10 / :client_id\nSELECT :x;\n").map_err(|e| e.to_string())?;
+    let path = path.display().to_string();
+    let json = env.path("exit-on-abort.json");
+    let json_s = json.display().to_string();
+    let args = [
+        "run", &path, "--dsn", &dsn, "-c", "2", "-T", "5", "--json", &json_s,
+    ];
+    let out = dbduel(&[&args[..], &["--exit-on-abort"]].concat());
+    expect_code(&out, 1, "--exit-on-abort")?;
+    let r = crate::env::read_result(&json)?;
+    let d = r["duration_s"].as_f64().unwrap_or(f64::MAX);
+    ensure(
+        d < 3.0
+            && r["lost_clients"].as_array().map(Vec::len) == Some(1)
+            && text(&out).contains("--exit-on-abort: client 0 aborted"),
+        || {
+            format!(
+                "measured {d} s, lost {}:\n{}",
+                r["lost_clients"],
+                text(&out)
+            )
+        },
+    )
+}
+
 fn runtime_error(env: &Env) -> Result<(), String> {
     let dsn = env.fresh_db(Target::Sqlite, "runtime");
     let path = env.path("divide.sql");
