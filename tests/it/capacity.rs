@@ -154,8 +154,12 @@ fn known_capacity(env: &Env) -> Result<(), String> {
     let found = c["capacity_tps"]
         .as_f64()
         .ok_or_else(|| format!("no capacity:\n{summary}"))?;
-    ensure((found - 200.0).abs() <= 20.0, || {
-        format!("capacity {found:.1} tps is not within 10% of 200:\n{summary}")
+    // Four clients of 20 ms: 200 a second at most. On a machine the rest of the suite loads,
+    // each transaction takes a little longer (the closed-loop step made 194.4) and a Poisson
+    // schedule near it queues more at the end of a 2 s step: 173.2 was found there once. 15%
+    // still fails a search that lands on a wrong step (100 or 400).
+    ensure((found - 200.0).abs() <= 30.0, || {
+        format!("capacity {found:.1} tps is not within 15% of 200:\n{summary}")
     })?;
     let steps = c["steps"].as_array().cloned().unwrap_or_default();
     let phases: Vec<&str> = steps.iter().filter_map(|s| s["phase"].as_str()).collect();
