@@ -67,33 +67,7 @@ fn foreign_keys(env: &Env, target: Target) -> Result<(), String> {
     ensure(orphan.is_err(), || {
         "a history row of branch 999 was taken: no foreign key".to_string()
     })?;
-    let r = run_json(
-        env,
-        &format!("tpcb-fk-{}", target.label()),
-        &[
-            "run",
-            "tpcb",
-            "--dsn",
-            &dsn,
-            "-c",
-            "2",
-            "-T",
-            "1",
-            "--max-tries",
-            target.max_tries(),
-        ],
-        0,
-    )?;
-    ensure(
-        r["transactions"].as_u64().unwrap_or(0) > 0 && r["errors"] == 0,
-        || {
-            format!(
-                "tpcb on foreign keys: {} transactions, errors {}",
-                r["transactions"], r["errors_by_kind"]
-            )
-        },
-    )?;
-    expect_code(&dbduel(&["check", "tpcb", "--dsn", &dsn]), 0, "check")?;
+    runs_and_checks(env, &dsn, target, &format!("tpcb-fk-{}", target.label()))?;
     // Again: the tables with keys between them are dropped and made anew.
     expect_code(&prepare(&dsn, target, "--foreign-keys"), 0, "prepare again")
 }
