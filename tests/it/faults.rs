@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use dbduel::server::{self, ServerKind};
+use dbduel::server::{self, Server, ServerKind};
 use libtest_mimic::Trial;
 
 use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session, text, with_env};
@@ -117,10 +117,23 @@ fn killer(target: Target) -> Option<&'static str> {
     }
 }
 
+/// A fresh database for a trial that kills connections, and the server of its own that holds
+/// it on Firebird: deleting attachments from MON$ATTACHMENTS while they are busy has brought
+/// Firebird 3's server down, and with a shared server every other Firebird trial running
+/// beside it (refused connections in nine trials at once).
+fn killable_db(env: &Env, target: Target, name: &str) -> Result<(String, Option<Server>), String> {
+    if !matches!(target, Target::Firebird) {
+        return Ok((env.fresh_db(target, name), None));
+    }
+    let fb = env.own_server(&server::FIREBIRD, &[])?;
+    let file = fb.dir().join("data").join(format!("{name}.fdb"));
+    Ok((fb.dsn_text(&file.display().to_string()), Some(fb)))
+}
+
 /// tpcb-like at 8 clients on one branch row, with every client's connection killed three
 /// times during the run; then `check` must find every balance adding up.
 fn atomic(env: &Env, target: Target) -> Result<(), String> {
-    let dsn = env.fresh_db(target, "atomic");
+    let (dsn, _own) = killable_db(env, target, "atomic")?;
     let mut prepare = vec!["prepare", "tpcb", "--dsn", &dsn];
     let flags = target.flags();
     prepare.extend(flags.iter().map(String::as_str));
@@ -311,7 +324,7 @@ fn kill_connections(target: Target, dsn: &str, times: usize) -> Result<(), Strin
 /// with the data, and the next run inserts no key twice (it may read a key whose insert failed,
 /// and count that read failed, as YCSB does).
 fn ycsb_killed(env: &Env, target: Target) -> Result<(), String> {
-    let dsn = env.fresh_db(target, "ycsb_killed");
+    let (dsn, _own) = killable_db(env, target, "ycsb_killed")?;
     let mut prepare = vec!["prepare", "ycsb", "--dsn", &dsn, "-p", "recordcount=1000"];
     let flags = target.flags();
     prepare.extend(flags.iter().map(String::as_str));
