@@ -368,6 +368,10 @@ pub struct RunArgs {
         help_heading = "Connections"
     )]
     pub idle_connections: Option<i64>,
+    /// Run the clients on N threads, many clients on each (as pgbench -j), on PostgreSQL and
+    /// MariaDB. Default: a thread per client up to 8 clients a core, then a thread per core.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<u32>,
     /// A pgbench-format script to run, with its weight among several (as pgbench -f).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub files: Vec<String>,
@@ -390,9 +394,6 @@ pub struct RunArgs {
 /// (`HabitArgs::check`).
 #[derive(Debug, Args)]
 pub struct HabitArgs {
-    /// pgbench -j: worker threads.
-    #[arg(short = 'j', long = "jobs", hide = true, value_name = "N")]
-    pub jobs: Option<u32>,
     /// pgbench -n: do not vacuum before the run.
     #[arg(short = 'n', long = "no-vacuum", hide = true)]
     pub no_vacuum: bool,
@@ -440,11 +441,6 @@ impl HabitArgs {
             return Err((*why).to_string());
         }
         let mut notes = Vec::new();
-        if let Some(j) = self.jobs {
-            notes.push(format!(
-                "-j {j} taken and not needed: each dbduel client has a thread of its own"
-            ));
-        }
         if self.no_vacuum {
             notes.push("-n taken: dbduel never vacuums before a run".to_string());
         }

@@ -6,6 +6,7 @@ mod out;
 pub mod capacity;
 pub mod cli;
 mod commands;
+pub mod coop;
 pub mod dsn;
 pub mod engine;
 pub mod error;

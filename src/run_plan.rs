@@ -267,6 +267,8 @@ pub struct RunInput {
     pub statements: bool,
     /// How the clients hold their connections (`-C`, `--reconnect-*`, `--idle-connections`).
     pub connections: ConnectionPlan,
+    /// `-j`: the threads that run the clients (None: `runner::threads` chooses).
+    pub threads: Option<u32>,
 }
 
 /// Where a run's options were written: `dbduel run`'s flags or a plan file's keys.
@@ -332,8 +334,19 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         waits_hz: args.waits_hz,
         statements: statement_latencies(args)?,
         connections: connection_plan(args)?,
+        threads: jobs(args)?,
     }
     .plan()
+}
+
+/// `-j N`: 1 or more.
+fn jobs(args: &RunArgs) -> Result<Option<u32>, Error> {
+    match args.jobs {
+        Some(0) => usage(
+            "-j 0: give 1 or more threads to run the clients on (or leave -j out: dbduel chooses)",
+        ),
+        j => Ok(j),
+    }
 }
 
 /// How the clients hold their connections, from `-C`, `--reconnect-every`, `--reconnect-after`
@@ -535,6 +548,7 @@ impl RunInput {
                 latency_limit: self
                     .latency_limit_ms
                     .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+                threads: self.threads,
             },
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
@@ -1081,6 +1095,7 @@ mod tests {
             waits_hz: None,
             statements: true,
             connections: Default::default(),
+            threads: None,
         }
     }
 

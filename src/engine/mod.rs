@@ -410,6 +410,11 @@ pub trait Engine: Send + Sync {
     fn dialect(&self) -> &'static str;
     /// True when the database runs inside dbduel's own process.
     fn embedded(&self) -> bool;
+    /// True when every wait of its sessions goes through `coop::Coop` sockets, so that many
+    /// clients may share a thread (`runner::threads`); false keeps a thread per client.
+    fn multiplexed(&self) -> bool {
+        false
+    }
     /// Open a new session.
     fn connect(&self) -> DbResult<Box<dyn Session>>;
     /// Text appended to CREATE TABLE (storage engine, fillfactor...).

@@ -166,6 +166,9 @@ impl Engine for Watched {
     fn embedded(&self) -> bool {
         self.inner.embedded()
     }
+    fn multiplexed(&self) -> bool {
+        self.inner.multiplexed()
+    }
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         let session = self.inner.connect()?;
         enlist(&self.shared, session.as_ref());

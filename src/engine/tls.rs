@@ -8,6 +8,8 @@
 
 use std::io;
 use std::net::TcpStream;
+
+use crate::coop::Coop;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -125,7 +127,8 @@ impl Tls {
 
     /// Run the TLS handshake on a connected socket, to the end, so that a certificate problem
     /// shows here with its cause.
-    pub fn handshake(&self, host: &str, mut tcp: TcpStream) -> io::Result<TlsStream> {
+    pub fn handshake(&self, host: &str, tcp: TcpStream) -> io::Result<TlsStream> {
+        let mut tcp = Coop::new(tcp);
         let config = self
             .config
             .clone()
@@ -140,7 +143,8 @@ impl Tls {
     }
 }
 
-pub type TlsStream = StreamOwned<ClientConnection, TcpStream>;
+/// Over `Coop`, so that a client among many on a thread parks on its TLS socket too.
+pub type TlsStream = StreamOwned<ClientConnection, Coop<TcpStream>>;
 
 /// How a connection reached its server, for the result.
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]

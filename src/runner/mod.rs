@@ -81,6 +81,30 @@ pub struct RunConfig {
     /// `-L`: transactions slower than this are late; in an open loop, one later than this
     /// when its turn comes is skipped (pgbench's latency limit).
     pub latency_limit: Option<Duration>,
+    /// `-j`: the threads that run the clients, many on each (`coop`); None: chosen by
+    /// `threads` from the clients and the cores.
+    pub threads: Option<u32>,
+}
+
+/// Clients per core past which clients share threads when `-j` is not given (`threads`).
+pub const CLIENTS_PER_CORE_ALONE: u32 = 8;
+
+/// How many threads run the clients: None for a thread per client, Some(t) for t threads
+/// with many clients on each (`coop`). Only where every client's waits can park a coroutine:
+/// an engine whose sockets go through `coop::Coop` and a workload whose clients never wait on
+/// each other through a lock. `-j` asks for a number; without it clients share threads, one
+/// per core, once they are more than `CLIENTS_PER_CORE_ALONE` a core.
+pub fn threads(engine: &dyn Engine, workload: &dyn Workload, cfg: &RunConfig) -> Option<u32> {
+    if !engine.multiplexed() || !workload.multiplexed() {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let t = match cfg.threads {
+        Some(j) => j.max(1),
+        None if cfg.clients > CLIENTS_PER_CORE_ALONE * cores => cores,
+        None => return None,
+    };
+    (t < cfg.clients).then_some(t)
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -252,6 +276,9 @@ pub fn start(
     events: Sender<Vec<Event>>,
 ) -> Result<Running, Error> {
     let n = cfg.clients as usize;
+    let threads = threads(engine.as_ref(), workload.as_ref(), &cfg);
+    // The gates' parties: each client's thread, or each thread running many, and this one.
+    let parties = threads.map_or(n, |t| t as usize) + 1;
     let live = Arc::new(AtomicUsize::new(n));
     let shared = Arc::new(Shared {
         engine,
@@ -261,25 +288,45 @@ pub fn start(
         events,
         start: Mutex::new(None),
         failed: Mutex::new(None),
-        connected: Barrier::new(n + 1),
-        go: Barrier::new(n + 1),
+        connected: Barrier::new(parties),
+        go: Barrier::new(parties),
         live: live.clone(),
         busy: (0..n).map(|_| AtomicU64::new(0)).collect(),
         reconnecting: (0..n).map(|_| AtomicU64::new(0)).collect(),
         doors: Mutex::new(vec![None; n]),
         ending: AtomicBool::new(false),
     });
-    let mut handles = Vec::with_capacity(n);
+    let mut handles = Vec::with_capacity(parties - 1);
     let storm = Instant::now();
     let first = shared.cfg.first_client;
-    for id in first..first + shared.cfg.clients {
-        let shared = shared.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("client-{id}"))
-            .stack_size(512 * 1024)
-            .spawn(move || client_thread(&shared, id))
-            .map_err(|source| Error::Thread { id, source })?;
-        handles.push(handle);
+    let ids = first..first + shared.cfg.clients;
+    match threads {
+        None => {
+            for id in ids {
+                let shared = shared.clone();
+                let handle = std::thread::Builder::new()
+                    .name(format!("client-{id}"))
+                    .stack_size(512 * 1024)
+                    .spawn(move || client_thread(&shared, id))
+                    .map_err(|source| Error::Thread { id, source })?;
+                handles.push(handle);
+            }
+        }
+        Some(t) => {
+            for k in 0..t {
+                // Clients dealt round the threads: each thread gets every t-th id.
+                let mine: Vec<u32> = ids.clone().skip(k as usize).step_by(t as usize).collect();
+                let shared = shared.clone();
+                let handle = std::thread::Builder::new()
+                    .name(format!("clients-{k}"))
+                    .spawn(move || clients_thread(&shared, mine))
+                    .map_err(|source| Error::Thread {
+                        id: first + k,
+                        source,
+                    })?;
+                handles.push(handle);
+            }
+        }
     }
     shared.connected.wait();
     let _ = shared
@@ -409,7 +456,55 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".into())
 }
 
+/// A thread of its own for client `id`.
 fn client_thread(shared: &Shared, id: u32) {
+    client(shared, id);
+    thread_window_close(shared);
+}
+
+/// A thread running many clients, each a coroutine (`coop`): it passes the run's gates for them
+/// all, once every one of them has reached the gate.
+fn clients_thread(shared: &Arc<Shared>, ids: Vec<u32>) {
+    let count = ids.len();
+    let tasks: Vec<Box<dyn FnOnce() + Send>> = ids
+        .into_iter()
+        .map(|id| {
+            let shared = shared.clone();
+            Box::new(move || client(&shared, id)) as Box<dyn FnOnce() + Send>
+        })
+        .collect();
+    let gates = |k: usize| {
+        if k == 0 {
+            shared.connected.wait();
+        } else {
+            shared.go.wait();
+        }
+    };
+    match crate::coop::run(tasks, 2, gates) {
+        Ok(panics) => {
+            // A client catches its own panics; one that escaped is lost all the same.
+            let lost = panics
+                .iter()
+                .map(|p| Event::ClientLost(format!("a client panicked: {}", panic_message(&**p))));
+            let _ = shared.events.send(lost.collect());
+        }
+        Err(e) => {
+            // Nothing ran: fail the run as a refused connection would, and pass the gates.
+            shared
+                .failed
+                .lock()
+                .expect("failed lock")
+                .get_or_insert_with(|| format!("cannot run {count} clients on a thread: {e}"));
+            shared.live.fetch_sub(count, Ordering::AcqRel);
+            shared.connected.wait();
+            shared.go.wait();
+        }
+    }
+    thread_window_close(shared);
+}
+
+/// One client, from its connection to its end, on a thread of its own or as a coroutine.
+fn client(shared: &Shared, id: u32) {
     use std::panic::{AssertUnwindSafe, catch_unwind};
     let _alive = Alive(&shared.live);
     // A panic while connecting fails the run like a refused connection, and never leaves the
@@ -427,11 +522,15 @@ fn client_thread(shared: &Shared, id: u32) {
         let mut failed = shared.failed.lock().expect("failed lock");
         failed.get_or_insert_with(|| e.message.clone());
     }
-    shared.connected.wait();
+    crate::coop::gate(|| {
+        shared.connected.wait();
+    });
     if let Ok(state) = &mut state {
         connections::release_initial(shared, id, state);
     }
-    shared.go.wait();
+    crate::coop::gate(|| {
+        shared.go.wait();
+    });
     // Read both under short-lived locks: a guard held across the run would serialise the clients.
     let any_failed = shared.failed.lock().expect("failed lock").is_some();
     let start = *shared.start.lock().expect("start lock");
@@ -466,13 +565,12 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
     let mut counted = 0u64;
     let mut outbox = Outbox::new(&shared.events, start);
     let mut seen = HashSet::new();
-    let mut window = ThreadWindow::new();
     let mut figures = FiguresWindow::default();
     let stop = &shared.stop;
     let run_end = RunEnd::new(deadline, stop.clone());
     state.client.end_at(run_end);
     loop {
-        window.open_at(warmup_end);
+        thread_window_open(warmup_end);
         figures.open_at(warmup_end, state.connected());
         if stop.load(Ordering::Relaxed) {
             break;
@@ -517,7 +615,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         // -C: the transaction's own connection, inside its latency.
         let bound = connections::before(shared, id, &mut state, &mut outbox);
         // Again here: an open-loop or pausing client may have slept past the warm-up's end.
-        window.open_at(warmup_end);
+        thread_window_open(warmup_end);
         figures.open_at(warmup_end, state.connected());
         let busy = &shared.busy[slot(shared, id)];
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
@@ -596,9 +694,6 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
             Event::PhaseSchedule(p.phase_due, p.phase_started),
             Instant::now(),
         );
-    }
-    if let Some(cpu) = window.close() {
-        outbox.push(cpu, Instant::now());
     }
     if let Some(lines) = state.session.take_lines() {
         outbox.push(Event::Statements(lines), Instant::now());
@@ -786,9 +881,29 @@ fn thread_run_queue_wait() -> Option<Duration> {
     Some(Duration::from_nanos(ns))
 }
 
-/// A client thread's own clocks over its part of the measured window: opened at the first
-/// look at or after the end of the warm-up (at once without one; connecting is over by then),
-/// closed when the client stops. The wall clock is read outside the thread's clocks at both
+thread_local! {
+    /// This thread's clocks over the measured window, whether it runs one client or many.
+    static WINDOW: std::cell::RefCell<ThreadWindow> = const {
+        std::cell::RefCell::new(ThreadWindow { opened: None, tried: false })
+    };
+}
+
+/// Open this thread's window (`ThreadWindow::open_at`), at a client's look.
+fn thread_window_open(warmup_end: Instant) {
+    WINDOW.with(|w| w.borrow_mut().open_at(warmup_end));
+}
+
+/// Close this thread's window and send its clocks, once its clients have all ended.
+fn thread_window_close(shared: &Shared) {
+    let closed = WINDOW.with(|w| w.replace(ThreadWindow::new()).close());
+    if let Some(cpu) = closed {
+        let _ = shared.events.send(vec![cpu]);
+    }
+}
+
+/// A client thread's own clocks over its clients' part of the measured window: opened at the
+/// first look of one of its clients at or after the end of the warm-up (at once without one;
+/// connecting is over by then), closed when its last client stops. The wall clock is read outside the thread's clocks at both
 /// ends, so that they are judged against a wall time that holds them.
 struct ThreadWindow {
     /// Wall, CPU and run-queue wait at the opening.
@@ -978,7 +1093,7 @@ fn sleep_while_running(pause: Duration, shared: &Shared) -> bool {
         if shared.stop.load(Ordering::Relaxed) || shared.ending.load(Ordering::Relaxed) {
             return false;
         }
-        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(5)));
+        crate::coop::sleep((until - Instant::now()).min(Duration::from_millis(5)));
     }
     true
 }
@@ -1058,7 +1173,7 @@ fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
         if now >= when {
             return true;
         }
-        std::thread::sleep((when - now).min(Duration::from_millis(100)));
+        crate::coop::sleep((when - now).min(Duration::from_millis(100)));
     }
 }
 
@@ -1164,6 +1279,7 @@ mod tests {
             shape: None,
             connections: Default::default(),
             latency_limit: None,
+            threads: None,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();
@@ -1182,7 +1298,8 @@ mod tests {
             "{}",
             lost[0]
         );
-        // Client 0 reports its thread's clocks, within its wall time; client 1 ended in a panic.
+        // Each client's thread reports its clocks, within its wall time, the one whose client
+        // ended in a panic too (its CPU was spent all the same).
         let cpu: Vec<(Duration, Duration)> = events
             .iter()
             .filter_map(|e| match e {
@@ -1190,8 +1307,11 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(cpu.len(), 1, "{cpu:?}");
-        assert!(cpu[0].0 > Duration::ZERO && cpu[0].0 <= cpu[0].1, "{cpu:?}");
+        assert_eq!(cpu.len(), 2, "{cpu:?}");
+        assert!(
+            cpu.iter().all(|c| c.0 > Duration::ZERO && c.0 <= c.1),
+            "{cpu:?}"
+        );
         let done = events.iter().filter(|e| matches!(e, Event::Txn(_))).count();
         assert_eq!(
             done,

@@ -189,6 +189,7 @@ fn runs(
                 waits_hz: None,
                 statements: true,
                 connections: Default::default(),
+                threads: None,
             };
             let run = input
                 .plan()

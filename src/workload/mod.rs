@@ -284,6 +284,12 @@ pub trait Workload: Send + Sync {
     fn default_max_tries(&self) -> u32 {
         1
     }
+    /// False when its clients wait on each other through a lock or a condition (TPC-H's
+    /// streams wait for the power test): each then needs a thread of its own
+    /// (`runner::threads`).
+    fn multiplexed(&self) -> bool {
+        true
+    }
     /// The workload's own options in effect (TPC-C: warehouses, isolation...), for results.
     fn settings(&self) -> BTreeMap<String, String> {
         BTreeMap::new()
@@ -387,7 +393,7 @@ impl RunEnd {
                 return false;
             }
             let until = self.deadline.map_or(wake, |e| e.min(wake));
-            std::thread::sleep((until - now).min(Duration::from_millis(100)));
+            crate::coop::sleep((until - now).min(Duration::from_millis(100)));
         }
     }
 }

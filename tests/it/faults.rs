@@ -24,10 +24,15 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         .into_iter()
         .map(|(name, kind)| {
             crate::env::trial(format!("faults::{name}::stalled_server"), move || {
-                Ok(stalled(kind)?)
+                Ok(stalled(kind, &[])?)
             })
         })
         .collect();
+    // Clients as coroutines, four on two threads: stuck the same way, ended the same way.
+    out.push(crate::env::trial(
+        "faults::postgres::stalled_server_clients_sharing_threads",
+        || Ok(stalled(&server::POSTGRES, &["-c", "4", "-j", "2"])?),
+    ));
     // PostgreSQL stays down longer than the ten tries with growing pauses (about 5.5 s) that
     // clients once gave a lost server before giving up: they must wait until the end of -T.
     for (name, kind, down_ms) in [
@@ -431,7 +436,14 @@ fn signal_tree(pid: u32, sig: i32) {
     }
 }
 
-fn stalled(kind: &'static ServerKind) -> Result<(), String> {
+/// `clients`: the clients' flags (2 clients on threads of their own when empty).
+fn stalled(kind: &'static ServerKind, clients: &[&str]) -> Result<(), String> {
+    let clients = if clients.is_empty() {
+        &["-c", "2"][..]
+    } else {
+        clients
+    };
+    let count: usize = clients[1].parse().map_err(|_| "clients' count")?;
     let srv = server::start_for_tests(kind, &[]).map_err(|e| e.to_string())?;
     let pid = srv.pid().ok_or("no server pid")?;
     let db = if kind.engine == "mysql" { "dbduel" } else { "" };
@@ -446,7 +458,9 @@ fn stalled(kind: &'static ServerKind) -> Result<(), String> {
     let json = dir.path().join("r.json");
     let started = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
-        .args(["run", "tpcb", "--dsn", &dsn, "-c", "2", "-T", "3", "--json"])
+        .args(["run", "tpcb", "--dsn", &dsn, "-T", "3"])
+        .args(clients)
+        .arg("--json")
         .arg(&json)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -476,7 +490,9 @@ fn stalled(kind: &'static ServerKind) -> Result<(), String> {
     })?;
     let r = read_result(&json)?;
     ensure(
-        r["lost_clients"].as_array().is_some_and(|l| l.len() == 2),
+        r["lost_clients"]
+            .as_array()
+            .is_some_and(|l| l.len() == count),
         || format!("lost clients: {}", r["lost_clients"]),
     )?;
     ensure(r["unfinished"].as_u64().unwrap_or(0) >= 1, || {

@@ -23,6 +23,7 @@ mod latency_limit;
 mod load;
 mod managed;
 mod measured;
+mod multiplexed;
 mod observe;
 mod peer_made;
 mod phases;
@@ -66,6 +67,7 @@ fn main() {
     trials.extend(conformance::trials(&env));
     trials.extend(custom::trials(&env));
     trials.extend(connections::trials(&env));
+    trials.extend(multiplexed::trials(&env));
     trials.extend(errors::trials(&env));
     trials.extend(command_line::trials(&env));
     trials.extend(recorded::trials(&env));

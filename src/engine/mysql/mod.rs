@@ -231,6 +231,9 @@ impl Engine for MySql {
     fn embedded(&self) -> bool {
         false
     }
+    fn multiplexed(&self) -> bool {
+        true
+    }
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         let login = Login {
             user: &self.user,

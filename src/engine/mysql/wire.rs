@@ -19,6 +19,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+use crate::coop::Coop;
 use crate::engine::tls::{Mode, Tls, TlsStream, Transport};
 use crate::engine::{SocketHandle, Value};
 
@@ -99,19 +100,31 @@ pub struct Login<'a> {
 }
 
 enum Stream {
-    Tcp(TcpStream),
+    Tcp(Coop<TcpStream>),
     Tls(Box<TlsStream>),
     #[cfg(unix)]
-    Unix(UnixStream),
+    Unix(Coop<UnixStream>),
 }
 
 impl Stream {
     fn set_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
-            Stream::Tls(s) => s.sock.set_read_timeout(t).and(s.sock.set_write_timeout(t)),
+            Stream::Tcp(s) => {
+                s.set_timeout(t);
+                let s = s.get_ref();
+                s.set_read_timeout(t).and(s.set_write_timeout(t))
+            }
+            Stream::Tls(s) => {
+                s.sock.set_timeout(t);
+                let s = s.sock.get_ref();
+                s.set_read_timeout(t).and(s.set_write_timeout(t))
+            }
             #[cfg(unix)]
-            Stream::Unix(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
+            Stream::Unix(s) => {
+                s.set_timeout(t);
+                let s = s.get_ref();
+                s.set_read_timeout(t).and(s.set_write_timeout(t))
+            }
         }
     }
 }
@@ -236,10 +249,10 @@ impl Wire {
                 }
                 let s = found.ok_or(last)?;
                 s.set_nodelay(true)?;
-                Stream::Tcp(s)
+                Stream::Tcp(Coop::new(s))
             }
             #[cfg(unix)]
-            Address::Socket(path) => Stream::Unix(UnixStream::connect(path)?),
+            Address::Socket(path) => Stream::Unix(Coop::new(UnixStream::connect(path)?)),
             #[cfg(not(unix))]
             Address::Socket(_) => {
                 return Err(WireError::Protocol(
@@ -276,10 +289,10 @@ impl Wire {
     /// A second handle on the socket, to shut it down from another thread.
     pub fn socket_handle(&self) -> Option<SocketHandle> {
         match self.reader.get_ref() {
-            Stream::Tcp(s) => s.try_clone().ok().map(SocketHandle::Tcp),
-            Stream::Tls(s) => s.sock.try_clone().ok().map(SocketHandle::Tcp),
+            Stream::Tcp(s) => s.get_ref().try_clone().ok().map(SocketHandle::Tcp),
+            Stream::Tls(s) => s.sock.get_ref().try_clone().ok().map(SocketHandle::Tcp),
             #[cfg(unix)]
-            Stream::Unix(s) => s.try_clone().ok().map(SocketHandle::Unix),
+            Stream::Unix(s) => s.get_ref().try_clone().ok().map(SocketHandle::Unix),
         }
     }
 
@@ -293,7 +306,7 @@ impl Wire {
     fn start_tls(&mut self, tls: &Tls, host: &str, prefix: &[u8]) -> WireResult<()> {
         self.send(prefix)?;
         let tcp = match self.reader.get_ref() {
-            Stream::Tcp(s) => s.try_clone()?,
+            Stream::Tcp(s) => s.get_ref().try_clone()?,
             _ => return Err(WireError::Protocol("TLS over a non-TCP socket".into())),
         };
         let stream = tls

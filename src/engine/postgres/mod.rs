@@ -255,6 +255,9 @@ impl Engine for Postgres {
     fn embedded(&self) -> bool {
         false
     }
+    fn multiplexed(&self) -> bool {
+        true
+    }
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         let params = ConnectParams {
             host: &self.host,

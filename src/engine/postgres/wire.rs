@@ -26,6 +26,7 @@ use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
+use crate::coop::Coop;
 use crate::engine::tls::{self, Mode, Tls, TlsStream, Transport};
 use crate::engine::{SocketHandle, Value};
 
@@ -59,9 +60,9 @@ impl From<io::Error> for PgError {
 pub type PgResult<T> = Result<T, PgError>;
 
 enum Stream {
-    Tcp(TcpStream),
+    Tcp(Coop<TcpStream>),
     Tls(Box<TlsStream>),
-    Unix(UnixStream),
+    Unix(Coop<UnixStream>),
 }
 
 impl Stream {
@@ -81,16 +82,22 @@ impl Stream {
     }
     fn set_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
-            Stream::Tls(s) => s.sock.set_read_timeout(t).and(s.sock.set_write_timeout(t)),
-            Stream::Unix(s) => s.set_read_timeout(t).and(s.set_write_timeout(t)),
+            Stream::Tcp(s) => timeouts(s, |s| s.set_read_timeout(t).and(s.set_write_timeout(t)), t),
+            Stream::Tls(s) => timeouts(
+                &s.sock,
+                |s| s.set_read_timeout(t).and(s.set_write_timeout(t)),
+                t,
+            ),
+            Stream::Unix(s) => {
+                timeouts(s, |s| s.set_read_timeout(t).and(s.set_write_timeout(t)), t)
+            }
         }
     }
     fn handle(&self) -> io::Result<SocketHandle> {
         Ok(match self {
-            Stream::Tcp(s) => SocketHandle::Tcp(s.try_clone()?),
-            Stream::Tls(s) => SocketHandle::Tcp(s.sock.try_clone()?),
-            Stream::Unix(s) => SocketHandle::Unix(s.try_clone()?),
+            Stream::Tcp(s) => SocketHandle::Tcp(s.get_ref().try_clone()?),
+            Stream::Tls(s) => SocketHandle::Tcp(s.sock.get_ref().try_clone()?),
+            Stream::Unix(s) => SocketHandle::Unix(s.get_ref().try_clone()?),
         })
     }
     fn transport(&self) -> Transport {
@@ -100,6 +107,16 @@ impl Stream {
             Stream::Unix(_) => Transport::plain("unix"),
         }
     }
+}
+
+/// A socket's own timeouts (for reads outside a coroutine) and its `Coop`'s (inside one).
+fn timeouts<S: std::os::fd::AsRawFd>(
+    s: &Coop<S>,
+    own: impl FnOnce(&S) -> io::Result<()>,
+    t: Option<Duration>,
+) -> io::Result<()> {
+    s.set_timeout(t);
+    own(s.get_ref())
 }
 
 /// libpq's `channel_binding`: whether SCRAM binds itself to the TLS channel.
@@ -189,7 +206,7 @@ impl Conn {
     fn connect_as(p: &ConnectParams, tls: bool) -> PgResult<Conn> {
         let stream = if p.host.starts_with('/') {
             let path = format!("{}/.s.PGSQL.{}", p.host, p.port);
-            Stream::Unix(UnixStream::connect(path)?)
+            Stream::Unix(Coop::new(UnixStream::connect(path)?))
         } else {
             // Every address of the host in turn, as libpq does (localhost may be ::1 first).
             let mut last = io::Error::new(
@@ -213,7 +230,7 @@ impl Conn {
             if tls {
                 Self::start_tls(p, tcp)?
             } else {
-                Stream::Tcp(tcp)
+                Stream::Tcp(Coop::new(tcp))
             }
         };
         stream.set_timeout(Some(p.timeout))?;
@@ -283,7 +300,7 @@ impl Conn {
             _ if p.tls.mode.required() => Err(PgError::Tls(
                 "the server does not support SSL, but sslmode requires it (turn ssl on in postgresql.conf, or lower sslmode)".into(),
             )),
-            b'N' => Ok(Stream::Tcp(tcp)),
+            b'N' => Ok(Stream::Tcp(Coop::new(tcp))),
             other => Err(PgError::Protocol(format!(
                 "unexpected answer {other:#x} to the SSL request"
             ))),

@@ -288,6 +288,9 @@ impl Workload for Tpch {
     fn name(&self) -> &'static str {
         "tpch"
     }
+    fn multiplexed(&self) -> bool {
+        false
+    }
     fn variant(&self) -> &'static str {
         if self.options.streams > 0 {
             "throughput"

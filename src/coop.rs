@@ -1,0 +1,446 @@
+//! Many clients on one thread: each client a stackful coroutine (`corosensei`) that parks,
+//! instead of blocking its thread, when its socket has nothing to read or no room to write, when
+//! it sleeps and at the runner's gates; one poller per thread (`polling`, epoll) wakes the parked
+//! ones. Nothing above has to change for it: the engines' sockets go through `Coop` (a blocking
+//! read or write outside a coroutine, a non-blocking one that parks inside), sleeps through
+//! `sleep`, the runner's start through `gate`. A driver that owns its sockets (Firebird's crate)
+//! or has none (SQLite) would block the whole thread: such an engine keeps a thread per client
+//! (`Engine::multiplexed`).
+
+use std::cell::Cell;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::time::{Duration, Instant};
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use polling::{Event, Events, Poller};
+
+/// A coroutine's stack: address space reserved, pages used only as deep as the client's calls
+/// go (a few tens of KiB touched), so ten thousand of them fit in a small resident set.
+const STACK: usize = 1024 * 1024;
+
+/// Why a coroutine parks.
+enum Park {
+    /// Until its socket is readable (or writable), or the deadline.
+    Io {
+        fd: RawFd,
+        write: bool,
+        deadline: Option<Instant>,
+    },
+    Sleep(Instant),
+    /// Until every coroutine of its thread is at the gate (`gate`).
+    Gate,
+}
+
+/// What wakes a parked coroutine.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Wake {
+    Ready,
+    TimedOut,
+}
+
+type Parker = Yielder<Wake, Park>;
+
+thread_local! {
+    /// The running coroutine's yielder; null outside a coroutine.
+    static CURRENT: Cell<*const Parker> = const { Cell::new(std::ptr::null()) };
+}
+
+/// True inside a coroutine run by `run`.
+pub fn active() -> bool {
+    !CURRENT.with(Cell::get).is_null()
+}
+
+/// Park the running coroutine; what woke it.
+fn park(why: Park) -> Wake {
+    let me = CURRENT.with(Cell::get);
+    assert!(!me.is_null(), "coop::park outside a coroutine");
+    // SAFETY: `me` is the running coroutine's own yielder (set by it at its start and after each
+    // wake), which lives on that coroutine's stack for as long as the coroutine runs.
+    let woke = unsafe { &*me }.suspend(why);
+    CURRENT.with(|c| c.set(me));
+    woke
+}
+
+/// Sleep until `when`: the coroutine parks, or the thread sleeps outside one.
+pub fn sleep_until(when: Instant) {
+    if active() {
+        if when > Instant::now() {
+            park(Park::Sleep(when));
+        }
+    } else {
+        std::thread::sleep(when.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// Sleep for `d` (`sleep_until`).
+pub fn sleep(d: Duration) {
+    sleep_until(Instant::now() + d);
+}
+
+/// Inside a coroutine: park until every coroutine of the thread has reached a gate, when the
+/// thread passes its `run` gate (its `pass` callback) and releases them all. Outside one: `alone`.
+pub fn gate(alone: impl FnOnce()) {
+    if active() {
+        park(Park::Gate);
+    } else {
+        alone();
+    }
+}
+
+/// A socket whose reads and writes park the coroutine instead of blocking its thread (and block
+/// as before outside a coroutine). Its timeout bounds each read or write as the socket's own
+/// read and write timeouts do, with the same error (`WouldBlock`) when it passes.
+pub struct Coop<S> {
+    inner: S,
+    timeout: Cell<Option<Duration>>,
+}
+
+impl<S: AsRawFd> Coop<S> {
+    pub fn new(inner: S) -> Coop<S> {
+        Coop {
+            inner,
+            timeout: Cell::new(None),
+        }
+    }
+
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// Bound a coroutine's reads and writes; the caller sets the socket's own timeouts too,
+    /// for reads outside a coroutine.
+    pub fn set_timeout(&self, t: Option<Duration>) {
+        self.timeout.set(t);
+    }
+
+    /// `op` (a non-blocking recv or send) until it does not need to wait.
+    fn retry(&self, write: bool, mut op: impl FnMut(RawFd) -> isize) -> io::Result<usize> {
+        let fd = self.inner.as_raw_fd();
+        let deadline = self.timeout.get().map(|t| Instant::now() + t);
+        loop {
+            let n = op(fd);
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::WouldBlock => {
+                    let why = Park::Io {
+                        fd,
+                        write,
+                        deadline,
+                    };
+                    if park(why) == Wake::TimedOut {
+                        return Err(e);
+                    }
+                }
+                io::ErrorKind::Interrupted => {}
+                _ => return Err(e),
+            }
+        }
+    }
+}
+
+impl<S: Read + AsRawFd> Read for Coop<S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !active() {
+            return self.inner.read(buf);
+        }
+        self.retry(false, |fd| {
+            // SAFETY: `buf` is valid for writes of its length.
+            unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) }
+        })
+    }
+}
+
+impl<S: Write + AsRawFd> Write for Coop<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !active() {
+            return self.inner.write(buf);
+        }
+        self.retry(true, |fd| {
+            let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+            // SAFETY: `buf` is valid for reads of its length.
+            unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), flags) }
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A parked coroutine's state in its scheduler.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    No,
+    /// On its socket; the number tells this wait's timer from an earlier one's.
+    Io(u64),
+    Sleep(u64),
+    Gate,
+}
+
+struct Task {
+    co: Coroutine<Wake, Park, (), DefaultStack>,
+    waiting: Waiting,
+}
+
+/// Run `tasks` as coroutines on this thread until all have returned. When every live one is
+/// parked at a gate, `pass(k)` is called for the k-th time (k = 0, 1, ...) and they are all
+/// released; after the last task, `pass` is called for the gates not yet passed up to `gates`,
+/// so that whoever waits on the other side of a gate is never left waiting. A task that panics
+/// ends alone, its panic returned with the others' in task order.
+pub fn run(
+    tasks: Vec<Box<dyn FnOnce() + Send>>,
+    gates: usize,
+    mut pass: impl FnMut(usize),
+) -> io::Result<Vec<Box<dyn std::any::Any + Send>>> {
+    let poller = Poller::new()?;
+    let mut all: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
+    for body in tasks {
+        let stack = DefaultStack::new(STACK)?;
+        let co = Coroutine::with_stack(stack, move |me: &Parker, _: Wake| {
+            CURRENT.with(|c| c.set(me as *const Parker));
+            body();
+        });
+        all.push(Some(Task {
+            co,
+            waiting: Waiting::No,
+        }));
+    }
+    let mut panics = Vec::new();
+    let mut ready: VecDeque<(usize, Wake)> = (0..all.len()).map(|i| (i, Wake::Ready)).collect();
+    let mut timers: BinaryHeap<Reverse<(Instant, usize, u64)>> = BinaryHeap::new();
+    let mut events = Events::new();
+    let (mut live, mut at_gate, mut passed, mut serial) = (all.len(), 0, 0, 0u64);
+    loop {
+        while let Some((i, wake)) = ready.pop_front() {
+            let Some(task) = all[i].as_mut() else {
+                continue;
+            };
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.co.resume(wake)));
+            CURRENT.with(|c| c.set(std::ptr::null()));
+            match outcome {
+                Err(p) => {
+                    panics.push(p);
+                    all[i] = None;
+                    live -= 1;
+                }
+                Ok(CoroutineResult::Return(())) => {
+                    all[i] = None;
+                    live -= 1;
+                }
+                Ok(CoroutineResult::Yield(Park::Io {
+                    fd,
+                    write,
+                    deadline,
+                })) => {
+                    serial += 1;
+                    task.waiting = Waiting::Io(serial);
+                    let interest = if write {
+                        Event::writable(i)
+                    } else {
+                        Event::readable(i)
+                    };
+                    // SAFETY: the socket is open while its coroutine is parked on it. A socket
+                    // closed since an earlier wait has left the poller with its last handle;
+                    // one still open through a duplicate may wake its old task once for
+                    // nothing, which then reads, finds nothing and parks again.
+                    let fresh = unsafe { BorrowedFd::borrow_raw(fd) };
+                    if poller.modify(fresh, interest).is_err() {
+                        // SAFETY: as above; its entry goes when its last handle closes.
+                        if let Err(e) = unsafe { poller.add(fd, interest) } {
+                            // Cannot watch it: wake the task at once, its read or write tells.
+                            let _ = e;
+                            task.waiting = Waiting::No;
+                            ready.push_back((i, Wake::Ready));
+                            continue;
+                        }
+                    }
+                    if let Some(d) = deadline {
+                        timers.push(Reverse((d, i, serial)));
+                    }
+                }
+                Ok(CoroutineResult::Yield(Park::Sleep(until))) => {
+                    serial += 1;
+                    task.waiting = Waiting::Sleep(serial);
+                    timers.push(Reverse((until, i, serial)));
+                }
+                Ok(CoroutineResult::Yield(Park::Gate)) => {
+                    task.waiting = Waiting::Gate;
+                    at_gate += 1;
+                }
+            }
+        }
+        if live == 0 {
+            break;
+        }
+        if at_gate == live {
+            pass(passed);
+            passed += 1;
+            at_gate = 0;
+            for (i, slot) in all.iter_mut().enumerate() {
+                if let Some(task) = slot.as_mut().filter(|t| t.waiting == Waiting::Gate) {
+                    task.waiting = Waiting::No;
+                    ready.push_back((i, Wake::Ready));
+                }
+            }
+            continue;
+        }
+        let timeout = timers
+            .peek()
+            .map(|Reverse((at, _, _))| at.saturating_duration_since(Instant::now()));
+        events.clear();
+        if let Err(e) = poller.wait(&mut events, timeout)
+            && e.kind() != io::ErrorKind::Interrupted
+        {
+            return Err(e);
+        }
+        for ev in events.iter() {
+            if let Some(task) = all.get_mut(ev.key).and_then(Option::as_mut)
+                && matches!(task.waiting, Waiting::Io(_))
+            {
+                task.waiting = Waiting::No;
+                ready.push_back((ev.key, Wake::Ready));
+            }
+        }
+        let now = Instant::now();
+        while let Some(&Reverse((at, i, n))) = timers.peek() {
+            if at > now {
+                break;
+            }
+            timers.pop();
+            let Some(task) = all[i].as_mut() else {
+                continue;
+            };
+            let wake = match task.waiting {
+                Waiting::Io(m) if m == n => Wake::TimedOut,
+                Waiting::Sleep(m) if m == n => Wake::Ready,
+                _ => continue,
+            };
+            task.waiting = Waiting::No;
+            ready.push_back((i, wake));
+        }
+    }
+    for k in passed..gates {
+        pass(k);
+    }
+    Ok(panics)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Coroutines over real loopback sockets: many echo clients on one thread, their gates,
+    //! sleeps and read timeouts, and a panicking one that ends alone.
+    use super::*;
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// An echo server on a thread of its own: each connection answers every byte it reads.
+    fn echo() -> std::net::SocketAddr {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(mut s) = s else { return };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 64];
+                    while let Ok(n) = s.read(&mut buf) {
+                        if n == 0 || s.write_all(&buf[..n]).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn many_clients_on_one_thread_each_get_their_own_answers() {
+        let addr = echo();
+        let done = Arc::new(AtomicUsize::new(0));
+        let gates_seen = Arc::new(AtomicUsize::new(0));
+        let tasks: Vec<Box<dyn FnOnce() + Send>> = (0..50u8)
+            .map(|k| {
+                let done = done.clone();
+                let seen = gates_seen.clone();
+                Box::new(move || {
+                    let mut s = Coop::new(TcpStream::connect(addr).unwrap());
+                    // Everyone is connected before anyone talks.
+                    gate(|| unreachable!());
+                    assert_eq!(seen.load(Ordering::SeqCst), 1);
+                    for round in 0..20u8 {
+                        s.write_all(&[k, round]).unwrap();
+                        let mut back = [0u8; 2];
+                        s.read_exact(&mut back).unwrap();
+                        assert_eq!(back, [k, round]);
+                    }
+                    done.fetch_add(1, Ordering::SeqCst);
+                }) as Box<dyn FnOnce() + Send>
+            })
+            .collect();
+        let panics = run(tasks, 1, |k| {
+            assert_eq!(k, 0);
+            gates_seen.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+        assert!(panics.is_empty());
+        assert_eq!(done.load(Ordering::SeqCst), 50);
+        assert!(!active());
+    }
+
+    #[test]
+    fn sleeps_overlap_and_a_read_times_out_as_a_socket_does() {
+        // A listener that accepts and never answers.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let silent = TcpStream::connect(addr).unwrap();
+        let timed_out = Arc::new(AtomicUsize::new(0));
+        let t = timed_out.clone();
+        let mut tasks: Vec<Box<dyn FnOnce() + Send>> = (0..20)
+            .map(|_| Box::new(|| sleep(Duration::from_millis(100))) as Box<dyn FnOnce() + Send>)
+            .collect();
+        tasks.push(Box::new(move || {
+            let mut s = Coop::new(silent);
+            s.set_timeout(Some(Duration::from_millis(50)));
+            let e = s.read(&mut [0u8; 4]).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+            t.fetch_add(1, Ordering::SeqCst);
+        }));
+        let began = Instant::now();
+        let panics = run(tasks, 0, |_| {}).unwrap();
+        let took = began.elapsed();
+        assert!(panics.is_empty());
+        assert_eq!(timed_out.load(Ordering::SeqCst), 1);
+        // Twenty sleeps of 100 ms on one thread overlap: far less than 2 s in all.
+        assert!(took >= Duration::from_millis(100) && took < Duration::from_millis(1000));
+        drop(l);
+    }
+
+    #[test]
+    fn a_panicking_task_ends_alone_and_gates_are_passed_for_the_rest() {
+        let finished = Arc::new(AtomicUsize::new(0));
+        let f = finished.clone();
+        let tasks: Vec<Box<dyn FnOnce() + Send>> = vec![
+            Box::new(|| panic!("boom")),
+            Box::new(move || {
+                gate(|| unreachable!());
+                sleep(Duration::from_millis(5));
+                f.fetch_add(1, Ordering::SeqCst);
+            }),
+        ];
+        let mut passed = Vec::new();
+        let panics = run(tasks, 3, |k| passed.push(k)).unwrap();
+        assert_eq!(panics.len(), 1);
+        assert_eq!(finished.load(Ordering::SeqCst), 1);
+        // The gate passed once for the live task; the other two at the end.
+        assert_eq!(passed, vec![0, 1, 2]);
+    }
+}
