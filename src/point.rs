@@ -362,6 +362,9 @@ fn measure(
     // for DOOMED_AFTER (a missing table makes thousands of errors a second, all alike).
     let halt = Arc::new(AtomicBool::new(false));
     let mut doomed: Option<String> = None;
+    if let (Some(j), Some(why)) = (run.threads, runner::alone_why(&*engine, &*workload)) {
+        errln!("note: -j {j} taken: {why}");
+    }
     let running = runner::start(engine, workload, run.clone(), halt.clone(), tx)?;
     // The clients are connected and released: the wait sampler's measured part starts after
     // the warm-up from here.

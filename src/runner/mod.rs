@@ -1,4 +1,5 @@
-//! Runs the clients: one connection and one OS thread each (ids `first_client..`, so that a shard
+//! Runs the clients: one connection each and one OS thread each, or many on a thread as
+//! coroutines (`threads`, `coop`) (ids `first_client..`, so that a shard
 //! runs its part of the run's ids), started together after all have connected (at `--start-at`'s
 //! wall-clock time when given), closed loop or paced by a Poisson schedule (open loop), retries of
 //! retryable errors, reconnection after a lost connection (until the end of `-T`, the time without
@@ -17,7 +18,10 @@
 //!
 //! Threads and blocking connections, not a runtime: a waiting client costs no CPU and no wake-ups
 //! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
-//! 20-27 MiB (BENCHMARKS.md).
+//! 20-27 MiB (BENCHMARKS.md). Past `CLIENTS_PER_CORE_ALONE` clients a core (or with `-j`), where
+//! the engine's sockets can park a coroutine, the same client code runs as coroutines on a
+//! thread per core; the start's gates and the sleeps then park instead of blocking, and each
+//! thread's clocks (`ThreadWindow`) cover all its clients.
 //!
 //! Each client's session is `statements::Timed`, the statement clock over the engine's (pgbench's
 //! -r; `RunConfig::statements`): it keeps each statement's histogram per client and sends them
@@ -86,6 +90,23 @@ pub struct RunConfig {
     pub threads: Option<u32>,
 }
 
+/// Why the clients cannot share threads on this engine and workload (None: they can).
+pub fn alone_why(engine: &dyn Engine, workload: &dyn Workload) -> Option<String> {
+    if !engine.multiplexed() {
+        Some(format!(
+            "{}'s clients keep a thread each (its driver would block a shared thread)",
+            engine.name()
+        ))
+    } else if !workload.multiplexed() {
+        Some(format!(
+            "{}'s clients keep a thread each (they wait on each other)",
+            workload.name()
+        ))
+    } else {
+        None
+    }
+}
+
 /// Clients per core past which clients share threads when `-j` is not given (`threads`).
 pub const CLIENTS_PER_CORE_ALONE: u32 = 8;
 
@@ -95,7 +116,7 @@ pub const CLIENTS_PER_CORE_ALONE: u32 = 8;
 /// each other through a lock. `-j` asks for a number; without it clients share threads, one
 /// per core, once they are more than `CLIENTS_PER_CORE_ALONE` a core.
 pub fn threads(engine: &dyn Engine, workload: &dyn Workload, cfg: &RunConfig) -> Option<u32> {
-    if !engine.multiplexed() || !workload.multiplexed() {
+    if alone_why(engine, workload).is_some() {
         return None;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
