@@ -70,6 +70,12 @@ def start_server(engine, root):
 def measured(argv, log, cwd=None):
     """Run a client, its output to `log`; return (exit code, wall seconds, user+system CPU seconds of the process
     from the rusage wait4() returns, output)."""
+    code, wall, cpu, _, text = measured_rss(argv, log, cwd)
+    return code, wall, cpu, text
+
+
+def measured_rss(argv, log, cwd=None):
+    """`measured`, with the process's peak resident set in KiB (ru_maxrss) before the output."""
     started = time.monotonic()
     with open(log, "w") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
@@ -77,7 +83,7 @@ def measured(argv, log, cwd=None):
     wall = time.monotonic() - started
     with open(log, errors="replace") as f:
         text = f.read()
-    return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, text
+    return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, text
 
 
 def shown(dsn):

@@ -120,12 +120,18 @@ pub fn threads(engine: &dyn Engine, workload: &dyn Workload, cfg: &RunConfig) ->
         return None;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let t = match cfg.threads {
+    threads_for(cfg.clients, cfg.threads, cores)
+}
+
+/// `threads`' rule, where clients may share threads: `-j` as asked, else a thread per core
+/// past `CLIENTS_PER_CORE_ALONE` clients a core; None when that is a thread per client anyway.
+fn threads_for(clients: u32, asked: Option<u32>, cores: u32) -> Option<u32> {
+    let t = match asked {
         Some(j) => j.max(1),
-        None if cfg.clients > CLIENTS_PER_CORE_ALONE * cores => cores,
+        None if clients > CLIENTS_PER_CORE_ALONE * cores => cores,
         None => return None,
     };
-    (t < cfg.clients).then_some(t)
+    (t < clients).then_some(t)
 }
 
 /// How long a transaction may go on past the end of a timed run before it is cancelled; a
@@ -1339,6 +1345,19 @@ mod tests {
             10 + 2,
             "client 0 ran its 10, client 1 two before the panic"
         );
+    }
+
+    #[test]
+    fn clients_share_threads_past_eight_a_core_or_as_asked() {
+        // Up to 8 clients a core: a thread each; past that, a thread per core.
+        assert_eq!(threads_for(16, None, 2), None);
+        assert_eq!(threads_for(17, None, 2), Some(2));
+        assert_eq!(threads_for(400, None, 4), Some(4));
+        // -j as asked, but never more threads than clients (then a thread each).
+        assert_eq!(threads_for(8, Some(2), 2), Some(2));
+        assert_eq!(threads_for(1000, Some(3), 2), Some(3));
+        assert_eq!(threads_for(8, Some(8), 2), None);
+        assert_eq!(threads_for(8, Some(50), 2), None);
     }
 
     #[test]
