@@ -1,7 +1,8 @@
 //! Many clients on one thread: each client a stackful coroutine (`corosensei`) that parks,
 //! instead of blocking its thread, when its socket has nothing to read or no room to write, when
-//! it sleeps and at the runner's gates; one poller per thread (`polling`, epoll) wakes the parked
-//! ones. Nothing above has to change for it: the engines' sockets go through `Coop` (a blocking
+//! it sleeps and at the runner's gates; one epoll per thread wakes the parked ones (by hand: the
+//! `polling` crate spent four more system calls a wait on its timer and wake-up descriptors,
+//! BENCHMARKS.md). Nothing above has to change for it: the engines' sockets go through `Coop` (a blocking
 //! read or write outside a coroutine, a non-blocking one that parks inside), sleeps through
 //! `sleep`, the runner's start through `gate`. A driver that owns its sockets (Firebird's crate)
 //! or has none (SQLite) would block the whole thread: such an engine keeps a thread per client
@@ -11,12 +12,12 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use polling::{Event, Events, Poller};
 
 /// A coroutine's stack: address space reserved, pages used only as deep as the client's calls
 /// go (a few tens of KiB touched), so ten thousand of them fit in a small resident set.
@@ -24,11 +25,14 @@ const STACK: usize = 1024 * 1024;
 
 /// Why a coroutine parks.
 enum Park {
-    /// Until its socket is readable (or writable), or the deadline.
+    /// Until its socket is readable (or writable), or the deadline; `watch`: the socket's
+    /// first wait on this thread, which registers it with the poller (edge-triggered, for
+    /// good: each later wait costs no system call).
     Io {
         fd: RawFd,
         write: bool,
         deadline: Option<Instant>,
+        watch: bool,
     },
     Sleep(Instant),
     /// Until every coroutine of its thread is at the gate (`gate`).
@@ -40,6 +44,8 @@ enum Park {
 enum Wake {
     Ready,
     TimedOut,
+    /// The poller refused to watch the socket: try the operation, and register it next time.
+    Unwatched,
 }
 
 type Parker = Yielder<Wake, Park>;
@@ -47,7 +53,12 @@ type Parker = Yielder<Wake, Park>;
 thread_local! {
     /// The running coroutine's yielder; null outside a coroutine.
     static CURRENT: Cell<*const Parker> = const { Cell::new(std::ptr::null()) };
+    /// The number of the scheduler (`run`) running on this thread; 0 outside one.
+    static SCHEDULER: Cell<u64> = const { Cell::new(0) };
 }
+
+/// Numbers schedulers, so that a socket knows whether this thread's poller watches it.
+static SCHEDULERS: AtomicU64 = AtomicU64::new(1);
 
 /// True inside a coroutine run by `run`.
 pub fn active() -> bool {
@@ -93,10 +104,18 @@ pub fn gate(alone: impl FnOnce()) {
 
 /// A socket whose reads and writes park the coroutine instead of blocking its thread (and block
 /// as before outside a coroutine). Its timeout bounds each read or write as the socket's own
-/// read and write timeouts do, with the same error (`WouldBlock`) when it passes.
+/// read and write timeouts do, with the same error (`WouldBlock`) when it passes. It belongs to
+/// the coroutine that first waits on it: the poller wakes that one for it.
+///
+/// A read right after a whole request was written parks before it tries: the answer cannot be
+/// there yet, and its arrival is an edge the poller reports (one system call less a round trip).
 pub struct Coop<S> {
     inner: S,
     timeout: Cell<Option<Duration>>,
+    /// The scheduler whose poller watches the socket (0: none).
+    watched: Cell<u64>,
+    /// The last operation was a write that did not wait.
+    wrote: Cell<bool>,
 }
 
 impl<S: AsRawFd> Coop<S> {
@@ -104,6 +123,8 @@ impl<S: AsRawFd> Coop<S> {
         Coop {
             inner,
             timeout: Cell::new(None),
+            watched: Cell::new(0),
+            wrote: Cell::new(false),
         }
     }
 
@@ -117,24 +138,53 @@ impl<S: AsRawFd> Coop<S> {
         self.timeout.set(t);
     }
 
-    /// `op` (a non-blocking recv or send) until it does not need to wait.
-    fn retry(&self, write: bool, mut op: impl FnMut(RawFd) -> isize) -> io::Result<usize> {
+    /// Park until the socket is ready for `write` (or reading); false at the deadline.
+    fn wait(&self, write: bool, deadline: Option<Instant>) -> bool {
+        let here = SCHEDULER.with(Cell::get);
+        let watch = self.watched.get() != here;
+        let why = Park::Io {
+            fd: self.inner.as_raw_fd(),
+            write,
+            deadline,
+            watch,
+        };
+        match park(why) {
+            Wake::Ready => {
+                self.watched.set(here);
+                true
+            }
+            Wake::TimedOut => {
+                self.watched.set(here);
+                false
+            }
+            Wake::Unwatched => true,
+        }
+    }
+
+    /// `op` (a non-blocking recv or send) until it does not need to wait, parking first when
+    /// `first` says so; the count, and whether it parked.
+    fn retry(
+        &self,
+        write: bool,
+        first: bool,
+        mut op: impl FnMut(RawFd) -> isize,
+    ) -> io::Result<(usize, bool)> {
         let fd = self.inner.as_raw_fd();
         let deadline = self.timeout.get().map(|t| Instant::now() + t);
+        let mut parked = first;
+        if first && !self.wait(write, deadline) {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         loop {
             let n = op(fd);
             if n >= 0 {
-                return Ok(n as usize);
+                return Ok((n as usize, parked));
             }
             let e = io::Error::last_os_error();
             match e.kind() {
                 io::ErrorKind::WouldBlock => {
-                    let why = Park::Io {
-                        fd,
-                        write,
-                        deadline,
-                    };
-                    if park(why) == Wake::TimedOut {
+                    parked = true;
+                    if !self.wait(write, deadline) {
                         return Err(e);
                     }
                 }
@@ -148,25 +198,32 @@ impl<S: AsRawFd> Coop<S> {
 impl<S: Read + AsRawFd> Read for Coop<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if !active() {
+            self.wrote.set(false);
             return self.inner.read(buf);
         }
-        self.retry(false, |fd| {
+        let first = self.wrote.replace(false);
+        self.retry(false, first, |fd| {
             // SAFETY: `buf` is valid for writes of its length.
             unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) }
         })
+        .map(|(n, _)| n)
     }
 }
 
 impl<S: Write + AsRawFd> Write for Coop<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if !active() {
+            self.wrote.set(false);
             return self.inner.write(buf);
         }
-        self.retry(true, |fd| {
+        // A write that waited may have let the poller pass over the socket's readable edge.
+        let (n, parked) = self.retry(true, false, |fd| {
             let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
             // SAFETY: `buf` is valid for reads of its length.
             unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), flags) }
-        })
+        })?;
+        self.wrote.set(!parked && n == buf.len());
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -178,8 +235,9 @@ impl<S: Write + AsRawFd> Write for Coop<S> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Waiting {
     No,
-    /// On its socket; the number tells this wait's timer from an earlier one's.
-    Io(u64),
+    /// On its socket, to write or read; the number tells this wait's timer from an earlier
+    /// one's.
+    Io(u64, bool),
     Sleep(u64),
     Gate,
 }
@@ -199,7 +257,21 @@ pub fn run(
     gates: usize,
     mut pass: impl FnMut(usize),
 ) -> io::Result<Vec<Box<dyn std::any::Any + Send>>> {
-    let poller = Poller::new()?;
+    let mut poller = Epoll::new()?;
+    let me = SCHEDULERS.fetch_add(1, Ordering::Relaxed);
+    SCHEDULER.with(|s| s.set(me));
+    let ran = schedule(&mut poller, tasks, gates, &mut pass);
+    SCHEDULER.with(|s| s.set(0));
+    ran
+}
+
+/// `run`'s loop, on its poller.
+fn schedule(
+    poller: &mut Epoll,
+    tasks: Vec<Box<dyn FnOnce() + Send>>,
+    gates: usize,
+    pass: &mut impl FnMut(usize),
+) -> io::Result<Vec<Box<dyn std::any::Any + Send>>> {
     let mut all: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
     for body in tasks {
         let stack = DefaultStack::new(STACK)?;
@@ -215,7 +287,6 @@ pub fn run(
     let mut panics = Vec::new();
     let mut ready: VecDeque<(usize, Wake)> = (0..all.len()).map(|i| (i, Wake::Ready)).collect();
     let mut timers: BinaryHeap<Reverse<(Instant, usize, u64)>> = BinaryHeap::new();
-    let mut events = Events::new();
     let (mut live, mut at_gate, mut passed, mut serial) = (all.len(), 0, 0, 0u64);
     loop {
         while let Some((i, wake)) = ready.pop_front() {
@@ -239,28 +310,16 @@ pub fn run(
                     fd,
                     write,
                     deadline,
+                    watch,
                 })) => {
                     serial += 1;
-                    task.waiting = Waiting::Io(serial);
-                    let interest = if write {
-                        Event::writable(i)
-                    } else {
-                        Event::readable(i)
-                    };
-                    // SAFETY: the socket is open while its coroutine is parked on it. A socket
-                    // closed since an earlier wait has left the poller with its last handle;
-                    // one still open through a duplicate may wake its old task once for
-                    // nothing, which then reads, finds nothing and parks again.
-                    let fresh = unsafe { BorrowedFd::borrow_raw(fd) };
-                    if poller.modify(fresh, interest).is_err() {
-                        // SAFETY: as above; its entry goes when its last handle closes.
-                        if let Err(e) = unsafe { poller.add(fd, interest) } {
-                            // Cannot watch it: wake the task at once, its read or write tells.
-                            let _ = e;
-                            task.waiting = Waiting::No;
-                            ready.push_back((i, Wake::Ready));
-                            continue;
-                        }
+                    task.waiting = Waiting::Io(serial, write);
+                    if watch && !poller.watch(fd, i) {
+                        // Cannot watch it: wake the task at once, and its socket's next wait
+                        // tries again.
+                        task.waiting = Waiting::No;
+                        ready.push_back((i, Wake::Unwatched));
+                        continue;
                     }
                     if let Some(d) = deadline {
                         timers.push(Reverse((d, i, serial)));
@@ -295,18 +354,28 @@ pub fn run(
         let timeout = timers
             .peek()
             .map(|Reverse((at, _, _))| at.saturating_duration_since(Instant::now()));
-        events.clear();
-        if let Err(e) = poller.wait(&mut events, timeout)
-            && e.kind() != io::ErrorKind::Interrupted
-        {
-            return Err(e);
-        }
-        for ev in events.iter() {
-            if let Some(task) = all.get_mut(ev.key).and_then(Option::as_mut)
-                && matches!(task.waiting, Waiting::Io(_))
+        let Ok(got) = poller.wait(timeout) else {
+            // The poller failed (it should not): every socket's task tries again, after a
+            // pause, so that nothing waits forever and nothing spins.
+            std::thread::sleep(Duration::from_millis(1));
+            for (i, slot) in all.iter_mut().enumerate() {
+                if let Some(task) = slot
+                    .as_mut()
+                    .filter(|t| matches!(t.waiting, Waiting::Io(..)))
+                {
+                    task.waiting = Waiting::No;
+                    ready.push_back((i, Wake::Ready));
+                }
+            }
+            continue;
+        };
+        for &(key, readable, writable) in got {
+            if let Some(task) = all.get_mut(key).and_then(Option::as_mut)
+                && let Waiting::Io(_, write) = task.waiting
+                && (if write { writable } else { readable })
             {
                 task.waiting = Waiting::No;
-                ready.push_back((ev.key, Wake::Ready));
+                ready.push_back((key, Wake::Ready));
             }
         }
         let now = Instant::now();
@@ -319,7 +388,7 @@ pub fn run(
                 continue;
             };
             let wake = match task.waiting {
-                Waiting::Io(m) if m == n => Wake::TimedOut,
+                Waiting::Io(m, _) if m == n => Wake::TimedOut,
                 Waiting::Sleep(m) if m == n => Wake::Ready,
                 _ => continue,
             };
@@ -331,6 +400,119 @@ pub fn run(
         pass(k);
     }
     Ok(panics)
+}
+
+/// A thread's epoll: sockets registered once, edge-triggered, both ways; waits with a
+/// nanosecond timeout (epoll_pwait2, Linux 5.11; epoll_wait's milliseconds, rounded up, before).
+struct Epoll {
+    fd: OwnedFd,
+    events: Vec<libc::epoll_event>,
+    /// What the last wait reported: (key, readable, writable).
+    got: Vec<(usize, bool, bool)>,
+    /// epoll_pwait2 is there (false after ENOSYS).
+    fine: bool,
+}
+
+impl Epoll {
+    fn new() -> io::Result<Epoll> {
+        // SAFETY: no pointer is passed; the result is checked.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Epoll {
+            // SAFETY: a new descriptor, owned by nobody else.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; 256],
+            got: Vec::with_capacity(256),
+            fine: true,
+        })
+    }
+
+    /// Register socket `fd` for task `key`, for as long as the socket lives (closing its last
+    /// handle removes it); false when epoll refuses. One still open through a duplicate (a
+    /// cancel's handle) may wake its old task for nothing: that task then tries, finds nothing
+    /// and parks again.
+    fn watch(&self, fd: RawFd, key: usize) -> bool {
+        let flags = libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET;
+        let mut ev = libc::epoll_event {
+            events: flags as u32,
+            u64: key as u64,
+        };
+        let ctl = |op, ev: &mut libc::epoll_event| {
+            // SAFETY: `ev` is a valid event for the call's duration.
+            unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, ev) == 0 }
+        };
+        ctl(libc::EPOLL_CTL_ADD, &mut ev)
+            || (io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST)
+                && ctl(libc::EPOLL_CTL_MOD, &mut ev))
+    }
+
+    /// Wait for events until `timeout` (None: until one comes); a hang-up or an error is
+    /// reported both ways.
+    fn wait(&mut self, timeout: Option<Duration>) -> io::Result<&[(usize, bool, bool)]> {
+        let n = self.wait_raw(timeout);
+        self.got.clear();
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(&self.got)
+            } else {
+                Err(e)
+            };
+        }
+        let hup = (libc::EPOLLHUP | libc::EPOLLERR) as u32;
+        let readable = (libc::EPOLLIN | libc::EPOLLRDHUP) as u32 | hup;
+        let writable = libc::EPOLLOUT as u32 | hup;
+        for ev in &self.events[..n as usize] {
+            let flags = ev.events;
+            self.got.push((
+                ev.u64 as usize,
+                flags & readable != 0,
+                flags & writable != 0,
+            ));
+        }
+        Ok(&self.got)
+    }
+
+    fn wait_raw(&mut self, timeout: Option<Duration>) -> i64 {
+        let (epfd, events, max) = (
+            self.fd.as_raw_fd(),
+            self.events.as_mut_ptr(),
+            self.events.len() as libc::c_int,
+        );
+        if self.fine {
+            let ts = timeout.map(|t| libc::timespec {
+                tv_sec: t.as_secs() as libc::time_t,
+                tv_nsec: t.subsec_nanos() as libc::c_long,
+            });
+            let tsp = ts
+                .as_ref()
+                .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+            // SAFETY: `events` holds `max` entries; `tsp` is null or points at `ts`, alive here.
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_epoll_pwait2,
+                    epfd,
+                    events,
+                    max,
+                    tsp,
+                    std::ptr::null::<libc::sigset_t>(),
+                    0usize,
+                )
+            };
+            if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS) {
+                return n;
+            }
+            self.fine = false;
+        }
+        // Milliseconds, rounded up: a sleep never ends early.
+        let ms = timeout.map_or(-1, |t| {
+            t.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32
+        });
+        // SAFETY: `events` holds `max` entries.
+        i64::from(unsafe { libc::epoll_wait(epfd, events, max, ms) })
+    }
 }
 
 #[cfg(test)]

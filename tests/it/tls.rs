@@ -104,14 +104,19 @@ fn dbduel_env(args: &[&str], vars: &[(&str, &str)]) -> std::process::Output {
     out
 }
 
-/// A run that must work and record TLS in its result.
+/// A run that must work and record TLS in its result: three clients on two threads, so that
+/// TLS goes through the sockets that park a client among others (the sessions outside the run
+/// use the same sockets blocking).
 fn run_over_tls(dsn: &str, json: &Path, what: &str) -> Result<(), String> {
     let j = json.display().to_string();
     let out = dbduel(&[
-        "run", "tpcb", "-S", "--dsn", dsn, "-c", "2", "-T", "1", "--json", &j,
+        "run", "tpcb", "-S", "--dsn", dsn, "-c", "3", "-j", "2", "-T", "1", "--json", &j,
     ]);
     expect_code(&out, 0, what)?;
     let r = read_result(json)?;
+    ensure(r["client_threads"]["threads"] == 2, || {
+        format!("{what}: threads {}", r["client_threads"])
+    })?;
     let t = &r["engine"]["transport"];
     ensure(t["tls"] == true, || format!("{what}: no TLS recorded: {t}"))?;
     ensure(
