@@ -127,8 +127,9 @@ impl Tls {
 
     /// Run the TLS handshake on a connected socket, to the end, so that a certificate problem
     /// shows here with its cause.
-    pub fn handshake(&self, host: &str, tcp: TcpStream) -> io::Result<TlsStream> {
-        let mut tcp = Coop::new(tcp);
+    pub fn handshake(&self, host: &str, mut tcp: Coop<TcpStream>) -> io::Result<TlsStream> {
+        // Bounded as the socket is, in a coroutine too.
+        tcp.set_timeout(tcp.get_ref().read_timeout()?);
         let config = self
             .config
             .clone()

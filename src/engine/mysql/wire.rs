@@ -306,7 +306,7 @@ impl Wire {
     fn start_tls(&mut self, tls: &Tls, host: &str, prefix: &[u8]) -> WireResult<()> {
         self.send(prefix)?;
         let tcp = match self.reader.get_ref() {
-            Stream::Tcp(s) => s.get_ref().try_clone()?,
+            Stream::Tcp(s) => Coop::new(s.get_ref().try_clone()?),
             _ => return Err(WireError::Protocol("TLS over a non-TCP socket".into())),
         };
         let stream = tls

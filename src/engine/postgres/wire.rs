@@ -286,9 +286,11 @@ impl Conn {
     }
 
     /// SSLRequest, then the TLS handshake if the server says 'S'.
-    fn start_tls(p: &ConnectParams, mut tcp: TcpStream) -> PgResult<Stream> {
+    fn start_tls(p: &ConnectParams, tcp: TcpStream) -> PgResult<Stream> {
         let mut buf = BytesMut::new();
         frontend::ssl_request(&mut buf);
+        let mut tcp = Coop::new(tcp);
+        tcp.set_timeout(tcp.get_ref().read_timeout()?);
         tcp.write_all(&buf)?;
         let mut answer = [0u8; 1];
         tcp.read_exact(&mut answer)?;
@@ -300,7 +302,7 @@ impl Conn {
             _ if p.tls.mode.required() => Err(PgError::Tls(
                 "the server does not support SSL, but sslmode requires it (turn ssl on in postgresql.conf, or lower sslmode)".into(),
             )),
-            b'N' => Ok(Stream::Tcp(Coop::new(tcp))),
+            b'N' => Ok(Stream::Tcp(tcp)),
             other => Err(PgError::Protocol(format!(
                 "unexpected answer {other:#x} to the SSL request"
             ))),
