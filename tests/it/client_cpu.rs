@@ -9,9 +9,17 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 4] = [
+    let tests: [(&str, Test); 6] = [
         ("computing_client_is_flagged::postgres", computing),
         ("waiting_client_is_not_flagged::postgres", waiting),
+        (
+            "computing_clients_sharing_a_thread_are_flagged::postgres",
+            computing_shared,
+        ),
+        (
+            "waiting_clients_sharing_threads_are_not_flagged::postgres",
+            waiting_shared,
+        ),
         ("ten_transactions_judged_sanely::postgres", few_postgres),
         ("ten_transactions_judged_sanely::sqlite", few_sqlite),
     ];
@@ -75,14 +83,26 @@ fn sane(r: &serde_json::Value, clients: u64) -> Result<(), String> {
 /// the threads' own clocks (the rule: busy over half of their time), whatever share of the
 /// machine one thread is.
 fn computing(env: &Env) -> Result<(), String> {
-    let dsn = env.fresh_db(Target::Postgres, "computing");
+    computing_on(env, "computing", &["-c", "1"], 1)
+}
+
+/// Two computing clients on one thread (`-j 1`): the thread is judged, busy, client-bound.
+fn computing_shared(env: &Env) -> Result<(), String> {
+    computing_on(env, "computing_shared", &["-c", "2", "-j", "1"], 1)
+}
+
+/// The computing script with `clients` (flags), judged over `threads` client threads.
+fn computing_on(env: &Env, name: &str, clients: &[&str], threads: u64) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, name);
     let mut script = String::from("\\set x 1\n");
     for i in 0..10_000 {
         script.push_str(&format!("\\set x hash(:x + {i})\n"));
     }
     script.push_str("SELECT 1;\n");
-    let (r, out) = run(env, "computing", &dsn, &script, &["-c", "1", "-T", "2"])?;
-    sane(&r, 1)?;
+    let mut args = clients.to_vec();
+    args.extend(["-T", "2"]);
+    let (r, out) = run(env, name, &dsn, &script, &args)?;
+    sane(&r, threads)?;
     let t = &r["client_threads"];
     ensure(t["busy"].as_f64() > Some(0.6), || {
         format!("a computing client busy only: {t}")
@@ -107,15 +127,21 @@ fn computing(env: &Env) -> Result<(), String> {
 /// `SELECT pg_sleep(0.005)` at two clients: each thread waits 5 ms per transaction and works
 /// for tens of microseconds. Not client-bound.
 fn waiting(env: &Env) -> Result<(), String> {
-    let dsn = env.fresh_db(Target::Postgres, "waiting");
-    let (r, out) = run(
-        env,
-        "waiting",
-        &dsn,
-        "SELECT pg_sleep(0.005);\n",
-        &["-c", "2", "-T", "2"],
-    )?;
-    sane(&r, 2)?;
+    waiting_on(env, "waiting", &["-c", "2"], 2)
+}
+
+/// Eight sleeping clients on two threads (`-j 2`): the threads wait too; not client-bound.
+fn waiting_shared(env: &Env) -> Result<(), String> {
+    waiting_on(env, "waiting_shared", &["-c", "8", "-j", "2"], 2)
+}
+
+/// The sleeping script with `clients` (flags), judged over `threads` client threads.
+fn waiting_on(env: &Env, name: &str, clients: &[&str], threads: u64) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, name);
+    let mut args = clients.to_vec();
+    args.extend(["-T", "2"]);
+    let (r, out) = run(env, name, &dsn, "SELECT pg_sleep(0.005);\n", &args)?;
+    sane(&r, threads)?;
     let t = &r["client_threads"];
     ensure(t["busy"].as_f64() < Some(0.3), || {
         format!("a sleeping client busy: {t}")
