@@ -172,9 +172,8 @@ impl<S: AsRawFd> Coop<S> {
         let fd = self.inner.as_raw_fd();
         let deadline = self.timeout.get().map(|t| Instant::now() + t);
         let mut parked = first;
-        if first && !self.wait(write, deadline) {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
+        // After the deadline, one last try: what came with the timer is not lost.
+        let mut last = first && !self.wait(write, deadline);
         loop {
             let n = op(fd);
             if n >= 0 {
@@ -182,11 +181,10 @@ impl<S: AsRawFd> Coop<S> {
             }
             let e = io::Error::last_os_error();
             match e.kind() {
+                io::ErrorKind::WouldBlock if last => return Err(e),
                 io::ErrorKind::WouldBlock => {
                     parked = true;
-                    if !self.wait(write, deadline) {
-                        return Err(e);
-                    }
+                    last = !self.wait(write, deadline);
                 }
                 io::ErrorKind::Interrupted => {}
                 _ => return Err(e),
@@ -245,6 +243,10 @@ enum Waiting {
 struct Task {
     co: Coroutine<Wake, Park, (), DefaultStack>,
     waiting: Waiting,
+    /// Edges the poller reported while the task was not waiting that way (readable,
+    /// writable): an edge-triggered poller reports each once, so the task's next wait that way
+    /// does not park for it.
+    pending: (bool, bool),
 }
 
 /// Run `tasks` as coroutines on this thread until all have returned. When every live one is
@@ -282,6 +284,7 @@ fn schedule(
         all.push(Some(Task {
             co,
             waiting: Waiting::No,
+            pending: (false, false),
         }));
     }
     let mut panics = Vec::new();
@@ -312,11 +315,22 @@ fn schedule(
                     deadline,
                     watch,
                 })) => {
+                    let edge = if write {
+                        &mut task.pending.1
+                    } else {
+                        &mut task.pending.0
+                    };
+                    if !watch && std::mem::take(edge) {
+                        // Ready since before it parked: try again at once.
+                        ready.push_back((i, Wake::Ready));
+                        continue;
+                    }
                     serial += 1;
                     task.waiting = Waiting::Io(serial, write);
                     if watch && !poller.watch(fd, i) {
                         // Cannot watch it: wake the task at once, and its socket's next wait
-                        // tries again.
+                        // tries again. (A new watch reports the socket's present state: no
+                        // earlier edge counts.)
                         task.waiting = Waiting::No;
                         ready.push_back((i, Wake::Unwatched));
                         continue;
@@ -351,31 +365,52 @@ fn schedule(
             }
             continue;
         }
+        // Timers of waits already ended would only shorten the wait for nothing.
+        while let Some(&Reverse((_, i, n))) = timers.peek()
+            && timer_wakes(&all, i, n).is_none()
+        {
+            timers.pop();
+        }
         let timeout = timers
             .peek()
             .map(|Reverse((at, _, _))| at.saturating_duration_since(Instant::now()));
-        let Ok(got) = poller.wait(timeout) else {
-            // The poller failed (it should not): every socket's task tries again, after a
-            // pause, so that nothing waits forever and nothing spins.
-            std::thread::sleep(Duration::from_millis(1));
-            for (i, slot) in all.iter_mut().enumerate() {
-                if let Some(task) = slot
-                    .as_mut()
-                    .filter(|t| matches!(t.waiting, Waiting::Io(..)))
-                {
-                    task.waiting = Waiting::No;
-                    ready.push_back((i, Wake::Ready));
+        match poller.wait(timeout) {
+            Ok(got) => {
+                for &(key, readable, writable) in got {
+                    let Some(task) = all.get_mut(key).and_then(Option::as_mut) else {
+                        continue;
+                    };
+                    match task.waiting {
+                        Waiting::Io(_, write) if (if write { writable } else { readable }) => {
+                            task.waiting = Waiting::No;
+                            ready.push_back((key, Wake::Ready));
+                            // The other way's edge, if any, is kept for its next wait.
+                            if write {
+                                task.pending.0 |= readable;
+                            } else {
+                                task.pending.1 |= writable;
+                            }
+                        }
+                        _ => {
+                            task.pending.0 |= readable;
+                            task.pending.1 |= writable;
+                        }
+                    }
                 }
             }
-            continue;
-        };
-        for &(key, readable, writable) in got {
-            if let Some(task) = all.get_mut(key).and_then(Option::as_mut)
-                && let Waiting::Io(_, write) = task.waiting
-                && (if write { writable } else { readable })
-            {
-                task.waiting = Waiting::No;
-                ready.push_back((key, Wake::Ready));
+            Err(_) => {
+                // The poller failed (it should not): every socket's task tries again, after a
+                // pause, so that nothing waits forever and nothing spins.
+                std::thread::sleep(Duration::from_millis(1));
+                for (i, slot) in all.iter_mut().enumerate() {
+                    if let Some(task) = slot
+                        .as_mut()
+                        .filter(|t| matches!(t.waiting, Waiting::Io(..)))
+                    {
+                        task.waiting = Waiting::No;
+                        ready.push_back((i, Wake::Ready));
+                    }
+                }
             }
         }
         let now = Instant::now();
@@ -384,22 +419,25 @@ fn schedule(
                 break;
             }
             timers.pop();
-            let Some(task) = all[i].as_mut() else {
-                continue;
-            };
-            let wake = match task.waiting {
-                Waiting::Io(m, _) if m == n => Wake::TimedOut,
-                Waiting::Sleep(m) if m == n => Wake::Ready,
-                _ => continue,
-            };
-            task.waiting = Waiting::No;
-            ready.push_back((i, wake));
+            if let Some(wake) = timer_wakes(&all, i, n) {
+                all[i].as_mut().expect("a timer's task is live").waiting = Waiting::No;
+                ready.push_back((i, wake));
+            }
         }
     }
     for k in passed..gates {
         pass(k);
     }
     Ok(panics)
+}
+
+/// What timer `n` of task `i` wakes it with, if that wait is still on.
+fn timer_wakes(all: &[Option<Task>], i: usize, n: u64) -> Option<Wake> {
+    match all[i].as_ref()?.waiting {
+        Waiting::Io(m, _) if m == n => Some(Wake::TimedOut),
+        Waiting::Sleep(m) if m == n => Some(Wake::Ready),
+        _ => None,
+    }
 }
 
 /// A thread's epoll: sockets registered once, edge-triggered, both ways; waits with a
@@ -409,8 +447,9 @@ struct Epoll {
     events: Vec<libc::epoll_event>,
     /// What the last wait reported: (key, readable, writable).
     got: Vec<(usize, bool, bool)>,
-    /// epoll_pwait2 is there (false after ENOSYS).
-    fine: bool,
+    /// Whether epoll_pwait2 works here: unknown until its first call; a kernel before 5.11
+    /// (ENOSYS) or a sandbox that forbids it (EPERM, ...) falls back to epoll_wait for good.
+    fine: Option<bool>,
 }
 
 impl Epoll {
@@ -425,7 +464,7 @@ impl Epoll {
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
             events: vec![libc::epoll_event { events: 0, u64: 0 }; 256],
             got: Vec::with_capacity(256),
-            fine: true,
+            fine: None,
         })
     }
 
@@ -481,7 +520,7 @@ impl Epoll {
             self.events.as_mut_ptr(),
             self.events.len() as libc::c_int,
         );
-        if self.fine {
+        if self.fine != Some(false) {
             let ts = timeout.map(|t| libc::timespec {
                 tv_sec: t.as_secs() as libc::time_t,
                 tv_nsec: t.subsec_nanos() as libc::c_long,
@@ -501,10 +540,15 @@ impl Epoll {
                     0usize,
                 )
             };
-            if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS) {
+            if n >= 0 {
+                self.fine = Some(true);
                 return n;
             }
-            self.fine = false;
+            let e = io::Error::last_os_error().raw_os_error();
+            if self.fine == Some(true) || e == Some(libc::EINTR) {
+                return n;
+            }
+            self.fine = Some(false);
         }
         // Milliseconds, rounded up: a sleep never ends early.
         let ms = timeout.map_or(-1, |t| {
@@ -604,6 +648,31 @@ mod tests {
         // Twenty sleeps of 100 ms on one thread overlap: far less than 2 s in all.
         assert!(took >= Duration::from_millis(100) && took < Duration::from_millis(1000));
         drop(l);
+    }
+
+    #[test]
+    fn an_answer_that_came_during_a_sleep_is_not_waited_for_again() {
+        let addr = echo();
+        let took = Arc::new(std::sync::Mutex::new(Duration::ZERO));
+        let t = took.clone();
+        let tasks: Vec<Box<dyn FnOnce() + Send>> = vec![Box::new(move || {
+            let mut s = Coop::new(TcpStream::connect(addr).unwrap());
+            s.set_timeout(Some(Duration::from_secs(5)));
+            let mut back = [0u8; 1];
+            // A first round trip: the poller watches the socket from here on.
+            s.write_all(&[1]).unwrap();
+            s.read_exact(&mut back).unwrap();
+            // The answer arrives while the client sleeps: its edge comes then, once.
+            s.write_all(&[2]).unwrap();
+            sleep(Duration::from_millis(100));
+            let began = Instant::now();
+            s.read_exact(&mut back).unwrap();
+            *t.lock().unwrap() = began.elapsed();
+            assert_eq!(back, [2]);
+        })];
+        assert!(run(tasks, 0, |_| {}).unwrap().is_empty());
+        // Read at once, not at the 5 s timeout's last try.
+        assert!(*took.lock().unwrap() < Duration::from_secs(1));
     }
 
     #[test]
