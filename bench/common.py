@@ -50,14 +50,17 @@ def env_list(name, default):
     return values
 
 
-def start_server(engine, root):
-    """A managed server of `engine` (postgres, mariadb or firebird) in root/engine: (data directory, DSN with its
-    password)."""
+def start_server(engine, root, connections=None):
+    """A managed server of `engine` (postgres, mariadb or firebird) in root/engine, taking `connections` at once
+    when given: (data directory, DSN with its password)."""
     kind = {"postgres": "postgres", "mariadb": "mysql", "mysql": "mysql", "firebird": "firebird"}.get(engine)
     if kind is None:
         die(f"unknown server {engine!r}: use postgres, mariadb or firebird")
     data = os.path.join(root, engine)
-    out = subprocess.run([DBDUEL, "server", "start", kind, "--data-dir", data], capture_output=True, text=True)
+    argv = [DBDUEL, "server", "start", kind, "--data-dir", data]
+    if connections:
+        argv += ["--connections", str(connections)]
+    out = subprocess.run(argv, capture_output=True, text=True)
     if out.returncode != 0:
         die(f"cannot start {engine}: {out.stdout}{out.stderr}")
     # `server dsn` gives the DSN with the server's password (`server start` prints it without).

@@ -488,6 +488,11 @@ pub struct ServerStartArgs {
     /// The workload whose data at --scale the tuned profile is sized for.
     #[arg(long, default_value = "tpcb", value_name = "NAME")]
     pub workload: String,
+    /// Connections the server must take at once (clients and --idle-connections); its
+    /// connection limit (max_connections) is raised where it ships lower, with room for dbduel's
+    /// own.
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub connections: u32,
     /// Directory holding the server's binaries (default: PATH and the usual Debian locations).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,

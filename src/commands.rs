@@ -68,7 +68,7 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
         ram_bytes: host.ram_bytes,
         cores: host.cores,
         dataset_bytes: entry.bytes_per_scale * u64::from(a.scale),
-        max_clients: 100,
+        max_clients: a.connections,
     };
     let chosen = profile::builtin(&a.profile, &facts).ok_or_else(|| {
         Error::Usage(format!(
@@ -76,7 +76,11 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
             a.profile
         ))
     })?;
-    let settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
+    let mut settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
+    for (knob, value) in profile::required(kind.engine, &facts) {
+        settings.retain(|(k, _)| *k != knob);
+        settings.push((knob, value));
+    }
     let opts = ServerOptions {
         dir: Some(a.data_dir.clone()),
         port: a.port,

@@ -69,6 +69,8 @@ pub enum Event {
     /// The clients' first connections, all opened at once: how many, and the time from the
     /// first client starting to connect until the last was connected.
     Storm(u32, Duration),
+    /// `--idle-connections`: the time from the first starting to open until all were open.
+    IdleOpened(Duration),
     /// A client's end: its statements timed one by one over the measured transactions
     /// (`runner::statements`), one entry per statement of each transaction type.
     Statements(Vec<StatementTimes>),

@@ -785,7 +785,7 @@ impl RunInput {
         }
         if u64::from(self.clients) > most {
             return usage(format!(
-                "{} {}: this machine allows at most {most} (each client is a thread and two open files: see ulimit -n and /proc/sys/kernel/threads-max)",
+                "{} {}: this machine allows at most {most} (each client holds two open files and may be a thread: see ulimit -n and /proc/sys/kernel/threads-max)",
                 self.asked_by.name("--clients"),
                 self.clients
             ));
@@ -935,9 +935,10 @@ fn statement_timeout(args: &TargetArgs) -> Result<Option<Duration>, Error> {
 /// Longest --time, --warmup or --progress: a year.
 const MAX_SECONDS: u64 = 365 * 24 * 3600;
 
-/// The most clients this machine can run: each is a thread with two open files (its
-/// connection and a handle to shut it down), within the open-files hard limit and the
-/// system's thread limit, less some room for the rest.
+/// The most clients this machine can run: each has two open files (its connection and a handle
+/// to shut it down) and may be a thread of its own (on an engine whose clients cannot share
+/// one), within the open-files hard limit and the system's thread limit, less some room for
+/// the rest.
 fn most_clients() -> u64 {
     let threads = std::fs::read_to_string("/proc/sys/kernel/threads-max")
         .ok()

@@ -45,6 +45,9 @@ pub struct Connections {
     /// from the first starting to connect until all were connected.
     pub storm_clients: u32,
     pub storm_s: f64,
+    /// `--idle-connections`: seconds from the first starting to open until all were open.
+    #[serde(default)]
+    pub idle_s: f64,
     /// The connect-time histogram (µs), HdrHistogram V2-serialized (a shard's, for `merge`).
     #[serde(skip)]
     pub histogram: Vec<u8>,
@@ -65,7 +68,8 @@ impl Connections {
     /// 3.4 ms; connected 8 clients in 0.031 s".
     pub fn line(&self) -> String {
         let idle = format!(
-            "idle, connect mean {:.2} ms",
+            "idle, all open in {:.3} s, connect mean {:.2} ms",
+            self.idle_s,
             self.mean_connect_ms(ConnectCause::Idle, self.idle)
         );
         let mut causes = Vec::new();
@@ -119,6 +123,7 @@ impl Connections {
         }
         self.storm_clients += other.storm_clients;
         self.storm_s = self.storm_s.max(other.storm_s);
+        self.idle_s = self.idle_s.max(other.idle_s);
         self.connect_ms = Latency::of(&hist);
         self.histogram = serialize(&hist);
         Ok(())
@@ -167,6 +172,7 @@ impl Acc {
                 f.storm_clients = *clients;
                 f.storm_s = took.as_secs_f64();
             }
+            Event::IdleOpened(took) => f.idle_s = took.as_secs_f64(),
             _ => return false,
         }
         true
@@ -207,13 +213,15 @@ mod tests {
             Event::ConnectFailed(ConnectCause::Count, "too many clients".into()),
             Event::Connected(ConnectCause::Idle, ms(3)),
             Event::Connected(ConnectCause::Idle, ms(5)),
+            Event::IdleOpened(ms(7)),
         ]);
         assert_eq!(
             (a.opened, a.initial, a.by_lifetime(), a.failed),
             (6, 2, 2, 1)
         );
         assert!(
-            a.line().contains("2 idle, connect mean 4.00 ms"),
+            a.line()
+                .contains("2 idle, all open in 0.007 s, connect mean 4.00 ms"),
             "{}",
             a.line()
         );
@@ -241,6 +249,8 @@ mod tests {
         assert!((b.connect_s["idle"] - 0.008).abs() < 1e-9);
         assert!((b.mean_connect_ms(ConnectCause::Transaction, 1) - 40.0).abs() < 1e-9);
         assert!((b.storm_s - 0.05).abs() < 1e-9);
+        // The idle ones of the shard that took longest.
+        assert!((b.idle_s - 0.007).abs() < 1e-9);
         assert!(
             (b.connect_ms.mean - 88.0 / 7.0).abs() < 0.1,
             "{:?}",

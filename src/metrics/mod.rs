@@ -459,7 +459,10 @@ impl Aggregator {
                 self.error_messages.entry(kind).or_insert(message);
             }
             // Taken above (`connections::Acc::add`).
-            Event::Connected(..) | Event::ConnectFailed(..) | Event::Storm(..) => {}
+            Event::Connected(..)
+            | Event::ConnectFailed(..)
+            | Event::Storm(..)
+            | Event::IdleOpened(..) => {}
         }
     }
 

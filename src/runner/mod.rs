@@ -391,12 +391,15 @@ fn open_idle(shared: &Shared) -> connections::Idle {
     if n == 0 || shared.failed.lock().expect("failed lock").is_some() {
         return connections::Idle::none();
     }
+    let began = Instant::now();
     match connections::open_idle(&shared.engine, n) {
         Ok((idle, took)) => {
-            let opened = took
+            let mut opened: Vec<Event> = took
                 .into_iter()
-                .map(|t| Event::Connected(ConnectCause::Idle, t));
-            let _ = shared.events.send(opened.collect());
+                .map(|t| Event::Connected(ConnectCause::Idle, t))
+                .collect();
+            opened.push(Event::IdleOpened(began.elapsed()));
+            let _ = shared.events.send(opened);
             idle
         }
         Err(e) => {

@@ -323,7 +323,9 @@ fn shards_merged(env: &Env) -> Result<(), String> {
 }
 
 /// `--idle-connections 20` beside one client: the server lists 20 idle sessions of the run's
-/// database more than the client's while it runs, and the result counts them, not as clients.
+/// database more than the client's while it runs, each holds one socket of dbduel's (not a
+/// second handle as a client's has: ten thousand must fit the usual open-files limit), and the
+/// result counts them, not as clients, with the time it took to open them all.
 fn idle_seen(env: &Env, target: Target) -> Result<(), String> {
     let dsn = prepared_tpcb(env, target, "idle_connections")?;
     let db = dsn
@@ -363,7 +365,8 @@ fn idle_seen(env: &Env, target: Target) -> Result<(), String> {
         .spawn()
         .map_err(|e| e.to_string())?;
     let mut admin = env.admin(target);
-    let mut most = 0;
+    let (mut most, mut sockets) = (0, 0);
+    let fds = format!("/proc/{}/fd", child.id());
     let began = Instant::now();
     while began.elapsed() < Duration::from_secs(15) {
         if child.try_wait().map_err(|e| e.to_string())?.is_some() {
@@ -371,6 +374,11 @@ fn idle_seen(env: &Env, target: Target) -> Result<(), String> {
         }
         let rows = admin.query_text(&sql).map_err(|e| format!("{sql}: {e}"))?;
         most = most.max(rows[0][0].as_i64().unwrap_or(0));
+        let open = std::fs::read_dir(&fds).into_iter().flatten().flatten();
+        let socket = |e: &std::fs::DirEntry| {
+            std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+        };
+        sockets = sockets.max(open.filter(socket).count());
         std::thread::sleep(Duration::from_millis(200));
     }
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
@@ -378,11 +386,17 @@ fn idle_seen(env: &Env, target: Target) -> Result<(), String> {
     ensure(most >= 20, || {
         format!("the server saw at most {most} idle sessions of {db} during the run")
     })?;
+    // 20 idle ones, the client's two, the observers' few: two each for the idle ones is 40.
+    ensure((21..40).contains(&sockets), || {
+        format!("dbduel held at most {sockets} sockets open with 20 idle connections and 1 client")
+    })?;
     let r = read_result(&json)?;
     let c = &r["connections"];
     ensure(
         c["idle"] == 20
             && c["connect_s"]["idle"].as_f64() > Some(0.0)
+            && (0.0..15.0).contains(&c["idle_s"].as_f64().unwrap_or(-1.0))
+            && c["idle_s"].as_f64() > Some(0.0)
             && c["initial"] == 1
             && r["options"]["clients"] == 1,
         || format!("20 idle connections beside 1 client: {c}"),

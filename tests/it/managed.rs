@@ -130,19 +130,32 @@ fn refusals() -> Result<(), String> {
     Ok(())
 }
 
-/// A server's directory stays closed (0700) when it is started again; and when the server
+/// A server's directory stays closed (0700) when it is started again, and a start with
+/// `--connections 300` takes that many (max_connections raised to 310, 110 by default: 100
+/// clients and dbduel's own); and when the server
 /// crashed and its pid was taken by another process, `server status` does not call that
 /// process the server and `server stop` does not signal it.
 fn restart_and_reuse() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let data = dir.path().join("pg");
     let d = data.display().to_string();
-    for round in ["start", "start again"] {
-        expect_code(
-            &dbduel(&["server", "start", "postgres", "--data-dir", &d]),
-            0,
-            round,
-        )?;
+    for (round, more) in [("start", None), ("start again", Some("300"))] {
+        let mut args = vec!["server", "start", "postgres", "--data-dir", &d];
+        args.extend(more.iter().flat_map(|n| ["--connections", n]));
+        expect_code(&dbduel(&args), 0, round)?;
+        let full = dbduel(&["server", "dsn", "--data-dir", &d]);
+        let dsn = String::from_utf8_lossy(&full.stdout).trim().to_string();
+        let rows = crate::env::session(&dsn)
+            .query_text("SHOW max_connections")
+            .map_err(|e| format!("SHOW max_connections after {round}: {e}"))?;
+        let most = rows[0][0].as_i64().unwrap_or_default();
+        let want = if more.is_some() { 310 } else { 110 };
+        ensure(most == want, || {
+            format!(
+                "after `{}`: max_connections {most}, not {want}",
+                args.join(" ")
+            )
+        })?;
         let got = mode(&data)?;
         let stop = dbduel(&["server", "stop", "--data-dir", &d]);
         ensure(got == 0o700, || {

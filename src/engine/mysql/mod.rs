@@ -268,7 +268,6 @@ impl Engine for MySql {
             tls: self.tls.clone(),
             timeout: Duration::from_secs(2),
             connection_id: conn.connection_id,
-            socket: conn.socket_handle(),
         });
         Ok(Box::new(MySession {
             conn,
@@ -295,6 +294,8 @@ enum MyStmt {
 struct MySession {
     conn: Wire,
     /// How another thread ends this session's statement.
+    /// How to reach the session from another thread (a canceller adds its socket's second
+    /// handle when asked for: a session nobody cancels, as an idle connection, holds one file).
     door: Arc<SideDoor>,
     protocol: Protocol,
     stmts: Vec<MyStmt>,
@@ -354,8 +355,8 @@ fn timeout_setting(conn: &Wire, limit: Option<Duration>) -> String {
     }
 }
 
-/// Ends a MariaDB/MySQL session's statement from another thread: KILL QUERY on a connection
-/// of its own, then, if need be, the socket shut down.
+/// Where a MariaDB/MySQL session's statement is ended from: KILL QUERY on a connection of
+/// its own.
 struct SideDoor {
     target: Address,
     user: String,
@@ -363,21 +364,28 @@ struct SideDoor {
     tls: Tls,
     timeout: Duration,
     connection_id: u32,
+}
+
+/// Ends a session's statement from another thread: through its side door, then, if need be,
+/// its socket shut down.
+struct MyCancel {
+    door: Arc<SideDoor>,
     socket: Option<SocketHandle>,
 }
 
-impl Cancel for SideDoor {
+impl Cancel for MyCancel {
     fn cancel(&self) -> Result<(), String> {
+        let door = &self.door;
         let login = Login {
-            user: &self.user,
-            password: self.password.as_deref(),
+            user: &door.user,
+            password: door.password.as_deref(),
             database: None,
-            tls: &self.tls,
+            tls: &door.tls,
         };
         let mut side =
-            Wire::connect(&self.target, &login, self.timeout).map_err(|e| e.to_string())?;
-        side.set_timeout(Some(self.timeout));
-        side.query(&format!("KILL QUERY {}", self.connection_id), None)
+            Wire::connect(&door.target, &login, door.timeout).map_err(|e| e.to_string())?;
+        side.set_timeout(Some(door.timeout));
+        side.query(&format!("KILL QUERY {}", door.connection_id), None)
             .map(drop)
             .map_err(|e| e.to_string())
     }
@@ -390,7 +398,10 @@ impl Cancel for SideDoor {
 
 impl Session for MySession {
     fn canceller(&self) -> Option<Arc<dyn Cancel>> {
-        Some(self.door.clone())
+        Some(Arc::new(MyCancel {
+            door: self.door.clone(),
+            socket: self.conn.socket_handle(),
+        }))
     }
 
     fn set_timeout(&mut self, timeout: Option<Duration>) {

@@ -13,7 +13,7 @@
 //! instructions per oltp_read_only transaction, where counting rows from the packets takes 0.4x
 //! (BENCHMARKS.md).
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 #[cfg(unix)]
 use std::os::unix::net::UnixStream;
@@ -201,8 +201,71 @@ struct Col {
     unsigned: bool,
 }
 
+/// The socket's read buffer: small for a session that reads small packets (an idle
+/// connection, a point select: ten thousand sessions hold 2 KiB each), doubled each time a read
+/// fills it, up to 64 KiB for big results. (std's BufReader zeroes its whole buffer at the first
+/// read: 64 KiB resident for every session.)
+struct Buffered {
+    inner: Stream,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+}
+
+impl Buffered {
+    const FIRST: usize = 2 * 1024;
+    const MOST: usize = 64 * 1024;
+
+    fn new(inner: Stream) -> Buffered {
+        Buffered {
+            inner,
+            buf: vec![0; Self::FIRST],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    fn get_ref(&self) -> &Stream {
+        &self.inner
+    }
+
+    fn get_mut(&mut self) -> &mut Stream {
+        &mut self.inner
+    }
+
+    /// What is read and not yet taken.
+    fn buffer(&self) -> &[u8] {
+        &self.buf[self.pos..self.end]
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.end);
+    }
+}
+
+impl Read for Buffered {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.end {
+            if out.len() >= self.buf.len() {
+                // Nothing buffered and a big read: straight into the caller's memory.
+                return self.inner.read(out);
+            }
+            let n = self.inner.read(&mut self.buf)?;
+            (self.pos, self.end) = (0, n);
+            if n == self.buf.len() && n < Self::MOST {
+                // A full buffer: more is likely coming, in bigger reads next time.
+                self.buf.resize(n * 2, 0);
+            }
+        }
+        let n = out.len().min(self.end - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
 pub struct Wire {
-    reader: BufReader<Stream>,
+    reader: Buffered,
     out: Vec<u8>,
     packet: Vec<u8>,
     cols: Vec<Col>,
@@ -262,7 +325,7 @@ impl Wire {
         };
         stream.set_timeout(Some(timeout))?;
         let mut wire = Wire {
-            reader: BufReader::with_capacity(64 * 1024, stream),
+            reader: Buffered::new(stream),
             out: Vec::with_capacity(1024),
             packet: Vec::with_capacity(1024),
             cols: Vec::new(),
@@ -1100,6 +1163,42 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_read_buffer_starts_small_grows_when_filled_and_loses_nothing() {
+        let (mine, theirs) = UnixStream::pair().unwrap();
+        let sent: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let writer = {
+            let sent = sent.clone();
+            std::thread::spawn(move || {
+                let mut theirs = theirs;
+                // A small message first: the buffer stays small for it.
+                theirs.write_all(&sent[..100]).unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+                theirs.write_all(&sent[100..]).unwrap();
+            })
+        };
+        let mut r = Buffered::new(Stream::Unix(Coop::new(mine)));
+        let mut got = vec![0u8; 100];
+        r.read_exact(&mut got).unwrap();
+        assert_eq!(r.buf.len(), Buffered::FIRST);
+        // Then reads of every size, through the buffer and around it.
+        let mut sizes = [1usize, 4, 3, 700, 5000, 65536, 13].into_iter().cycle();
+        while got.len() < sent.len() {
+            let want = sizes.next().unwrap().min(sent.len() - got.len());
+            let mut part = vec![0u8; want];
+            r.read_exact(&mut part).unwrap();
+            got.extend_from_slice(&part);
+            assert!(r.buf.len() <= Buffered::MOST);
+        }
+        writer.join().unwrap();
+        assert!(got == sent, "the bytes read differ from those sent");
+        assert_eq!(
+            r.buf.len(),
+            Buffered::MOST,
+            "a big transfer grows the buffer"
+        );
+    }
 
     #[test]
     fn lenenc_round_trips() {
