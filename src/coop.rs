@@ -25,9 +25,11 @@ const STACK: usize = 1024 * 1024;
 
 /// Why a coroutine parks.
 enum Park {
-    /// Until its socket is readable (or writable), or the deadline; `watch`: the socket's
-    /// first wait on this thread, which registers it with the poller (edge-triggered, for
-    /// good: each later wait costs no system call).
+    /// Until its socket is readable (or writable), or the deadline; `watch`: (re)register
+    /// the socket with the poller first: at its first wait on this thread (edge-triggered, for
+    /// good: each later wait costs no system call), and at its first wait to write (readable
+    /// only until then: a socket watched for room to write would wake its thread each time the
+    /// server reads a request, for nothing).
     Io {
         fd: RawFd,
         write: bool,
@@ -114,6 +116,8 @@ pub struct Coop<S> {
     timeout: Cell<Option<Duration>>,
     /// The scheduler whose poller watches the socket (0: none).
     watched: Cell<u64>,
+    /// That poller watches it for room to write too.
+    watched_out: Cell<bool>,
     /// The last operation was a write that did not wait.
     wrote: Cell<bool>,
 }
@@ -124,6 +128,7 @@ impl<S: AsRawFd> Coop<S> {
             inner,
             timeout: Cell::new(None),
             watched: Cell::new(0),
+            watched_out: Cell::new(false),
             wrote: Cell::new(false),
         }
     }
@@ -141,24 +146,20 @@ impl<S: AsRawFd> Coop<S> {
     /// Park until the socket is ready for `write` (or reading); false at the deadline.
     fn wait(&self, write: bool, deadline: Option<Instant>) -> bool {
         let here = SCHEDULER.with(Cell::get);
-        let watch = self.watched.get() != here;
+        let new = self.watched.get() != here;
+        let watch = new || (write && !self.watched_out.get());
         let why = Park::Io {
             fd: self.inner.as_raw_fd(),
             write,
             deadline,
             watch,
         };
-        match park(why) {
-            Wake::Ready => {
-                self.watched.set(here);
-                true
-            }
-            Wake::TimedOut => {
-                self.watched.set(here);
-                false
-            }
-            Wake::Unwatched => true,
+        let woke = park(why);
+        if woke != Wake::Unwatched && watch {
+            self.watched.set(here);
+            self.watched_out.set(write);
         }
+        woke != Wake::TimedOut
     }
 
     /// `op` (a non-blocking recv or send) until it does not need to wait, parking first when
@@ -327,7 +328,7 @@ fn schedule(
                     }
                     serial += 1;
                     task.waiting = Waiting::Io(serial, write);
-                    if watch && !poller.watch(fd, i) {
+                    if watch && !poller.watch(fd, i, write) {
                         // Cannot watch it: wake the task at once, and its socket's next wait
                         // tries again. (A new watch reports the socket's present state: no
                         // earlier edge counts.)
@@ -468,12 +469,16 @@ impl Epoll {
         })
     }
 
-    /// Register socket `fd` for task `key`, for as long as the socket lives (closing its last
-    /// handle removes it); false when epoll refuses. One still open through a duplicate (a
-    /// cancel's handle) may wake its old task for nothing: that task then tries, finds nothing
-    /// and parks again.
-    fn watch(&self, fd: RawFd, key: usize) -> bool {
-        let flags = libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET;
+    /// Register socket `fd` for task `key`, readable (and writable, with `out`), for as long
+    /// as the socket lives (closing its last handle removes it), or change what it is watched
+    /// for; false when epoll refuses. Either reports the socket's present state. One still open
+    /// through a duplicate (a cancel's handle) may wake its old task for nothing: that task
+    /// then tries, finds nothing and parks again.
+    fn watch(&self, fd: RawFd, key: usize, out: bool) -> bool {
+        let mut flags = libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET;
+        if out {
+            flags |= libc::EPOLLOUT;
+        }
         let mut ev = libc::epoll_event {
             events: flags as u32,
             u64: key as u64,
@@ -673,6 +678,52 @@ mod tests {
         assert!(run(tasks, 0, |_| {}).unwrap().is_empty());
         // Read at once, not at the 5 s timeout's last try.
         assert!(*took.lock().unwrap() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_write_bigger_than_the_socket_takes_waits_for_room() {
+        // A sink that greets, reads slowly at first, then answers with the count it read.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        const SENT: usize = 8 << 20;
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            s.write_all(b"h").unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            let (mut buf, mut n) = (vec![0u8; 65536], 0usize);
+            while n < SENT {
+                n += s.read(&mut buf).unwrap();
+            }
+            s.write_all(&(n as u64).to_le_bytes()).unwrap();
+        });
+        let got = Arc::new(AtomicUsize::new(0));
+        let g = got.clone();
+        let tasks: Vec<Box<dyn FnOnce() + Send>> = vec![
+            Box::new(move || {
+                let mut s = Coop::new(TcpStream::connect(addr).unwrap());
+                s.set_timeout(Some(Duration::from_secs(10)));
+                // The greeting is waited for: the socket is watched for reads only, until the
+                // big write waits for room.
+                let mut hello = [0u8; 1];
+                s.read_exact(&mut hello).unwrap();
+                s.write_all(&vec![7u8; SENT]).unwrap();
+                let mut back = [0u8; 8];
+                s.read_exact(&mut back).unwrap();
+                g.store(u64::from_le_bytes(back) as usize, Ordering::SeqCst);
+            }),
+            // A neighbour sleeping on the same thread is not held up by the waiting write.
+            Box::new(|| sleep(Duration::from_millis(20))),
+        ];
+        let began = Instant::now();
+        assert!(run(tasks, 0, |_| {}).unwrap().is_empty());
+        assert_eq!(got.load(Ordering::SeqCst), SENT);
+        // Woken by the room to write, not by the 10 s timeout's last try.
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            began.elapsed()
+        );
     }
 
     #[test]
