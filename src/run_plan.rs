@@ -283,7 +283,7 @@ impl AskedBy {
     fn name(self, flag: &str) -> String {
         match self {
             AskedBy::Flags => flag.to_string(),
-            AskedBy::Plan => format!("key `{}`", flag.trim_start_matches('-')),
+            AskedBy::Plan => format!("key `{}`", flag.trim_start_matches('-').replace('-', "_")),
         }
     }
 }
@@ -350,49 +350,80 @@ fn jobs(args: &RunArgs) -> Result<Option<u32>, Error> {
 }
 
 /// How the clients hold their connections, from `-C`, `--reconnect-every`, `--reconnect-after`
-/// and `--idle-connections`: a count and an age of 1 or more, no lifetime with `-C` (its
-/// connections serve one transaction), idle connections 0 or more.
+/// and `--idle-connections`.
 fn connection_plan(args: &RunArgs) -> Result<ConnectionPlan, Error> {
-    let every = match args.reconnect_every {
-        Some(n) if n < 1 => {
-            return usage(format!(
-                "--reconnect-every {n}: give the transactions a connection serves, 1 or more"
-            ));
-        }
-        n => n.map(|n| n as u64),
-    };
-    if let Some(s) = args
-        .reconnect_after
-        .filter(|s| !(s.is_finite() && *s > 0.0))
-    {
-        return usage(format!(
-            "--reconnect-after {s}: give the seconds a connection lives, more than 0"
-        ));
+    ConnectionKeys {
+        connect: args.connect,
+        reconnect_every: args.reconnect_every,
+        reconnect_after: args.reconnect_after,
+        idle_connections: args.idle_connections,
     }
-    if args.connect && (every.is_some() || args.reconnect_after.is_some()) {
-        let flag = if every.is_some() {
-            "--reconnect-every"
-        } else {
-            "--reconnect-after"
+    .plan(AskedBy::Flags)
+}
+
+/// The connection flags as given (`run`'s flags, or a plan's keys of the same names).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConnectionKeys {
+    pub connect: bool,
+    pub reconnect_every: Option<i64>,
+    pub reconnect_after: Option<f64>,
+    pub idle_connections: Option<i64>,
+}
+
+impl ConnectionKeys {
+    /// Checked: a count and an age of 1 or more, no lifetime with `-C` (its connections serve
+    /// one transaction), idle connections 0 or more; an error names the flag or the plan's key.
+    pub fn plan(self, asked_by: AskedBy) -> Result<ConnectionPlan, Error> {
+        let name = |flag: &str| asked_by.name(flag);
+        let every = match self.reconnect_every {
+            Some(n) if n < 1 => {
+                return usage(format!(
+                    "{} {n}: give the transactions a connection serves, 1 or more",
+                    name("--reconnect-every")
+                ));
+            }
+            n => n.map(|n| n as u64),
         };
-        return usage(format!(
-            "-C opens a connection for every transaction: {flag} has nothing to renew; give one of them"
-        ));
-    }
-    let idle = match args.idle_connections {
-        Some(n) if !(0..=i64::from(u32::MAX)).contains(&n) => {
+        if let Some(s) = self
+            .reconnect_after
+            .filter(|s| !(s.is_finite() && *s > 0.0))
+        {
             return usage(format!(
-                "--idle-connections {n}: give the idle connections to hold open, 0 or more"
+                "{} {s}: give the seconds a connection lives, more than 0",
+                name("--reconnect-after")
             ));
         }
-        n => n.unwrap_or(0) as u32,
-    };
-    Ok(ConnectionPlan {
-        per_transaction: args.connect,
-        reconnect_every: every,
-        reconnect_after_s: args.reconnect_after,
-        idle_connections: idle,
-    })
+        if self.connect && (every.is_some() || self.reconnect_after.is_some()) {
+            let flag = if every.is_some() {
+                "--reconnect-every"
+            } else {
+                "--reconnect-after"
+            };
+            let connect = match asked_by {
+                AskedBy::Flags => "-C".to_string(),
+                AskedBy::Plan => name("--connect"),
+            };
+            return usage(format!(
+                "{connect} opens a connection for every transaction: {} has nothing to renew; give one of them",
+                name(flag)
+            ));
+        }
+        let idle = match self.idle_connections {
+            Some(n) if !(0..=i64::from(u32::MAX)).contains(&n) => {
+                return usage(format!(
+                    "{} {n}: give the idle connections to hold open, 0 or more",
+                    name("--idle-connections")
+                ));
+            }
+            n => n.unwrap_or(0) as u32,
+        };
+        Ok(ConnectionPlan {
+            per_transaction: self.connect,
+            reconnect_every: every,
+            reconnect_after_s: self.reconnect_after,
+            idle_connections: idle,
+        })
+    }
 }
 
 /// `-l`, `--log-prefix`, `--sampling-rate` and `--aggregate-interval`, with pgbench's rules: the

@@ -188,7 +188,7 @@ fn runs(
                 waits: true,
                 waits_hz: None,
                 statements: true,
-                connections: Default::default(),
+                connections: plan.connections()?,
                 threads: None,
             };
             let run = input
@@ -207,7 +207,14 @@ fn facts(plan: &PlanFile, entry: &WorkloadEntry) -> Facts {
         ram_bytes: host.ram_bytes,
         cores: host.cores,
         dataset_bytes: entry.bytes_per_scale * u64::from(plan.scale),
-        max_clients: plan.clients.iter().copied().max().unwrap_or(1),
+        // Room for the idle connections too (none when the key is invalid: refused before).
+        max_clients: plan
+            .clients
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(1)
+            .saturating_add(plan.connections().map_or(0, |c| c.idle_connections)),
     }
 }
 

@@ -13,6 +13,8 @@ use serde::Deserialize;
 
 use crate::engine::Protocol;
 use crate::error::Error;
+use crate::run_plan::{AskedBy, ConnectionKeys};
+use crate::runner::connections::ConnectionPlan;
 use crate::server::profile::{self, Facts, Profile};
 
 /// A plan as written in its file.
@@ -43,6 +45,16 @@ pub struct PlanFile {
     /// Tries of a transaction that met a retryable error, as `run --max-tries` (default: the
     /// workload's, as `run`'s).
     pub max_tries: Option<u32>,
+    /// A new connection for every transaction (`run -C`).
+    #[serde(default)]
+    pub connect: bool,
+    /// A connection's transactions before it is replaced (`run --reconnect-every`).
+    pub reconnect_every: Option<i64>,
+    /// A connection's seconds of life before it is replaced (`run --reconnect-after`).
+    pub reconnect_after: Option<f64>,
+    /// Connections held open and idle beside the clients (`run --idle-connections`); a managed
+    /// server is given room for them.
+    pub idle_connections: Option<i64>,
     #[serde(default)]
     pub warmup: u64,
     #[serde(default = "one")]
@@ -319,6 +331,19 @@ impl PlanFile {
         }
     }
 
+    /// How every point's clients hold their connections (keys `connect`, `reconnect_every`,
+    /// `reconnect_after`, `idle_connections`, checked as `run` checks its flags).
+    pub fn connections(&self) -> Result<ConnectionPlan, Error> {
+        ConnectionKeys {
+            connect: self.connect,
+            reconnect_every: self.reconnect_every,
+            reconnect_after: self.reconnect_after,
+            idle_connections: self.idle_connections,
+        }
+        .plan(AskedBy::Plan)
+        .map_err(|e| Error::Usage(format!("plan {}: {e}", self.name())))
+    }
+
     pub fn name(&self) -> &str {
         self.name.as_deref().unwrap_or("plan")
     }
@@ -411,6 +436,7 @@ impl PlanFile {
         {
             return bad(format!("key `cold`: '{w}': use true, false or \"both\""));
         }
+        self.connections()?;
         if self.transactions == Some(0) {
             return bad("key `transactions` must be at least 1 (per client)".into());
         }

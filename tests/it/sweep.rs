@@ -57,7 +57,58 @@ pub fn trials() -> Vec<Trial> {
         crate::env::trial("sweep::knobs_of_an_unknown_engine_are_refused", || {
             Ok(unknown_engine_knobs()?)
         }),
+        crate::env::trial(
+            "sweep::connection_keys_reach_the_points_and_the_server_has_room",
+            || Ok(connection_keys()?),
+        ),
+        crate::env::trial("sweep::connection_keys_checked_as_run_checks_them", || {
+            refused(
+                "engines = [\"sqlite\"]\nclients = [1]\nconnect = true\nreconnect_every = 5\n",
+                "key `connect` opens a connection for every transaction: key `reconnect_every` has nothing to renew",
+            )?;
+            refused(
+                "engines = [\"sqlite\"]\nclients = [1]\nidle_connections = -2\n",
+                "key `idle_connections` -2: give the idle connections to hold open, 0 or more",
+            )?;
+            refused(
+                "engines = [\"sqlite\"]\nclients = [1]\nreconnect_after = 0\n",
+                "key `reconnect_after` 0: give the seconds a connection lives, more than 0",
+            )?;
+            Ok(())
+        }),
     ]
+}
+
+/// A plan's connection keys reach every point as `run`'s flags: 2 clients x 20 transactions
+/// replacing their connection every 5 give 6 reconnects, and 150 idle connections are held beside
+/// them on a managed PostgreSQL, which ships with room for 100 connections: the server dbduel
+/// starts is given room for the idle ones too (without it the point fails to open them).
+fn connection_keys() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = write(
+        dir.path(),
+        "conn.toml",
+        "engines = [\"postgres\"]\nclients = [2]\ntransactions = 20\nreconnect_every = 5\nidle_connections = 150\n",
+    );
+    let results = dir.path().join("r.db").display().to_string();
+    let out = dbduel(&["sweep", &plan, "--results", &results]);
+    expect_code(&out, 0, "sweep with connection keys")?;
+    let r = first_run(&results)?;
+    let c = &r["connections"];
+    ensure(
+        c["by_count"] == 6 && c["idle"] == 150 && r["transactions"] == 40,
+        || {
+            format!(
+                "stored connections: {c}, {} transactions",
+                r["transactions"]
+            )
+        },
+    )?;
+    let o = &r["options"]["connections"];
+    ensure(
+        o["reconnect_every"] == 5 && o["idle_connections"] == 150,
+        || format!("stored options: {o}"),
+    )
 }
 
 /// A point whose transactions fail (every insert meets the primary key) is stored, flagged,
