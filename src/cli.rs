@@ -338,7 +338,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_statement_latencies: bool,
     /// A new connection for every transaction (pgbench's -C): connect, run one transaction,
-    /// disconnect; the connect counts in the transaction's latency and is measured apart.
+    /// disconnect; the connect is measured apart, the latency starts once connected.
     #[arg(short = 'C', long = "connect", help_heading = "Connections")]
     pub connect: bool,
     /// Close each client's connection after N transactions and open a new one, between

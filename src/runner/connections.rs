@@ -1,6 +1,6 @@
 //! How the clients hold their connections, as applications do (`ConnectionPlan`): one for the
 //! whole run (the default), a new one for every transaction (`-C`, pgbench's: connect, run one
-//! transaction, disconnect, the connect inside the transaction's latency), a connection's end of
+//! transaction, disconnect, the latency starting once connected), a connection's end of
 //! life as pools have it (`--reconnect-every N` transactions, `--reconnect-after S` seconds:
 //! closed and opened again between transactions, never inside one), and idle connections held
 //! open beside the clients (`--idle-connections N`: opened before the clients are released,
@@ -128,16 +128,19 @@ pub(super) fn release_initial(shared: &Shared, id: u32, state: &mut ClientState)
     }
 }
 
-/// Before a transaction: a client without a connection (`-C`) opens one, inside the
-/// transaction's latency. Its failure is the transaction's.
+/// Before a transaction: a client without a connection (`-C`) opens one and binds its session
+/// to it; when it opened one, the moment it was connected (where a closed loop's transaction
+/// starts, as pgbench 14 and later start it: the connect is measured apart, the statements
+/// prepared again on the new connection count in the transaction). Its failure is the
+/// transaction's.
 pub(super) fn before(
     shared: &Shared,
     id: u32,
     state: &mut ClientState,
     outbox: &mut Outbox,
-) -> DbResult<()> {
+) -> DbResult<Option<Instant>> {
     if state.life.bound {
-        return Ok(());
+        return Ok(None);
     }
     let cause = ConnectCause::Transaction;
     let (fresh, took) = open(shared.engine.as_ref()).inspect_err(|e| {
@@ -146,13 +149,14 @@ pub(super) fn before(
             Instant::now(),
         );
     })?;
-    outbox.push(Event::Connected(cause, took), Instant::now());
+    let connected = Instant::now();
+    outbox.push(Event::Connected(cause, took), connected);
     let (unused, bound) = bind(shared, id, state, fresh);
     drop(unused);
     if bound.is_ok() {
         state.life.renewed();
     }
-    bound
+    bound.map(|()| Some(connected))
 }
 
 /// After a transaction, when the run goes on: `-C` closes its connection (on a thread of its

@@ -642,8 +642,13 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         if !pause(client, deadline, stop, open_loop, &mut planned, &mut began) {
             break;
         }
-        // -C: the transaction's own connection, inside its latency.
-        let bound = connections::before(shared, id, &mut state, &mut outbox);
+        // -C: the transaction's own connection. A closed loop's transaction starts once it is
+        // connected (as pgbench 14 and later); an open loop's latency runs from its schedule.
+        let bound = connections::before(shared, id, &mut state, &mut outbox).map(|connected| {
+            if let Some(at) = connected.filter(|_| !open_loop) {
+                (planned, began) = (at, at);
+            }
+        });
         // Again here: an open-loop or pausing client may have slept past the warm-up's end.
         thread_window_open(warmup_end);
         figures.open_at(warmup_end, state.connected());

@@ -1,5 +1,5 @@
 //! Connections as applications make them: `-C` on every engine (a connection per transaction,
-//! its connect inside the latency, the clients' random streams going on across connections),
+//! its connect measured apart from the latency, the clients' random streams going on across connections),
 //! `--reconnect-every` and `--reconnect-after` counted exactly or within the run's time, idle
 //! connections seen by the server itself during the run (PostgreSQL's pg_stat_activity,
 //! MariaDB's processlist), and the refusals of values that mean nothing.
@@ -111,8 +111,7 @@ const DRAWS: &str = "\\set r random(1, 1000000000)\n\
                      INSERT INTO drawn (run, c, r) VALUES (:run, :client_id, :r);";
 
 /// `-C` on `target`: a connection per transaction (and the clients' first ones, closed before the
-/// run), every transaction's latency holding its connect, so the mean latency exceeds the mean
-/// connect of `-C`'s connections; and the clients' random streams going on across connections: with one seed, the
+/// run), every transaction's latency starting after its connect; and the clients' random streams going on across connections: with one seed, the
 /// numbers drawn with `-C` are those drawn without it, and none twice (a client rebuilt from its
 /// seed on each connection would draw its first number again and again). Prepared statements, so
 /// that each new connection prepares them again.
@@ -146,17 +145,25 @@ fn per_transaction(env: &Env, target: Target) -> Result<(), String> {
         r["options"]["connections"]["per_transaction"] == true,
         || format!("options say -C: {}", r["options"]),
     )?;
-    // Each transaction's latency holds its own connect: the clients' first connections, opened
-    // all at once before the run, are left out of the mean it is held against.
+    // A transaction's latency starts once its connection is open, as pgbench 14 and later
+    // start it (the clients' first connections, opened all at once before the run, are left
+    // out of the mean connect). On PostgreSQL (a process forked for each connection) and
+    // Firebird (an attachment) a connect takes longer than a one-insert transaction: the mean
+    // latency is under the mean connect, where it would be over with the connect inside it.
     let latency = r["latency_ms"]["mean"].as_f64().unwrap_or(0.0);
     let connect = c["connect_s"]["per_transaction"]
         .as_f64()
         .unwrap_or(f64::NAN)
         * 1000.0
         / 30.0;
-    ensure(connect > 0.0 && latency > connect, || {
-        format!("mean latency {latency} ms holds the mean connect of -C, {connect} ms: {c}")
+    ensure(connect > 0.0 && latency > 0.0, || {
+        format!("mean latency {latency} ms, mean connect of -C {connect} ms: {c}")
     })?;
+    if matches!(target, Target::Postgres | Target::Firebird) {
+        ensure(latency < connect, || {
+            format!("mean latency {latency} ms holds the mean connect of -C, {connect} ms: {c}")
+        })?;
+    }
     ensure(c["connect_ms"]["mean"].as_f64() > Some(0.0), || {
         format!("every connection's connect time: {c}")
     })?;
