@@ -3,7 +3,8 @@
 //! it sleeps and at the runner's gates; one epoll per thread wakes the parked ones (by hand: the
 //! `polling` crate spent four more system calls a wait on its timer and wake-up descriptors,
 //! BENCHMARKS.md). Nothing above has to change for it: the engines' sockets go through `Coop` (a blocking
-//! read or write outside a coroutine, a non-blocking one that parks inside), sleeps through
+//! read or write outside a coroutine, a non-blocking one that parks inside), their TCP connects
+//! through `connect` (the name lookup before it still blocks), sleeps through
 //! `sleep`, the runner's start through `gate`. A driver that owns its sockets (Firebird's crate)
 //! or has none (SQLite) would block the whole thread: such an engine keeps a thread per client
 //! (`Engine::multiplexed`).
@@ -12,12 +13,14 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
+use socket2::{Domain, Protocol, Socket, Type};
 
 /// A coroutine's stack: address space reserved, pages used only as deep as the client's calls
 /// go (a few tens of KiB touched), so ten thousand of them fit in a small resident set.
@@ -102,6 +105,60 @@ pub fn gate(alone: impl FnOnce()) {
     } else {
         alone();
     }
+}
+
+/// Connect to `addr` within `timeout`, as `TcpStream::connect_timeout` does (and with it,
+/// outside a coroutine). Inside one the connect is started without waiting and the coroutine
+/// parks until the handshake is done: a far, slow or silent server holds up its own client
+/// only, not the others of its thread. The stream given back blocks, as a connected one does.
+pub fn connect(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+    if !active() {
+        return TcpStream::connect_timeout(addr, timeout);
+    }
+    let socket = Socket::new(
+        Domain::for_address(*addr),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
+    socket.set_nonblocking(true)?;
+    let deadline = Instant::now() + timeout;
+    let mut watch = true;
+    match socket.connect(&(*addr).into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => loop {
+            let why = Park::Io {
+                fd: socket.as_raw_fd(),
+                write: true,
+                deadline: Some(deadline),
+                watch,
+            };
+            let woke = park(why);
+            if let Some(e) = socket.take_error()? {
+                return Err(e);
+            }
+            match socket.peer_addr() {
+                Ok(_) => break,
+                Err(e) if e.raw_os_error() != Some(libc::ENOTCONN) => return Err(e),
+                Err(_) if woke == Wake::TimedOut || Instant::now() >= deadline => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "connection timed out",
+                    ));
+                }
+                // Not connected yet: a wake for an earlier edge, or the poller refused the
+                // socket (then it is tried again after a pause, never spun on).
+                Err(_) => {
+                    if woke == Wake::Unwatched {
+                        sleep(Duration::from_millis(1));
+                    }
+                    watch = woke == Wake::Unwatched;
+                }
+            }
+        },
+        Err(e) => return Err(e),
+    }
+    socket.set_nonblocking(false)?;
+    Ok(socket.into())
 }
 
 /// A socket whose reads and writes park the coroutine instead of blocking its thread (and block
@@ -625,6 +682,50 @@ mod tests {
         assert!(panics.is_empty());
         assert_eq!(done.load(Ordering::SeqCst), 50);
         assert!(!active());
+    }
+
+    #[test]
+    fn a_connect_that_hangs_holds_up_its_own_client_only() {
+        // A listener whose queue of connections is full and never accepted: a new connect's
+        // handshake is dropped by the kernel and hangs until its timeout.
+        let full = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+        full.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+            .unwrap();
+        full.listen(0).unwrap();
+        let hanging = full.local_addr().unwrap().as_socket().unwrap();
+        let queued: Vec<_> = (0..3)
+            .filter_map(|_| TcpStream::connect_timeout(&hanging, Duration::from_millis(100)).ok())
+            .collect();
+        assert!(!queued.is_empty());
+        let addr = echo();
+        let talked = Arc::new(AtomicUsize::new(0));
+        let (t, began) = (talked.clone(), Instant::now());
+        let tasks: Vec<Box<dyn FnOnce() + Send>> = vec![
+            Box::new(move || {
+                let e = connect(&hanging, Duration::from_millis(1500)).unwrap_err();
+                assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+                assert!(began.elapsed() >= Duration::from_millis(1400));
+            }),
+            Box::new(move || {
+                let mut s = Coop::new(connect(&addr, Duration::from_secs(5)).unwrap());
+                for round in 0..20u8 {
+                    s.write_all(&[round]).unwrap();
+                    let mut back = [0u8; 1];
+                    s.read_exact(&mut back).unwrap();
+                    assert_eq!(back, [round]);
+                }
+                // Done while the other client still waits for its connection.
+                t.store(began.elapsed().as_millis() as usize + 1, Ordering::SeqCst);
+            }),
+        ];
+        let panics = run(tasks, 0, |_| {}).unwrap();
+        assert!(panics.is_empty());
+        let ms = talked.load(Ordering::SeqCst);
+        assert!(
+            (1..1000).contains(&ms),
+            "the second client finished after {ms} ms"
+        );
+        drop(queued);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use crate::coop::Coop;
+use crate::coop::{self, Coop};
 use crate::engine::tls::{Mode, Tls, TlsStream, Transport};
 use crate::engine::{SocketHandle, Value};
 
@@ -302,7 +302,7 @@ impl Wire {
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
                 let mut found = None;
                 for addr in (host.as_str(), *port).to_socket_addrs()? {
-                    match TcpStream::connect_timeout(&addr, timeout) {
+                    match coop::connect(&addr, timeout) {
                         Ok(s) => {
                             found = Some(s);
                             break;

@@ -26,7 +26,7 @@ use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
-use crate::coop::Coop;
+use crate::coop::{self, Coop};
 use crate::engine::tls::{self, Mode, Tls, TlsStream, Transport};
 use crate::engine::{SocketHandle, Value};
 
@@ -220,7 +220,7 @@ impl Conn {
             );
             let mut found = None;
             for addr in (p.host, p.port).to_socket_addrs()? {
-                match TcpStream::connect_timeout(&addr, p.timeout) {
+                match coop::connect(&addr, p.timeout) {
                     Ok(s) => {
                         found = Some(s);
                         break;
