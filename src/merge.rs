@@ -590,6 +590,10 @@ fn merge_phases(shards: &[ShardFile]) -> Result<Vec<PhaseResult>, Error> {
         merged.histogram = lat.as_ref().map(metrics::serialize).unwrap_or_default();
         merged.lag_histogram = lag.as_ref().map(metrics::serialize);
         merged.second_histograms = Vec::new();
+        merged.windows = phases::windows(
+            &seconds.iter().map(Option::as_ref).collect::<Vec<_>>(),
+            merged.ran_s.unwrap_or(merged.seconds),
+        );
         seconds_p99.push(
             seconds
                 .iter()

@@ -66,10 +66,48 @@ pub struct PhaseResult {
     pub histogram: Vec<u8>,
     #[serde(skip)]
     pub lag_histogram: Option<Vec<u8>>,
+    /// Each whole second of the phase by its transactions' start (as the phase's figures take
+    /// them): what `compare` judges a phase's noise over, where the run's seconds (by their
+    /// transactions' end) would mix in the phases either side.
+    #[serde(default)]
+    pub windows: Vec<PhaseSecond>,
     /// Each second's latency histogram (2 significant digits; empty bytes for a second without
     /// a transaction), for `merge` to judge the recovery over all shards.
     #[serde(skip)]
     pub second_histograms: Vec<Vec<u8>>,
+}
+
+/// One second of a phase: the transactions that started in it and their latency percentiles
+/// (None without a transaction).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PhaseSecond {
+    /// The second's end, from the phase's start (1: its first second).
+    pub t: u32,
+    pub transactions: u64,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+/// A phase's whole seconds (`length` of them, rounded down: a part second would count fewer
+/// transactions), from each second's latency histogram (None or empty: no transaction).
+pub fn windows(seconds: &[Option<&Histogram<u64>>], length: f64) -> Vec<PhaseSecond> {
+    let whole = (length + 1e-9).floor().max(0.0) as usize;
+    (0..whole)
+        .map(|i| {
+            let h = seconds.get(i).copied().flatten().filter(|h| !h.is_empty());
+            let at = |q: f64| h.map(|h| h.value_at_quantile(q) as f64 / 1000.0);
+            PhaseSecond {
+                t: i as u32 + 1,
+                transactions: h.map_or(0, |h| h.len()),
+                p50_ms: at(0.5),
+                p90_ms: at(0.9),
+                p95_ms: at(0.95),
+                p99_ms: at(0.99),
+            }
+        })
+        .collect()
 }
 
 /// How long a phase after a spike took to get its p99 back.
@@ -240,6 +278,7 @@ impl Phases {
                 latency_ms: Latency::of(&acc.hist),
                 schedule_lag_ms: acc.lag.as_ref().map(Latency::of),
                 recovery,
+                windows: windows(&acc.seconds.iter().map(Some).collect::<Vec<_>>(), length),
                 histogram: serialize(&acc.hist),
                 lag_histogram: acc.lag.as_ref().map(serialize),
                 second_histograms: acc

@@ -813,10 +813,7 @@ fn plan_start(
 fn paced_start(pace: &mut shape::Pace, stop: &AtomicBool) -> Option<(Instant, Instant, bool)> {
     match pace.next(stop) {
         shape::Next::End => None,
-        shape::Next::Now => {
-            let now = Instant::now();
-            Some((now, now, false))
-        }
+        shape::Next::Now(at) => Some((at, at, false)),
         shape::Next::Scheduled(at) => Some((at, Instant::now(), true)),
     }
 }

@@ -446,8 +446,9 @@ pub enum Next {
     /// Start a transaction scheduled at this instant (open loop: latency from it; the client
     /// has slept until it, or is late).
     Scheduled(Instant),
-    /// Start a transaction now (closed loop).
-    Now,
+    /// Start a transaction now (closed loop): at the instant its phase was read at, so that
+    /// it counts in the phase whose mix it was drawn by, however late its thread runs it.
+    Now(Instant),
     /// The run is over (or stopped).
     End,
 }
@@ -477,7 +478,11 @@ impl Pace {
     }
 
     fn now(&self) -> f64 {
-        let now = Instant::now();
+        self.at(Instant::now())
+    }
+
+    /// `now` in seconds from the origin.
+    fn at(&self, now: Instant) -> f64 {
         if now >= self.origin {
             (now - self.origin).as_secs_f64()
         } else {
@@ -514,7 +519,8 @@ impl Pace {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return self.ended();
             }
-            let now = self.now();
+            let moment = Instant::now();
+            let now = self.at(moment);
             if now >= end {
                 return self.ended();
             }
@@ -527,7 +533,7 @@ impl Pace {
                     // not start are due and not started (a closed phase does not serve them).
                     self.count_rest(self.starts[i]);
                     if self.id < k {
-                        return Next::Now;
+                        return Next::Now(moment);
                     }
                     if !sleep_until(self.instant(phase_end), stop) {
                         return self.ended();
@@ -849,7 +855,7 @@ mod tests {
         let origin = Instant::now() - Duration::from_millis(1500);
         let mut p = Pace::new(&s, origin, 0, 1);
         p.last = Some(0.5);
-        assert_eq!(p.next(&AtomicBool::new(false)), Next::Now);
+        assert!(matches!(p.next(&AtomicBool::new(false)), Next::Now(_)));
         assert_eq!((p.due, p.started), (500, 0));
         assert_eq!(p.phase_due, vec![500, 0]);
     }
