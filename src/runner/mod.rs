@@ -19,8 +19,8 @@
 //! Threads and blocking connections, not a runtime: a waiting client costs no CPU and no wake-ups
 //! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
 //! 20-27 MiB (BENCHMARKS.md). Past `CLIENTS_PER_CORE_ALONE` clients a core (or with `-j`), where
-//! the engine's sockets can park a coroutine, the same client code runs as coroutines on a
-//! thread per core; the start's gates and the sleeps then park instead of blocking, and each
+//! the engine's sockets can park a coroutine, the same client code runs as coroutines, 8 clients
+//! a thread (one to four threads a core); the start's gates and the sleeps then park instead of blocking, and each
 //! thread's clocks (`ThreadWindow`) cover all its clients.
 //!
 //! Each client's session is `statements::Timed`, the statement clock over the engine's (pgbench's
@@ -110,11 +110,20 @@ pub fn alone_why(engine: &dyn Engine, workload: &dyn Workload) -> Option<String>
 /// Clients per core past which clients share threads when `-j` is not given (`threads`).
 pub const CLIENTS_PER_CORE_ALONE: u32 = 8;
 
+/// Past that, a thread for every this many clients, at least a thread per core and at most
+/// `THREADS_PER_CORE` a core: the kernel shares a core's time among the threads ready to run,
+/// and a server runs a thread or a process per connection, so a client on a thread per core
+/// waited for a core behind the server's many (measured: a thread per 8 clients made 4-25% more
+/// tps at 32 to 400 clients than a thread per core, at the same or less CPU per transaction;
+/// BENCHMARKS.md).
+pub const CLIENTS_PER_THREAD: u32 = 8;
+pub const THREADS_PER_CORE: u32 = 4;
+
 /// How many threads run the clients: None for a thread per client, Some(t) for t threads
 /// with many clients on each (`coop`). Only where every client's waits can park a coroutine:
 /// an engine whose sockets go through `coop::Coop` and a workload whose clients never wait on
-/// each other through a lock. `-j` asks for a number; without it clients share threads, one
-/// per core, once they are more than `CLIENTS_PER_CORE_ALONE` a core.
+/// each other through a lock. `-j` asks for a number; without it clients share threads once
+/// they are more than `CLIENTS_PER_CORE_ALONE` a core, `CLIENTS_PER_THREAD` a thread.
 pub fn threads(engine: &dyn Engine, workload: &dyn Workload, cfg: &RunConfig) -> Option<u32> {
     if alone_why(engine, workload).is_some() {
         return None;
@@ -123,12 +132,15 @@ pub fn threads(engine: &dyn Engine, workload: &dyn Workload, cfg: &RunConfig) ->
     threads_for(cfg.clients, cfg.threads, cores)
 }
 
-/// `threads`' rule, where clients may share threads: `-j` as asked, else a thread per core
-/// past `CLIENTS_PER_CORE_ALONE` clients a core; None when that is a thread per client anyway.
+/// `threads`' rule, where clients may share threads: `-j` as asked, else past
+/// `CLIENTS_PER_CORE_ALONE` clients a core a thread per `CLIENTS_PER_THREAD` clients, between
+/// one and `THREADS_PER_CORE` a core; None when that is a thread per client anyway.
 fn threads_for(clients: u32, asked: Option<u32>, cores: u32) -> Option<u32> {
     let t = match asked {
         Some(j) => j.max(1),
-        None if clients > CLIENTS_PER_CORE_ALONE * cores => cores,
+        None if clients > CLIENTS_PER_CORE_ALONE * cores => {
+            (clients / CLIENTS_PER_THREAD).clamp(cores, THREADS_PER_CORE * cores)
+        }
         None => return None,
     };
     (t < clients).then_some(t)
@@ -1354,10 +1366,14 @@ mod tests {
 
     #[test]
     fn clients_share_threads_past_eight_a_core_or_as_asked() {
-        // Up to 8 clients a core: a thread each; past that, a thread per core.
+        // Up to 8 clients a core: a thread each; past that, a thread per 8 clients, at least
+        // one and at most 4 a core.
         assert_eq!(threads_for(16, None, 2), None);
         assert_eq!(threads_for(17, None, 2), Some(2));
-        assert_eq!(threads_for(400, None, 4), Some(4));
+        assert_eq!(threads_for(32, None, 2), Some(4));
+        assert_eq!(threads_for(100, None, 2), Some(8));
+        assert_eq!(threads_for(400, None, 4), Some(16));
+        assert_eq!(threads_for(10_000, None, 2), Some(8));
         // -j as asked, but never more threads than clients (then a thread each).
         assert_eq!(threads_for(8, Some(2), 2), Some(2));
         assert_eq!(threads_for(1000, Some(3), 2), Some(3));
