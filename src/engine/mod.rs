@@ -415,6 +415,11 @@ pub trait Engine: Send + Sync {
     fn multiplexed(&self) -> bool {
         false
     }
+    /// True when its clients share threads past 8 clients a core without `-j` (where they
+    /// can: `multiplexed`); false keeps a thread per client unless `-j` asks.
+    fn shares_threads_unasked(&self) -> bool {
+        self.multiplexed()
+    }
     /// Open a new session.
     fn connect(&self) -> DbResult<Box<dyn Session>>;
     /// Text appended to CREATE TABLE (storage engine, fillfactor...).

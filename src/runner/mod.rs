@@ -123,13 +123,17 @@ pub const THREADS_PER_CORE: u32 = 4;
 /// with many clients on each (`coop`). Only where every client's waits can park a coroutine:
 /// an engine whose sockets go through `coop::Coop` and a workload whose clients never wait on
 /// each other through a lock. `-j` asks for a number; without it clients share threads once
-/// they are more than `CLIENTS_PER_CORE_ALONE` a core, `CLIENTS_PER_THREAD` a thread.
+/// they are more than `CLIENTS_PER_CORE_ALONE` a core, `CLIENTS_PER_THREAD` a thread, on an
+/// engine that shares them unasked (`Engine::shares_threads_unasked`: PostgreSQL).
 pub fn threads(engine: &dyn Engine, workload: &dyn Workload, cfg: &RunConfig) -> Option<u32> {
     if alone_why(engine, workload).is_some() {
         return None;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    threads_for(cfg.clients, cfg.threads, cores)
+    match cfg.threads {
+        None if !engine.shares_threads_unasked() => None,
+        asked => threads_for(cfg.clients, asked, cores),
+    }
 }
 
 /// `threads`' rule, where clients may share threads: `-j` as asked, else past
