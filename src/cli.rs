@@ -369,8 +369,8 @@ pub struct RunArgs {
     )]
     pub idle_connections: Option<i64>,
     /// Run the clients on N threads, many clients on each (as pgbench -j), on PostgreSQL and
-    /// MariaDB. Default: a thread per client up to 8 clients a core, then 8 clients a thread
-    /// (one to four threads a core).
+    /// MariaDB. Default: a thread per client; on PostgreSQL past 8 clients a core, 8 clients
+    /// a thread (one to four threads a core).
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<u32>,
     /// A pgbench-format script to run, with its weight among several (as pgbench -f).

@@ -1,5 +1,5 @@
-//! Many clients on a thread (`-j N`, and by default past 8 clients a core): on PostgreSQL and
-//! MariaDB the clients run as coroutines on the threads asked for, each with its own random
+//! Many clients on a thread (`-j N`, and by default past 8 clients a core on PostgreSQL): on
+//! PostgreSQL and MariaDB the clients run as coroutines on the threads asked for, each with its own random
 //! streams (the same transactions as with a thread each), the open loop's schedule kept; a run
 //! on a stalled server still ends (in `faults.rs`). Where a client would block its thread
 //! (SQLite, Firebird) each keeps a thread of its own, and `-j 0` is refused.
@@ -18,6 +18,12 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "multiplexed::open_loop",
         &servers,
         open_loop,
+    ));
+    out.extend(per_target(
+        env,
+        "multiplexed::threads_without_j",
+        &servers,
+        unasked,
     ));
     out.extend(per_target(
         env,
@@ -110,6 +116,31 @@ fn open_loop(env: &Env, target: Target) -> Result<(), String> {
     })?;
     ensure(threads_of(&r) == 2, || {
         format!("{} threads", threads_of(&r))
+    })
+}
+
+/// Without `-j`, past 8 clients a core: PostgreSQL's clients share threads, 8 a thread and at
+/// least one a core (8 x cores + 4 clients: a thread per core); MariaDB's keep a thread each.
+fn unasked(env: &Env, target: Target) -> Result<(), String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let clients = 8 * cores + 4;
+    let dsn = crate::env::prepared_tpcb(env, target, "mx_unasked")?;
+    let c = clients.to_string();
+    let r = run_json(
+        env,
+        &format!("mx_unasked_{}", target.label()),
+        &["run", "tpcb", "-S", "--dsn", &dsn, "-c", &c, "-T", "1"],
+        0,
+    )?;
+    let expected = match target {
+        Target::Postgres => cores,
+        _ => clients,
+    };
+    ensure(threads_of(&r) == expected, || {
+        format!(
+            "{} threads ran {clients} clients on {cores} cores, not {expected}",
+            threads_of(&r)
+        )
     })
 }
 
