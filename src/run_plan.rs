@@ -762,7 +762,10 @@ impl RunInput {
             ),
             (
                 self.params.contains_key("spec_timing"),
-                name("--spec-timing"),
+                match self.asked_by {
+                    AskedBy::Flags => "--spec-timing".to_string(),
+                    AskedBy::Plan => "key `options.spec-timing`".to_string(),
+                },
                 "its terminals pace themselves",
             ),
         ];
@@ -810,7 +813,8 @@ impl RunInput {
         let room = most_files().saturating_sub(64 + 2 * u64::from(self.clients));
         if idle > room {
             return usage(format!(
-                "--idle-connections {idle}: with {} clients this process can hold at most {room} more connections open (each is a file; see ulimit -n)",
+                "{} {idle}: with {} clients this process can hold at most {room} more connections open (each is a file; see ulimit -n)",
+                self.asked_by.name("--idle-connections"),
                 self.clients
             ));
         }

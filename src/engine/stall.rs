@@ -169,6 +169,9 @@ impl Engine for Watched {
     fn multiplexed(&self) -> bool {
         self.inner.multiplexed()
     }
+    fn shares_threads_unasked(&self) -> bool {
+        self.inner.shares_threads_unasked()
+    }
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         let session = self.inner.connect()?;
         enlist(&self.shared, session.as_ref());

@@ -218,11 +218,15 @@ impl Phases {
                 if let (Some(lag), Some(us)) = (&mut acc.lag, s.lag_us) {
                     lag.saturating_record(us.max(1));
                 }
-                let second = into as usize;
-                if acc.seconds.len() <= second {
-                    acc.seconds.resize_with(second + 1, || histogram(2));
+                // The warm-up's transactions count in the first phase's figures, not in its
+                // seconds, which hold the transactions that started in them.
+                if start >= self.starts_us[i] {
+                    let second = into as usize;
+                    if acc.seconds.len() <= second {
+                        acc.seconds.resize_with(second + 1, || histogram(2));
+                    }
+                    acc.seconds[second].saturating_record(s.latency_us.max(1));
                 }
-                acc.seconds[second].saturating_record(s.latency_us.max(1));
             }
         }
     }

@@ -19,8 +19,9 @@
 //! Threads and blocking connections, not a runtime: a waiting client costs no CPU and no wake-ups
 //! but its own, no scheduler sits between a client and its socket, and 256 clients peak at about
 //! 20-27 MiB (BENCHMARKS.md). Past `CLIENTS_PER_CORE_ALONE` clients a core (or with `-j`), where
-//! the engine's sockets can park a coroutine, the same client code runs as coroutines, 8 clients
-//! a thread (one to four threads a core); the start's gates and the sleeps then park instead of blocking, and each
+//! the engine's sockets can park a coroutine and it shares threads unasked
+//! (`Engine::shares_threads_unasked`: PostgreSQL; MariaDB only with `-j`), the same client code
+//! runs as coroutines, 8 clients a thread (one to four threads a core); the start's gates and the sleeps then park instead of blocking, and each
 //! thread's clocks (`ThreadWindow`) cover all its clients.
 //!
 //! Each client's session is `statements::Timed`, the statement clock over the engine's (pgbench's
@@ -419,7 +420,7 @@ fn open_idle(shared: &Shared) -> connections::Idle {
             idle
         }
         Err(e) => {
-            let why = format!("an idle connection (--idle-connections {n}): {}", e.message);
+            let why = format!("an idle connection ({n} idle asked): {}", e.message);
             shared
                 .failed
                 .lock()
@@ -593,6 +594,16 @@ fn micros(d: Duration) -> u64 {
     d.as_micros() as u64
 }
 
+/// A transaction's end from the run's start and its latency from `planned`, in microseconds, on
+/// one clock: the start the figures read back (end - latency) is `planned`'s own microsecond,
+/// so a transaction a phase started just before its end stays in it (rounding end and latency
+/// apart could move it a microsecond later, into the next phase).
+fn end_and_latency_us(start: Instant, planned: Instant, end: Instant) -> (u64, u64) {
+    let end_us = micros(end - start);
+    let start_us = micros(planned.saturating_duration_since(start));
+    (end_us, end_us.saturating_sub(start_us))
+}
+
 fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) {
     let cfg = &shared.cfg;
     let warmup_end = start + cfg.warmup;
@@ -696,11 +707,12 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         }
         let lost = matches!(&outcome, Err(e) if e.class == ErrorClass::ConnectionLost);
         let outcome = outcome.map_err(|e| first_of_kind(e, &mut seen, &mut outbox, end));
+        let (end_us, latency_us) = end_and_latency_us(start, planned, end);
         let sample = Sample {
             client: id,
             txn: txn as u16,
-            end_us: micros(end - start),
-            latency_us: micros(end - planned),
+            end_us,
+            latency_us,
             lag_us: open_loop.then(|| micros(began.saturating_duration_since(planned))),
             tries,
             queries: *outcome.as_ref().unwrap_or(&0),
@@ -1366,6 +1378,19 @@ mod tests {
             10 + 2,
             "client 0 ran its 10, client 1 two before the panic"
         );
+    }
+
+    #[test]
+    fn a_start_just_before_a_boundary_reads_back_before_it() {
+        // Planned 0.3 us before the 1 s boundary, ended 2.5 us later: the end rounds down to
+        // 1,000,002 us, and the latency taken apart (2.5 us) to 2, so end - latency would be
+        // the boundary itself.
+        let start = Instant::now();
+        let planned = start + Duration::from_nanos(999_999_700);
+        let end = planned + Duration::from_nanos(2_500);
+        let (end_us, latency_us) = end_and_latency_us(start, planned, end);
+        assert_eq!(end_us, 1_000_002);
+        assert_eq!(end_us - latency_us, 999_999);
     }
 
     #[test]

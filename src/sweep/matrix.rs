@@ -207,15 +207,21 @@ fn facts(plan: &PlanFile, entry: &WorkloadEntry) -> Facts {
         ram_bytes: host.ram_bytes,
         cores: host.cores,
         dataset_bytes: entry.bytes_per_scale * u64::from(plan.scale),
-        // Room for the idle connections too (none when the key is invalid: refused before).
-        max_clients: plan
-            .clients
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(1)
-            .saturating_add(plan.connections().map_or(0, |c| c.idle_connections)),
+        max_clients: room(plan),
     }
+}
+
+/// The connections a point may hold at once: its clients, the idle connections beside them,
+/// and with `connect` (a connection per transaction) as many again, for the server's sessions
+/// still ending when their clients have opened the next (none for an invalid key: refused
+/// before).
+fn room(plan: &PlanFile) -> u32 {
+    let clients = plan.clients.iter().copied().max().unwrap_or(1);
+    let c = plan.connections().unwrap_or_default();
+    let again = if c.per_transaction { clients } else { 0 };
+    clients
+        .saturating_add(c.idle_connections)
+        .saturating_add(again)
 }
 
 /// Where `engine` runs: the plan's DSN for it (which must reach that engine), else a server

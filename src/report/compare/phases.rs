@@ -39,7 +39,11 @@ pub fn compare(a: &Side, b: &Side) -> (Vec<PhaseComparison>, Vec<String>) {
     let per_figure = 1.0 - (1.0 - CONFIDENCE) / FIGURES.len() as f64;
     let mut out = Vec::new();
     for (k, name) in na.iter().filter(|n| nb.contains(n)).enumerate() {
-        let (pa, pb) = (view(a, name), view(b, name));
+        // Both sides' seconds counted one way: the phases' own when every run kept them.
+        let own = [a, b]
+            .iter()
+            .all(|s| s.runs.iter().all(|r| has_windows(&r.result, name)));
+        let (pa, pb) = (view(a, name, own), view(b, name, own));
         let method = method_for(&pa, &pb);
         let figures = FIGURES
             .iter()
@@ -83,6 +87,15 @@ fn phase<'a>(result: &'a Value, name: &str) -> Option<&'a Value> {
         .find(|p| p["name"] == name)
 }
 
+/// Whether a run kept phase `name`'s own seconds (a result written before they were kept did
+/// not; a phase without a transaction has none to judge either way).
+fn has_windows(result: &Value, name: &str) -> bool {
+    phase(result, name).is_none_or(|p| {
+        p["transactions"].as_u64() == Some(0)
+            || p["windows"].as_array().is_some_and(|w| !w.is_empty())
+    })
+}
+
 /// The run's measured windows wholly inside phase `p` (window t covers the second before t).
 fn run_windows(r: &Value, p: &Value) -> Vec<Value> {
     let warmup = r["options"]["warmup_s"].as_f64().unwrap_or(0.0);
@@ -110,9 +123,9 @@ fn load(side: &Side, name: &str) -> String {
 }
 
 /// The side as one phase of it: each run's record with the phase's figures in the run's place
-/// and only the windows wholly inside the phase. A run without the phase, or without a
+/// and the phase's own seconds (`own`), or else only the run's windows wholly inside the phase. A run without the phase, or without a
 /// transaction in it, has no figures.
-fn view(side: &Side, name: &str) -> Side {
+fn view(side: &Side, name: &str, own: bool) -> Side {
     let runs = side
         .runs
         .iter()
@@ -122,7 +135,7 @@ fn view(side: &Side, name: &str) -> Side {
             // A phase without a completed transaction (or never reached) has no figures to
             // judge.
             if let Some(p) = phase(r, name).filter(|p| p["transactions"].as_u64() > Some(0)) {
-                let mut windows = match p["windows"].as_array().filter(|w| !w.is_empty()) {
+                let mut windows = match p["windows"].as_array().filter(|_| own) {
                     // The phase's own seconds, by its transactions' start.
                     Some(own) => own
                         .iter()
@@ -230,6 +243,15 @@ mod tests {
             s
         };
         let (compared, _) = compare(&old(&a), &old(&b));
+        let tps = compared[0]
+            .figures
+            .iter()
+            .find(|f| f.name == "tps")
+            .unwrap();
+        assert_ne!(tps.verdict, Verdict::Faster, "{tps:?}");
+        // One side without them: both sides are judged over the run's windows, never one
+        // side's seconds counted by start against the other's counted by end.
+        let (compared, _) = compare(&old(&a), &b);
         let tps = compared[0]
             .figures
             .iter()
