@@ -277,6 +277,16 @@ fn substitute(command: &str, dsns: &mut Dsns, dir: &Path) -> Result<String, Stri
     line = line
         .replace("/mnt/ssd/", &format!("{scratch}/"))
         .replace("/var/tmp/", &format!("{scratch}/"));
+    // A server a block starts lives in its scratch directory, where the block's end stops it:
+    // one started elsewhere would outlive the test and refuse the next run's.
+    if let Some(at) = line.find("--data-dir /") {
+        let path = &line[at + "--data-dir ".len()..];
+        if !path.starts_with(&scratch) {
+            return Err(format!(
+                "`{command}`: a data directory outside /mnt/ssd/ or /var/tmp/ (which the test moves into its scratch directory) would outlive the test"
+            ));
+        }
+    }
     let mut words: Vec<String> = line.split(' ').map(str::to_string).collect();
     let mut timed = false;
     for i in 0..words.len() {
