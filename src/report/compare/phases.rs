@@ -217,14 +217,14 @@ mod tests {
             .map(|i| if i % 2 == 0 { 20.0 } else { 180.0 })
             .collect();
         let (a, b) = (side(&steady(100.0), &swing), side(&steady(110.0), &swing));
-        let (compared, unmatched) = compare(&a, &b);
-        assert!(unmatched.is_empty());
-        let tps = compared[0]
-            .figures
-            .iter()
-            .find(|f| f.name == "tps")
-            .unwrap();
-        assert_eq!(tps.verdict, Verdict::Faster, "{tps:?}");
+        // The tps verdict of the one phase compared.
+        let tps = |a: &Side, b: &Side| {
+            let (compared, unmatched) = compare(a, b);
+            assert!(unmatched.is_empty());
+            let f = compared[0].figures.iter().find(|f| f.name == "tps");
+            f.unwrap().verdict
+        };
+        assert_eq!(tps(&a, &b), Verdict::Faster);
         // A result without the phase's seconds (written before they were kept) falls back on
         // the run's windows wholly inside the phase.
         let old = |s: &Side| {
@@ -242,21 +242,9 @@ mod tests {
                 .remove("windows");
             s
         };
-        let (compared, _) = compare(&old(&a), &old(&b));
-        let tps = compared[0]
-            .figures
-            .iter()
-            .find(|f| f.name == "tps")
-            .unwrap();
-        assert_ne!(tps.verdict, Verdict::Faster, "{tps:?}");
+        assert_ne!(tps(&old(&a), &old(&b)), Verdict::Faster);
         // One side without them: both sides are judged over the run's windows, never one
         // side's seconds counted by start against the other's counted by end.
-        let (compared, _) = compare(&old(&a), &b);
-        let tps = compared[0]
-            .figures
-            .iter()
-            .find(|f| f.name == "tps")
-            .unwrap();
-        assert_ne!(tps.verdict, Verdict::Faster, "{tps:?}");
+        assert_ne!(tps(&old(&a), &b), Verdict::Faster);
     }
 }
