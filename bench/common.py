@@ -1,6 +1,6 @@
 # bench/common.py: what every bench script shares: its messages and exit on error, the numbers it reads from the
-# environment, the dbduel binary it measures, a managed server started through `dbduel server start` and the SQL
-# sent to it, a measured client run (its wall time and CPU), the untimed settling before a timed step, and the medians,
+# environment, the dbduel binary it measures, a managed server started through `dbduel server start` (or PostgreSQL
+# by hand), in its own session or the script's (BENCH_SERVER_SESSION), and the SQL sent to it, a measured client run (its wall time and CPU), the untimed settling before a timed step, and the medians,
 # rotations and formatting of its figures.
 
 import glob
@@ -50,14 +50,73 @@ def env_list(name, default):
     return values
 
 
+SESSIONS = {
+    "own": "the server in a session of its own, as a service runs",
+    "caller": "the server in the script's session (its own process group), as `dbduel server start` runs it",
+}
+
+
+def server_session(default):
+    """BENCH_SERVER_SESSION, `own` or `caller` (`default` when unset). Linux's autogroup scheduling (on when
+    /proc/sys/kernel/sched_autogroup_enabled is 1) shares the CPU between sessions first, then among a session's
+    threads: a server in its own session does not compete thread by thread with the clients, and which way a client
+    multiplexes its connections best can change with it (BENCHMARKS.md, "How many threads for many clients")."""
+    text = os.environ.get("BENCH_SERVER_SESSION", "").strip() or default
+    if text not in SESSIONS:
+        die(f"BENCH_SERVER_SESSION={text!r}: use own ({SESSIONS['own']}) or caller ({SESSIONS['caller']})")
+    return text
+
+
+def session_popen(session):
+    """Popen's keyword arguments that start a server in `session`; Ctrl-C at the terminal reaches neither way (the
+    script stops the server)."""
+    return {"start_new_session": True} if session == "own" else {"process_group": 0}
+
+
+def start_postgres(bindir, data, opts, log, session, run_as, timeout=60):
+    """Start PostgreSQL on `data` with the postgres options `opts` (a string, as pg_ctl's -o takes them), its log to
+    `log`, as the OS user `run_as` wraps argv into: `own` through pg_ctl (which calls setsid), `caller` by starting
+    the postmaster itself in this session; wait until it accepts connections. pg_ctl stops it either way."""
+    if session == "own":
+        r = subprocess.run(run_as([os.path.join(bindir, "pg_ctl"), "-D", data, "-l", log, "-w", "-t", str(timeout),
+                                   "-o", opts, "start"]), capture_output=True, text=True)
+        if r.returncode != 0:
+            die(f"PostgreSQL did not start:\n{r.stdout}{r.stderr}\n{tail(log)}")
+        return
+    with open(log, "ab") as out:
+        os.chown(log, *owner_of(data))
+        proc = subprocess.Popen(run_as([os.path.join(bindir, "postgres"), "-D", data] + shlex.split(opts)),
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, **session_popen(session))
+    port = shlex.split(opts)[shlex.split(opts).index("-p") + 1]
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            die(f"PostgreSQL exited with {proc.returncode} while starting:\n{tail(log)}")
+        ready = subprocess.run([os.path.join(bindir, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", port])
+        if ready.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            die(f"PostgreSQL did not accept connections within {timeout} s:\n{tail(log)}")
+        time.sleep(0.1)
+
+
+def owner_of(path):
+    st = os.stat(path)
+    return st.st_uid, st.st_gid
+
+
 def start_server(engine, root, connections=None):
     """A managed server of `engine` (postgres, mariadb or firebird) in root/engine, taking `connections` at once
-    when given: (data directory, DSN with its password)."""
+    when given, in the session BENCH_SERVER_SESSION names (default: the caller's, see server_session): (data
+    directory, DSN with its password)."""
     kind = {"postgres": "postgres", "mariadb": "mysql", "mysql": "mysql", "firebird": "firebird"}.get(engine)
     if kind is None:
         die(f"unknown server {engine!r}: use postgres, mariadb or firebird")
+    session = server_session("caller")
+    say(f"# {engine} server session: {session} ({SESSIONS[session]})")
     data = os.path.join(root, engine)
-    argv = [DBDUEL, "server", "start", kind, "--data-dir", data]
+    # `dbduel server start` leaves the server in its caller's session; setsid gives it one of its own.
+    argv = (["setsid", "--wait"] if session == "own" else []) + [DBDUEL, "server", "start", kind, "--data-dir", data]
     if connections:
         argv += ["--connections", str(connections)]
     out = subprocess.run(argv, capture_output=True, text=True)

@@ -4,7 +4,8 @@
 //! `Engine`: connect, dialect, table options, embedded or not, the wait sampler's rate
 //! (`activity_hz`). `Session`: prepare, `execute` (with
 //! `exec` and `query` over it), `batch`, begin/commit/rollback, `command` (a hint for the
-//! statement clock, which engines ignore), `bulk_load` in a `Load` mode
+//! statement clock, which engines ignore), pipeline mode (`start_pipeline`, `sync_pipeline`,
+//! `end_pipeline`: PostgreSQL's; the others run a pipeline's statements as they come), `bulk_load` in a `Load` mode
 //! (replace, or append so that several sessions load one table at once), server info with its
 //! `Transport`, database size, `counters` for the observer, `activity` for the wait sampler,
 //! `connection_figures` (an embedded engine's own counts), `canceller` and `set_timeout` for the
@@ -341,6 +342,23 @@ pub trait Session: Send {
     /// starts now: the statement clock (`runner::statements`) then times the transaction by
     /// these commands, as pgbench's -r does a script's. Engines ignore it.
     fn command(&mut self, _index: usize, _text: &str) {}
+    /// Pipeline mode (pgbench's `\startpipeline`), with the prepared protocol: true when the
+    /// engine then sends what follows without waiting for each reply, `execute` (whose rows are
+    /// not kept), `begin`, `commit` and `rollback` queueing their statements and returning
+    /// nothing, until `end_pipeline`; false when it has no such mode and runs them as they come.
+    fn start_pipeline(&mut self) -> DbResult<bool> {
+        Ok(false)
+    }
+    /// pgbench's `\syncpipeline`: the statements queued so far end an implicit transaction
+    /// segment (a failure skips the rest of its segment only); nothing is waited for.
+    fn sync_pipeline(&mut self) -> DbResult<()> {
+        Ok(())
+    }
+    /// pgbench's `\endpipeline`: send what is queued and wait for every reply; the first
+    /// failure is the error. The session is out of pipeline mode afterwards, failed or not.
+    fn end_pipeline(&mut self) -> DbResult<()> {
+        Ok(())
+    }
     /// Load `rows` into `table` through the engine's fastest bulk path (COPY, LOAD DATA, a
     /// prepared INSERT in one transaction...), replacing what it holds or appending to it as
     /// `mode` says; `progress` is told every 10,000 rows and stops the load when it says so.

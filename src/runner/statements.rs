@@ -373,6 +373,18 @@ impl Session for Timed {
         }
     }
 
+    fn start_pipeline(&mut self) -> DbResult<bool> {
+        self.inner.start_pipeline()
+    }
+
+    fn sync_pipeline(&mut self) -> DbResult<()> {
+        self.inner.sync_pipeline()
+    }
+
+    fn end_pipeline(&mut self) -> DbResult<()> {
+        self.inner.end_pipeline()
+    }
+
     fn bulk_load(
         &mut self,
         table: &str,

@@ -27,6 +27,7 @@ mod multiplexed;
 mod observe;
 mod peer_made;
 mod phases;
+mod pipeline;
 mod prepare;
 mod proxied;
 mod proxy;
@@ -66,6 +67,7 @@ fn main() {
     let mut trials: Vec<Trial> = Vec::new();
     trials.extend(conformance::trials(&env));
     trials.extend(custom::trials(&env));
+    trials.extend(pipeline::trials(&env));
     trials.extend(connections::trials(&env));
     trials.extend(multiplexed::trials(&env));
     trials.extend(errors::trials(&env));

@@ -294,6 +294,8 @@ impl Engine for Postgres {
             stmts: Vec::new(),
             sql: String::new(),
             tx: None,
+            rollback: None,
+            pipeline: None,
             counters_sql: None,
         }))
     }
@@ -319,21 +321,54 @@ struct PgSession {
     sql: String,
     /// BEGIN and END, prepared once in the prepared protocol (as pgbench -M prepared does).
     tx: Option<(Prepared, Prepared)>,
+    /// ROLLBACK prepared for a pipeline (sent as text elsewhere).
+    rollback: Option<Prepared>,
+    /// In pipeline mode: the Syncs queued so far (`\syncpipeline`).
+    pipeline: Option<usize>,
     /// The observer's counter query for this server's version, built on first use.
     counters_sql: Option<String>,
 }
 
 impl PgSession {
     fn text(&mut self, sql: &str, rows: Option<&mut Vec<Vec<Value>>>) -> DbResult<()> {
+        // Text ends a pipeline left open (a script that stopped inside one): its replies
+        // are read and dropped first.
+        if self.pipeline.is_some() {
+            let _ = self.end_pipeline();
+        }
         self.conn
             .query(sql, &mut Output::new(rows))
             .map_err(|e| classify(e, false))
     }
 
     fn control(&mut self, sql: &str, end: bool) -> DbResult<()> {
+        if self.pipeline.is_some() {
+            let stmt = match (sql, &self.tx, &self.rollback) {
+                ("ROLLBACK", _, Some(rollback)) => rollback,
+                (_, Some((begin, commit)), _) => {
+                    if end {
+                        commit
+                    } else {
+                        begin
+                    }
+                }
+                _ => unreachable!("start_pipeline prepares them"),
+            };
+            return self.conn.queue(stmt, &[]).map_err(|e| classify(e, false));
+        }
         if self.protocol == Protocol::Simple || sql == "ROLLBACK" {
             return self.text(sql, None);
         }
+        self.prepare_tx()?;
+        let (begin, commit) = self.tx.as_ref().expect("prepared above");
+        let stmt = if end { commit } else { begin };
+        self.conn
+            .execute(stmt, &[], &mut Output::new(None))
+            .map_err(|e| classify(e, false))
+    }
+
+    /// BEGIN and END prepared, once.
+    fn prepare_tx(&mut self) -> DbResult<()> {
         if self.tx.is_none() {
             let begin = self
                 .conn
@@ -345,11 +380,7 @@ impl PgSession {
                 .map_err(|e| classify(e, false))?;
             self.tx = Some((begin, commit));
         }
-        let (begin, commit) = self.tx.as_ref().expect("prepared above");
-        let stmt = if end { commit } else { begin };
-        self.conn
-            .execute(stmt, &[], &mut Output::new(None))
-            .map_err(|e| classify(e, false))
+        Ok(())
     }
 }
 
@@ -389,6 +420,12 @@ impl Session for PgSession {
     }
 
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        if self.pipeline.is_some() {
+            return Err(DbError::new(
+                ErrorClass::Other("pipeline".into()),
+                "cannot prepare a statement inside a pipeline: prepare it before \\startpipeline",
+            ));
+        }
         let parts = split_placeholders(sql);
         let stmt = match self.protocol {
             Protocol::Prepared => {
@@ -411,6 +448,15 @@ impl Session for PgSession {
         params: &[Value],
         rows: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
+        if self.pipeline.is_some() {
+            let PgStmt::Prepared(stmt) = &self.stmts[id.0] else {
+                unreachable!("start_pipeline refuses the simple protocol")
+            };
+            self.conn
+                .queue(stmt, params)
+                .map_err(|e| classify(e, false))?;
+            return Ok(0);
+        }
         let mut out = Output::new(rows);
         let done = match &self.stmts[id.0] {
             PgStmt::Prepared(stmt) => self.conn.execute(stmt, params, &mut out),
@@ -440,6 +486,55 @@ impl Session for PgSession {
 
     fn begin(&mut self, _write: bool) -> DbResult<()> {
         self.control("BEGIN", false)
+    }
+
+    fn start_pipeline(&mut self) -> DbResult<bool> {
+        if self.protocol == Protocol::Simple {
+            return Err(DbError::new(
+                ErrorClass::Other("pipeline".into()),
+                "cannot use pipeline mode with the simple query protocol",
+            ));
+        }
+        if self.pipeline.is_some() {
+            return Err(DbError::new(
+                ErrorClass::Other("pipeline".into()),
+                "already in pipeline mode",
+            ));
+        }
+        // Prepared before the pipeline, as the statements of a script's pipeline are.
+        self.prepare_tx()?;
+        if self.rollback.is_none() {
+            let rollback = self
+                .conn
+                .prepare("dbduel_rollback", "ROLLBACK")
+                .map_err(|e| classify(e, false))?;
+            self.rollback = Some(rollback);
+        }
+        self.pipeline = Some(0);
+        Ok(true)
+    }
+
+    fn sync_pipeline(&mut self) -> DbResult<()> {
+        let Some(syncs) = self.pipeline.as_mut() else {
+            return Err(DbError::new(
+                ErrorClass::Other("pipeline".into()),
+                "not in pipeline mode",
+            ));
+        };
+        *syncs += 1;
+        self.conn.queue_sync();
+        Ok(())
+    }
+
+    fn end_pipeline(&mut self) -> DbResult<()> {
+        let Some(syncs) = self.pipeline.take() else {
+            return Err(DbError::new(
+                ErrorClass::Other("pipeline".into()),
+                "not in pipeline mode",
+            ));
+        };
+        self.conn.queue_sync();
+        self.conn.drain(syncs + 1).map_err(|e| classify(e, false))
     }
     fn commit(&mut self) -> DbResult<()> {
         self.control("END", true)

@@ -165,6 +165,9 @@ impl<'a> Output<'a> {
     }
 }
 
+/// What a pipeline holds before it is sent without waiting for its end (libpq's threshold).
+const PIPELINE_FLUSH: usize = 64 * 1024;
+
 const CHUNK_FIRST: usize = 2 * 1024;
 const CHUNK_MOST: usize = 16 * 1024;
 
@@ -594,9 +597,52 @@ impl Conn {
     }
 
     /// Bind, execute and sync a prepared statement in one write; integers travel in binary.
-    /// The three messages are written here directly (protocol 3.0, "Message Formats"): one
-    /// reserve and a few copies instead of a buffer call per field.
     pub fn execute(&mut self, stmt: &Prepared, values: &[Value], out: &mut Output) -> PgResult<()> {
+        self.bind_execute(stmt, values);
+        self.wbuf.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+        self.flush()?;
+        self.finish(out, &stmt.columns)
+    }
+
+    /// Pipeline mode: a prepared statement's Bind and Execute wait in the write buffer for
+    /// the pipeline's end (`drain`), as libpq's pipeline holds them until its buffer fills:
+    /// past `PIPELINE_FLUSH` bytes they are sent at once.
+    pub fn queue(&mut self, stmt: &Prepared, values: &[Value]) -> PgResult<()> {
+        self.bind_execute(stmt, values);
+        if self.wbuf.len() > PIPELINE_FLUSH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Pipeline mode: a Sync after the statements queued so far; the server answers it with
+    /// ReadyForQuery, and skips to it after a failed statement.
+    pub fn queue_sync(&mut self) {
+        self.wbuf.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+    }
+
+    /// Pipeline mode's end: send what is queued and read the replies up to the `syncs`-th
+    /// ReadyForQuery; the first error the server reports wins (after an error the server
+    /// skips to the next Sync, and the segments after it run).
+    pub fn drain(&mut self, syncs: usize) -> PgResult<()> {
+        self.flush()?;
+        let mut first = None;
+        for _ in 0..syncs {
+            match self.finish(&mut Output::new(None), &[]) {
+                Ok(()) => {}
+                Err(e @ PgError::Db { .. }) => {
+                    first.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Bind and Execute a prepared statement into the write buffer, unsent. The messages are
+    /// written here directly (protocol 3.0, "Message Formats"): one reserve and a few copies
+    /// instead of a buffer call per field.
+    fn bind_execute(&mut self, stmt: &Prepared, values: &[Value]) {
         let w = &mut self.wbuf;
         let start = w.len();
         w.reserve(64 + stmt.name.len() + 4 * stmt.params.len());
@@ -624,10 +670,8 @@ impl Conn {
         w.extend_from_slice(&[0, 1, 0, 0]); // one result format for every column: text
         let len = (w.len() - start - 1) as i32;
         w[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
-        // Execute the unnamed portal, no row limit; then Sync.
-        w.extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4]);
-        self.flush()?;
-        self.finish(out, &stmt.columns)
+        // Execute the unnamed portal, no row limit.
+        w.extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
     }
 
     /// COPY ... FROM STDIN: `fill` appends rows in COPY's text format to the buffer it is

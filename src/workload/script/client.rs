@@ -5,14 +5,16 @@
 //! a script error met while running or a script that ends inside its transaction
 //! (`Client::aborted`); the file and line come before every error's message. Each command is
 //! marked on the session as it starts (`Session::command`), so that the statement clock times the
-//! script command by command, as pgbench's -r does.
+//! script command by command, as pgbench's -r does. In a pipeline (`\startpipeline`) the
+//! statements are queued on the session and their replies read at `\endpipeline`, which is
+//! where their time and their errors show, as in pgbench.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::eval::{self, Ctx};
 use super::expr::{Expr, Val};
-use super::parse::{Control, Kind, Part, SleepArg, Statement, Store};
+use super::parse::{Control, Kind, Part, Pipe, SleepArg, Statement, Store};
 use super::rand::Prng;
 use super::{Program, Script};
 use crate::engine::{DbError, DbResult, ErrorClass, Protocol, Session, StmtId, Value};
@@ -51,6 +53,9 @@ pub struct ScriptClient {
     aborted: Option<String>,
     /// The line of the BEGIN whose transaction the running script has open.
     open: Option<usize>,
+    /// Inside \startpipeline ... \endpipeline: whether the engine pipelines (true) or runs
+    /// the statements as they come (false).
+    pipe: Option<bool>,
     /// When the run ends: a `\sleep` stops there.
     end: RunEnd,
 }
@@ -95,6 +100,7 @@ impl ScriptClient {
             params: Vec::new(),
             aborted: None,
             open: None,
+            pipe: None,
             end: RunEnd::default(),
             program,
             id,
@@ -130,6 +136,7 @@ impl ScriptClient {
         // The line of the BEGIN whose transaction is open (none at a script's start: the
         // previous run of a script ended outside one, or its client ended).
         self.open = None;
+        self.pipe = None;
         while let Some(cmd) = script.commands.get(pc) {
             let at = |e: String| Fail::Abort(format!("{}:{}: {e}", script.name, cmd.line));
             pc += 1;
@@ -158,9 +165,29 @@ impl ScriptClient {
                     }
                 }
                 Kind::Sql { statements, store } => {
+                    if let (Some(_), Some(store)) = (self.pipe, store) {
+                        let name = if store.all { "aset" } else { "gset" };
+                        return Err(at(format!("\\{name} is not allowed in pipeline mode")));
+                    }
                     queries += self.sql(s, script, pc - 1, statements, store.as_ref())?;
                 }
+                Kind::Pipeline(pipe) => {
+                    self.pipeline(s, script, pc, *pipe).map_err(|f| match f {
+                        Fail::Abort(m) => at(m),
+                        Fail::Db(mut e) => {
+                            e.message = format!("{}:{}: {}", script.name, cmd.line, e.message);
+                            Fail::Db(e)
+                        }
+                    })?
+                }
             }
+        }
+        // pgbench aborts a client whose script ends inside a pipeline, in these words.
+        if self.pipe.is_some() {
+            return Err(Fail::Abort(format!(
+                "{}: end of script reached with pipeline open",
+                script.name
+            )));
         }
         // pgbench aborts a client whose script ends inside a transaction, in these words.
         if let Some(line) = self.open {
@@ -170,6 +197,58 @@ impl ScriptClient {
             )));
         }
         Ok(queries)
+    }
+
+    /// \startpipeline, \syncpipeline, \endpipeline at command `next - 1`, with pgbench's
+    /// checks and words. Under the prepared protocol the statements up to the pipeline's end
+    /// are prepared before it starts, as pgbench prepares them (a prepare cannot wait for its
+    /// reply inside a pipeline).
+    fn pipeline(
+        &mut self,
+        s: &mut dyn Session,
+        script: &Script,
+        next: usize,
+        pipe: Pipe,
+    ) -> Result<(), Fail> {
+        match (pipe, self.pipe) {
+            (Pipe::Start, Some(_)) => Err(Fail::Abort("already in pipeline mode".into())),
+            (Pipe::Sync | Pipe::End, None) => Err(Fail::Abort("not in pipeline mode".into())),
+            (Pipe::Start, None) => {
+                if self.program.protocol == Protocol::Prepared {
+                    for (c, cmd) in script.commands.iter().enumerate().skip(next) {
+                        match &cmd.kind {
+                            Kind::Pipeline(Pipe::End) => break,
+                            Kind::Sql { statements, .. } => {
+                                for (i, st) in statements.iter().enumerate() {
+                                    if st.control.is_none()
+                                        && self.prepared[self.current][c][i].is_none()
+                                    {
+                                        let id = s.prepare(&placeholders(st))?;
+                                        self.prepared[self.current][c][i] = Some(id);
+                                    }
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                self.pipe = Some(s.start_pipeline()?);
+                Ok(())
+            }
+            (Pipe::Sync, Some(piped)) => {
+                if piped {
+                    s.sync_pipeline()?;
+                }
+                Ok(())
+            }
+            (Pipe::End, Some(piped)) => {
+                self.pipe = None;
+                if piped {
+                    s.end_pipeline()?;
+                }
+                Ok(())
+            }
+        }
     }
 
     fn eval(&mut self, e: &Expr, number: usize) -> Result<Val, String> {
@@ -384,7 +463,13 @@ impl Client for ScriptClient {
             self.rng = self.saved.1.clone();
         }
         self.first_try = false;
-        match self.run(s) {
+        let done = self.run(s);
+        // A script stopped inside a pipeline (an error, the end of the run) leaves nothing
+        // queued on the session: its replies are read and dropped.
+        if done.is_err() && self.pipe.take() == Some(true) {
+            let _ = s.end_pipeline();
+        }
+        match done {
             Ok(n) => Ok(n),
             Err(Fail::Db(e)) => Err(e),
             Err(Fail::Abort(msg)) => {

@@ -4,7 +4,9 @@
 //! `:random_seed`, `:default_seed`) and `-D NAME=VALUE`, and the `script` workload that runs them,
 //! each script a transaction type (run_plan.rs resolves `run FILE.sql` to it, the parsed scripts
 //! in `WorkloadOptions::scripts`). The syntax follows the "Custom Scripts" section of the pgbench
-//! documentation (PostgreSQL 15).
+//! documentation (PostgreSQL 15), pipeline mode (`\startpipeline`, `\syncpipeline` of pgbench 17,
+//! `\endpipeline`) included: PostgreSQL pipelines, the other engines run a pipeline's statements
+//! as they come.
 
 mod client;
 mod eval;
@@ -102,6 +104,22 @@ pub fn load(
             commands: parsed.commands,
         });
         uses.push((path.to_string(), parsed.uses));
+    }
+    if protocol == Protocol::Simple {
+        // pgbench aborts each client that reaches the pipeline, in these words; dbduel
+        // refuses the run before it starts.
+        for script in &scripts {
+            if let Some(c) = script
+                .commands
+                .iter()
+                .find(|c| matches!(c.kind, Kind::Pipeline(_)))
+            {
+                return Err(Error::Usage(format!(
+                    "{}:{}: cannot use pipeline mode with the simple query protocol: run with -M prepared",
+                    script.name, c.line
+                )));
+            }
+        }
     }
     if scripts.iter().all(|s| s.weight == 0) {
         return Err(Error::Usage(

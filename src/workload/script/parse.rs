@@ -88,6 +88,25 @@ pub enum Kind {
     },
     /// The end of a taken \if branch: continue after its \endif.
     Jump(usize),
+    /// \startpipeline, \syncpipeline, \endpipeline (pgbench's pipeline mode).
+    Pipeline(Pipe),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pipe {
+    Start,
+    Sync,
+    End,
+}
+
+impl Pipe {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pipe::Start => "startpipeline",
+            Pipe::Sync => "syncpipeline",
+            Pipe::End => "endpipeline",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -289,13 +308,26 @@ impl<'a> FileParser<'a> {
                 at,
                 format!("\\{cmd} is not supported: dbduel runs no shell commands from a script"),
             )),
-            "startpipeline" | "syncpipeline" | "endpipeline" => Err(self.error_at(
-                at,
-                format!("\\{cmd} is not supported: dbduel sends one statement at a time"),
-            )),
+            "startpipeline" | "syncpipeline" | "endpipeline" => {
+                // As pgbench, only the argument count is checked here; the order is checked
+                // as the script runs (`ScriptClient`), in pgbench's words.
+                if !args.trim().is_empty() {
+                    return Err(self.error_at(
+                        args_at,
+                        format!("unexpected argument in command \"{cmd}\""),
+                    ));
+                }
+                let pipe = match cmd.as_str() {
+                    "startpipeline" => Pipe::Start,
+                    "syncpipeline" => Pipe::Sync,
+                    _ => Pipe::End,
+                };
+                self.push(Kind::Pipeline(pipe), at);
+                Ok(())
+            }
             _ => Err(self.error_at(
                 at,
-                format!("invalid command \\{word}: use \\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gset or \\aset"),
+                format!("invalid command \\{word}: use \\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\startpipeline, \\syncpipeline or \\endpipeline"),
             )),
         }
     }
