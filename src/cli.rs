@@ -401,6 +401,9 @@ pub struct HabitArgs {
     /// sysbench --percentile: the percentile its summary shows.
     #[arg(long, hide = true, value_name = "P")]
     pub percentile: Option<f64>,
+    /// pgbench 18 --continue-on-error: a client goes on after an SQL error (dbduel's way).
+    #[arg(long, hide = true)]
+    pub continue_on_error: bool,
     /// pgbench -r: per-statement latencies (on by default; taken as asking for them).
     #[arg(
         short = 'r',
@@ -444,6 +447,9 @@ impl HabitArgs {
         let mut notes = Vec::new();
         if self.no_vacuum {
             notes.push("-n taken: dbduel never vacuums before a run".to_string());
+        }
+        if self.continue_on_error {
+            notes.push("--continue-on-error taken: dbduel's clients always go on after an SQL error, which counts as a failed transaction of its kind".to_string());
         }
         if let Some(p) = self.percentile {
             notes.push(format!("--percentile {p} taken: dbduel's summary shows p50, p90, p95, p99, p99.9 and the maximum"));

@@ -91,6 +91,7 @@ struct Firebird {
 }
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    super::no_extended(protocol, "Firebird")?;
     opts.no_table_engine()?;
     dsn.only_params("firebird", ["isolation", "connect_timeout"].into_iter())?;
     let connect_timeout = login::connect_timeout(dsn.param("connect_timeout").map(str::to_string))

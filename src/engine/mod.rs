@@ -188,13 +188,16 @@ impl DbError {
 
 pub type DbResult<T> = Result<T, DbError>;
 
-/// How statements travel: as text with literals, or prepared once and executed with parameters.
+/// How statements travel: as text with literals, prepared once and executed with parameters,
+/// or (PostgreSQL's extended query protocol, pgbench's `-M extended`) parsed each time with the
+/// parameters sent apart.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     Simple,
+    Extended,
     Prepared,
 }
 
@@ -202,6 +205,7 @@ impl Protocol {
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Simple => "simple",
+            Protocol::Extended => "extended",
             Protocol::Prepared => "prepared",
         }
     }
@@ -516,6 +520,17 @@ pub fn open(
         ))
     })?;
     (entry.open)(dsn, opts, protocol)
+}
+
+/// `-M extended` is PostgreSQL's extended query protocol; an engine without one refuses it at
+/// `open`, naming the modes it has.
+pub fn no_extended(protocol: Protocol, product: &str) -> Result<(), crate::error::Error> {
+    if protocol != Protocol::Extended {
+        return Ok(());
+    }
+    Err(crate::error::Error::Usage(format!(
+        "-M extended is PostgreSQL's extended query protocol (each statement parsed again, its parameters sent apart, as pgbench -M extended); {product} has none: use -M prepared (parsed once, executed with parameters) or -M simple (statements as text)"
+    )))
 }
 
 /// Put a failed connection's error in words that name the server and what to check.

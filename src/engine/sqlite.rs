@@ -132,6 +132,7 @@ struct Sqlite {
 const PROGRESS_OPS: i32 = 1000;
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    super::no_extended(protocol, "SQLite")?;
     opts.no_table_engine()?;
     if dsn.database.is_empty() {
         return Err(Error::Usage(format!(
@@ -382,7 +383,8 @@ impl Session for LiteSession {
         self.watched(|me| {
             let (sql, parts) = &me.stmts[id.0];
             match me.protocol {
-                Protocol::Prepared => {
+                // -M extended is refused at `open`.
+                Protocol::Prepared | Protocol::Extended => {
                     let mut stmt = me.conn.prepare_cached(sql)?;
                     bind(&mut stmt, params).and_then(|_| step(&mut stmt, keep))
                 }

@@ -22,6 +22,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
 struct Toy(Box<dyn Engine>);
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    super::no_extended(protocol, "the toy engine")?;
     Ok(Box::new(Toy((super::sqlite::ENTRY.open)(
         dsn, opts, protocol,
     )?)))

@@ -377,10 +377,10 @@ impl PlanFile {
     }
 
     pub fn protocol(&self) -> Protocol {
-        if self.protocol == "simple" {
-            Protocol::Simple
-        } else {
-            Protocol::Prepared
+        match self.protocol.as_str() {
+            "simple" => Protocol::Simple,
+            "extended" => Protocol::Extended,
+            _ => Protocol::Prepared,
         }
     }
 
@@ -440,9 +440,9 @@ impl PlanFile {
         if self.transactions == Some(0) {
             return bad("key `transactions` must be at least 1 (per client)".into());
         }
-        if !["simple", "prepared"].contains(&self.protocol.as_str()) {
+        if !["simple", "extended", "prepared"].contains(&self.protocol.as_str()) {
             return bad(format!(
-                "key `protocol`: '{}' is not simple or prepared",
+                "key `protocol`: '{}' is not simple, extended or prepared",
                 self.protocol
             ));
         }

@@ -34,7 +34,7 @@ fn default_run(env: &Env) -> Result<(), String> {
 }
 
 /// Flags pgbench and sysbench users type: sysbench's --threads and --report-interval are -c
-/// and -P; pgbench's -n and sysbench's --percentile are taken with a note, and -j with one on
+/// and -P; pgbench's -n and --continue-on-error and sysbench's --percentile are taken with a note, and -j with one on
 /// SQLite (its clients keep a thread each); the others
 /// are refused in one line that names dbduel's way (exit 2).
 fn habits(_: &Env) -> Result<(), String> {
@@ -52,6 +52,7 @@ fn habits(_: &Env) -> Result<(), String> {
         "-n",
         "--percentile",
         "95",
+        "--continue-on-error",
         "-T",
         "2",
         "--json",
@@ -65,7 +66,8 @@ fn habits(_: &Env) -> Result<(), String> {
             && said.contains("progress:")
             && said.contains("note: -j 2 taken: sqlite's clients keep a thread each")
             && said.contains("note: -n")
-            && said.contains("note: --percentile 95"),
+            && said.contains("note: --percentile 95")
+            && said.contains("note: --continue-on-error taken"),
         || format!("--threads, --report-interval and the notes:\n{said}"),
     )?;
     for (flag, way) in [

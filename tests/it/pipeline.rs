@@ -6,7 +6,8 @@
 //! with its pipeline open, `\syncpipeline` segments, a serializable transaction in a pipeline
 //! with four clients) in pgbench's words; a failed statement skips the rest of its segment only
 //! (the segment after a \syncpipeline commits) and names the \endpipeline where it was read;
-//! `-M simple` refused before the run.
+//! `-M simple` refused before the run; pgbench's `-M extended` on PostgreSQL (tpcb's invariants,
+//! parameters and \gset through the unnamed statement), refused with the reason elsewhere.
 
 use std::sync::Arc;
 
@@ -39,6 +40,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
                 pgbench_cases(env, Target::Sqlite)
             }),
             ("a_failure_skips_its_segment_only::postgres", segments),
+            ("extended_protocol::postgres", extended),
         ],
     ));
     out
@@ -150,10 +152,13 @@ fn script(env: &Env, name: &str, body: &str) -> Result<String, String> {
 fn pgbench_cases(env: &Env, target: Target) -> Result<(), String> {
     let dsn = env.fresh_db(target, "pipe_cases");
     let label = target.label();
+    // pgbench's tests run these with -M extended, which SQLite has not.
+    let protocol = match target {
+        Target::Postgres => "extended",
+        _ => "prepared",
+    };
     let run = |file: &str, more: &[&str]| {
-        let mut args = vec![
-            "run", file, "--dsn", &dsn, "-t", "1", "-n", "-M", "prepared",
-        ];
+        let mut args = vec!["run", file, "--dsn", &dsn, "-t", "1", "-n", "-M", protocol];
         args.extend(more);
         dbduel(&args)
     };
@@ -251,6 +256,51 @@ fn pgbench_cases(env: &Env, target: Target) -> Result<(), String> {
     ensure(
         text(&out).contains("unexpected argument in command \"startpipeline\""),
         || text(&out),
+    )?;
+    if protocol == "extended" {
+        return Ok(());
+    }
+    // -M extended is PostgreSQL's: refused, with the modes there are.
+    let out = dbduel(&["run", "tpcb", "--dsn", &dsn, "-t", "1", "-M", "extended"]);
+    expect_code(&out, 2, "-M extended")?;
+    ensure(
+        text(&out).contains("-M extended is PostgreSQL's extended query protocol")
+            && text(&out).contains("use -M prepared"),
+        || text(&out),
+    )
+}
+
+/// pgbench's -M extended on PostgreSQL: the built-in tpcb keeps its invariants, and a script's
+/// values travel as parameters and come back through \gset (read by the RowDescription each
+/// statement's Describe brings), into a pipeline.
+fn extended(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Postgres, "pipe_extended")?;
+    let out = dbduel(&[
+        "run", "tpcb", "--dsn", &dsn, "-c", "2", "-t", "50", "-M", "extended",
+    ]);
+    expect_code(&out, 0, "run tpcb -M extended")?;
+    ensure(text(&out).contains("extended"), || text(&out))?;
+    expect_code(
+        &dbduel(&["check", "tpcb", "--dsn", &dsn]),
+        0,
+        "check tpcb after -M extended",
+    )?;
+    session(&dsn)
+        .batch("CREATE TABLE ext_out (twice int, label text)")
+        .map_err(|e| e.to_string())?;
+    let file = script(
+        env,
+        "extended.sql",
+        "\\set n 7\nSELECT CAST(:n AS INTEGER) * 2 AS twice, 'x' || :n AS label \\gset\n\\startpipeline\nINSERT INTO ext_out VALUES (:twice, :label);\n\\endpipeline\n",
+    )?;
+    let out = dbduel(&["run", &file, "--dsn", &dsn, "-t", "1", "-M", "extended"]);
+    expect_code(&out, 0, "a script under -M extended")?;
+    let rows = session(&dsn)
+        .query_text("SELECT twice, label FROM ext_out")
+        .map_err(|e| e.to_string())?;
+    ensure(
+        rows.len() == 1 && rows[0][0].as_i64() == Some(14) && rows[0][1].to_string() == "x7",
+        || format!("one row (14, x7): {rows:?}\n{}", text(&out)),
     )
 }
 

@@ -4,8 +4,9 @@
 //! PostgreSQL (the tables unlogged, and every result on them judged not durable, with the
 //! reason), `--partitions` with `--partition-method` on PostgreSQL (pgbench's bounds, open at
 //! both ends, or a hash's moduli) and MariaDB (its own partitions), tpcb running and checking on
-//! them; `-I` with `G` (the rows made by the server) on every engine, checked and run; and each
-//! refused with its reason where the engine has no such thing.
+//! them; `-I` with `G` (the rows made by the server) on every engine, checked and run; `-I`'s
+//! steps run in the order given; and each refused with its reason where the engine has no such
+//! thing.
 
 use std::sync::Arc;
 
@@ -44,7 +45,33 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         server_side,
     ));
     out.push(with_env(env, "tpcb_init::refused_where_missing", refused));
+    out.push(with_env(
+        env,
+        "tpcb_init::steps_in_the_order_given::postgres",
+        steps_in_order,
+    ));
     out
+}
+
+/// `-I` runs its steps in the order given, as pgbench: the primary keys before the rows
+/// (spaces ignored) make data tpcb runs and checks on; `tdg` drops the tables it just created
+/// before making the rows, and fails there.
+fn steps_in_order(env: &Env) -> Result<(), String> {
+    let target = Target::Postgres;
+    let dsn = env.fresh_db(target, "tpcb_steps");
+    let out = dbduel(&["prepare", "tpcb", "--dsn", &dsn, "-I", "dt p g v"]);
+    expect_code(&out, 0, "-I 'dt p g v'")?;
+    let keys = session(&dsn)
+        .query_text("SELECT count(*) FROM pg_constraint WHERE contype = 'p' AND conrelid::regclass::text LIKE 'pgbench_%'")
+        .map_err(|e| e.to_string())?;
+    ensure(keys[0][0].as_i64() == Some(3), || {
+        format!("three primary keys: {keys:?}")
+    })?;
+    runs_and_checks(env, &dsn, target, "tpcb-steps-order")?;
+    let dsn = env.fresh_db(target, "tpcb_steps_tdg");
+    let out = dbduel(&["prepare", "tpcb", "--dsn", &dsn, "-I", "tdg"]);
+    expect_code(&out, 2, "-I tdg")?;
+    ensure(text(&out).contains("pgbench_"), || text(&out))
 }
 
 fn prepare(dsn: &str, target: Target, extra: &str) -> std::process::Output {
@@ -131,7 +158,6 @@ fn refused(env: &Env) -> Result<(), String> {
             "give at most 100000",
         ),
         (Target::Sqlite, "-I dtxq", "'x' is not a step"),
-        (Target::Sqlite, "-I tdg", "in the order dtgGvpf"),
         (Target::Sqlite, "-I dtgGv", "g or G, not both"),
         (Target::Sqlite, "-I dtgvpf", "drop --foreign-keys"),
     ];

@@ -139,6 +139,7 @@ const PARAMS: &[(&str, &str)] = &[
 ];
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
+    super::no_extended(protocol, "MariaDB/MySQL")?;
     let table_engine = match &opts.table_engine {
         None => "InnoDB",
         Some(name) => TABLE_ENGINES
@@ -425,7 +426,8 @@ impl Session for MySession {
 
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
         let stmt = match self.protocol {
-            Protocol::Prepared => {
+            // -M extended is refused at `open`.
+            Protocol::Prepared | Protocol::Extended => {
                 MyStmt::Prepared(self.conn.prepare(sql).map_err(|e| classify(&e, false))?)
             }
             Protocol::Simple => MyStmt::Text(

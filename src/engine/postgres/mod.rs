@@ -308,6 +308,8 @@ impl Engine for Postgres {
 
 enum PgStmt {
     Prepared(Prepared),
+    /// The extended protocol's unnamed statement, its placeholders numbered: parsed each time.
+    Unnamed(String),
     Text(Vec<String>),
 }
 
@@ -342,6 +344,15 @@ impl PgSession {
     }
 
     fn control(&mut self, sql: &str, end: bool) -> DbResult<()> {
+        if self.protocol == Protocol::Extended {
+            // pgbench -M extended sends them as any statement, unnamed.
+            let done = if self.pipeline.is_some() {
+                self.conn.queue_unnamed(sql, &[])
+            } else {
+                self.conn.execute_unnamed(sql, &[], &mut Output::new(None))
+            };
+            return done.map_err(|e| classify(e, false));
+        }
         if self.pipeline.is_some() {
             let stmt = match (sql, &self.tx, &self.rollback) {
                 ("ROLLBACK", _, Some(rollback)) => rollback,
@@ -420,7 +431,7 @@ impl Session for PgSession {
     }
 
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
-        if self.pipeline.is_some() {
+        if self.pipeline.is_some() && self.protocol == Protocol::Prepared {
             return Err(DbError::new(
                 ErrorClass::Other("pipeline".into()),
                 "cannot prepare a statement inside a pipeline: prepare it before \\startpipeline",
@@ -436,6 +447,7 @@ impl Session for PgSession {
                         .map_err(|e| classify(e, false))?,
                 )
             }
+            Protocol::Extended => PgStmt::Unnamed(number_placeholders(&parts)),
             Protocol::Simple => PgStmt::Text(parts.iter().map(|p| p.to_string()).collect()),
         };
         self.stmts.push(stmt);
@@ -449,17 +461,18 @@ impl Session for PgSession {
         rows: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
         if self.pipeline.is_some() {
-            let PgStmt::Prepared(stmt) = &self.stmts[id.0] else {
-                unreachable!("start_pipeline refuses the simple protocol")
+            let queued = match &self.stmts[id.0] {
+                PgStmt::Prepared(stmt) => self.conn.queue(stmt, params),
+                PgStmt::Unnamed(sql) => self.conn.queue_unnamed(sql, params),
+                PgStmt::Text(_) => unreachable!("start_pipeline refuses the simple protocol"),
             };
-            self.conn
-                .queue(stmt, params)
-                .map_err(|e| classify(e, false))?;
+            queued.map_err(|e| classify(e, false))?;
             return Ok(0);
         }
         let mut out = Output::new(rows);
         let done = match &self.stmts[id.0] {
             PgStmt::Prepared(stmt) => self.conn.execute(stmt, params, &mut out),
+            PgStmt::Unnamed(sql) => self.conn.execute_unnamed(sql, params, &mut out),
             PgStmt::Text(parts) => {
                 let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
                 render_literals(&parts, params, &mut self.sql, quote_standard);
@@ -502,8 +515,10 @@ impl Session for PgSession {
             ));
         }
         // Prepared before the pipeline, as the statements of a script's pipeline are.
-        self.prepare_tx()?;
-        if self.rollback.is_none() {
+        if self.protocol == Protocol::Prepared {
+            self.prepare_tx()?;
+        }
+        if self.protocol == Protocol::Prepared && self.rollback.is_none() {
             let rollback = self
                 .conn
                 .prepare("dbduel_rollback", "ROLLBACK")

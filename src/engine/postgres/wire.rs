@@ -639,6 +639,67 @@ impl Conn {
         first.map_or(Ok(()), Err)
     }
 
+    /// The extended protocol without a named statement (pgbench's -M extended, libpq's
+    /// PQsendQueryParams): parsed each time, the parameters sent apart as text for the server
+    /// to type; then Sync, and the replies read (RowDescription gives the columns).
+    pub fn execute_unnamed(
+        &mut self,
+        sql: &str,
+        values: &[Value],
+        out: &mut Output,
+    ) -> PgResult<()> {
+        self.parse_bind_execute(sql, values)?;
+        self.wbuf.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+        self.flush()?;
+        self.finish(out, &[])
+    }
+
+    /// Pipeline mode: `execute_unnamed`'s messages wait in the write buffer, as `queue`'s.
+    pub fn queue_unnamed(&mut self, sql: &str, values: &[Value]) -> PgResult<()> {
+        self.parse_bind_execute(sql, values)?;
+        if self.wbuf.len() > PIPELINE_FLUSH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Parse, Bind, Describe and Execute of the unnamed statement and portal, unsent.
+    fn parse_bind_execute(&mut self, sql: &str, values: &[Value]) -> PgResult<()> {
+        frontend::parse("", sql, std::iter::empty(), &mut self.wbuf)?;
+        let w = &mut self.wbuf;
+        let start = w.len();
+        w.extend_from_slice(&[b'B', 0, 0, 0, 0, 0, 0]); // length, unnamed portal and statement
+        w.extend_from_slice(&0i16.to_be_bytes()); // no format codes: every parameter in text
+        w.extend_from_slice(&(values.len() as i16).to_be_bytes());
+        let mut text = String::new();
+        for value in values {
+            text.clear();
+            match value {
+                Value::Null => {
+                    w.extend_from_slice(&(-1i32).to_be_bytes());
+                    continue;
+                }
+                Value::Int(i) => {
+                    use std::fmt::Write;
+                    let _ = write!(text, "{i}");
+                }
+                Value::Float(f) => {
+                    use std::fmt::Write;
+                    let _ = write!(text, "{f}");
+                }
+                Value::Text(t) => text.push_str(t),
+            }
+            w.extend_from_slice(&(text.len() as i32).to_be_bytes());
+            w.extend_from_slice(text.as_bytes());
+        }
+        w.extend_from_slice(&[0, 0]); // every result column in text
+        let len = (w.len() - start - 1) as i32;
+        w[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+        frontend::describe(b'P', "", w)?;
+        w.extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+        Ok(())
+    }
+
     /// Bind and Execute a prepared statement into the write buffer, unsent. The messages are
     /// written here directly (protocol 3.0, "Message Formats"): one reserve and a few copies
     /// instead of a buffer call per field.

@@ -214,7 +214,7 @@ impl ScriptClient {
             (Pipe::Start, Some(_)) => Err(Fail::Abort("already in pipeline mode".into())),
             (Pipe::Sync | Pipe::End, None) => Err(Fail::Abort("not in pipeline mode".into())),
             (Pipe::Start, None) => {
-                if self.program.protocol == Protocol::Prepared {
+                if self.program.protocol != Protocol::Simple {
                     for (c, cmd) in script.commands.iter().enumerate().skip(next) {
                         match &cmd.kind {
                             Kind::Pipeline(Pipe::End) => break,
