@@ -4,7 +4,7 @@
 //! `polling` crate spent four more system calls a wait on its timer and wake-up descriptors,
 //! BENCHMARKS.md). Nothing above has to change for it: the engines' sockets go through `Coop` (a blocking
 //! read or write outside a coroutine, a non-blocking one that parks inside), their TCP connects
-//! through `connect` (the name lookup before it still blocks), sleeps through
+//! through `connect_host` (the name looked up on a thread of its own), sleeps through
 //! `sleep`, the runner's start through `gate`. A driver that owns its sockets (Firebird's crate)
 //! or has none (SQLite) would block the whole thread: such an engine keeps a thread per client
 //! (`Engine::multiplexed`).
@@ -13,8 +13,9 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -104,6 +105,73 @@ pub fn gate(alone: impl FnOnce()) {
         park(Park::Gate);
     } else {
         alone();
+    }
+}
+
+/// Connect to `host`:`port` within `timeout` (each address in turn): every address the name
+/// has, tried in turn as libpq and the MariaDB client do (localhost may be ::1 first), each
+/// through `connect`; the last address's error when none answers.
+pub fn connect_host(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("host {host} has no address"),
+    );
+    for addr in lookup(host, port)? {
+        match connect(&addr, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The addresses of `host`:`port`, as `ToSocketAddrs` gives them. Inside a coroutine a name
+/// (not an address) is looked up on a thread of its own while the coroutine parks: a slow
+/// resolver holds up its own client only, not the others of its thread.
+pub fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let resolve = move |host: &str| (host, port).to_socket_addrs().map(Iterator::collect);
+    if !active() {
+        return resolve(host);
+    }
+    aside(host, resolve)
+}
+
+/// `resolve(host)` on a thread of its own while the coroutine parks until it is done.
+fn aside<T: Send + 'static>(
+    host: &str,
+    resolve: impl FnOnce(&str) -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    let (waker, done) = UnixStream::pair()?;
+    done.set_nonblocking(true)?;
+    let name = host.to_string();
+    let worker = std::thread::Builder::new()
+        .name("dbduel-lookup".into())
+        .spawn(move || {
+            let got = resolve(&name);
+            let _ = (&waker).write_all(&[1]);
+            got
+        })?;
+    loop {
+        match (&done).read(&mut [0]) {
+            // Written last: the thread is ending, its join waits no longer than that.
+            Ok(_) => {
+                return worker
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("the name lookup failed")));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        // Registered anew each time: the poller reports the pair's present state.
+        park(Park::Io {
+            fd: done.as_raw_fd(),
+            write: false,
+            deadline: None,
+            watch: true,
+        });
     }
 }
 
@@ -682,6 +750,51 @@ mod tests {
         assert!(panics.is_empty());
         assert_eq!(done.load(Ordering::SeqCst), 50);
         assert!(!active());
+    }
+
+    #[test]
+    fn a_slow_name_lookup_holds_up_its_own_client_only() {
+        let talked = Arc::new(AtomicUsize::new(0));
+        let (t, began) = (talked.clone(), Instant::now());
+        let tasks: Vec<Box<dyn FnOnce() + Send>> = vec![
+            Box::new(move || {
+                // A resolver that takes 600 ms, as a far DNS server would.
+                let got = aside("far.example", |host| {
+                    std::thread::sleep(Duration::from_millis(600));
+                    Ok(host.len())
+                })
+                .unwrap();
+                assert_eq!(got, 11);
+                assert!(began.elapsed() >= Duration::from_millis(550));
+            }),
+            Box::new(move || {
+                for _ in 0..10 {
+                    sleep(Duration::from_millis(10));
+                }
+                // Done while the other client still waits for its lookup.
+                t.store(began.elapsed().as_millis() as usize + 1, Ordering::SeqCst);
+            }),
+        ];
+        let panics = run(tasks, 0, |_| {}).unwrap();
+        assert!(panics.is_empty());
+        let ms = talked.load(Ordering::SeqCst);
+        assert!(
+            (1..450).contains(&ms),
+            "the second client finished after {ms} ms"
+        );
+        // A real name, and an address that needs no lookup, inside a coroutine too.
+        let found: Vec<Box<dyn FnOnce() + Send>> = vec![Box::new(|| {
+            let local = lookup("localhost", 5432).unwrap();
+            assert!(
+                local
+                    .iter()
+                    .all(|a| a.port() == 5432 && a.ip().is_loopback())
+            );
+            assert!(!local.is_empty());
+            let ip = lookup("127.0.0.1", 1).unwrap();
+            assert_eq!(ip, vec!["127.0.0.1:1".parse::<SocketAddr>().unwrap()]);
+        })];
+        assert!(run(found, 0, |_| {}).unwrap().is_empty());
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! (BENCHMARKS.md).
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 #[cfg(unix)]
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -299,18 +299,7 @@ impl Wire {
     pub fn connect(address: &Address, login: &Login<'_>, timeout: Duration) -> WireResult<Wire> {
         let stream = match address {
             Address::Tcp(host, port) => {
-                let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
-                let mut found = None;
-                for addr in (host.as_str(), *port).to_socket_addrs()? {
-                    match coop::connect(&addr, timeout) {
-                        Ok(s) => {
-                            found = Some(s);
-                            break;
-                        }
-                        Err(e) => last = e,
-                    }
-                }
-                let s = found.ok_or(last)?;
+                let s = coop::connect_host(host, *port, timeout)?;
                 s.set_nodelay(true)?;
                 Stream::Tcp(Coop::new(s))
             }

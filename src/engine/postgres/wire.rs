@@ -216,22 +216,7 @@ impl Conn {
             let path = format!("{}/.s.PGSQL.{}", p.host, p.port);
             Stream::Unix(Coop::new(UnixStream::connect(path)?))
         } else {
-            // Every address of the host in turn, as libpq does (localhost may be ::1 first).
-            let mut last = io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("host {} has no address", p.host),
-            );
-            let mut found = None;
-            for addr in (p.host, p.port).to_socket_addrs()? {
-                match coop::connect(&addr, p.timeout) {
-                    Ok(s) => {
-                        found = Some(s);
-                        break;
-                    }
-                    Err(e) => last = e,
-                }
-            }
-            let tcp = found.ok_or(last)?;
+            let tcp = coop::connect_host(p.host, p.port, p.timeout)?;
             tcp.set_nodelay(true)?;
             tcp.set_read_timeout(Some(p.timeout))?;
             tcp.set_write_timeout(Some(p.timeout))?;
