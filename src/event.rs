@@ -44,9 +44,9 @@ pub enum Event {
     ErrorMessage(String, String),
     /// An open-loop client's end: transactions due within the run, and those it started.
     Schedule(u64, u64),
-    /// `-L` in an open loop: client's transaction skipped, already later than the limit when
-    /// its turn came (µs from the start, when it would have begun).
-    Skipped(u32, u64),
+    /// `-L` in an open loop: client's transaction of a type skipped, already later than the
+    /// limit when its turn came (µs from the start, when it would have begun).
+    Skipped(u32, usize, u64),
     /// The same by phase, in a run of phases (`--phase`): each phase's due and started.
     PhaseSchedule(Vec<u64>, Vec<u64>),
     /// A client's end: the CPU time its thread used in the measured window (from the end of

@@ -750,6 +750,7 @@ fn type_summary(name: &str, shards: &[ShardFile], h: &Histogram<u64>, secs: f64)
         errors: each.iter().map(|x| x.errors).sum(),
         retries: each.iter().map(|x| x.retries).sum(),
         rollbacks: each.iter().map(|x| x.rollbacks).sum(),
+        skipped: each.iter().filter_map(|x| x.skipped).reduce(|a, b| a + b),
         latency_ms: Latency::of(h),
     }
 }

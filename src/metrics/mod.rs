@@ -65,6 +65,9 @@ pub struct Latency {
     pub p99: f64,
     pub p99_9: f64,
     pub max: f64,
+    /// The standard deviation, from the histogram (pgbench's "latency stddev").
+    #[serde(default)]
+    pub stddev: f64,
 }
 
 impl Latency {
@@ -81,6 +84,7 @@ impl Latency {
             p99: ms(h.value_at_quantile(0.99)),
             p99_9: ms(h.value_at_quantile(0.999)),
             max: ms(h.max()),
+            stddev: h.stdev() / 1000.0,
         }
     }
 }
@@ -138,6 +142,10 @@ pub struct TypeSummary {
     /// Transactions that ended in a rollback the workload asked for (TPC-C's 1% of
     /// New-Orders): counted in `transactions`, not in `errors`.
     pub rollbacks: u64,
+    /// `-L` in an open loop: those of this type skipped (pgbench's per-script "skipped";
+    /// absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
     pub latency_ms: Latency,
 }
 
@@ -296,6 +304,7 @@ struct TypeAcc {
     errors: u64,
     retries: u64,
     rollbacks: u64,
+    skipped: u64,
 }
 
 struct WindowAcc {
@@ -360,6 +369,7 @@ impl Aggregator {
                 errors: 0,
                 retries: 0,
                 rollbacks: 0,
+                skipped: 0,
             })
             .collect();
         Aggregator {
@@ -442,11 +452,14 @@ impl Aggregator {
                 s.due += due;
                 s.started += started;
             }
-            Event::Skipped(_, at_us) => {
+            Event::Skipped(_, txn, at_us) => {
                 if let Some((_, counted, all)) = &mut self.limit {
                     *all += 1;
                     if at_us >= self.warmup_us {
                         *counted.skipped.get_or_insert(0) += 1;
+                        if let Some(t) = self.types.get_mut(txn) {
+                            t.skipped += 1;
+                        }
                     }
                 }
             }
@@ -632,6 +645,11 @@ impl Aggregator {
                 errors: t.errors,
                 retries: t.retries,
                 rollbacks: t.rollbacks,
+                skipped: self
+                    .limit
+                    .as_ref()
+                    .and_then(|(_, l, _)| l.skipped)
+                    .map(|_| t.skipped),
                 latency_ms: Latency::of(&t.hist),
             })
             .collect();

@@ -164,8 +164,8 @@ impl TxnLog {
     pub fn add(&mut self, event: &Event) {
         match event {
             Event::Txn(s) if s.end_us >= self.warmup_us => self.transaction(s),
-            Event::Skipped(client, at_us) if *at_us >= self.warmup_us => {
-                self.skipped(*client, *at_us)
+            Event::Skipped(client, txn, at_us) if *at_us >= self.warmup_us => {
+                self.skipped(*client, *txn, *at_us)
             }
             _ => {}
         }
@@ -231,7 +231,7 @@ impl TxnLog {
         self.write(&line);
     }
 
-    fn skipped(&mut self, client: u32, at_us: u64) {
+    fn skipped(&mut self, client: u32, txn: usize, at_us: u64) {
         let no = self.numbered(client);
         if !self.sampled() {
             return;
@@ -242,8 +242,8 @@ impl TxnLog {
             self.aggregate.as_mut().expect("aggregating").skipped += 1;
             return;
         }
-        // pgbench's skipped line: its script 0 and lag 0 (it never ran).
-        let mut line = format!("{client} {no} skipped 0 {} 0", self.wall(at_us));
+        // pgbench's skipped line: the script it had chosen, lag 0 (it never ran).
+        let mut line = format!("{client} {no} skipped {txn} {} 0", self.wall(at_us));
         if self.retries {
             line.push_str(" 0");
         }

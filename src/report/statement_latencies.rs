@@ -47,7 +47,9 @@ pub fn summary(out: &mut String, r: &RunResult) {
     for (name, lines) in &groups {
         if lines.iter().all(|s| s.as_written) {
             script_no += 1;
-            pgbench_layout(out, name, lines, r.options.max_tries, scripts, script_no);
+            let figures = script_figures(r, name);
+            let max_tries = r.options.max_tries;
+            pgbench_layout(out, name, lines, max_tries, scripts, script_no, &figures);
         } else {
             compact(out, name, lines);
         }
@@ -56,6 +58,7 @@ pub fn summary(out: &mut String, r: &RunResult) {
 
 /// A script's commands as pgbench 17 prints them with -r (its header under "SQL script N:"
 /// when a run has several scripts).
+/// `figures`: pgbench's lines of the script's own figures, under its header.
 fn pgbench_layout(
     out: &mut String,
     name: &str,
@@ -63,6 +66,7 @@ fn pgbench_layout(
     max_tries: u32,
     scripts: usize,
     number: usize,
+    figures: &str,
 ) {
     let what = if max_tries == 1 {
         " and failures"
@@ -72,6 +76,7 @@ fn pgbench_layout(
     let _ = writeln!(out);
     let prefix = if scripts > 1 {
         let _ = writeln!(out, "SQL script {number}: {name}");
+        out.push_str(figures);
         " - "
     } else {
         ""
@@ -88,6 +93,59 @@ fn pgbench_layout(
             );
         }
     }
+}
+
+/// pgbench's lines for one of several scripts: its weight, transactions, failures, retries
+/// (with --max-tries), skipped (-L in an open loop) and latency, each share over the script's
+/// transactions done, failed and skipped, as pgbench 17 counts them.
+fn script_figures(r: &RunResult, name: &str) -> String {
+    let mut out = String::new();
+    let m = &r.measurement;
+    let Some(t) = m.transaction_types.iter().find(|t| t.name == name) else {
+        return out;
+    };
+    // The weights, from the workload's variant (`name@weight ...`).
+    let weights: Vec<(&str, u64)> = r
+        .workload
+        .variant
+        .split(' ')
+        .filter_map(|w| w.rsplit_once('@'))
+        .filter_map(|(n, w)| Some((n, w.parse().ok()?)))
+        .collect();
+    let total_weight: u64 = weights.iter().map(|w| w.1).sum();
+    if let Some((_, w)) = weights.iter().find(|(n, _)| *n == name) {
+        let share = 100.0 * *w as f64 / total_weight.max(1) as f64;
+        let _ = writeln!(out, " - weight: {w} (targets {share:.1}% of total)");
+    }
+    let pct = |n: u64, of: u64| 100.0 * n as f64 / of.max(1) as f64;
+    let _ = writeln!(
+        out,
+        " - {} transactions ({:.1}% of total, tps = {:.6})",
+        t.transactions,
+        pct(t.transactions, m.transactions),
+        t.tps
+    );
+    let skipped = t.skipped.unwrap_or(0);
+    let all = t.transactions + t.errors + skipped;
+    let _ = writeln!(
+        out,
+        " - number of failed transactions: {} ({:.3}%)",
+        t.errors,
+        pct(t.errors, all)
+    );
+    if r.options.max_tries != 1 {
+        let _ = writeln!(out, " - total number of retries: {}", t.retries);
+    }
+    if let Some(skipped) = t.skipped {
+        let _ = writeln!(
+            out,
+            " - number of transactions skipped: {skipped} ({:.3}%)",
+            pct(skipped, all)
+        );
+    }
+    let _ = writeln!(out, " - latency average = {:.3} ms", t.latency_ms.mean);
+    let _ = writeln!(out, " - latency stddev = {:.3} ms", t.latency_ms.stddev);
+    out
 }
 
 /// A transaction type's statements as a table, timed on the client.
@@ -254,16 +312,24 @@ mod tests {
         let a = command("a.sql", "BEGIN;", 0.0625, 0, 0);
         let b = command("b.sql", "SELECT 1;", 12.5, 3, 7);
         let mut out = String::new();
-        pgbench_layout(&mut out, "a.sql", &[&a], 1, 1, 1);
+        pgbench_layout(&mut out, "a.sql", &[&a], 1, 1, 1, "");
         assert_eq!(
             out,
             "\nstatement latencies in milliseconds and failures:\n         0.062           0 BEGIN;\n"
         );
         let mut out = String::new();
-        pgbench_layout(&mut out, "b.sql", &[&b], 3, 2, 2);
+        pgbench_layout(
+            &mut out,
+            "b.sql",
+            &[&b],
+            3,
+            2,
+            2,
+            " - latency average = 12.5 ms\n",
+        );
         assert_eq!(
             out,
-            "\nSQL script 2: b.sql\n - statement latencies in milliseconds, failures and retries:\n        12.500           3          7 SELECT 1;\n"
+            "\nSQL script 2: b.sql\n - latency average = 12.5 ms\n - statement latencies in milliseconds, failures and retries:\n        12.500           3          7 SELECT 1;\n"
         );
     }
 }

@@ -619,6 +619,8 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         .as_ref()
         .map(|s| shape::Pace::new(s, warmup_end, id, client_rng(cfg.seed, id).random()));
     let mut weighed: Option<usize> = None;
+    // A transaction drawn and skipped (-L): the next one to run.
+    let mut drawn: Option<usize> = None;
     let mut counted = 0u64;
     let mut outbox = Outbox::new(&shared.events, start);
     let mut seen = HashSet::new();
@@ -640,22 +642,6 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         let Some((mut planned, mut began, open_loop)) = next else {
             break;
         };
-        if open_loop
-            && cfg
-                .latency_limit
-                .is_some_and(|l| began.saturating_duration_since(planned) > l)
-        {
-            // -L: no hope of meeting the limit; skipped, not sent (as pgbench). It counts
-            // among -t's transactions, as pgbench's do.
-            outbox.push(Event::Skipped(id, micros(began - start)), began);
-            if let Limit::Transactions(n) = cfg.limit {
-                counted += u64::from(began >= warmup_end);
-                if counted >= n {
-                    break;
-                }
-            }
-            continue;
-        }
         if let (Some(pace), Some(shape)) = (&pace, cfg.shape.as_ref().filter(|s| s.mixed())) {
             // A phase with a mix of its own: the client draws its types by it from now on.
             let i = pace.phase();
@@ -664,7 +650,26 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
                 weighed = Some(i);
             }
         }
-        let txn = state.client.next();
+        // Drawn before the latency limit's check, as pgbench chooses its script first: a
+        // skipped transaction counts against its type, which then runs next.
+        let txn = drawn.take().unwrap_or_else(|| state.client.next());
+        if open_loop
+            && cfg
+                .latency_limit
+                .is_some_and(|l| began.saturating_duration_since(planned) > l)
+        {
+            // -L: no hope of meeting the limit; skipped, not sent (as pgbench). It counts
+            // among -t's transactions, as pgbench's do.
+            outbox.push(Event::Skipped(id, txn, micros(began - start)), began);
+            drawn = Some(txn);
+            if let Limit::Transactions(n) = cfg.limit {
+                counted += u64::from(began >= warmup_end);
+                if counted >= n {
+                    break;
+                }
+            }
+            continue;
+        }
         let client = state.client.as_mut();
         if !pause(client, deadline, stop, open_loop, &mut planned, &mut began) {
             break;

@@ -4,7 +4,9 @@
 //! by more than the limit, and the skipped ones are not counted started; late transactions are
 //! those slower than the limit; pgbench's own test case (`-t 10 --rate=100000
 //! --latency-limit=1` over a 2 ms sleep: at most one processed) holds; the summary says both as
-//! pgbench counts them; a limit of 0 is refused.
+//! pgbench counts them; a limit of 0 is refused; with two scripts each skipped transaction
+//! counts against the script drawn for it, in the JSON, in pgbench's per-script lines and in the
+//! per-transaction log's skipped lines.
 
 use std::sync::Arc;
 
@@ -24,6 +26,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ("pgbench_late_throttling_case", pgbench_case),
             ("closed_loop_counts_late_only", closed_loop),
             ("refused_without_a_positive_limit", refused),
+            ("skipped_counted_by_script", by_script),
         ],
     )
 }
@@ -141,4 +144,85 @@ fn refused(env: &Env) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// Two scripts by weight, 3 to 1, a slow one (20 ms) and a fast one (1 ms), one client at 100 a
+/// second with a 30 ms limit: the skipped transactions are split between the scripts, their sum
+/// the run's skipped; pgbench's per-script lines say each script's share; the log's skipped
+/// lines name the script drawn, in the same numbers.
+fn by_script(env: &Env) -> Result<(), String> {
+    let (slow, dsn) = sleeper(env, "limit_by_script", 20)?;
+    let fast = env.path("limit_fast.sql");
+    std::fs::write(&fast, "\\sleep 1 ms\nSELECT 1;\n").map_err(|e| e.to_string())?;
+    let prefix = env.path("limit_by_script_log").display().to_string();
+    let (r, said) = run(
+        env,
+        "limit_by_script",
+        &[
+            "run",
+            "-f",
+            &format!("{slow}@3"),
+            "-f",
+            &format!("{}@1", fast.display()),
+            "--dsn",
+            &dsn,
+            "-c",
+            "1",
+            "-R",
+            "100",
+            "-L",
+            "30",
+            "-T",
+            "2",
+            "-l",
+            "--log-prefix",
+            &prefix,
+        ],
+    )?;
+    let types = r["transaction_types"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let each: Vec<u64> = types.iter().map(|t| n(&t["skipped"])).collect();
+    let total = n(&r["latency_limit"]["skipped"]);
+    ensure(
+        each.len() == 2 && each.iter().sum::<u64>() == total && each[0] > 0 && each[1] > 0,
+        || format!("skipped by script {each:?}, in all {total}"),
+    )?;
+    for (i, t) in types.iter().enumerate() {
+        let all = n(&t["transactions"]) + n(&t["errors"]) + each[i];
+        let line = format!(
+            " - number of transactions skipped: {} ({:.3}%)",
+            each[i],
+            100.0 * each[i] as f64 / all as f64
+        );
+        ensure(said.contains(&line), || format!("{line:?} in:\n{said}"))?;
+    }
+    ensure(
+        said.contains(" - weight: 3 (targets 75.0% of total)"),
+        || said.clone(),
+    )?;
+    // The log: `client_id transaction_no skipped script_no time_epoch time_us lag`.
+    let mut logged = [0u64; 2];
+    for entry in std::fs::read_dir(env.path("")).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if !path.display().to_string().starts_with(&prefix) {
+            continue;
+        }
+        for line in std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())?
+            .lines()
+        {
+            let f: Vec<&str> = line.split(' ').collect();
+            if f.get(2) == Some(&"skipped") {
+                let script: usize = f[3]
+                    .parse()
+                    .map_err(|_| format!("script number in {line:?}"))?;
+                logged[script] += 1;
+            }
+        }
+    }
+    ensure(logged.to_vec() == each, || {
+        format!("the log's skipped lines by script {logged:?}, the result's {each:?}")
+    })
 }
