@@ -14,6 +14,9 @@ Firebird has no partitioned tables: drop --partitions
 -- name: unlogged_refused
 Firebird has no unlogged tables: drop --unlogged-tables (its nearest is forced writes off, a database setting that is not durable)
 
+-- name: tablespaces_refused
+Firebird 3 has no tablespaces: drop --tablespace and --index-tablespace (a database is its file: put it where you want with the DSN's path)
+
 -- name: generate
 DELETE FROM pgbench_history;
 DELETE FROM pgbench_accounts;

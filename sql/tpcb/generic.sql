@@ -1,6 +1,7 @@
 -- TPC-B (sort of) as pgbench defines it (src/bin/pgbench/pgbench.c, PostgreSQL 15+).
 -- {aid_type} is int, or bigint from scale 20000 on; {fill} carries the fill factor
--- (or the storage engine); {plain} the options of tables pgbench gives no fill factor.
+-- (or the storage engine); {plain} the options of tables pgbench gives no fill factor;
+-- {tablespace} and {index_tablespace} pgbench's --tablespace and --index-tablespace.
 
 -- name: drop
 DROP TABLE IF EXISTS pgbench_history;
@@ -9,22 +10,22 @@ DROP TABLE IF EXISTS pgbench_accounts;
 DROP TABLE IF EXISTS pgbench_branches;
 
 -- name: create
-CREATE {unlogged}TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime timestamp, filler char(22)){plain};
-CREATE {unlogged}TABLE pgbench_tellers (tid int not null, bid int, tbalance int, filler char(84)){fill};
-CREATE {unlogged}TABLE pgbench_branches (bid int not null, bbalance int, filler char(88)){fill};
+CREATE {unlogged}TABLE pgbench_history (tid int, bid int, aid {aid_type}, delta int, mtime timestamp, filler char(22)){plain}{tablespace};
+CREATE {unlogged}TABLE pgbench_tellers (tid int not null, bid int, tbalance int, filler char(84)){fill}{tablespace};
+CREATE {unlogged}TABLE pgbench_branches (bid int not null, bbalance int, filler char(88)){fill}{tablespace};
 
 -- name: create_accounts
-CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)){fill};
+CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)){fill}{tablespace};
 
 -- pgbench --partitions: the partitioned table, then one statement per partition (a dialect
 -- whose partitioned table names its partitions in it has `{parts}` there instead), each
 -- partition from accounts_part_METHOD with {n}, {from}, {to} (MINVALUE and MAXVALUE at the
 -- ends), {upto} (`(to)`, or MAXVALUE alone), {count} and {rem}.
 -- name: accounts_partitioned_range
-CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)) PARTITION BY RANGE (aid);
+CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)) PARTITION BY RANGE (aid){tablespace};
 
 -- name: accounts_partitioned_hash
-CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)) PARTITION BY HASH (aid);
+CREATE {unlogged}TABLE pgbench_accounts (aid {aid_type} not null, bid int, abalance int, filler char(84)) PARTITION BY HASH (aid){tablespace};
 
 -- name: accounts_part_range
 CREATE {unlogged}TABLE pgbench_accounts_{n} PARTITION OF pgbench_accounts FOR VALUES FROM ({from}) TO ({to}){fill};
@@ -48,9 +49,9 @@ VACUUM ANALYZE pgbench_accounts;
 VACUUM ANALYZE pgbench_history;
 
 -- name: primary_keys
-ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid);
-ALTER TABLE pgbench_tellers ADD PRIMARY KEY (tid);
-ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid);
+ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid){index_tablespace};
+ALTER TABLE pgbench_tellers ADD PRIMARY KEY (tid){index_tablespace};
+ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid){index_tablespace};
 
 -- name: foreign_keys
 ALTER TABLE pgbench_tellers ADD CONSTRAINT pgbench_tellers_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches (bid);
@@ -62,6 +63,8 @@ ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_aid_fkey FOREIGN KEY 
 -- name: foreign_keys_refused
 
 -- name: unlogged_refused
+
+-- name: tablespaces_refused
 
 -- name: update_account
 UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?

@@ -27,6 +27,9 @@ PARTITION p{n} VALUES LESS THAN {upto}
 -- name: unlogged_refused
 MariaDB and MySQL have no unlogged tables: drop --unlogged-tables (a table's engine is its durability: --table-engine MyISAM or Aria are not crash-safe as InnoDB is)
 
+-- name: tablespaces_refused
+MariaDB has no tablespace to put a table in (and dbduel puts none of MySQL's tables in one): drop --tablespace and --index-tablespace (a table's files go where the server's datadir says)
+
 -- name: generate
 TRUNCATE TABLE pgbench_history;
 TRUNCATE TABLE pgbench_accounts;

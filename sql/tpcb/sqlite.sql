@@ -20,6 +20,9 @@ SQLite enforces foreign keys only on connections that turn them on (PRAGMA forei
 -- name: unlogged_refused
 SQLite has no unlogged tables: drop --unlogged-tables (its nearest is synchronous=OFF, which is not durable)
 
+-- name: tablespaces_refused
+SQLite has no tablespaces: drop --tablespace and --index-tablespace (a database is one file: put it where you want with the DSN's path)
+
 -- name: generate
 DELETE FROM pgbench_history;
 DELETE FROM pgbench_accounts;

@@ -5,8 +5,9 @@
 //! reason), `--partitions` with `--partition-method` on PostgreSQL (pgbench's bounds, open at
 //! both ends, or a hash's moduli) and MariaDB (its own partitions), tpcb running and checking on
 //! them; `-I` with `G` (the rows made by the server) on every engine, checked and run; `-I`'s
-//! steps run in the order given; and each refused with its reason where the engine has no such
-//! thing.
+//! steps run in the order given; `--tablespace` and `--index-tablespace` on PostgreSQL (the
+//! tables and the keys' indexes where asked); and each refused with its reason where the engine
+//! has no such thing.
 
 use std::sync::Arc;
 
@@ -50,7 +51,79 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "tpcb_init::steps_in_the_order_given::postgres",
         steps_in_order,
     ));
+    out.push(with_env(
+        env,
+        "tpcb_init::tablespaces::postgres",
+        tablespaces,
+    ));
     out
+}
+
+/// `--tablespace` and `--index-tablespace` on PostgreSQL, two tablespaces made for the test:
+/// the four tables in the first, the three primary keys' indexes in the second; tpcb runs and
+/// checks there; both are dropped afterwards (they belong to the whole test server).
+fn tablespaces(env: &Env) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let target = Target::Postgres;
+    let dsn = env.fresh_db(target, "tpcb_tablespaces");
+    let mut s = session(&dsn);
+    let data = s
+        .query_text("SELECT current_setting('data_directory')")
+        .map_err(|e| e.to_string())?[0][0]
+        .to_string();
+    let owner = std::fs::metadata(&data).map_err(|e| e.to_string())?;
+    let id = std::process::id();
+    let mut made = Vec::new();
+    for kind in ["tables", "indexes"] {
+        // Under /tmp: the server's user cannot reach into the test's private directory.
+        let dir = std::env::temp_dir().join(format!("dbduel-ts-{kind}-{id}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
+        std::os::unix::fs::chown(&dir, Some(owner.uid()), Some(owner.gid()))
+            .map_err(|e| e.to_string())?;
+        let name = format!("dbduel_{kind}_{id}");
+        s.batch(&format!(
+            "CREATE TABLESPACE {name} LOCATION '{}'",
+            dir.display()
+        ))
+        .map_err(|e| e.to_string())?;
+        made.push((name, dir));
+    }
+    let (tables, indexes) = (made[0].0.clone(), made[1].0.clone());
+    let out = dbduel(&[
+        "prepare",
+        "tpcb",
+        "--dsn",
+        &dsn,
+        "--tablespace",
+        &tables,
+        "--index-tablespace",
+        &indexes,
+    ]);
+    let checked = expect_code(&out, 0, "--tablespace --index-tablespace").and_then(|()| {
+        let placed = |space: &str| {
+            session(&dsn)
+                .query_text(&format!(
+                    "SELECT c.relname FROM pg_class c JOIN pg_tablespace t ON t.oid = c.reltablespace \
+                     WHERE t.spcname = '{space}' ORDER BY 1"
+                ))
+                .map(|rows| rows.iter().map(|r| r[0].to_string()).collect::<Vec<_>>())
+                .map_err(|e| e.to_string())
+        };
+        let (t, i) = (placed(&tables)?, placed(&indexes)?);
+        ensure(
+            t == ["pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"]
+                && i == ["pgbench_accounts_pkey", "pgbench_branches_pkey", "pgbench_tellers_pkey"],
+            || format!("in {tables}: {t:?}; in {indexes}: {i:?}"),
+        )?;
+        runs_and_checks(env, &dsn, target, "tpcb-tablespaces")
+    });
+    let _ = dbduel(&["cleanup", "tpcb", "--dsn", &dsn]);
+    for (name, dir) in &made {
+        let _ = s.batch(&format!("DROP TABLESPACE {name}"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    checked
 }
 
 /// `-I` runs its steps in the order given, as pgbench: the primary keys before the rows
@@ -159,6 +232,21 @@ fn refused(env: &Env) -> Result<(), String> {
         ),
         (Target::Sqlite, "-I dtxq", "'x' is not a step"),
         (Target::Sqlite, "-I dtgGv", "g or G, not both"),
+        (
+            Target::Sqlite,
+            "--tablespace ts",
+            "SQLite has no tablespaces",
+        ),
+        (
+            Target::MariaDb("InnoDB"),
+            "--index-tablespace ts",
+            "MariaDB has no tablespace",
+        ),
+        (
+            Target::Firebird,
+            "--tablespace ts",
+            "Firebird 3 has no tablespaces",
+        ),
         (Target::Sqlite, "-I dtgvpf", "drop --foreign-keys"),
     ];
     for (target, flag, says) in cases {

@@ -80,6 +80,24 @@ pub const OPTIONS: Table = Table {
             default: "",
             value_name: "",
         },
+        Opt {
+            name: "tablespace",
+            short: None,
+            help: "The tables in this tablespace (pgbench -i --tablespace; PostgreSQL)",
+            kind: Kind::Text,
+            phase: Phase::Data,
+            default: "",
+            value_name: "TABLESPACE",
+        },
+        Opt {
+            name: "index_tablespace",
+            short: None,
+            help: "The primary keys' indexes in this tablespace (pgbench -i --index-tablespace; PostgreSQL)",
+            kind: Kind::Text,
+            phase: Phase::Data,
+            default: "",
+            value_name: "TABLESPACE",
+        },
     ],
 };
 
@@ -111,6 +129,9 @@ pub struct Tpcb {
     fillfactor: u32,
     /// `--unlogged-tables`.
     unlogged: bool,
+    /// `--tablespace`, `--index-tablespace`.
+    tablespace: Option<String>,
+    index_tablespace: Option<String>,
     /// `--partitions N --partition-method range|hash` (0: none).
     partitions: u32,
     hash: bool,
@@ -157,6 +178,8 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         scale: opts.scale,
         fillfactor,
         unlogged: given.has("unlogged_tables"),
+        tablespace: given.text("tablespace").map(str::to_string),
+        index_tablespace: given.text("index_tablespace").map(str::to_string),
         steps: init_steps(given.text("init_steps"), given.has("foreign_keys"))?,
         partitions,
         hash: given.text("partition_method") == Some("hash"),
@@ -324,6 +347,10 @@ impl Workload for Tpcb {
             (self.steps.contains('f'), "foreign_keys_refused"),
             (self.unlogged, "unlogged_refused"),
             (self.partitions > 0, "partitions_refused"),
+            (
+                self.tablespace.is_some() || self.index_tablespace.is_some(),
+                "tablespaces_refused",
+            ),
         ] {
             let why = sql.get(refused).trim();
             if asked && !why.is_empty() {
@@ -333,6 +360,17 @@ impl Workload for Tpcb {
         let fill = engine.table_options(Some(self.fillfactor));
         let plain = engine.table_options(None);
         let unlogged = if self.unlogged { "UNLOGGED " } else { "" };
+        // pgbench quotes the names as identifiers (PQescapeIdentifier).
+        let quoted = |t: &Option<String>| {
+            t.as_ref()
+                .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        };
+        let tablespace = quoted(&self.tablespace)
+            .map(|t| format!(" TABLESPACE {t}"))
+            .unwrap_or_default();
+        let index_tablespace = quoted(&self.index_tablespace)
+            .map(|t| format!(" USING INDEX TABLESPACE {t}"))
+            .unwrap_or_default();
         let scaled = |n: i64| (n * i64::from(self.scale)).to_string();
         let (branches, tellers, accounts) = (scaled(BRANCHES), scaled(TELLERS), scaled(ACCOUNTS));
         let vars = [
@@ -340,6 +378,8 @@ impl Workload for Tpcb {
             ("fill", fill.as_str()),
             ("plain", plain.as_str()),
             ("unlogged", unlogged),
+            ("tablespace", tablespace.as_str()),
+            ("index_tablespace", index_tablespace.as_str()),
             ("branches", branches.as_str()),
             ("tellers", tellers.as_str()),
             ("accounts", accounts.as_str()),
