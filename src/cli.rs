@@ -279,6 +279,10 @@ pub struct RunArgs {
     /// summary and the JSON always break errors down by kind).
     #[arg(long)]
     pub failures_detailed: bool,
+    /// Every error a client meets on stderr, and whether its transaction is tried again or
+    /// ends failed (pgbench's --verbose-errors); without it the summary counts them by kind.
+    #[arg(long)]
+    pub verbose_errors: bool,
     /// Stop the run when a client aborts (pgbench's --exit-on-abort): what was measured until
     /// then is kept and the run exits 1; without it the other clients go on.
     #[arg(long)]

@@ -250,6 +250,8 @@ pub struct RunInput {
     /// `-l` and its companions.
     pub log: Option<LogPlan>,
     pub exit_on_abort: bool,
+    /// `--verbose-errors`: every error a client meets, and what follows it, on stderr.
+    pub verbose_errors: bool,
     /// Script files (`FILE[@WEIGHT]`) and their `-D` defines.
     pub scripts: Vec<String>,
     pub defines: Vec<String>,
@@ -321,6 +323,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         json: args.json.clone(),
         log: log_plan(args)?,
         exit_on_abort: args.exit_on_abort,
+        verbose_errors: args.verbose_errors,
         scripts,
         defines: args.defines.clone(),
         asked_by: AskedBy::Flags,
@@ -580,6 +583,7 @@ impl RunInput {
                     .latency_limit_ms
                     .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
                 threads: self.threads,
+                verbose_errors: self.verbose_errors,
             },
             progress: self.progress.map(Duration::from_secs),
             json: self.json,
@@ -1117,6 +1121,7 @@ mod tests {
             latency_limit_ms: None,
             log: None,
             exit_on_abort: false,
+            verbose_errors: false,
             progress: None,
             max_tries: None,
             seed: Some(1),

@@ -89,6 +89,9 @@ pub struct RunConfig {
     /// `-j`: the threads that run the clients, many on each (`coop`); None: chosen by
     /// `threads` from the clients and the cores.
     pub threads: Option<u32>,
+    /// `--verbose-errors` (pgbench's): every error a client meets, and whether the
+    /// transaction is tried again or ends failed, on stderr.
+    pub verbose_errors: bool,
 }
 
 /// Why the clients cannot share threads on this engine and workload (None: they can).
@@ -688,7 +691,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
         state.session.start(txn);
         let (tries, outcome) = match bound {
-            Ok(()) => attempt(&mut state, cfg.max_tries, shared),
+            Ok(()) => attempt(&mut state, id, txn, shared),
             Err(e) => (1, Err(e)),
         };
         busy.store(0, Ordering::Release);
@@ -1110,22 +1113,46 @@ impl Drop for Outbox<'_> {
 /// first retry follows at once, as pgbench's; later ones after `retry_pause`.
 fn attempt(
     state: &mut ClientState,
-    max_tries: u32,
+    id: u32,
+    txn: usize,
     shared: &Shared,
 ) -> (u32, Result<u32, DbError>) {
+    let max_tries = shared.cfg.max_tries;
     let halt = || shared.stop.load(Ordering::Relaxed) || shared.ending.load(Ordering::Relaxed);
+    // --verbose-errors: pgbench's lines, in its words.
+    let say = |line: String| {
+        if shared.cfg.verbose_errors {
+            errln!("{line}");
+        }
+    };
+    // The end of the run cancels what is in flight: not an error the client met.
+    let cancelled = |e: &DbError| e.class == ErrorClass::Interrupted;
     let mut tries = 0;
     loop {
         tries += 1;
         match state.client.execute(&mut state.session) {
             Ok(queries) => return (tries, Ok(queries)),
-            Err(e) if e.class == ErrorClass::ConnectionLost => return (tries, Err(e)),
+            Err(e) if cancelled(&e) => return (tries, Err(e)),
             Err(e) => {
+                say(format!(
+                    "client {id} got an error in script {txn}; {}",
+                    e.message
+                ));
+                if e.class == ErrorClass::ConnectionLost {
+                    return (tries, Err(e));
+                }
                 let _ = state.session.untimed().rollback();
                 let again = state.client.retryable(&e.class) && tries < max_tries;
                 if !again || halt() {
+                    say(format!(
+                        "client {id} ends the failed transaction (try {tries}/{max_tries})"
+                    ));
                     return (tries, Err(e));
                 }
+                say(format!(
+                    "client {id} repeats the transaction after the error (try {}/{max_tries})",
+                    tries + 1
+                ));
                 let pause = retry_pause(tries, &mut state.backoff);
                 if !pause.is_zero() && !sleep_while_running(pause, shared) {
                     return (tries, Err(e));
@@ -1345,6 +1372,7 @@ mod tests {
             connections: Default::default(),
             latency_limit: None,
             threads: None,
+            verbose_errors: false,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();

@@ -175,6 +175,7 @@ fn runs(
                 latency_limit_ms: None,
                 log: None,
                 exit_on_abort: false,
+                verbose_errors: false,
                 progress: None,
                 max_tries: plan.max_tries,
                 seed: Some(plan.seed()),

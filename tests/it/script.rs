@@ -94,6 +94,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "script::exit_on_abort_stops_the_run",
         exit_on_abort,
     ));
+    out.push(with_env(
+        env,
+        "script::verbose_errors_in_pgbench_words::postgres",
+        verbose_errors,
+    ));
     for target in [
         Target::Sqlite,
         Target::Postgres,
@@ -725,4 +730,35 @@ fn text_into_smallint(env: &Env, target: Target) -> Result<(), String> {
     ensure(shown.starts_with(&file) && shown.ends_with(words), || {
         format!("wanted '{file}...{words}', got {}", r["error_messages"])
     })
+}
+
+/// pgbench's --verbose-errors on PostgreSQL: a statement that always fails with a serialization
+/// failure (SQLSTATE 40001) under --max-tries 3 says, for each transaction, its three errors,
+/// its two repeats and its end, in pgbench's words; without the flag none of it is printed.
+fn verbose_errors(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "verbose_errors");
+    let path = env.path("always_40001.sql");
+    std::fs::write(
+        &path,
+        "SELECT 1;\nDO $$ BEGIN RAISE EXCEPTION 'always' USING ERRCODE = '40001'; END $$;\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let file = path.display().to_string();
+    let args = ["run", &file, "--dsn", &dsn, "-t", "2", "--max-tries", "3"];
+    let out = dbduel(&args);
+    expect_code(&out, 1, "failed transactions")?;
+    ensure(!text(&out).contains("got an error"), || text(&out))?;
+    let mut verbose = args.to_vec();
+    verbose.push("--verbose-errors");
+    let out = dbduel(&verbose);
+    expect_code(&out, 1, "failed transactions, --verbose-errors")?;
+    let said = text(&out);
+    let count = |needle: &str| said.matches(needle).count();
+    ensure(
+        count("client 0 got an error in script 0; always_40001.sql:2: ") == 6
+            && count("client 0 repeats the transaction after the error (try 2/3)") == 2
+            && count("client 0 repeats the transaction after the error (try 3/3)") == 2
+            && count("client 0 ends the failed transaction (try 3/3)") == 2,
+        || said.clone(),
+    )
 }
