@@ -419,6 +419,9 @@ pub struct HabitArgs {
     /// pgbench -i: initialize.
     #[arg(short = 'i', long = "initialize", hide = true)]
     pub initialize: bool,
+    /// pgbench -v: vacuum the four tables before the run.
+    #[arg(short = 'v', long = "vacuum-all", hide = true)]
+    pub vacuum_all: bool,
     /// sysbench --events: all threads' events together.
     #[arg(long, hide = true, value_name = "N")]
     pub events: Option<u64>,
@@ -435,6 +438,10 @@ impl HabitArgs {
             (
                 self.initialize,
                 "-i (initialize): dbduel prepare loads the data, then dbduel run measures it",
+            ),
+            (
+                self.vacuum_all,
+                "-v (vacuum all four tables first): dbduel never vacuums before a run; `dbduel prepare tpcb -I v` vacuums and analyzes them, data kept",
             ),
             (
                 self.events.is_some(),

@@ -72,6 +72,7 @@ fn habits(_: &Env) -> Result<(), String> {
     )?;
     for (flag, way) in [
         (&["-i"][..], "dbduel prepare"),
+        (&["-v"][..], "dbduel prepare tpcb -I v"),
         (&["-r", "--no-statement-latencies"][..], "give one of them"),
         (&["--events", "100"][..], "give -t"),
         (&["--histogram"][..], "HDR histogram"),
