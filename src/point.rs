@@ -21,7 +21,7 @@ use crate::metrics::embedded::{self, EmbeddedWaits};
 use crate::metrics::evidence;
 use crate::metrics::observe::{Observer, ResourceSample};
 use crate::metrics::statements::{self, Statements};
-use crate::metrics::txn_log::TxnLog;
+use crate::metrics::txn_log::ThreadLogs;
 use crate::metrics::waits::{self, WaitSampler, Waits};
 use crate::metrics::{self, Aggregator, Measurement};
 use crate::result::{self, RunResult};
@@ -338,9 +338,12 @@ fn measure(
                 0 => workload.default_max_tries(),
                 n => n,
             };
+            // pgbench writes a file per thread: -j's, at most one a client.
+            let files = plan.run.threads.unwrap_or(1).min(plan.run.clients).max(1);
             Some(
-                TxnLog::create(
+                ThreadLogs::create(
                     l,
+                    files,
                     plan.run.warmup,
                     match plan.run.limit {
                         Limit::Time(t) => Some(t),

@@ -1,7 +1,9 @@
 //! pgbench's transaction logs (`-l`, `--log-prefix`, `--sampling-rate`, `--aggregate-interval`),
 //! written as pgbench 15 to 17 write them, so that what reads pgbench's logs reads dbduel's.
-//! dbduel has no worker threads of its own to split them by (pgbench's `-j`): it writes one file,
-//! `PREFIX.PID`, as pgbench does with one thread.
+//! One file, `PREFIX.PID`, as pgbench writes with one thread; with `-j N` (N above 1) a file per
+//! thread as pgbench names them (`ThreadLogs`): `PREFIX.PID` for the first, `PREFIX.PID.I` for
+//! the others, client `c` in file `c mod N` (the thread that runs it where clients share
+//! threads), each with its own numbering, sampling and aggregated intervals.
 //!
 //! A line per transaction: `client_id transaction_no time script_no time_epoch time_us
 //! [schedule_lag] [retries]`, where `time` is the latency in µs (`failed`, or `skipped` under
@@ -45,7 +47,73 @@ pub struct LogPlan {
 
 impl LogPlan {
     pub fn path(&self) -> String {
-        format!("{}.{}", self.prefix, std::process::id())
+        self.path_of(0)
+    }
+
+    /// Thread `i`'s file, as pgbench names it (the first without the thread's number).
+    pub fn path_of(&self, i: u32) -> String {
+        match i {
+            0 => format!("{}.{}", self.prefix, std::process::id()),
+            i => format!("{}.{}.{i}", self.prefix, std::process::id()),
+        }
+    }
+}
+
+/// The log of a run split by thread as pgbench splits it (`-j N`), one file when N is 1.
+pub struct ThreadLogs {
+    logs: Vec<TxnLog>,
+}
+
+impl ThreadLogs {
+    /// Open the `files` files of `plan` (see `TxnLog::create` for the rest).
+    pub fn create(
+        plan: &LogPlan,
+        files: u32,
+        warmup: Duration,
+        time: Option<Duration>,
+        open_loop: bool,
+        max_tries: u32,
+        seed: u64,
+    ) -> Result<ThreadLogs, String> {
+        let logs = (0..files.max(1))
+            .map(|i| {
+                let seed = seed ^ u64::from(i);
+                TxnLog::create(plan, i, warmup, time, open_loop, max_tries, seed)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ThreadLogs { logs })
+    }
+
+    pub fn begin(&mut self, epoch: SystemTime) {
+        for l in &mut self.logs {
+            l.begin(epoch);
+        }
+    }
+
+    /// A transaction done, failed or skipped, into its client's file.
+    pub fn add(&mut self, event: &Event) {
+        let client = match event {
+            Event::Txn(s) => s.client,
+            Event::Skipped(client, _, _) => *client,
+            _ => return,
+        };
+        let n = self.logs.len();
+        self.logs[client as usize % n].add(event);
+    }
+
+    /// Every file finished (`TxnLog::finish`): their paths, or the first error.
+    pub fn finish(self, end_us: u64) -> Result<String, String> {
+        let mut paths = Vec::new();
+        let mut failed = None;
+        for l in self.logs {
+            match l.finish(end_us) {
+                Ok(p) => paths.push(p),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        failed.map_or(Ok(paths.join(", ")), Err)
     }
 }
 
@@ -114,13 +182,14 @@ impl TxnLog {
     /// a run whose measured part starts `warmup` after its runner (`begin` says when that was).
     pub fn create(
         plan: &LogPlan,
+        file: u32,
         warmup: Duration,
         time: Option<Duration>,
         open_loop: bool,
         max_tries: u32,
         seed: u64,
     ) -> Result<TxnLog, String> {
-        let path = plan.path();
+        let path = plan.path_of(file);
         let file = File::create(&path).map_err(|e| {
             format!("-l: cannot create the log file {path} ({e}): give a writable --log-prefix")
         })?;

@@ -5,7 +5,7 @@
 //! aggregated lines of pgbench's fifteen columns whose counts add up to the run's; the flags'
 //! misuses refused as pgbench refuses them; and, on PostgreSQL beside pgbench itself with the
 //! same flags, lines of the same columns; with `--failures-detailed`, a failure's kind in its
-//! line.
+//! line; with `-j 2`, a file per thread named as pgbench names them.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,6 +27,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             ("aggregated_fifteen_columns", aggregated),
             ("same_columns_as_pgbench_postgres", beside_pgbench),
             ("failures_detailed_postgres", failures_detailed),
+            ("split_by_thread_as_pgbench", by_thread),
         ],
     );
     out.extend(crate::env::refusals(
@@ -73,9 +74,11 @@ fn logs(dir: &Path, prefix: &str) -> Result<Vec<(String, Vec<String>)>, String> 
         let name = name.to_string_lossy().to_string();
         if let Some(rest) = name.strip_prefix(&format!("{prefix}.")) {
             let text = std::fs::read_to_string(dir.join(&name)).map_err(|e| e.to_string())?;
-            ensure(rest.chars().all(|c| c.is_ascii_digit()), || {
-                format!("{name}: not named PREFIX.PID")
-            })?;
+            let digits = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit());
+            ensure(
+                rest.split('.').count() <= 2 && rest.split('.').all(digits),
+                || format!("{name}: not named PREFIX.PID or PREFIX.PID.THREAD"),
+            )?;
             out.push((name, text.lines().map(str::to_string).collect()));
         }
     }
@@ -370,4 +373,46 @@ fn failures_detailed(env: &Env) -> Result<(), String> {
             )
         },
     )
+}
+
+/// `-j 2 -c 4 -t 5`: two files, `PREFIX.PID` and `PREFIX.PID.1`, as pgbench names a thread's;
+/// clients 0 and 2 in the first, 1 and 3 in the second, each client's transactions numbered 1
+/// to 5 in its file.
+fn by_thread(env: &Env) -> Result<(), String> {
+    let dsn = prepared_tpcb(env, Target::Sqlite, "txn_log_threads")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let prefix = format!("--log-prefix={}/by_thread", dir.path().display());
+    let out = dbduel(&[
+        "run", "tpcb", "--dsn", &dsn, "-S", "-t", "5", "-c", "4", "-j", "2", "-l", &prefix,
+    ]);
+    expect_code(&out, 0, "log by thread")?;
+    let mut files = logs(dir.path(), "by_thread")?;
+    files.sort();
+    let pid = files
+        .first()
+        .and_then(|(n, _)| n.strip_prefix("by_thread."))
+        .unwrap_or("")
+        .to_string();
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    ensure(
+        names == [format!("by_thread.{pid}"), format!("by_thread.{pid}.1")],
+        || format!("log files {names:?}"),
+    )?;
+    for (i, (name, lines)) in files.iter().enumerate() {
+        let mut by_client: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
+        for l in lines {
+            let f: Vec<&str> = l.split(' ').collect();
+            let client: u32 = f[0].parse().map_err(|_| format!("{name}: {l:?}"))?;
+            by_client.entry(client).or_default().push(f[1].to_string());
+        }
+        let clients: Vec<u32> = by_client.keys().copied().collect();
+        let want: Vec<u32> = vec![i as u32, i as u32 + 2];
+        let numbered = by_client
+            .values()
+            .all(|n| *n == (1..=5).map(|k| k.to_string()).collect::<Vec<_>>());
+        ensure(clients == want && numbered, || {
+            format!("{name}: clients {clients:?}, numbers {by_client:?}")
+        })?;
+    }
+    Ok(())
 }
