@@ -99,6 +99,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "script::verbose_errors_in_pgbench_words::postgres",
         verbose_errors,
     ));
+    out.push(with_env(
+        env,
+        "script::copy_from_stdin_fails_at_once::postgres",
+        copy_in_script,
+    ));
     for target in [
         Target::Sqlite,
         Target::Postgres,
@@ -761,4 +766,28 @@ fn verbose_errors(env: &Env) -> Result<(), String> {
             && count("client 0 ends the failed transaction (try 3/3)") == 2,
         || said.clone(),
     )
+}
+
+/// A script's `COPY ... FROM STDIN` on PostgreSQL: dbduel has no rows to send, so it fails the
+/// COPY at once (the server's error, the transaction failed) instead of both sides waiting for
+/// each other; `COPY ... TO STDOUT` runs, its rows read and dropped.
+fn copy_in_script(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "copy_script");
+    session(&dsn)
+        .batch("CREATE TABLE copy_t (v int); INSERT INTO copy_t VALUES (1), (2)")
+        .map_err(|e| e.to_string())?;
+    let path = env.path("copy_in.sql");
+    std::fs::write(&path, "COPY copy_t FROM STDIN;\n").map_err(|e| e.to_string())?;
+    let began = std::time::Instant::now();
+    let out = dbduel(&["run", &path.display().to_string(), "--dsn", &dsn, "-t", "2"]);
+    expect_code(&out, 1, "COPY FROM STDIN")?;
+    ensure(
+        text(&out).contains("COPY FROM STDIN is not supported here")
+            && began.elapsed() < std::time::Duration::from_secs(20),
+        || format!("{:?}: {}", began.elapsed(), text(&out)),
+    )?;
+    let path = env.path("copy_out.sql");
+    std::fs::write(&path, "COPY copy_t TO STDOUT;\n").map_err(|e| e.to_string())?;
+    let out = dbduel(&["run", &path.display().to_string(), "--dsn", &dsn, "-t", "2"]);
+    expect_code(&out, 0, "COPY TO STDOUT")
 }

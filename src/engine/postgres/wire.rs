@@ -509,6 +509,18 @@ impl Conn {
                     self.rbuf.advance(5 + len);
                     return error.map_or(Ok(()), Err);
                 }
+                // COPY ... FROM STDIN sent as a statement (a script's): nothing here has rows
+                // to send, so it is failed at once, as pgbench refuses COPY, instead of both
+                // sides waiting for the other; the server's error follows.
+                b'G' => {
+                    self.rbuf.advance(5 + len);
+                    frontend::copy_fail(
+                        "COPY FROM STDIN is not supported here: dbduel sends no rows to it",
+                        &mut self.wbuf,
+                    )?;
+                    self.flush()?;
+                    continue;
+                }
                 b'T' | b'E' => {
                     match self.recv()? {
                         Message::RowDescription(body) => {
