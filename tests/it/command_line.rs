@@ -1,7 +1,8 @@
 //! The command line as users type and read it: a bare `dbduel run tpcb` runs on a temporary
 //! SQLite database (no server), pgbench's and sysbench's flags are taken or refused naming
 //! dbduel's way, `list` names the engines and workloads, completions and the manual page know
-//! every command, a closed pipe ends quietly, and `--json` is checked before the run.
+//! every command, a closed pipe ends quietly, `--json` is checked before the run, and `-b` takes
+//! a built-in's unique prefix as pgbench does.
 
 use std::sync::Arc;
 
@@ -10,13 +11,14 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Test, dbduel, ensure, expect_code, read_result, run_json, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 6] = [
+    let tests: [(&str, Test); 7] = [
         ("default_run_on_temporary_sqlite", default_run),
         ("pgbench_and_sysbench_habits", habits),
         ("list_names_engines_and_workloads", list),
         ("completions_and_man_page", completions_and_man),
         ("closed_pipe_ends_quietly", closed_pipe),
         ("json_checked_before_the_run", json_unwritable),
+        ("builtin_by_prefix_as_pgbench", builtin_prefix),
     ];
     trials_of(env, "command_line", tests)
 }
@@ -172,5 +174,31 @@ fn json_unwritable(_env: &Env) -> Result<(), String> {
     ensure(
         started.elapsed() < std::time::Duration::from_secs(10),
         || "the run went ahead".into(),
+    )
+}
+
+/// pgbench's `-b si` is simple-update and `-b se` select-only; `-b s` is ambiguous, in
+/// pgbench's words.
+fn builtin_prefix(env: &Env) -> Result<(), String> {
+    for (prefix, name) in [
+        ("si", "simple-update"),
+        ("se", "select-only"),
+        ("t", "tpcb-like"),
+    ] {
+        let r = run_json(
+            env,
+            &format!("prefix_{prefix}"),
+            &["run", "tpcb", "-b", prefix, "-t", "2"],
+            0,
+        )?;
+        ensure(r["workload"]["variant"] == name, || {
+            format!("-b {prefix}: {}", r["workload"])
+        })?;
+    }
+    let out = dbduel(&["run", "tpcb", "-b", "s", "-t", "1"]);
+    expect_code(&out, 2, "-b s")?;
+    ensure(
+        text(&out).contains("ambiguous builtin name: 2 builtin scripts found for prefix \"s\""),
+        || text(&out),
     )
 }

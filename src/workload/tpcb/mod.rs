@@ -141,7 +141,26 @@ pub struct Tpcb {
 
 fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     let given = super::options::parse(&OPTIONS, "tpcb", &opts.params)?;
-    let variant = match opts.variant.as_deref().unwrap_or("tpcb-like") {
+    // pgbench's -b takes a name's unique prefix (`-b si`, `-b se`).
+    let asked = opts.variant.as_deref().unwrap_or("tpcb-like");
+    let matching: Vec<&str> = ENTRY
+        .variants
+        .iter()
+        .copied()
+        .filter(|v| v.starts_with(asked))
+        .collect();
+    let asked = match matching.as_slice() {
+        [one] if asked != "tpcb" => *one,
+        [_, _, ..] => {
+            return Err(Error::Usage(format!(
+                "ambiguous builtin name: {} builtin scripts found for prefix \"{asked}\" ({}): give more of the name",
+                matching.len(),
+                matching.join(", ")
+            )));
+        }
+        _ => asked,
+    };
+    let variant = match asked {
         "tpcb-like" | "tpcb" => Variant::TpcbLike,
         "simple-update" => Variant::SimpleUpdate,
         "select-only" => Variant::SelectOnly,
