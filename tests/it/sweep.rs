@@ -470,6 +470,8 @@ fn resume() -> Result<(), String> {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
         .args(["sweep", &plan, "--results"])
         .arg(&results)
+        // Killed hard, it cannot remove its own temporary directory: the test's takes it.
+        .env("TMPDIR", dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
