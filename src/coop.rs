@@ -116,7 +116,7 @@ pub fn connect_host(host: &str, port: u16, timeout: Duration) -> io::Result<TcpS
         io::ErrorKind::NotFound,
         format!("host {host} has no address"),
     );
-    for addr in lookup(host, port)? {
+    for addr in lookup(host, port, timeout)? {
         match connect(&addr, timeout) {
             Ok(s) => return Ok(s),
             Err(e) => last = e,
@@ -127,8 +127,9 @@ pub fn connect_host(host: &str, port: u16, timeout: Duration) -> io::Result<TcpS
 
 /// The addresses of `host`:`port`, as `ToSocketAddrs` gives them. Inside a coroutine a name
 /// (not an address) is looked up on a thread of its own while the coroutine parks: a slow
-/// resolver holds up its own client only, not the others of its thread.
-pub fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+/// resolver holds up its own client only, not the others of its thread, and no longer than
+/// `timeout` (outside a coroutine the system resolver's own timeouts bound it).
+pub fn lookup(host: &str, port: u16, timeout: Duration) -> io::Result<Vec<SocketAddr>> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(vec![SocketAddr::new(ip, port)]);
     }
@@ -136,14 +137,17 @@ pub fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     if !active() {
         return resolve(host);
     }
-    aside(host, resolve)
+    aside(host, timeout, resolve)
 }
 
-/// `resolve(host)` on a thread of its own while the coroutine parks until it is done.
+/// `resolve(host)` on a thread of its own while the coroutine parks until it is done, or
+/// `timeout` has passed (the thread is then left to end by itself).
 fn aside<T: Send + 'static>(
     host: &str,
+    timeout: Duration,
     resolve: impl FnOnce(&str) -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
+    let deadline = Instant::now() + timeout;
     let (waker, done) = UnixStream::pair()?;
     done.set_nonblocking(true)?;
     let name = host.to_string();
@@ -165,11 +169,17 @@ fn aside<T: Send + 'static>(
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
         }
+        if Instant::now() >= deadline {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("looking up {host} took longer than {timeout:?}"),
+            ));
+        }
         // Registered anew each time: the poller reports the pair's present state.
         park(Park::Io {
             fd: done.as_raw_fd(),
             write: false,
-            deadline: None,
+            deadline: Some(deadline),
             watch: true,
         });
     }
@@ -759,7 +769,7 @@ mod tests {
         let tasks: Vec<Box<dyn FnOnce() + Send>> = vec![
             Box::new(move || {
                 // A resolver that takes 600 ms, as a far DNS server would.
-                let got = aside("far.example", |host| {
+                let got = aside("far.example", Duration::from_secs(5), |host| {
                     std::thread::sleep(Duration::from_millis(600));
                     Ok(host.len())
                 })
@@ -784,14 +794,22 @@ mod tests {
         );
         // A real name, and an address that needs no lookup, inside a coroutine too.
         let found: Vec<Box<dyn FnOnce() + Send>> = vec![Box::new(|| {
-            let local = lookup("localhost", 5432).unwrap();
+            let local = lookup("localhost", 5432, Duration::from_secs(5)).unwrap();
             assert!(
                 local
                     .iter()
                     .all(|a| a.port() == 5432 && a.ip().is_loopback())
             );
             assert!(!local.is_empty());
-            let ip = lookup("127.0.0.1", 1).unwrap();
+            let ip = lookup("127.0.0.1", 1, Duration::from_secs(5)).unwrap();
+            // A lookup past its deadline gives up, naming the host.
+            let e = aside("slow.example", Duration::from_millis(100), |_| {
+                std::thread::sleep(Duration::from_millis(800));
+                Ok(())
+            })
+            .unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+            assert!(e.to_string().contains("slow.example"), "{e}");
             assert_eq!(ip, vec!["127.0.0.1:1".parse::<SocketAddr>().unwrap()]);
         })];
         assert!(run(found, 0, |_| {}).unwrap().is_empty());
