@@ -849,7 +849,7 @@ fn whole_run(
     }
     // Likewise its statements' figures, per transaction of the whole run.
     if let Some(st) = merged.statements.as_mut() {
-        st.per_transaction(m.transactions);
+        st.relate(m.transactions, &m.statement_latencies);
     }
     merged.client_peak_rss_bytes = results
         .iter()

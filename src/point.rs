@@ -577,7 +577,7 @@ impl Point<'_> {
             waits: waits.and_then(|(w, _)| w),
             embedded_waits: embedded,
             statements: Some({
-                statements.per_transaction(m.transactions);
+                statements.relate(m.transactions, &m.statement_latencies);
                 statements
             }),
             server_counters: counters,

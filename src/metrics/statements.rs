@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::statement_latencies::Statement as ClientLine;
 use crate::engine::statements::{Figures, Reading, Statement};
 use crate::engine::{Engine, Session};
 
@@ -47,6 +48,28 @@ pub struct StatementTime {
     /// Calls per committed transaction of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls_per_transaction: Option<f64>,
+    /// The same statement as the clients timed it (`relate`), where its text matches one of
+    /// the run's client-side lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientSide>,
+}
+
+/// A statement's time on the clients' side, joined to the server's line by text (`key`): the
+/// client's clock runs from sending the statement to its last reply, so the difference from
+/// the server's mean is the time per call outside the server's own accounting (the network,
+/// the client, the wait before execution starts).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClientSide {
+    /// How many client-side lines were joined (a statement several transaction types run has
+    /// a line in each).
+    pub lines: u32,
+    pub calls: u64,
+    /// The mean per call over the joined lines (weighted by their calls), milliseconds.
+    pub mean_ms: f64,
+    /// The highest p99 of the joined lines, milliseconds.
+    pub p99_ms: f64,
+    /// The client's mean less the server's, milliseconds.
+    pub outside_ms: f64,
 }
 
 impl Statements {
@@ -58,15 +81,133 @@ impl Statements {
         }
     }
 
-    /// Set each statement's calls per committed transaction of the run.
-    pub fn per_transaction(&mut self, transactions: u64) {
+    /// Set each statement's calls per committed transaction of the run, and join each named
+    /// statement to the client-side lines whose text has the same `key` (`ClientSide`), unless
+    /// their mean is below the server's.
+    pub fn relate(&mut self, transactions: u64, client: &[ClientLine]) {
         let each = |s: &mut StatementTime| {
             s.calls_per_transaction =
                 (transactions > 0).then(|| s.figures.calls as f64 / transactions as f64);
         };
         self.top.iter_mut().for_each(each);
         self.rest.iter_mut().for_each(each);
+        let mut by_key: HashMap<String, Vec<&ClientLine>> = HashMap::new();
+        for line in client.iter().filter(|l| l.calls > 0) {
+            by_key.entry(key(&line.text)).or_default().push(line);
+        }
+        for s in &mut self.top {
+            s.client = by_key.get(&key(&s.text)).and_then(|lines| {
+                let calls: u64 = lines.iter().map(|l| l.calls).sum();
+                let total: f64 = lines.iter().map(|l| l.mean_ms * l.calls as f64).sum();
+                let mean_ms = total / calls.max(1) as f64;
+                // A round trip holds the server's time: a client time below it was not one
+                // (a statement queued in a pipeline is timed until it is queued).
+                (mean_ms >= s.mean_ms).then(|| ClientSide {
+                    lines: lines.len() as u32,
+                    calls,
+                    mean_ms,
+                    p99_ms: lines.iter().map(|l| l.p99_ms).fold(0.0, f64::max),
+                    outside_ms: mean_ms - s.mean_ms,
+                })
+            });
+        }
     }
+}
+
+/// A statement text as a join key: the same for the text a client sent and the text the
+/// server normalised. Case folded; identifiers' quotes (`"` and `` ` ``) and comments dropped;
+/// every placeholder (`$1`, `?`, a script's `:name`) and every constant (a string, a number
+/// with its sign) made `?`; a parenthesised list of nothing but those (MySQL's digests write
+/// an IN list as `(...)`) made `(...)`; whitespace and a last `;` dropped.
+pub fn key(text: &str) -> String {
+    let chars: Vec<char> = text.trim().trim_end_matches(';').chars().collect();
+    let mut out = String::with_capacity(chars.len());
+    let mut i = 0;
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        match c {
+            '\'' => {
+                i += 1;
+                while i < chars.len() {
+                    if chars[i] == '\'' && chars.get(i + 1) == Some(&'\'') {
+                        i += 2;
+                    } else if chars[i] == '\'' {
+                        break;
+                    } else {
+                        i += 1;
+                    }
+                }
+                out.push('?');
+            }
+            '/' if next == Some('*') => {
+                while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            '`' | '"' => {}
+            ':' if next == Some(':') => {
+                out.push_str("::");
+                i += 1;
+            }
+            ':' if next.is_some_and(|n| n.is_alphabetic() || n == '_') => {
+                while chars.get(i + 1).is_some_and(|&n| word(n)) {
+                    i += 1;
+                }
+                out.push('?');
+            }
+            '$' if next.is_some_and(|n| n.is_ascii_digit()) => {
+                while chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+                    i += 1;
+                }
+                out.push('?');
+            }
+            d if d.is_ascii_digit() && (i == 0 || !word(chars[i - 1])) => {
+                while chars
+                    .get(i + 1)
+                    .is_some_and(|&n| n.is_ascii_alphanumeric() || n == '.')
+                {
+                    i += 1;
+                }
+                // A sign after an operator, a comma or a parenthesis is the constant's.
+                let mut t = out.chars().rev();
+                if t.next() == Some('-') && t.next().is_none_or(|p| "=(,<>+-*/".contains(p)) {
+                    out.pop();
+                }
+                out.push('?');
+            }
+            c if c.is_whitespace() => {}
+            c => out.extend(c.to_lowercase()),
+        }
+        i += 1;
+    }
+    lists(&out)
+}
+
+/// `key`'s last step: each `(` ... `)` holding only `?`, `,` and `...` made `(...)`.
+fn lists(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('(') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find(')') {
+            Some(close)
+                if close > 0 && after[..close].chars().all(|c| matches!(c, '?' | ',' | '.')) =>
+            {
+                out.push_str("(...)");
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('(');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The sampler's part: the reading at the measured part's start, then the difference at the
@@ -229,6 +370,103 @@ mod tests {
     }
 
     #[test]
+    fn a_client_text_and_the_server_normalised_one_have_one_key() {
+        let pairs = [
+            (
+                "UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?",
+                "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+            ),
+            (
+                "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;",
+                "UPDATE `pgbench_accounts` SET `abalance` = `abalance` + ? WHERE `aid` = ?",
+            ),
+            (
+                "SELECT c FROM sbtest1 WHERE id IN (?, ?, ?) LIMIT 10",
+                "SELECT `c` FROM `sbtest1` WHERE `id` IN (...) LIMIT ?",
+            ),
+            (
+                "select x::int from \"T\" where s = 'it''s' and v = -1",
+                "SELECT x::int FROM t WHERE s = $1 AND v = $2 /* note */",
+            ),
+        ];
+        for (client, server) in pairs {
+            assert_eq!(key(client), key(server), "{client} | {server}");
+        }
+        // What differs stays apart: a table's digit, a subtraction, another column.
+        assert_ne!(key("SELECT a FROM t1"), key("SELECT a FROM t2"));
+        assert_ne!(key("SELECT a - 1 FROM t"), key("SELECT a, 1 FROM t"));
+        assert_ne!(
+            key("SELECT a FROM t WHERE k = ?"),
+            key("SELECT b FROM t WHERE k = ?")
+        );
+    }
+
+    #[test]
+    fn the_server_line_gets_the_client_lines_of_its_text() {
+        let line = |transaction: &str, text: &str, calls, mean_ms, p99_ms| ClientLine {
+            transaction: transaction.into(),
+            order: 0,
+            text: text.into(),
+            as_written: false,
+            calls,
+            calls_per_transaction: 1.0,
+            failures: 0,
+            retries: 0,
+            mean_ms,
+            p50_ms: mean_ms,
+            p95_ms: p99_ms,
+            p99_ms,
+            max_ms: p99_ms,
+            total_s: 0.0,
+            share: 0.0,
+            histogram: Vec::new(),
+        };
+        let server = |text: &str, calls, total_ms| StatementTime {
+            text: text.into(),
+            figures: Figures {
+                calls,
+                total_ms,
+                ..Figures::default()
+            },
+            mean_ms: total_ms / calls as f64,
+            ..StatementTime::default()
+        };
+        let mut st = Statements {
+            top: vec![
+                server("SELECT v FROM kv WHERE k = $1", 400, 40.0),
+                server("UPDATE kv SET v = $1 WHERE k = $2", 100, 30.0),
+            ],
+            ..Statements::default()
+        };
+        let client = [
+            line("read", "SELECT v FROM kv WHERE k = ?", 300, 0.2, 0.5),
+            line("write", "SELECT v FROM kv WHERE k = ?", 100, 0.6, 0.9),
+            line("write", "DELETE FROM kv WHERE k = ?", 100, 0.6, 0.9),
+        ];
+        st.relate(200, &client);
+        let read = st.top[0].client.as_ref().expect("the SELECT is joined");
+        assert_eq!((read.lines, read.calls), (2, 400));
+        assert!((read.mean_ms - 0.3).abs() < 1e-9, "{read:?}");
+        assert!((read.outside_ms - 0.2).abs() < 1e-9, "{read:?}");
+        assert_eq!(read.p99_ms, 0.9);
+        assert_eq!(st.top[0].calls_per_transaction, Some(2.0));
+        assert_eq!(
+            st.top[1].client, None,
+            "no client line has the UPDATE's text"
+        );
+        // Timed until queued (a pipeline): below the server's mean, not joined.
+        let queued = [line(
+            "read",
+            "SELECT v FROM kv WHERE k = ?",
+            400,
+            0.01,
+            0.02,
+        )];
+        st.relate(200, &queued);
+        assert_eq!(st.top[0].client, None);
+    }
+
+    #[test]
     fn the_difference_ranked_by_time_with_the_rest_summed() {
         let start = by_key(vec![
             st("a", 100, 50.0),
@@ -252,7 +490,7 @@ mod tests {
         let shares: f64 = s.top.iter().chain(&s.rest).map(|t| t.share).sum();
         assert!((shares - 1.0).abs() < 1e-9, "{shares}");
         assert!((s.all.total_ms - 406.0).abs() < 1e-9);
-        s.per_transaction(200);
+        s.relate(200, &[]);
         assert_eq!(s.top[1].calls_per_transaction, Some(1.0));
     }
 }

@@ -440,7 +440,7 @@ fn server_statements(timelines: &[Timeline]) -> String {
     if runs.is_empty() {
         return String::new();
     }
-    let mut out = String::from("## Where the time went\n\n");
+    let mut out = format!("## Where the time went\n\n{}\n\n", statements::ABOUT);
     for (t, st) in runs {
         let _ = writeln!(
             out,

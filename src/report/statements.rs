@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::data::Timeline;
-use crate::metrics::statements::{StatementTime, Statements};
+use crate::metrics::statements::{ClientSide, StatementTime, Statements};
 
 /// How many statements the terminal summary names (the result keeps more).
 const SUMMARY_TOP: usize = 5;
@@ -13,17 +13,29 @@ const SUMMARY_TOP: usize = 5;
 const TEXT_CHARS: usize = 72;
 
 /// The columns of a statements table; `NUMERIC` of them are numbers.
-pub const HEADER: [&str; 8] = [
+pub const HEADER: [&str; 10] = [
     "share",
     "total ms",
     "calls",
     "per tx",
     "mean ms",
+    "client mean",
+    "client p99",
     "rows",
     "blocks read",
     "statement",
 ];
-pub const NUMERIC: usize = 7;
+pub const NUMERIC: usize = 9;
+
+/// What a statements table shows, as the reports say it above the tables.
+pub const ABOUT: &str = "The server's own time in each statement over the measured run \
+     (PostgreSQL's pg_stat_statements, MariaDB's performance_schema digests), most first; its \
+     share of all the statements' time, calls per committed transaction, mean time per call \
+     (ms). Client mean and p99: the same statement as the clients timed it, where its text \
+     matches a statement they sent and their mean holds the server's (a statement queued in a \
+     pipeline is timed until it is queued: none); the client's mean less the server's is the \
+     time per call spent outside the server's own accounting (the network, the client, the \
+     wait before execution).";
 
 /// A statement's text on one line, cut to `max` characters.
 pub fn short(text: &str, max: usize) -> String {
@@ -35,9 +47,15 @@ pub fn short(text: &str, max: usize) -> String {
     format!("{cut}…")
 }
 
-/// One statement's cells, in `HEADER`'s order ("-" where the engine keeps no such figure).
-pub fn cells(s: &StatementTime) -> [String; 8] {
+/// One statement's cells, in `HEADER`'s order ("-" where the engine keeps no such figure, or
+/// no client-side line has the statement's text).
+pub fn cells(s: &StatementTime) -> [String; 10] {
     let f = &s.figures;
+    let client = |v: fn(&ClientSide) -> f64| {
+        s.client
+            .as_ref()
+            .map_or("-".into(), |c| format!("{:.3}", v(c)))
+    };
     [
         format!("{:.1}%", 100.0 * s.share),
         format!("{:.1}", f.total_ms),
@@ -45,6 +63,8 @@ pub fn cells(s: &StatementTime) -> [String; 8] {
         s.calls_per_transaction
             .map_or("-".into(), |c| format!("{c:.2}")),
         format!("{:.3}", s.mean_ms),
+        client(|c| c.mean_ms),
+        client(|c| c.p99_ms),
         f.rows.to_string(),
         f.blocks_read.map_or("-".into(), |b| b.to_string()),
         short(&s.text, TEXT_CHARS),
@@ -117,6 +137,7 @@ mod tests {
             mean_ms: total_ms / calls as f64,
             share,
             calls_per_transaction: Some(1.0),
+            client: None,
         }
     }
 

@@ -2,7 +2,8 @@
 //! server preloads pg_stat_statements, as every managed server does) and on MariaDB (its
 //! performance_schema digests, on by default on managed servers) names tpcb's UPDATE of
 //! pgbench_accounts among its top statements, once per transaction, in the result and the
-//! summary, and the HTML and markdown reports of a sweep's store; a database without the
+//! summary, and the HTML and markdown reports of a sweep's store, joined to the clients' own
+//! timing of it (a client-side mean that holds the server's); a database without the
 //! extension, or a MariaDB started without performance_schema, gets the note saying how to
 //! enable it; Firebird and SQLite say why they have no figures, and so does `--no-waits`.
 //! Each fails when the figures or the note are taken out of the result.
@@ -94,13 +95,22 @@ fn names_the_update(r: &serde_json::Value, summary: &str) -> Result<(), String> 
     ensure(share > 0.0 && share <= 1.0 && mean > 0.0, || {
         format!("share {share}, mean {mean} ms: {update}")
     })?;
+    // Joined to the clients' own timing of it: its mean there holds the server's.
+    let client = &update["client"];
+    let (c_mean, outside) = (client["mean_ms"].as_f64(), client["outside_ms"].as_f64());
+    ensure(
+        c_mean.is_some_and(|c| c >= mean) && outside.is_some_and(|o| o >= 0.0),
+        || format!("the client's side of the UPDATE is missing or below the server's: {update}"),
+    )?;
     // dbduel's own observation statements are left out.
     ensure(
         !st.to_string().contains("pg_stat_activity") && !st.to_string().contains("PROCESSLIST"),
         || format!("the sampler's own statements are counted: {st}"),
     )?;
     ensure(
-        summary.contains("where the time went") && summary.contains("pgbench_accounts"),
+        summary.contains("where the time went")
+            && summary.contains("client p99")
+            && summary.contains("pgbench_accounts"),
         || format!("the summary has no statements' table:\n{summary}"),
     )
 }

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::super::data::Timeline;
-use super::super::statements::{HEADER, NUMERIC, cells, headline, run_label};
+use super::super::statements::{ABOUT, HEADER, NUMERIC, cells, headline, run_label};
 use super::svg::w;
 use super::{bar_cell, esc};
 
@@ -17,11 +17,9 @@ pub(super) fn section(timelines: &[Timeline]) -> String {
     if runs.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "<section id=\"statements\"><h2>Where the time went</h2><p class=\"note\">The server's \
-         own time in each statement over the measured run (PostgreSQL's pg_stat_statements, \
-         MariaDB's performance_schema digests), most first; its share of all the statements' \
-         time, calls per committed transaction, mean time per call.</p>",
+    let mut out = format!(
+        "<section id=\"statements\"><h2>Where the time went</h2><p class=\"note\">{}</p>",
+        esc(ABOUT)
     );
     for (t, st) in runs {
         w!(out, "<h3>{}</h3>", esc(&run_label(t)));
@@ -75,6 +73,7 @@ mod tests {
             mean_ms: 0.2,
             share: 0.8,
             calls_per_transaction: Some(1.0),
+            client: None,
         };
         let run = |repeat, statements| Timeline {
             engine: "postgres".into(),
