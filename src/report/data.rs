@@ -193,6 +193,8 @@ pub struct CounterFigure {
 
 /// The rule the counters that moved most follow, as the summary and the reports state it
 /// (`metrics::counters::moved_most`).
+/// What the counters' tables show for an embedded engine, as the reports state it.
+pub const COUNTERS_EMBEDDED: &str = "an embedded engine (SQLite) has no server: its connections' own counts instead, the clients' time waiting for the lock and in COMMIT, then the page cache, lock waits and checkpoints";
 pub const COUNTERS_RULE: &str = "the headline counters first, then the others by the share of their count the measured run made; per transaction (gauges: mean and max)";
 
 /// A figure over a point's repeats.
@@ -307,6 +309,9 @@ pub struct Timeline {
     /// Where the server's time went in this run, statement by statement (the result's
     /// `statements`); None in results without them.
     pub statements: Option<crate::metrics::statements::Statements>,
+    /// An embedded engine's own evidence (the result's `embedded_waits`): where the clients'
+    /// time went, by its connections' counts; None for a server.
+    pub embedded: Option<crate::metrics::embedded::EmbeddedWaits>,
     /// The phases of a run whose load changed shape (the result's `phases`), marked on the
     /// timeline and tabled under it; empty otherwise.
     pub phases: Vec<crate::metrics::phases::PhaseResult>,
@@ -840,6 +845,7 @@ fn sample_timelines() -> Vec<Timeline> {
         repeat: 1,
         seconds,
         statements: None,
+        embedded: None,
         // Two phases: a rate, then a spike to ten times it.
         phases: serde_json::from_value(serde_json::json!([
             {"name": "steady", "load": "rate 1000/s (poisson)", "start_s": 0.0, "seconds": 6.0,

@@ -62,8 +62,9 @@ fn counters(data: &ReportData) -> String {
         return String::new();
     };
     format!(
-        "## The counters that moved most\n\nThe server's counters over the first repeat's measured run: {}.\n\n| point | counters |\n|---|---|\n{rows}\n",
-        super::data::COUNTERS_RULE
+        "## The counters that moved most\n\nThe server's counters over the first repeat's measured run: {}; {}.\n\n| point | counters |\n|---|---|\n{rows}\n",
+        super::data::COUNTERS_RULE,
+        super::data::COUNTERS_EMBEDDED
     )
 }
 

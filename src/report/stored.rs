@@ -514,6 +514,7 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
         repeat: r.repeat,
         seconds,
         statements: serde_json::from_value(run.result["statements"].clone()).ok(),
+        embedded: serde_json::from_value(run.result["embedded_waits"].clone()).ok(),
         phases: serde_json::from_value(run.result["phases"].clone()).unwrap_or_default(),
     }
 }

@@ -458,3 +458,31 @@ pub fn read_result(path: &Path) -> Result<serde_json::Value, String> {
 pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
     if cond { Ok(()) } else { Err(msg()) }
 }
+
+/// A sweep of one point (2 clients, 2 s of tpcb) on `engine` at `dsn`, stored in a store of
+/// its own; its HTML report and its markdown report.
+pub fn stored_reports(engine: &str, dsn: &str) -> Result<(String, String), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = dir.path().join("one-point.toml");
+    let toml = format!(
+        "engines = [\"{engine}\"]\nclients = [2]\ntime = 2\n\n[dsn]\n{engine} = \"{dsn}\"\n"
+    );
+    std::fs::write(&plan, toml).map_err(|e| e.to_string())?;
+    let store = dir.path().join("r.db").display().to_string();
+    let plan_s = plan.display().to_string();
+    expect_code(
+        &dbduel(&["sweep", &plan_s, "--results", &store]),
+        0,
+        "sweep",
+    )?;
+    let html = dir.path().join("r.html").display().to_string();
+    expect_code(
+        &dbduel(&["report", "--results", &store, "-o", &html]),
+        0,
+        "report",
+    )?;
+    let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
+    let md = dbduel(&["report", "--results", &store, "--format", "markdown"]);
+    expect_code(&md, 0, "report --format markdown")?;
+    Ok((page, text(&md)))
+}

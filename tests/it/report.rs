@@ -477,6 +477,7 @@ fn timelines() -> Vec<Timeline> {
                 .map(|t| second(t, tps, checkpoints, vacuums))
                 .collect(),
             statements: None,
+            embedded: None,
             phases: Vec::new(),
         })
         .collect()

@@ -237,29 +237,7 @@ fn sqlite(env: &Env) -> Result<(), String> {
 /// from the store and show the table.
 fn reports(env: &Env) -> Result<(), String> {
     let dsn = env.fresh_db(Target::Postgres, "statements_report");
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let plan = dir.path().join("statements.toml");
-    std::fs::write(
-        &plan,
-        format!(
-            "engines = [\"postgres\"]\nclients = [2]\ntime = 2\n\n[dsn]\npostgres = \"{dsn}\"\n"
-        ),
-    )
-    .map_err(|e| e.to_string())?;
-    let store = dir.path().join("r.db").display().to_string();
-    let plan_s = plan.display().to_string();
-    expect_code(
-        &dbduel(&["sweep", &plan_s, "--results", &store]),
-        0,
-        "sweep",
-    )?;
-    let html = dir.path().join("r.html").display().to_string();
-    expect_code(
-        &dbduel(&["report", "--results", &store, "-o", &html]),
-        0,
-        "report",
-    )?;
-    let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
+    let (page, md) = crate::env::stored_reports("postgres", &dsn)?;
     let section = page.split("id=\"statements\"").nth(1).unwrap_or_default();
     ensure(section.contains("UPDATE pgbench_accounts"), || {
         format!(
@@ -267,9 +245,6 @@ fn reports(env: &Env) -> Result<(), String> {
             &page[page.len().saturating_sub(3000)..]
         )
     })?;
-    let md = dbduel(&["report", "--results", &store, "--format", "markdown"]);
-    expect_code(&md, 0, "report --format markdown")?;
-    let md = String::from_utf8_lossy(&md.stdout);
     let section = md
         .split("## Where the time went")
         .nth(1)

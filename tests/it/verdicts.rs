@@ -5,7 +5,8 @@
 //! (round trips), four clients' range sums over cached pages (server CPU), point selects on a
 //! server with the smallest buffer cache whose files are evicted from the OS's cache as the run
 //! goes (data reads); SQLite's own connections: writers on one file (locks), one writer's
-//! durable tiny transactions (commit flushes), a read-only run's page cache; `--no-waits` says
+//! durable tiny transactions (commit flushes), a read-only run's page cache, drawn and listed by
+//! the reports of a stored SQLite point; `--no-waits` says
 //! why nothing was determined. Each fails when the verdict or the evidence behind it is taken
 //! out of the result. The bottlenecks are one-statement transactions, so that the client's own
 //! pace (a debug build's, on a loaded machine) stays small beside them.
@@ -17,7 +18,7 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 11] = [
+    let tests: [(&str, Test); 12] = [
         ("locks_mariadb_innodb", locks_innodb),
         ("locks_and_commit_flushes_postgres", durable_postgres),
         ("round_trips_postgres", round_trips),
@@ -28,6 +29,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("locks_sqlite_writers", locks_sqlite),
         ("commit_flushes_sqlite", commit_flushes_sqlite),
         ("cache_figures_sqlite_read_only", cache_sqlite),
+        ("sqlite_evidence_in_the_reports", sqlite_reports),
         ("no_waits_not_determined", no_waits),
     ];
     trials_of(env, "verdicts", tests)
@@ -521,6 +523,30 @@ fn commit_flushes_sqlite(env: &Env) -> Result<(), String> {
             && number(e, "commits") >= transactions
             && number(e, "busy_waits") == 0.0,
         || format!("verdict {}, evidence {e}", r["verdict"]),
+    )
+}
+
+/// A sweep's SQLite point, stored: the HTML report draws where the clients' time went (its
+/// connections' counts) under the timeline, and both reports' counters tables list them.
+fn sqlite_reports(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "verdict_reports");
+    let (page, md) = crate::env::stored_reports("sqlite", &dsn)?;
+    let timeline = page.split("id=\"timelines\"").nth(1).unwrap_or_default();
+    ensure(
+        timeline.contains("class=\"clients-time\"")
+            && timeline.contains("data-part=\"commit\"")
+            && timeline.contains("engine&#39;s connections (2,"),
+        || {
+            format!(
+                "no clients' time under the SQLite timeline: {}",
+                &timeline[..timeline.len().min(3000)]
+            )
+        },
+    )?;
+    ensure(
+        md.contains("connections: clients' time in COMMIT")
+            && md.contains("connections: page cache misses"),
+        || format!("the markdown's counters lack SQLite's:\n{md}"),
     )
 }
 

@@ -710,7 +710,9 @@ fn timelines_section(data: &ReportData, styles: &Styles) -> String {
     out += "<p class=\"note\">Transactions per second, second by second, each chart on its \
             own y scale (compare levels in the throughput chart above); the last, partial second of \
             a run is left out. Under each, where the server's sessions were sampled, the active \
-            sessions by wait class, stacked: what the server spent each second on.</p>";
+            sessions by wait class, stacked: what the server spent each second on; for SQLite, \
+            which runs in the clients, where the clients' time went by its connections' own \
+            counts.</p>";
     w!(
         out,
         "<ul class=\"key\"><li><span class=\"swatch warm\"></span>warm-up (not measured)</li>\
@@ -761,17 +763,26 @@ fn timeline_figure(t: &Timeline, styles: &Styles, top: f64) -> String {
     let unsafe_profile = styles.is_unsafe(&t.series());
     let checkpoints: u32 = t.seconds.iter().map(|s| s.checkpoints).sum();
     let vacuums: u32 = t.seconds.iter().map(|s| s.autovacuums).sum();
+    // An embedded engine's checkpoints are counted by its connections, not placed in time.
+    let events = match &t.embedded {
+        Some(e) => format!(
+            "{} WAL checkpoint{} (counted by the connections, not placed in time)",
+            e.figures.checkpoints,
+            plural(e.figures.checkpoints as usize)
+        ),
+        None => format!(
+            "{checkpoints} checkpoint{} &middot; {vacuums} autovacuum{}",
+            plural(checkpoints as usize),
+            plural(vacuums as usize)
+        ),
+    };
     let mut out = format!(
         "<figure class=\"timeline\" data-series=\"{}\"><figcaption><span class=\"dot\" style=\"background:{}\"></span>{} \
-         <span class=\"muted\">repeat {}</span></figcaption><div class=\"events\">{} checkpoint{} &middot; {} autovacuum{}</div>",
+         <span class=\"muted\">repeat {}</span></figcaption><div class=\"events\">{events}</div>",
         esc(&t.series()),
         style.color,
         series_label(&t.series(), unsafe_profile),
         t.repeat,
-        checkpoints,
-        plural(checkpoints as usize),
-        vacuums,
-        plural(vacuums as usize)
     );
     if t.seconds.is_empty() {
         out += "<p class=\"empty\">No seconds recorded.</p></figure>";
@@ -780,6 +791,9 @@ fn timeline_figure(t: &Timeline, styles: &Styles, top: f64) -> String {
     out += &timeline_chart(t, &style, top);
     if t.seconds.iter().any(|s| !s.sessions.is_empty()) {
         out += &sessions_chart(t);
+    }
+    if let Some(e) = &t.embedded {
+        out += &clients_time(e);
     }
     out += &phases_table(&t.phases);
     out += "</figure>";
@@ -848,6 +862,55 @@ fn sessions_chart(t: &Timeline) -> String {
         );
     }
     out += "</ul>";
+    out
+}
+
+/// An embedded engine's run, which has no server sessions to sample: where the clients' time
+/// went by its connections' own counts, as one bar (waiting for the lock, in COMMIT, the rest:
+/// the engine's work and dbduel's, in the same threads), in the wait classes' colours, with
+/// the counts under it.
+fn clients_time(e: &crate::metrics::embedded::EmbeddedWaits) -> String {
+    let colour = |class: &str| {
+        WAIT_COLOURS
+            .iter()
+            .find(|(c, _)| *c == class)
+            .map_or("#999", |(_, colour)| colour)
+    };
+    let lock = e.lock_share.clamp(0.0, 1.0);
+    let commit = e.commit_share.clamp(0.0, 1.0 - lock);
+    let parts = [
+        ("lock", "waiting for the database lock", lock),
+        ("commit", "in COMMIT (the log's writes and syncs)", commit),
+        (
+            "cpu",
+            "the rest: executing, the engine's work and dbduel's",
+            1.0 - lock - commit,
+        ),
+    ];
+    let mut out = String::from(
+        "<div class=\"clients-time\" role=\"img\" aria-label=\"the clients' time\" \
+         style=\"display:flex;height:14px;margin:6px 0 2px\">",
+    );
+    for (class, what, share) in parts {
+        w!(
+            out,
+            "<span data-part=\"{class}\" style=\"width:{:.1}%;background:{}\" title=\"{what}: {:.1}% of the clients' time\"></span>",
+            100.0 * share,
+            colour(class),
+            100.0 * share
+        );
+    }
+    out += "</div><ul class=\"legend\">";
+    for (class, what, share) in parts {
+        w!(
+            out,
+            "<li><svg width=\"16\" height=\"16\" aria-hidden=\"true\"><rect x=\"2\" y=\"2\" width=\"12\" height=\"12\" fill=\"{}\"/></svg>{} {:.0}%</li>",
+            colour(class),
+            esc(what),
+            100.0 * share
+        );
+    }
+    w!(out, "</ul><p class=\"note\">The {}</p>", esc(&e.summary()));
     out
 }
 
@@ -1149,10 +1212,11 @@ fn counters_section(data: &ReportData) -> String {
     };
     format!(
         "<section id=\"counters\"><h2>The counters that moved most</h2><p class=\"note\">The \
-         server's counters over the first repeat's measured run: {}.</p><table class=\"data\">\
+         server's counters over the first repeat's measured run: {}; {}.</p><table class=\"data\">\
          <thead><tr><th>point</th><th>counters</th></tr></thead><tbody>{rows}</tbody></table>\
          </section>\n",
-        esc(super::data::COUNTERS_RULE)
+        esc(super::data::COUNTERS_RULE),
+        esc(super::data::COUNTERS_EMBEDDED)
     )
 }
 
@@ -1550,6 +1614,32 @@ mod tests {
             !page.contains("data-series=\"commit\""),
             "a class never seen is not drawn"
         );
+    }
+
+    #[test]
+    fn an_embedded_run_draws_its_clients_time() {
+        let mut data = sample();
+        let figures = crate::engine::figures::ConnectionFigures {
+            busy_wait_s: 3.0,
+            commit_s: 0.5,
+            wall_s: 4.0,
+            ..Default::default()
+        };
+        data.timelines[0].embedded =
+            Some(crate::metrics::embedded::EmbeddedWaits::of(figures, 2, 100));
+        let page = html(&data);
+        assert_eq!(count(&page, "class=\"clients-time\""), 1);
+        for part in [
+            "data-part=\"lock\" style=\"width:75.0%",
+            "data-part=\"commit\" style=\"width:12.5%",
+            "data-part=\"cpu\" style=\"width:12.5%",
+            "waiting for the database lock 75%</li>",
+            "0 WAL checkpoints (counted by the connections",
+            "engine&#39;s connections (2, 4.0 s of clients&#39; time)",
+        ] {
+            assert!(page.contains(part), "{part}");
+        }
+        assert_eq!(count(&html(&sample()), "class=\"clients-time\""), 0);
     }
 
     #[test]

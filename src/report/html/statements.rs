@@ -82,6 +82,7 @@ mod tests {
             clients: 2,
             repeat,
             statements: Some(statements),
+            embedded: None,
             ..Timeline::default()
         };
         let with = Statements {
