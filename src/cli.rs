@@ -22,15 +22,35 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// The command whose help `-h` alone asked for (pgbench's `-h` takes a host; without one it
+    /// is the help, as everywhere else).
+    pub fn bare_h(&self) -> Option<&'static str> {
+        let (name, target) = match &self.command {
+            Command::Run(a) => ("run", &a.target),
+            Command::Prepare(a) => ("prepare", &a.target),
+            Command::Check(a) => ("check", a),
+            Command::Cleanup(a) => ("cleanup", a),
+            Command::Capacity(a) => ("capacity", &a.run.target),
+            _ => return None,
+        };
+        (target.host.as_deref() == Some("")).then_some(name)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a workload and print (and optionally save) its result.
+    #[command(disable_help_flag = true)]
     Run(Box<RunArgs>),
     /// Create the workload's tables and load its data.
+    #[command(disable_help_flag = true)]
     Prepare(PrepareArgs),
     /// Verify the workload's consistency invariants on a database.
+    #[command(disable_help_flag = true)]
     Check(TargetArgs),
     /// Drop the workload's tables.
+    #[command(disable_help_flag = true)]
     Cleanup(TargetArgs),
     /// List engines and workloads.
     List,
@@ -54,6 +74,7 @@ pub enum Command {
     /// The highest rate that meets latency and error objectives (--slo 'p99<10ms'): open-loop
     /// steps at rising rates, then narrowing in; each step -T seconds (longer when its
     /// percentile needs more transactions) after --warmup seconds (2 when not given).
+    #[command(disable_help_flag = true)]
     Capacity(Box<CapacityArgs>),
     /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell), made
     /// from these very flags: `dbduel completions bash > /etc/bash_completion.d/dbduel`.
@@ -82,6 +103,43 @@ pub struct TargetArgs {
     /// PGPASSWORD, ~/.pgpass and MYSQL_PWD work too.
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<std::path::PathBuf>,
+    /// pgbench's -h: the PostgreSQL host (or socket directory), when no --dsn is given; `-h`
+    /// alone, or --help, prints this help.
+    #[arg(
+        short = 'h',
+        long = "host",
+        value_name = "HOST",
+        num_args = 0..=1,
+        default_missing_value = "",
+        help_heading = "pgbench's connection options"
+    )]
+    pub host: Option<String>,
+    /// pgbench's -p (or --port): the PostgreSQL port, when no --dsn is given (`-p` with a number;
+    /// `-p NAME=VALUE` is YCSB's property).
+    #[arg(
+        long = "port",
+        value_name = "PORT",
+        help_heading = "pgbench's connection options"
+    )]
+    pub port: Option<u16>,
+    /// pgbench's -U: the PostgreSQL user, when no --dsn is given.
+    #[arg(
+        short = 'U',
+        long = "username",
+        value_name = "USER",
+        help_heading = "pgbench's connection options"
+    )]
+    pub username: Option<String>,
+    /// pgbench's DBNAME, after the workload (or in its place: a word that names no workload
+    /// and no file, with -h, -p, -U, PGHOST, PGPORT or PGDATABASE; the workload is then tpcb).
+    #[arg(value_name = "DBNAME")]
+    pub dbname: Option<String>,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+    /// The DSN pgbench's connection options make (`run_plan::pgbench_connection`).
+    #[arg(skip)]
+    pub pgbench_dsn: Option<crate::dsn::Dsn>,
     /// The server's own limit on each statement, in seconds (PostgreSQL statement_timeout,
     /// MariaDB max_statement_time, MySQL max_execution_time); a statement past it counts as a
     /// statement_timeout error.

@@ -87,6 +87,35 @@ impl Dsn {
         })
     }
 
+    /// A PostgreSQL DSN from pgbench's connection flags (`-h`, `-p`, `-U`, DBNAME), each as
+    /// the DSN parameter of its name (so that a socket directory is a host too): what is left
+    /// out comes from libpq's variables (PGHOST, ...) and defaults, as for any DSN.
+    pub fn postgres(
+        host: Option<&str>,
+        port: Option<&str>,
+        user: Option<&str>,
+        database: Option<&str>,
+    ) -> Dsn {
+        let params = [
+            ("host", host),
+            ("port", port),
+            ("user", user),
+            ("dbname", database),
+        ];
+        Dsn {
+            scheme: "postgres".into(),
+            user: None,
+            password: None,
+            host: None,
+            port: None,
+            database: String::new(),
+            params: params
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.to_string(), v?.to_string())))
+                .collect(),
+        }
+    }
+
     /// A DSN for an SQLite file.
     pub fn sqlite(path: &std::path::Path) -> Dsn {
         Self::parse_file(&format!("sqlite://{}", path.display())).expect("a scheme is given")

@@ -43,15 +43,26 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
             out!("{}", commands::list());
             Ok(Outcome::Success)
         }
-        Command::Prepare(args) => {
+        Command::Prepare(mut args) => {
+            run_plan::pgbench_connection(&mut args.target, Some(&mut args.ycsb), true)?;
             let (target, opts) = run_plan::prepare_plan(&args)?;
             let dsn = target.dsn.expect("prepare requires --dsn");
             point::prepare(&dsn, &target.engine, target.workload, &opts, &stop, false)
                 .map(|_| Outcome::Success)
         }
-        Command::Check(args) => commands::check(&run_plan::target(&args, "check")?),
-        Command::Cleanup(args) => commands::cleanup(&run_plan::target(&args, "cleanup")?),
-        Command::Run(args) => commands::run(&run_plan::run_plan(&args)?, &stop),
+        Command::Check(mut args) => {
+            run_plan::pgbench_connection(&mut args, None, false)?;
+            commands::check(&run_plan::target(&args, "check")?)
+        }
+        Command::Cleanup(mut args) => {
+            run_plan::pgbench_connection(&mut args, None, false)?;
+            commands::cleanup(&run_plan::target(&args, "cleanup")?)
+        }
+        Command::Run(mut args) => {
+            let scripts = args.files.is_empty();
+            run_plan::pgbench_connection(&mut args.target, Some(&mut args.ycsb), scripts)?;
+            commands::run(&run_plan::run_plan(&args)?, &stop)
+        }
         Command::Server(args) => commands::server(&args.action),
         Command::Sweep(args) => commands::sweep_cmd(&args, &stop),
         Command::Duel(args) => commands::duel(&args, &stop),
@@ -59,7 +70,11 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
         Command::Results(args) => commands::results(&args),
         Command::Compare(args) => commands::compare(&args),
         Command::Merge(args) => commands::merge(&args),
-        Command::Capacity(args) => commands::capacity(&args, &stop),
+        Command::Capacity(mut args) => {
+            let r = &mut args.run;
+            run_plan::pgbench_connection(&mut r.target, Some(&mut r.ycsb), r.files.is_empty())?;
+            commands::capacity(&args, &stop)
+        }
         Command::Completions { shell } => {
             let mut text = Vec::new();
             let mut command = <Cli as clap::CommandFactory>::command();

@@ -16,6 +16,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return refused(&e),
     };
+    if let Some(name) = cli.bare_h() {
+        let mut command = <Cli as clap::CommandFactory>::command();
+        command.build();
+        if let Some(sub) = command.find_subcommand_mut(name) {
+            let _ = sub.print_help();
+        }
+        return ExitCode::SUCCESS;
+    }
     // SIGPIPE stays ignored: a closed socket must be an error, not the end of the process, and
     // a closed stdout or stderr only loses the lines written to it (`out!`, `errln!`), never
     // the files still to be written or the servers still to be stopped.

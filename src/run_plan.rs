@@ -1004,15 +1004,99 @@ fn most_files() -> u64 {
 
 /// The DSN, with the password of `--password-file` when one is given, or a managed server's
 /// own (`--server DIR`).
+/// libpq's variables that name a server, each of which makes a command without --dsn connect
+/// to PostgreSQL as pgbench would (PGUSER and PGPASSWORD alone do not: they name no server).
+const PG_SERVER_VARIABLES: [&str; 3] = ["PGHOST", "PGPORT", "PGDATABASE"];
+
+/// pgbench's way to name the server, taken where no --dsn or --server is given: `-h HOST`,
+/// `-p PORT` (YCSB's `-p` when its value is a number: moved from `ycsb`), `-U USER`, DBNAME;
+/// with none of them, PGHOST, PGPORT or PGDATABASE in the environment. Either means
+/// PostgreSQL, the rest of the connection coming from libpq's variables and defaults as for
+/// any DSN. Then a first word that names no workload and no file is pgbench's DBNAME, and with
+/// no workload left, `default_workload` (run without scripts, prepare: tpcb) is pgbench's own.
+pub fn pgbench_connection(
+    t: &mut TargetArgs,
+    ycsb: Option<&mut YcsbArgs>,
+    default_workload: bool,
+) -> Result<(), Error> {
+    if let Some(y) = ycsb {
+        let (ports, props): (Vec<String>, Vec<String>) = std::mem::take(&mut y.properties)
+            .into_iter()
+            .partition(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        y.properties = props;
+        if let Some(p) = ports.last() {
+            t.port = Some(p.parse().map_err(|_| {
+                Error::Usage(format!("-p {p}: a port is a number from 1 to 65535"))
+            })?);
+        }
+    }
+    let flags = [
+        t.host.as_ref().map(|_| "-h"),
+        t.port.map(|_| "-p"),
+        t.username.as_ref().map(|_| "-U"),
+        t.dbname.as_ref().map(|_| "DBNAME"),
+    ];
+    let given: Vec<&str> = flags.into_iter().flatten().collect();
+    if t.dsn.is_some() || t.server.is_some() {
+        if let Some(first) = given.first() {
+            return usage(format!(
+                "{first} is pgbench's way to name a PostgreSQL server, and {} names one already: give one of them",
+                if t.server.is_some() {
+                    "--server"
+                } else {
+                    "--dsn"
+                }
+            ));
+        }
+        return Ok(());
+    }
+    let from_env = PG_SERVER_VARIABLES
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|x| !x.is_empty()));
+    if given.is_empty() && !from_env {
+        return Ok(());
+    }
+    if t.dbname.is_none()
+        && let Some(w) = t.workload.as_deref()
+    {
+        let path = w.rsplit_once('@').map_or(w, |(p, _)| p);
+        if workload::find(w).is_err()
+            && !std::path::Path::new(path).is_file()
+            && !path.contains('.')
+        {
+            t.dbname = t.workload.take();
+        }
+    }
+    if t.workload.is_none() && default_workload {
+        t.workload = Some("tpcb".into());
+    }
+    // Each part named, from its flag or else its variable, so that the summary shows it.
+    let env = |v: &str| std::env::var(v).ok().filter(|x| !x.is_empty());
+    let host = t.host.clone().or_else(|| env("PGHOST"));
+    let port = t.port.map(|p| p.to_string()).or_else(|| env("PGPORT"));
+    let user = t.username.clone().or_else(|| env("PGUSER"));
+    let dbname = t.dbname.clone().or_else(|| env("PGDATABASE"));
+    t.pgbench_dsn = Some(Dsn::postgres(
+        host.as_deref(),
+        port.as_deref(),
+        user.as_deref(),
+        dbname.as_deref(),
+    ));
+    Ok(())
+}
+
 fn target_dsn(args: &TargetArgs) -> Result<Option<Dsn>, Error> {
     if let Some(dir) = &args.server {
         return crate::engine::parse_dsn(&crate::server::full_dsn(dir)?).map(Some);
     }
-    let dsn = args
-        .dsn
-        .as_deref()
-        .map(crate::engine::parse_dsn)
-        .transpose()?;
+    let dsn = match &args.pgbench_dsn {
+        Some(made) => Some(made.clone()),
+        None => args
+            .dsn
+            .as_deref()
+            .map(crate::engine::parse_dsn)
+            .transpose()?,
+    };
     let Some(file) = &args.password_file else {
         return Ok(dsn);
     };

@@ -8,10 +8,13 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Test, dbduel, ensure, expect_code, read_result, run_json, text, trials_of};
+use crate::env::{
+    Env, Target, Test, dbduel, dbduel_env, ensure, expect_code, read_result, run_json, text,
+    trials_of,
+};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 7] = [
+    let tests: [(&str, Test); 8] = [
         ("default_run_on_temporary_sqlite", default_run),
         ("pgbench_and_sysbench_habits", habits),
         ("list_names_engines_and_workloads", list),
@@ -19,6 +22,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("closed_pipe_ends_quietly", closed_pipe),
         ("json_checked_before_the_run", json_unwritable),
         ("builtin_by_prefix_as_pgbench", builtin_prefix),
+        ("pgbench_connection_options", pgbench_connection),
     ];
     trials_of(env, "command_line", tests)
 }
@@ -201,4 +205,76 @@ fn builtin_prefix(env: &Env) -> Result<(), String> {
         text(&out).contains("ambiguous builtin name: 2 builtin scripts found for prefix \"s\""),
         || text(&out),
     )
+}
+
+/// pgbench's way to name the server, on the test PostgreSQL: `prepare -s 1 -h HOST -p PORT
+/// -U USER DBNAME` and `run -h HOST -p PORT -U USER -c 2 -t 5 DBNAME` (the word in the
+/// workload's place is the database, the workload tpcb), the password from PGPASSWORD; then
+/// PGHOST, PGPORT, PGUSER and PGDATABASE alone, with -S. `-h` alone is the help; -h with
+/// --dsn, and a -p that is no port, are refused.
+fn pgbench_connection(env: &Env) -> Result<(), String> {
+    let dsn = dbduel::dsn::Dsn::parse(&env.fresh_db(Target::Postgres, "pgbench_flags"))
+        .map_err(|e| e.to_string())?;
+    let (host, user) = (
+        dsn.host.clone().unwrap_or_default(),
+        dsn.user.clone().unwrap_or_default(),
+    );
+    let port = dsn.port.unwrap_or(5432).to_string();
+    let password = dsn.password().unwrap_or_default().to_string();
+    let db = dsn.database.clone();
+    let pw = [("PGPASSWORD", password.as_str())];
+    let flags = ["-h", &host, "-p", &port, "-U", &user];
+    let prepare = [&["prepare", "-s", "1"], &flags[..], &[db.as_str()]].concat();
+    expect_code(&dbduel_env(&prepare, &pw), 0, "prepare as pgbench -i")?;
+    let json = env.path("pgbench-flags.json").display().to_string();
+    let run = [
+        &["run", "-c", "2", "-t", "5", "--json", &json],
+        &flags[..],
+        &[db.as_str()],
+    ]
+    .concat();
+    let out = dbduel_env(&run, &pw);
+    expect_code(&out, 0, "run as pgbench")?;
+    let r = read_result(std::path::Path::new(&json))?;
+    ensure(
+        r["engine"]["name"] == "postgres"
+            && r["workload"]["name"] == "tpcb"
+            && r["transactions"].as_u64() == Some(10),
+        || format!("{}\n{}", r["engine"], text(&out)),
+    )?;
+    ensure(text(&out).contains(&format!("dbname={db}")), || text(&out))?;
+    let vars = [
+        ("PGPASSWORD", password.as_str()),
+        ("PGHOST", host.as_str()),
+        ("PGPORT", port.as_str()),
+        ("PGUSER", user.as_str()),
+        ("PGDATABASE", db.as_str()),
+    ];
+    let json2 = env.path("pgbench-vars.json").display().to_string();
+    let out = dbduel_env(
+        &["run", "-S", "-c", "1", "-t", "5", "--json", &json2],
+        &vars,
+    );
+    expect_code(&out, 0, "run with PG variables")?;
+    let r = read_result(std::path::Path::new(&json2))?;
+    ensure(
+        r["engine"]["name"] == "postgres" && r["workload"]["variant"] == "select-only",
+        || format!("{}\n{}", r["workload"], text(&out)),
+    )?;
+    let help = dbduel(&["run", "-h"]);
+    expect_code(&help, 0, "run -h")?;
+    ensure(text(&help).contains("Usage: dbduel run"), || text(&help))?;
+    let both = dbduel(&[
+        "run",
+        "tpcb",
+        "-h",
+        "localhost",
+        "--dsn",
+        "postgres://u@h/d",
+    ]);
+    expect_code(&both, 2, "-h with --dsn")?;
+    ensure(text(&both).contains("give one of them"), || text(&both))?;
+    let bad = dbduel(&["run", "tpcb", "-p", "70000"]);
+    expect_code(&bad, 2, "-p 70000")?;
+    ensure(text(&bad).contains("a port is a number"), || text(&bad))
 }

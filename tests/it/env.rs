@@ -287,6 +287,17 @@ pub fn dbduel<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     out
 }
 
+/// `dbduel` with extra environment variables.
+pub fn dbduel_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .args(args)
+        .envs(vars.iter().copied())
+        .output()
+        .expect("run dbduel");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    out
+}
+
 /// A trial's body: it runs against the shared environment.
 pub type Test = fn(&Env) -> Result<(), String>;
 

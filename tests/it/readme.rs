@@ -265,6 +265,17 @@ fn substitute(command: &str, dsns: &mut Dsns, dir: &Path) -> Result<String, Stri
         line.replace_range(a..b, &replacement);
         from = a + replacement.len();
     }
+    // pgbench's connection options naming a server elsewhere.
+    let words: Vec<&str> = line.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let host = match w.strip_prefix("PGHOST=") {
+            Some(h) => Some(h),
+            None => (*w == "-h").then(|| words.get(i + 1).copied()).flatten(),
+        };
+        if let Some(h) = host.filter(|h| !local(&format!("postgres://{h}"))) {
+            return Err(format!("{h} is a remote server"));
+        }
+    }
     // `--dsn ...`: the block's last DSN.
     if line.contains("--dsn ...") {
         let last = dsns

@@ -5,14 +5,13 @@
 //! certificate, and take its password from the places users keep it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use dbduel::dsn::Dsn;
 use dbduel::server::{self, Server, ServerKind};
 use libtest_mimic::Trial;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
-use crate::env::{dbduel, ensure, expect_code, read_result, session, text};
+use crate::env::{dbduel, dbduel_env, ensure, expect_code, read_result, session, text};
 
 pub fn trials() -> Vec<Trial> {
     vec![
@@ -91,17 +90,6 @@ fn start(kind: &'static ServerKind, settings: Vec<(String, String)>) -> Result<S
 
 fn s(k: &str, v: impl AsRef<Path>) -> (String, String) {
     (k.to_string(), v.as_ref().display().to_string())
-}
-
-/// `dbduel` with extra environment variables.
-fn dbduel_env(args: &[&str], vars: &[(&str, &str)]) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_dbduel"))
-        .args(args)
-        .envs(vars.iter().copied())
-        .output()
-        .expect("run dbduel");
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
-    out
 }
 
 /// A run that must work and record TLS in its result: three clients on two threads, so that
