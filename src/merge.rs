@@ -460,6 +460,7 @@ fn summed_counts(first: &RunResult, results: &[&RunResult], time: &Timeline) -> 
     m.qps = m.queries as f64 / time.secs;
     m.errors = sum(&|m| m.errors);
     m.retries = sum(&|m| m.retries);
+    m.retried = sum(&|m| m.retried);
     m.rollbacks = sum(&|m| m.rollbacks);
     m.reconnects = sum(&|m| m.reconnects);
     m.unfinished = sum(&|m| m.unfinished);
@@ -749,6 +750,7 @@ fn type_summary(name: &str, shards: &[ShardFile], h: &Histogram<u64>, secs: f64)
         tps: transactions as f64 / secs,
         errors: each.iter().map(|x| x.errors).sum(),
         retries: each.iter().map(|x| x.retries).sum(),
+        retried: each.iter().map(|x| x.retried).sum(),
         rollbacks: each.iter().map(|x| x.rollbacks).sum(),
         skipped: each.iter().filter_map(|x| x.skipped).reduce(|a, b| a + b),
         latency_ms: Latency::of(h),

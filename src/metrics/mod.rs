@@ -139,6 +139,10 @@ pub struct TypeSummary {
     pub tps: f64,
     pub errors: u64,
     pub retries: u64,
+    /// Transactions tried more than once, whether they then succeeded or failed (pgbench's
+    /// "number of transactions retried"; 0 in results from before it was counted).
+    #[serde(default)]
+    pub retried: u64,
     /// Transactions that ended in a rollback the workload asked for (TPC-C's 1% of
     /// New-Orders): counted in `transactions`, not in `errors`.
     pub rollbacks: u64,
@@ -231,6 +235,9 @@ pub struct Measurement {
     pub errors: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
     pub retries: u64,
+    /// Transactions tried more than once (pgbench's "number of transactions retried").
+    #[serde(default)]
+    pub retried: u64,
     /// Successful transactions that ended in a rollback the workload asked for.
     pub rollbacks: u64,
     pub reconnects: u64,
@@ -303,6 +310,7 @@ struct TypeAcc {
     transactions: u64,
     errors: u64,
     retries: u64,
+    retried: u64,
     rollbacks: u64,
     skipped: u64,
 }
@@ -368,6 +376,7 @@ impl Aggregator {
                 transactions: 0,
                 errors: 0,
                 retries: 0,
+                retried: 0,
                 rollbacks: 0,
                 skipped: 0,
             })
@@ -536,6 +545,7 @@ impl Aggregator {
         self.retries += retries;
         let t = &mut self.types[s.txn as usize];
         t.retries += retries;
+        t.retried += u64::from(retries > 0);
         match s.error.as_ref().map(|e| e.kind()) {
             Some(k) => {
                 t.errors += 1;
@@ -644,6 +654,7 @@ impl Aggregator {
                 tps: t.transactions as f64 / secs,
                 errors: t.errors,
                 retries: t.retries,
+                retried: t.retried,
                 rollbacks: t.rollbacks,
                 skipped: self
                     .limit
@@ -672,6 +683,7 @@ impl Aggregator {
             errors: self.types.iter().map(|t| t.errors).sum(),
             errors_by_kind: self.errors,
             retries: self.retries,
+            retried: self.types.iter().map(|t| t.retried).sum(),
             rollbacks: self.types.iter().map(|t| t.rollbacks).sum(),
             reconnects: self.reconnects,
             disconnected_s: self.offline.as_secs_f64(),

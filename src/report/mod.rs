@@ -4,8 +4,8 @@
 //! `data.rs`'s `ReportData`, drawn as HTML and markdown: the store knows rows, the report knows
 //! views); `compare/`, whether two runs or two sets of repeats differ; `statements.rs`, where
 //! the server's time went statement by statement; `statement_latencies.rs`, the statements
-//! timed on the client (pgbench's -r layout for scripts);
-//! `counters.rs`, the server's counters in the summary and the reports.
+//! timed on the client (pgbench's -r layout for scripts); `pgbench.rs`, pgbench's own summary
+//! lines for a run of its workloads; `counters.rs`, the server's counters in the summary and the reports.
 
 pub mod compare;
 pub mod counters;
@@ -13,6 +13,7 @@ pub mod data;
 pub mod export;
 pub mod html;
 pub mod markdown;
+pub mod pgbench;
 pub mod statement_latencies;
 pub mod statements;
 pub mod stored;
@@ -98,6 +99,7 @@ pub fn run_summary(r: &RunResult) -> String {
     summary_shards(&mut out, r);
     summary_latencies(&mut out, r);
     crate::metrics::phases::summary(&mut out, &r.measurement.phases);
+    pgbench::summary(&mut out, r);
     statement_latencies::summary(&mut out, r);
     summary_settings(&mut out, r);
     out

@@ -134,6 +134,12 @@ fn script_figures(r: &RunResult, name: &str) -> String {
         pct(t.errors, all)
     );
     if r.options.max_tries != 1 {
+        let _ = writeln!(
+            out,
+            " - number of transactions retried: {} ({:.3}%)",
+            t.retried,
+            pct(t.retried, all)
+        );
         let _ = writeln!(out, " - total number of retries: {}", t.retries);
     }
     if let Some(skipped) = t.skipped {

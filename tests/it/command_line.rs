@@ -9,12 +9,12 @@ use std::sync::Arc;
 use libtest_mimic::Trial;
 
 use crate::env::{
-    Env, Target, Test, dbduel, dbduel_env, ensure, expect_code, read_result, run_json, text,
-    trials_of,
+    Env, Target, Test, dbduel, dbduel_env, ensure, expect_code, read_result, run_json,
+    run_json_said, text, trials_of,
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 8] = [
+    let tests: [(&str, Test); 9] = [
         ("default_run_on_temporary_sqlite", default_run),
         ("pgbench_and_sysbench_habits", habits),
         ("list_names_engines_and_workloads", list),
@@ -23,6 +23,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("json_checked_before_the_run", json_unwritable),
         ("builtin_by_prefix_as_pgbench", builtin_prefix),
         ("pgbench_connection_options", pgbench_connection),
+        ("pgbench_summary_lines", pgbench_summary),
     ];
     trials_of(env, "command_line", tests)
 }
@@ -277,4 +278,107 @@ fn pgbench_connection(env: &Env) -> Result<(), String> {
     let bad = dbduel(&["run", "tpcb", "-p", "70000"]);
     expect_code(&bad, 2, "-p 70000")?;
     ensure(text(&bad).contains("a port is a number"), || text(&bad))
+}
+
+/// pgbench's summary lines, read as the scripts that parse pgbench's output read them: tpcb
+/// with -t on the temporary SQLite (processed N/M, pgbench's latency from the run's time, the
+/// tps of the result with six decimals), then -C (average connection time, tps including
+/// reconnection times), then a script with --max-tries and -P (retried and retries, latency
+/// stddev). A workload that is not pgbench's prints none.
+fn pgbench_summary(env: &Env) -> Result<(), String> {
+    let line = |said: &str, start: &str| -> Option<String> {
+        said.lines()
+            .find(|l| l.starts_with(start))
+            .map(str::to_string)
+    };
+    let (r, said) = run_json_said(
+        env,
+        "pgbench-lines",
+        &["run", "tpcb", "-c", "2", "-t", "50"],
+        0,
+    )?;
+    let tps = format!(
+        "tps = {:.6} (without initial connection time)",
+        r["tps"].as_f64().unwrap_or(-1.0)
+    );
+    for expected in [
+        "transaction type: <builtin: TPC-B (sort of)>",
+        "scaling factor: 1",
+        "query mode: simple",
+        "number of clients: 2",
+        "maximum number of tries: 1",
+        "number of transactions per client: 50",
+        "number of transactions actually processed: 100/100",
+        "number of failed transactions: 0 (0.000%)",
+        tps.as_str(),
+    ] {
+        ensure(said.lines().any(|l| l == expected), || {
+            format!("no line '{expected}':\n{said}")
+        })?;
+    }
+    let average = line(&said, "latency average = ").unwrap_or_default();
+    let ms: f64 = average
+        .trim_start_matches("latency average = ")
+        .trim_end_matches(" ms")
+        .parse()
+        .map_err(|_| format!("latency average unreadable: '{average}'"))?;
+    let duration = r["duration_s"].as_f64().unwrap_or(0.0);
+    ensure((ms - 1000.0 * duration * 2.0 / 100.0).abs() < 0.002, || {
+        format!("'{average}' is not pgbench's run time x clients / transactions ({duration} s)")
+    })?;
+    ensure(line(&said, "initial connection time = ").is_some(), || {
+        said.clone()
+    })?;
+    let (_, said) = run_json_said(
+        env,
+        "pgbench-lines-c",
+        &["run", "tpcb", "-c", "1", "-t", "5", "-C"],
+        0,
+    )?;
+    ensure(
+        line(&said, "average connection time = ").is_some()
+            && line(&said, "tps = ")
+                .is_some_and(|l| l.ends_with(" (including reconnection times)")),
+        || said.clone(),
+    )?;
+    let (_, said) = run_json_said(
+        env,
+        "pgbench-lines-s",
+        &[
+            "run",
+            "tpcb",
+            "-S",
+            "-c",
+            "1",
+            "-T",
+            "1",
+            "--max-tries",
+            "3",
+            "-P",
+            "1",
+        ],
+        0,
+    )?;
+    for start in [
+        "transaction type: <builtin: select only>",
+        "maximum number of tries: 3",
+        "duration: 1 s",
+        "number of transactions retried: 0 (0.000%)",
+        "total number of retries: 0",
+        "latency stddev = ",
+    ] {
+        ensure(line(&said, start).is_some(), || {
+            format!("no line '{start}':\n{said}")
+        })?;
+    }
+    let (_, said) = run_json_said(
+        env,
+        "pgbench-lines-ycsb",
+        &["run", "oltp_point_select", "-T", "1"],
+        0,
+    )?;
+    ensure(
+        line(&said, "transaction type:").is_none() && line(&said, "tps = ").is_none(),
+        || said,
+    )
 }
