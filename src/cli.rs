@@ -364,9 +364,14 @@ pub struct RunArgs {
     /// Write the full result as JSON to FILE (schema: schema/result.schema.json).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Built-in script variant (tpcb: tpcb-like, simple-update, select-only).
-    #[arg(short = 'b', long, value_name = "NAME")]
-    pub builtin: Option<String>,
+    /// Built-in script (tpcb: tpcb-like, simple-update, select-only, or a unique prefix), with
+    /// its weight among several (repeatable, and with -f, as pgbench -b NAME@W); `-b list`
+    /// lists them.
+    #[arg(short = 'b', long, value_name = "NAME[@WEIGHT]")]
+    pub builtin: Vec<String>,
+    /// Print a built-in script's text (as pgbench --show-script) and exit.
+    #[arg(long, value_name = "NAME")]
+    pub show_script: Option<String>,
     /// Shortcut for --builtin select-only.
     #[arg(short = 'S', long)]
     pub select_only: bool,

@@ -59,6 +59,10 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
             commands::cleanup(&run_plan::target(&args, "cleanup")?)
         }
         Command::Run(mut args) => {
+            if let Some(text) = run_plan::builtin_listing(&args)? {
+                out!("{text}");
+                return Ok(Outcome::Success);
+            }
             let scripts = args.files.is_empty();
             run_plan::pgbench_connection(&mut args.target, Some(&mut args.ycsb), scripts)?;
             commands::run(&run_plan::run_plan(&args)?, &stop)

@@ -919,38 +919,103 @@ fn ycsb_params(args: &YcsbArgs, file: Option<&str>) -> Result<BTreeMap<String, S
     Ok(out)
 }
 
+/// The variants asked for, as given: every -b, then -S and -N as the names they stand for.
+fn picks(args: &RunArgs) -> Vec<&str> {
+    let mut out: Vec<&str> = args.builtin.iter().map(String::as_str).collect();
+    if args.select_only {
+        out.push("select-only");
+    }
+    if args.simple_update {
+        out.push("simple-update");
+    }
+    out
+}
+
+/// Whether the run is pgbench's: tpcb (named, or by default), or scripts.
+fn pgbench_run(args: &RunArgs) -> bool {
+    args.target
+        .workload
+        .as_deref()
+        .is_none_or(|w| w == "tpcb" || is_script_word(w))
+}
+
+/// tpcb's built-in scripts asked for (-b NAME[@W], -S, -N), each by its name and weight text.
+fn builtins(args: &RunArgs) -> Result<Vec<(&'static str, Option<&str>)>, Error> {
+    picks(args)
+        .into_iter()
+        .map(|b| {
+            let (name, weight) = match b.rsplit_once('@') {
+                Some((n, w)) => (n, Some(w)),
+                None => (b, None),
+            };
+            Ok((workload::tpcb::builtin(name)?, weight))
+        })
+        .collect()
+}
+
+/// Whether tpcb's built-ins run as scripts, as pgbench mixes them: several of them, or one
+/// beside script files; one alone is tpcb's own variant.
+fn mixed(args: &RunArgs) -> bool {
+    let scripts =
+        !args.files.is_empty() || args.target.workload.as_deref().is_some_and(is_script_word);
+    let n = picks(args).len();
+    pgbench_run(args) && (n > 1 || n == 1 && scripts)
+}
+
+/// The workload's variant: the one asked for (tpcb's without its weight), none when tpcb's
+/// built-ins run mixed as scripts.
 fn variant(args: &RunArgs) -> Result<Option<String>, Error> {
-    let picked: Vec<&str> = [
-        args.builtin.as_deref(),
-        args.select_only.then_some("select-only"),
-        args.simple_update.then_some("simple-update"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    match picked.as_slice() {
+    if mixed(args) {
+        return Ok(None);
+    }
+    match picks(args).as_slice() {
         [] => Ok(None),
+        [one] if pgbench_run(args) => Ok(Some(one.split('@').next().unwrap_or(one).to_string())),
         [one] => Ok(Some(one.to_string())),
         _ => usage("give only one of --builtin, --select-only (-S), --simple-update (-N)"),
     }
+}
+
+/// What `-b list` and `--show-script NAME` print, in pgbench's words (None: neither was asked).
+pub fn builtin_listing(args: &RunArgs) -> Result<Option<String>, Error> {
+    use std::fmt::Write as _;
+    let scripts = &workload::tpcb::SCRIPTS;
+    if args.builtin.iter().any(|b| b == "list") {
+        let mut out = String::from("Available builtin scripts:\n");
+        for (name, desc, _) in scripts {
+            let _ = writeln!(out, "{name:>15}: {desc}");
+        }
+        return Ok(Some(out));
+    }
+    let Some(asked) = &args.show_script else {
+        return Ok(None);
+    };
+    let name = workload::tpcb::builtin(asked)?;
+    let (_, desc, text) = scripts
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .expect("a resolved name is listed");
+    Ok(Some(format!("-- {name}: {desc}\n{text}")))
 }
 
 /// The scripts of a run: every `-f FILE[@WEIGHT]`, and the workload argument when it names a
 /// script (ends in .sql, or is a file and no workload's name).
 fn script_specs(args: &RunArgs) -> Result<Vec<String>, Error> {
     let mut specs = Vec::new();
+    let mixed = mixed(args);
     if let Some(w) = args.target.workload.as_deref() {
-        let path = w.rsplit_once('@').map_or(w, |(p, _)| p);
-        let is_script = path.ends_with(".sql")
-            || (!workload::custom::is_file(path)
-                && workload::find(w).is_err()
-                && std::path::Path::new(path).is_file());
-        if is_script {
+        if is_script_word(w) {
             specs.push(w.to_string());
-        } else if !args.files.is_empty() {
+        } else if !args.files.is_empty() || mixed && w != "tpcb" {
             return usage(format!(
-                "give either the workload {w} or scripts (-f FILE), not both"
+                "give either the workload {w} or scripts (-f FILE, several -b), not both"
             ));
+        }
+    }
+    if mixed {
+        for (name, weight) in builtins(args)? {
+            let weight = weight.map_or(String::new(), |w| format!("@{w}"));
+            specs.push(format!("{}{name}{weight}", workload::script::BUILTIN));
         }
     }
     specs.extend(args.files.iter().cloned());
@@ -958,6 +1023,16 @@ fn script_specs(args: &RunArgs) -> Result<Vec<String>, Error> {
         return usage("-D defines script variables: give a script (FILE.sql or -f FILE)");
     }
     Ok(specs)
+}
+
+/// Whether the workload's word names a script: ends in .sql, or is a file and no workload's
+/// name (with its @WEIGHT left out).
+fn is_script_word(w: &str) -> bool {
+    let path = w.rsplit_once('@').map_or(w, |(p, _)| p);
+    path.ends_with(".sql")
+        || (!workload::custom::is_file(path)
+            && workload::find(w).is_err()
+            && std::path::Path::new(path).is_file())
 }
 
 /// `--statement-timeout` as a duration: positive, and at most a day.
@@ -1127,11 +1202,6 @@ fn script_target(args: &RunArgs) -> Result<Target, Error> {
             "a script runs on a database you prepared: give --dsn (or DBDUEL_DSN), e.g. after `dbduel prepare tpcb --dsn ...`",
         );
     };
-    if args.builtin.is_some() || args.select_only || args.simple_update {
-        return usage(
-            "--builtin, -S and -N choose tpcb's scripts: leave them out when running a script file",
-        );
-    }
     workload::options::parse(&workload::options::NONE, "scripts", &args.workload.params)?;
     Ok(Target {
         workload: &workload::script::ENTRY,

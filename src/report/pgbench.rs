@@ -18,6 +18,14 @@ fn builtin(variant: &str) -> Option<&'static str> {
     }
 }
 
+/// A script's title as pgbench prints it: a built-in run as a script
+/// (`workload::script::BUILTIN`) by pgbench's description, a file by its name.
+pub fn script_title(name: &str) -> String {
+    name.strip_prefix(crate::workload::script::BUILTIN)
+        .and_then(builtin)
+        .map_or_else(|| name.to_string(), str::to_string)
+}
+
 /// What pgbench prints as "transaction type:", or None for a run that is not pgbench's (any
 /// workload but tpcb and scripts).
 fn transaction_type(r: &RunResult) -> Option<String> {
@@ -25,10 +33,9 @@ fn transaction_type(r: &RunResult) -> Option<String> {
     match r.workload.name.as_str() {
         "tpcb" => builtin(&r.workload.variant).map(str::to_string),
         "script" if scripts.len() > 1 => Some("multiple scripts".into()),
-        "script" => scripts.first().map(|s| {
-            let name = s.rsplit_once('@').map_or(*s, |(n, _)| n);
-            builtin(name).map_or_else(|| name.to_string(), str::to_string)
-        }),
+        "script" => scripts
+            .first()
+            .map(|s| script_title(s.rsplit_once('@').map_or(*s, |(n, _)| n))),
         _ => None,
     }
 }

@@ -75,7 +75,11 @@ fn pgbench_layout(
     };
     let _ = writeln!(out);
     let prefix = if scripts > 1 {
-        let _ = writeln!(out, "SQL script {number}: {name}");
+        let _ = writeln!(
+            out,
+            "SQL script {number}: {}",
+            super::pgbench::script_title(name)
+        );
         out.push_str(figures);
         " - "
     } else {

@@ -14,7 +14,7 @@ use crate::env::{
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 9] = [
+    let tests: [(&str, Test); 10] = [
         ("default_run_on_temporary_sqlite", default_run),
         ("pgbench_and_sysbench_habits", habits),
         ("list_names_engines_and_workloads", list),
@@ -24,6 +24,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("builtin_by_prefix_as_pgbench", builtin_prefix),
         ("pgbench_connection_options", pgbench_connection),
         ("pgbench_summary_lines", pgbench_summary),
+        ("builtins_mixed_as_pgbench", builtins_mixed),
     ];
     trials_of(env, "command_line", tests)
 }
@@ -381,4 +382,80 @@ fn pgbench_summary(env: &Env) -> Result<(), String> {
         line(&said, "transaction type:").is_none() && line(&said, "tps = ").is_none(),
         || said,
     )
+}
+
+/// pgbench's built-ins beside scripts and among themselves, on a prepared SQLite file: `-b
+/// se@1 -b tpcb@3` runs both as scripts by their weights (each its own transaction type,
+/// pgbench's "SQL script N: <builtin: ...>" lines), `-S -f FILE` mixes one with a file;
+/// `-b list` and `--show-script` print pgbench's text; an unknown name is refused.
+fn builtins_mixed(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Sqlite, "builtins_mixed");
+    expect_code(&dbduel(&["prepare", "tpcb", "--dsn", &dsn]), 0, "prepare")?;
+    let args = [
+        "run", "--dsn", &dsn, "-b", "se@1", "-b", "tpcb@3", "-c", "1", "-t", "400", "--seed", "7",
+    ];
+    let (r, said) = run_json_said(env, "builtins-mixed", &args, 0)?;
+    let types = r["transaction_types"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let count = |name: &str| {
+        types
+            .iter()
+            .find(|t| t["name"] == name)
+            .and_then(|t| t["transactions"].as_u64())
+            .unwrap_or(0)
+    };
+    let (select, tpcb) = (count("builtin:select-only"), count("builtin:tpcb-like"));
+    ensure(select + tpcb == 400 && (60..=140).contains(&select), || {
+        format!(
+            "select-only {select}, tpcb-like {tpcb} of 400 at weights 1:3: {}",
+            r["transaction_types"]
+        )
+    })?;
+    for line in [
+        "transaction type: multiple scripts",
+        "SQL script 1: <builtin: select only>",
+        " - weight: 3 (targets 75.0% of total)",
+    ] {
+        ensure(said.lines().any(|l| l == line), || {
+            format!("no line '{line}':\n{said}")
+        })?;
+    }
+    let file = env.path("one-update.sql");
+    std::fs::write(
+        &file,
+        "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let file_s = file.display().to_string();
+    let args = [
+        "run", "--dsn", &dsn, "-S", "-f", &file_s, "-c", "1", "-t", "50",
+    ];
+    let (r, _) = run_json_said(env, "builtins-with-file", &args, 0)?;
+    ensure(
+        r["transaction_types"]
+            .as_array()
+            .is_some_and(|t| t.len() == 2),
+        || format!("-S with -f: {}", r["transaction_types"]),
+    )?;
+    let list = dbduel(&["run", "-b", "list"]);
+    expect_code(&list, 0, "-b list")?;
+    ensure(
+        text(&list).contains("    select-only: <builtin: select only>"),
+        || text(&list),
+    )?;
+    let show = dbduel(&["run", "--show-script", "simple"]);
+    expect_code(&show, 0, "--show-script")?;
+    let shown = text(&show);
+    ensure(
+        shown.starts_with("-- simple-update: <builtin: simple update>\n\\set aid")
+            && !shown.contains("pgbench_tellers"),
+        || shown.clone(),
+    )?;
+    let bad = dbduel(&["run", "--dsn", &dsn, "-b", "nope@2", "-f", &file_s]);
+    expect_code(&bad, 2, "-b nope")?;
+    ensure(text(&bad).contains("unknown tpcb script 'nope'"), || {
+        text(&bad)
+    })
 }

@@ -193,7 +193,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         refused(
             env,
             "two_variants",
-            |_| v(&["run", "tpcb", "-S", "-N"]),
+            |_| v(&["run", "oltp_read_only", "-b", "a", "-b", "b"]),
             "only one of",
         ),
         refused(

@@ -53,6 +53,19 @@ pub struct Script {
     pub writes: bool,
 }
 
+/// How a run's script list names one of tpcb's built-in scripts run as a script
+/// (`builtin:select-only`), beside files or weighted among others.
+pub const BUILTIN: &str = "builtin:";
+
+/// A built-in script's text by its name (`workload::tpcb::SCRIPTS`).
+fn builtin_text(name: &str) -> Result<&'static str, Error> {
+    crate::workload::tpcb::SCRIPTS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, text)| *text)
+        .ok_or_else(|| Error::Usage(format!("unknown built-in script {name}")))
+}
+
 /// Every script of a run, checked, with the variables they use.
 #[derive(Debug)]
 pub struct Program {
@@ -83,13 +96,19 @@ pub fn load(
     let mut uses = Vec::new();
     for spec in specs {
         let (path, weight) = split_weight(spec)?;
-        let src = std::fs::read_to_string(path)
-            .map_err(|e| Error::Usage(format!("cannot read script {path}: {e}")))?;
+        let src = match path.strip_prefix(BUILTIN) {
+            Some(name) => builtin_text(name)?.to_string(),
+            None => std::fs::read_to_string(path)
+                .map_err(|e| Error::Usage(format!("cannot read script {path}: {e}")))?,
+        };
         let parsed =
             parse::parse(path, &src, &mut names).map_err(|e| Error::Usage(e.to_string()))?;
-        let base = std::path::Path::new(path)
-            .file_name()
-            .map_or(path.to_string(), |f| f.to_string_lossy().into_owned());
+        let base = match path.strip_prefix(BUILTIN) {
+            Some(_) => path.to_string(),
+            None => std::path::Path::new(path)
+                .file_name()
+                .map_or(path.to_string(), |f| f.to_string_lossy().into_owned()),
+        };
         let taken = |n: &str| scripts.iter().any(|s: &Script| s.name == n);
         let mut name = base.clone();
         let mut k = 2;

@@ -139,27 +139,71 @@ pub struct Tpcb {
     steps: String,
 }
 
-fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
-    let given = super::options::parse(&OPTIONS, "tpcb", &opts.params)?;
-    // pgbench's -b takes a name's unique prefix (`-b si`, `-b se`).
-    let asked = opts.variant.as_deref().unwrap_or("tpcb-like");
+/// tpcb's built-in scripts as pgbench writes them (`pgbench --show-script`): each variant's
+/// name, pgbench's description and its text. The tpcb workload runs them natively; a run that
+/// mixes them with script files, or weights several (`-b NAME@W -f FILE`), runs these texts as
+/// it runs a file.
+pub const SCRIPTS: [(&str, &str, &str); 3] = [
+    ("tpcb-like", "<builtin: TPC-B (sort of)>", TPCB_LIKE),
+    ("simple-update", "<builtin: simple update>", SIMPLE_UPDATE),
+    ("select-only", "<builtin: select only>", SELECT_ONLY),
+];
+
+const TPCB_LIKE: &str = "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+";
+
+const SIMPLE_UPDATE: &str = "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+";
+
+const SELECT_ONLY: &str = "\\set aid random(1, 100000 * :scale)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+";
+
+/// A built-in script's name from what -b was given: the name or its unique prefix, as pgbench
+/// takes them (`-b si`, `-b se`; `tpcb` is tpcb-like).
+pub fn builtin(asked: &str) -> Result<&'static str, Error> {
     let matching: Vec<&str> = ENTRY
         .variants
         .iter()
         .copied()
         .filter(|v| v.starts_with(asked))
         .collect();
-    let asked = match matching.as_slice() {
-        [one] if asked != "tpcb" => *one,
-        [_, _, ..] => {
-            return Err(Error::Usage(format!(
-                "ambiguous builtin name: {} builtin scripts found for prefix \"{asked}\" ({}): give more of the name",
-                matching.len(),
-                matching.join(", ")
-            )));
-        }
-        _ => asked,
-    };
+    match matching.as_slice() {
+        _ if asked == "tpcb" => Ok("tpcb-like"),
+        [one] => Ok(one),
+        [_, _, ..] => Err(Error::Usage(format!(
+            "ambiguous builtin name: {} builtin scripts found for prefix \"{asked}\" ({}): give more of the name",
+            matching.len(),
+            matching.join(", ")
+        ))),
+        [] => Err(Error::Usage(format!(
+            "unknown tpcb script '{asked}': use --builtin with one of {} (or `-b list`)",
+            ENTRY.variants.join(", ")
+        ))),
+    }
+}
+
+fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
+    let given = super::options::parse(&OPTIONS, "tpcb", &opts.params)?;
+    let asked = builtin(opts.variant.as_deref().unwrap_or("tpcb-like"))?;
     let variant = match asked {
         "tpcb-like" | "tpcb" => Variant::TpcbLike,
         "simple-update" => Variant::SimpleUpdate,
