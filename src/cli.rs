@@ -290,7 +290,7 @@ pub struct RunArgs {
     pub target: TargetArgs,
     /// Number of concurrent clients (one connection each; sysbench's --threads).
     /// [default: 1, or the most clients a --phase asks for]
-    #[arg(short = 'c', long, alias = "threads")]
+    #[arg(short = 'c', long, aliases = ["threads", "client"])]
     pub clients: Option<u32>,
     /// Measured duration in seconds (default 10 unless --transactions is given).
     #[arg(short = 'T', long, value_name = "SECONDS")]
@@ -369,6 +369,10 @@ pub struct RunArgs {
     /// lists them.
     #[arg(short = 'b', long, value_name = "NAME[@WEIGHT]")]
     pub builtin: Vec<String>,
+    /// Progress lines (-P) stamped with the Unix time instead of the seconds since the start
+    /// (as pgbench --progress-timestamp).
+    #[arg(long)]
+    pub progress_timestamp: bool,
     /// Print a built-in script's text (as pgbench --show-script) and exit.
     #[arg(long, value_name = "NAME")]
     pub show_script: Option<String>,
@@ -491,9 +495,40 @@ pub struct HabitArgs {
     /// sysbench --histogram: print the latency histogram.
     #[arg(long, hide = true)]
     pub histogram: bool,
+    /// pgbench --random-seed: time, rand or a number (dbduel's --seed).
+    #[arg(long, hide = true, value_name = "SEED")]
+    pub random_seed: Option<String>,
+    /// pgbench -d: debugging output.
+    #[arg(short = 'd', long = "debug", hide = true)]
+    pub debug: bool,
 }
 
 impl HabitArgs {
+    /// pgbench's --random-seed as dbduel's seed: `time` (or none) from the clock, `rand` from
+    /// the system's randomness, a number as itself; beside --seed, refused.
+    pub fn seed(&self, seed: Option<u64>) -> Result<Option<u64>, String> {
+        let Some(given) = self.random_seed.as_deref() else {
+            return Ok(seed);
+        };
+        if seed.is_some() {
+            return Err("--random-seed is pgbench's --seed: give one of them".into());
+        }
+        match given {
+            "time" => Ok(None),
+            "rand" => {
+                use std::hash::{BuildHasher, Hasher};
+                Ok(Some(
+                    std::collections::hash_map::RandomState::new()
+                        .build_hasher()
+                        .finish(),
+                ))
+            }
+            n => n.parse().map(Some).map_err(|_| {
+                format!("--random-seed {n}: give time, rand or an unsigned integer, as pgbench")
+            }),
+        }
+    }
+
     /// The first flag dbduel has no such thing for, refused in one line that names dbduel's
     /// way; else the notes for the flags it takes and needs nothing for.
     pub fn check(&self) -> Result<Vec<String>, String> {
@@ -524,6 +559,9 @@ impl HabitArgs {
         }
         if self.continue_on_error {
             notes.push("--continue-on-error taken: dbduel's clients always go on after an SQL error, which counts as a failed transaction of its kind".to_string());
+        }
+        if self.debug {
+            notes.push("-d taken: dbduel prints no debugging output (--verbose-errors prints each failure in full)".to_string());
         }
         if let Some(p) = self.percentile {
             notes.push(format!("--percentile {p} taken: dbduel's summary shows p50, p90, p95, p99, p99.9 and the maximum"));

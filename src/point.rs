@@ -368,6 +368,10 @@ fn measure(
     if let (Some(j), Some(why)) = (run.threads, runner::alone_why(&*engine, &*workload)) {
         errln!("note: -j {j} taken: {why}");
     }
+    let progress_tries = match plan.run.max_tries {
+        0 => workload.default_max_tries(),
+        n => n,
+    };
     let running = runner::start(engine, workload, run.clone(), halt.clone(), tx)?;
     // The clients are connected and released: the wait sampler's measured part starts after
     // the warm-up from here.
@@ -420,7 +424,12 @@ fn measure(
         let now = Instant::now();
         cpu.tick(now, warmup_end, window_end);
         if let Some((at, every)) = next_progress.filter(|(at, _)| now >= *at) {
-            let line = agg.progress_line((at - running.start).as_secs_f64(), every.as_secs_f64());
+            let style = metrics::ProgressStyle {
+                max_tries: progress_tries,
+                timestamp: plan.progress_timestamp.then(std::time::SystemTime::now),
+            };
+            let since = (at - running.start).as_secs_f64();
+            let line = agg.progress_line(since, every.as_secs_f64(), &style);
             let warming = at <= warmup_end && !plan.run.warmup.is_zero();
             errln!("{line}{}", if warming { " (warm-up)" } else { "" });
             next_progress = Some((at + every, every));

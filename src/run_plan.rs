@@ -41,6 +41,8 @@ pub struct RunPlan {
     pub protocol: Protocol,
     pub run: RunConfig,
     pub progress: Option<Duration>,
+    /// `--progress-timestamp`: progress lines stamped with Unix time, as pgbench's.
+    pub progress_timestamp: bool,
     pub json: Option<PathBuf>,
     /// `-l`: pgbench's transaction log.
     pub log: Option<LogPlan>,
@@ -318,7 +320,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         latency_limit_ms: args.latency_limit,
         progress,
         max_tries: args.max_tries,
-        seed: args.seed,
+        seed: args.habits.seed(args.seed).map_err(Error::Usage)?,
         protocol: args.protocol,
         json: args.json.clone(),
         log: log_plan(args)?,
@@ -340,6 +342,10 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         threads: jobs(args)?,
     }
     .plan()
+    .map(|mut plan| {
+        plan.progress_timestamp = args.progress_timestamp;
+        plan
+    })
 }
 
 /// `-j N`: 1 or more.
@@ -586,6 +592,7 @@ impl RunInput {
                 verbose_errors: self.verbose_errors,
             },
             progress: self.progress.map(Duration::from_secs),
+            progress_timestamp: false,
             json: self.json,
             log: self.log,
             exit_on_abort: self.exit_on_abort,

@@ -41,6 +41,7 @@ pub mod txn_log;
 pub mod waits;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -328,6 +329,35 @@ struct ProgressAcc {
     transactions: u64,
     errors: u64,
     retries: u64,
+    retried: u64,
+    skipped: u64,
+    /// The successful transactions' schedule lag (open loop), summed, and how many.
+    lag_us: u64,
+    lagged: u64,
+}
+
+impl ProgressAcc {
+    fn new() -> ProgressAcc {
+        ProgressAcc {
+            hist: histogram(2),
+            transactions: 0,
+            errors: 0,
+            retries: 0,
+            retried: 0,
+            skipped: 0,
+            lag_us: 0,
+            lagged: 0,
+        }
+    }
+}
+
+/// What a progress line shows besides the figures every run has, as pgbench's -P decides:
+/// the schedule lag (and with -L the skipped) in an open loop, the retried and retries when
+/// transactions may be tried more than once; the time as Unix seconds
+/// (`--progress-timestamp`) instead of since the start.
+pub struct ProgressStyle {
+    pub max_tries: u32,
+    pub timestamp: Option<std::time::SystemTime>,
 }
 
 pub struct Aggregator {
@@ -397,12 +427,7 @@ impl Aggregator {
             error_messages: BTreeMap::new(),
             schedule: None,
             thread_cpu: Vec::new(),
-            progress: ProgressAcc {
-                hist: histogram(2),
-                transactions: 0,
-                errors: 0,
-                retries: 0,
-            },
+            progress: ProgressAcc::new(),
             first: None,
             keep_windows: false,
             seen_ok: 0,
@@ -462,6 +487,7 @@ impl Aggregator {
                 s.started += started;
             }
             Event::Skipped(_, txn, at_us) => {
+                self.progress.skipped += 1;
                 if let Some((_, counted, all)) = &mut self.limit {
                     *all += 1;
                     if at_us >= self.warmup_us {
@@ -523,6 +549,11 @@ impl Aggregator {
             }
         }
         self.progress.retries += retries;
+        self.progress.retried += u64::from(retries > 0);
+        if let (None, Some(us)) = (&kind, s.lag_us) {
+            self.progress.lag_us += us;
+            self.progress.lagged += 1;
+        }
         if kind.is_none() {
             let start = s.end_us.saturating_sub(s.latency_us);
             if self.first.is_none_or(|(t, _)| start < t) {
@@ -613,25 +644,47 @@ impl Aggregator {
         }
     }
 
-    /// A progress line for the transactions seen since the last one, like pgbench's -P.
-    pub fn progress_line(&mut self, at_s: f64, interval_s: f64) -> String {
+    /// A progress line for the transactions seen since the last one, in pgbench 17's -P words
+    /// (time, tps, the successful transactions' mean latency and its standard deviation,
+    /// failed; lag and skipped in an open loop, retried and retries with --max-tries above 1),
+    /// then dbduel's p50 and p99 of the same transactions.
+    pub fn progress_line(&mut self, at_s: f64, interval_s: f64, style: &ProgressStyle) -> String {
+        let open_loop = self.lag.is_some();
+        let limit = self.limit.is_some();
         let p = &mut self.progress;
-        let (p50, p99) = if p.hist.is_empty() {
-            (0.0, 0.0)
+        let ms = |us: f64| us / 1000.0;
+        let (mean, sd, p50, p99) = if p.hist.is_empty() {
+            (0.0, 0.0, 0.0, 0.0)
         } else {
-            (
-                p.hist.value_at_quantile(0.5) as f64 / 1000.0,
-                p.hist.value_at_quantile(0.99) as f64 / 1000.0,
-            )
+            let q = |x| ms(p.hist.value_at_quantile(x) as f64);
+            (ms(p.hist.mean()), ms(p.hist.stdev()), q(0.5), q(0.99))
         };
-        let line = format!(
-            "progress: {at_s:.1} s, {:.1} tps, lat p50 {p50:.3} ms p99 {p99:.3} ms, {} errors, {} retries",
+        let at = match style.timestamp {
+            Some(now) => {
+                let epoch = now
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                format!("{:.3} s", epoch.as_secs_f64())
+            }
+            None => format!("{at_s:.1} s"),
+        };
+        let mut line = format!(
+            "progress: {at}, {:.1} tps, lat {mean:.3} ms stddev {sd:.3}, {} failed",
             p.transactions as f64 / interval_s,
-            p.errors,
-            p.retries
+            p.errors
         );
-        p.hist.reset();
-        (p.transactions, p.errors, p.retries) = (0, 0, 0);
+        if open_loop {
+            let lag = ms(p.lag_us as f64 / p.lagged.max(1) as f64);
+            let _ = write!(line, ", lag {lag:.3} ms");
+            if limit {
+                let _ = write!(line, ", {} skipped", p.skipped);
+            }
+        }
+        if style.max_tries != 1 {
+            let _ = write!(line, ", {} retried, {} retries", p.retried, p.retries);
+        }
+        let _ = write!(line, ", p50 {p50:.3} ms p99 {p99:.3} ms");
+        *p = ProgressAcc::new();
         line
     }
 

@@ -42,7 +42,8 @@ fn default_run(env: &Env) -> Result<(), String> {
 }
 
 /// Flags pgbench and sysbench users type: sysbench's --threads and --report-interval are -c
-/// and -P; pgbench's -n and --continue-on-error and sysbench's --percentile are taken with a note, and -j with one on
+/// and -P, pgbench's --random-seed is --seed; pgbench's -n, -d and --continue-on-error and
+/// sysbench's --percentile are taken with a note, and -j with one on
 /// SQLite (its clients keep a thread each); the others
 /// are refused in one line that names dbduel's way (exit 2).
 fn habits(_: &Env) -> Result<(), String> {
@@ -58,6 +59,9 @@ fn habits(_: &Env) -> Result<(), String> {
         "-j",
         "2",
         "-n",
+        "-d",
+        "--random-seed",
+        "42",
         "--percentile",
         "95",
         "--continue-on-error",
@@ -75,7 +79,9 @@ fn habits(_: &Env) -> Result<(), String> {
             && said.contains("note: -j 2 taken: sqlite's clients keep a thread each")
             && said.contains("note: -n")
             && said.contains("note: --percentile 95")
-            && said.contains("note: --continue-on-error taken"),
+            && said.contains("note: --continue-on-error taken")
+            && said.contains("note: -d taken")
+            && r["options"]["seed"] == 42,
         || format!("--threads, --report-interval and the notes:\n{said}"),
     )?;
     for (flag, way) in [
@@ -84,6 +90,14 @@ fn habits(_: &Env) -> Result<(), String> {
         (&["-r", "--no-statement-latencies"][..], "give one of them"),
         (&["--events", "100"][..], "give -t"),
         (&["--histogram"][..], "HDR histogram"),
+        (
+            &["--random-seed", "1", "--seed", "2"][..],
+            "give one of them",
+        ),
+        (
+            &["--random-seed", "x"][..],
+            "time, rand or an unsigned integer",
+        ),
     ] {
         let mut args = vec!["run", "tpcb"];
         args.extend(flag);
@@ -285,7 +299,8 @@ fn pgbench_connection(env: &Env) -> Result<(), String> {
 /// with -t on the temporary SQLite (processed N/M, pgbench's latency from the run's time, the
 /// tps of the result with six decimals), then -C (average connection time, tps including
 /// reconnection times), then a script with --max-tries and -P (retried and retries, latency
-/// stddev). A workload that is not pgbench's prints none.
+/// stddev, pgbench's progress lines; stamped with Unix time by --progress-timestamp). A
+/// workload that is not pgbench's prints none.
 fn pgbench_summary(env: &Env) -> Result<(), String> {
     let line = |said: &str, start: &str| -> Option<String> {
         said.lines()
@@ -352,7 +367,7 @@ fn pgbench_summary(env: &Env) -> Result<(), String> {
             "-c",
             "1",
             "-T",
-            "1",
+            "2",
             "--max-tries",
             "3",
             "-P",
@@ -363,7 +378,7 @@ fn pgbench_summary(env: &Env) -> Result<(), String> {
     for start in [
         "transaction type: <builtin: select only>",
         "maximum number of tries: 3",
-        "duration: 1 s",
+        "duration: 2 s",
         "number of transactions retried: 0 (0.000%)",
         "total number of retries: 0",
         "latency stddev = ",
@@ -372,6 +387,46 @@ fn pgbench_summary(env: &Env) -> Result<(), String> {
             format!("no line '{start}':\n{said}")
         })?;
     }
+    // pgbench's -P line, as its parsers read it: time, tps, mean and stddev, failed, retries.
+    let progress = line(&said, "progress: 1.0 s, ").unwrap_or_default();
+    let fields: Vec<&str> = progress.split(", ").collect();
+    ensure(
+        fields.len() >= 5
+            && fields[1].ends_with(" tps")
+            && fields[2].starts_with("lat ")
+            && fields[2].contains(" ms stddev ")
+            && fields[3].ends_with(" failed")
+            && progress.contains(", 0 retried, 0 retries"),
+        || format!("not pgbench's progress line: '{progress}'\n{said}"),
+    )?;
+    let (_, said) = run_json_said(
+        env,
+        "pgbench-lines-ts",
+        &[
+            "run",
+            "tpcb",
+            "-S",
+            "-T",
+            "2",
+            "-P",
+            "1",
+            "--progress-timestamp",
+        ],
+        0,
+    )?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let stamped = line(&said, "progress: ").unwrap_or_default();
+    let at: f64 = stamped
+        .trim_start_matches("progress: ")
+        .split(" s,")
+        .next()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0.0);
+    ensure((now - 60.0..=now).contains(&at), || {
+        format!("--progress-timestamp: '{stamped}' is not a Unix time of this minute")
+    })?;
     let (_, said) = run_json_said(
         env,
         "pgbench-lines-ycsb",
