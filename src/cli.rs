@@ -41,16 +41,16 @@ impl Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a workload and print (and optionally save) its result.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, args_override_self = true)]
     Run(Box<RunArgs>),
     /// Create the workload's tables and load its data.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, args_override_self = true)]
     Prepare(PrepareArgs),
     /// Verify the workload's consistency invariants on a database.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, args_override_self = true)]
     Check(TargetArgs),
     /// Drop the workload's tables.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, args_override_self = true)]
     Cleanup(TargetArgs),
     /// List engines and workloads.
     List,
@@ -74,7 +74,7 @@ pub enum Command {
     /// The highest rate that meets latency and error objectives (--slo 'p99<10ms'): open-loop
     /// steps at rising rates, then narrowing in; each step -T seconds (longer when its
     /// percentile needs more transactions) after --warmup seconds (2 when not given).
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, args_override_self = true)]
     Capacity(Box<CapacityArgs>),
     /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell), made
     /// from these very flags: `dbduel completions bash > /etc/bash_completion.d/dbduel`.

@@ -948,7 +948,11 @@ fn pgbench_run(args: &RunArgs) -> bool {
 
 /// tpcb's built-in scripts asked for (-b NAME[@W], -S, -N), each by its name and weight text.
 fn builtins(args: &RunArgs) -> Result<Vec<(&'static str, Option<&str>)>, Error> {
-    picks(args)
+    let mut picks = picks(args);
+    if picks.is_empty() && defined_builtin(args) {
+        picks.push("tpcb-like");
+    }
+    picks
         .into_iter()
         .map(|b| {
             let (name, weight) = match b.rsplit_once('@') {
@@ -963,10 +967,19 @@ fn builtins(args: &RunArgs) -> Result<Vec<(&'static str, Option<&str>)>, Error> 
 /// Whether tpcb's built-ins run as scripts, as pgbench mixes them: several of them, or one
 /// beside script files; one alone is tpcb's own variant.
 fn mixed(args: &RunArgs) -> bool {
-    let scripts =
-        !args.files.is_empty() || args.target.workload.as_deref().is_some_and(is_script_word);
     let n = picks(args).len();
-    pgbench_run(args) && (n > 1 || n == 1 && scripts)
+    pgbench_run(args) && (n > 1 || n == 1 && has_scripts(args)) || defined_builtin(args)
+}
+
+/// Whether the run names script files (-f, or the workload's word).
+fn has_scripts(args: &RunArgs) -> bool {
+    !args.files.is_empty() || args.target.workload.as_deref().is_some_and(is_script_word)
+}
+
+/// `-D` on tpcb's built-in scripts with no file: pgbench defines the variables for them, so
+/// they run as scripts, which read them.
+fn defined_builtin(args: &RunArgs) -> bool {
+    !args.defines.is_empty() && pgbench_run(args) && !has_scripts(args)
 }
 
 /// The workload's variant: the one asked for (tpcb's without its weight), none when tpcb's

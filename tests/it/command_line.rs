@@ -439,7 +439,8 @@ fn pgbench_summary(env: &Env) -> Result<(), String> {
     )
 }
 
-/// pgbench's built-ins beside scripts and among themselves, on a prepared SQLite file: `-b
+/// pgbench's built-ins beside scripts, among themselves and with -D, on a prepared SQLite
+/// file (a repeated flag's last value counting, as pgbench's): `-b
 /// se@1 -b tpcb@3` runs both as scripts by their weights (each its own transaction type,
 /// pgbench's "SQL script N: <builtin: ...>" lines), `-S -f FILE` mixes one with a file;
 /// `-b list` and `--show-script` print pgbench's text; an unknown name is refused.
@@ -493,6 +494,23 @@ fn builtins_mixed(env: &Env) -> Result<(), String> {
             .as_array()
             .is_some_and(|t| t.len() == 2),
         || format!("-S with -f: {}", r["transaction_types"]),
+    )?;
+    // -D with a built-in (pgbench defines the variables for it), and a repeated flag: the
+    // last one counts, as in pgbench.
+    let args = [
+        "run", "--dsn", &dsn, "-S", "-D", "x=1", "-c", "1", "-c", "2", "-t", "5",
+    ];
+    let (r, _) = run_json_said(env, "builtins-defined", &args, 0)?;
+    ensure(
+        r["transaction_types"][0]["name"] == "builtin:select-only"
+            && r["options"]["clients"] == 2
+            && r["transactions"] == 10,
+        || {
+            format!(
+                "-S -D x=1 -c 1 -c 2: {} {}",
+                r["transaction_types"], r["options"]
+            )
+        },
     )?;
     let list = dbduel(&["run", "-b", "list"]);
     expect_code(&list, 0, "-b list")?;

@@ -974,6 +974,17 @@ fn item_name(item: &[&Token]) -> Option<String> {
         [.., a, dot, b] if a.ident && dot.text == "." && b.ident && item.len() == 3 => {
             Some(name_of(b))
         }
+        // A function call alone: PostgreSQL names the column after the function, as pgbench
+        // then stores it (`SELECT count(*) \gset` sets :count).
+        [f, open, inner @ .., close]
+            if f.ident
+                && !f.text.starts_with(['"', '`'])
+                && open.text == "("
+                && close.text == ")"
+                && inner.iter().all(|t| t.depth > f.depth) =>
+        {
+            Some(f.lower.clone())
+        }
         _ => None,
     }
 }
@@ -1083,6 +1094,13 @@ mod tests {
         );
         assert!(names.list.is_empty());
         assert!(parse_err("SELECT 1 + 2 \\gset").contains("t.sql:1:1: column 1"));
+        // A function call alone is named after the function, as PostgreSQL names it.
+        let (cmds, _) = parse_ok("SELECT count(*), max(aid + 1) FROM t \\gset\n");
+        let Kind::Sql { statements, .. } = &cmds[0].kind else {
+            panic!()
+        };
+        assert_eq!(statements[0].names.as_deref().unwrap(), ["count", "max"]);
+        assert!(parse_err("SELECT f(1) + g(2) \\gset").contains("column 1"));
         assert!(parse_err("SELECT 1;  SELECT 2, 3 AS x \\gset").contains("t.sql:1:12: column 1"));
     }
 
