@@ -226,7 +226,8 @@ fn builtin_prefix(env: &Env) -> Result<(), String> {
 /// pgbench's way to name the server, on the test PostgreSQL: `prepare -s 1 -h HOST -p PORT
 /// -U USER DBNAME` and `run -h HOST -p PORT -U USER -c 2 -t 5 DBNAME` (the word in the
 /// workload's place is the database, the workload tpcb), the password from PGPASSWORD; then
-/// PGHOST, PGPORT, PGUSER and PGDATABASE alone, with -S. `-h` alone is the help; -h with
+/// PGHOST, PGPORT, PGUSER and PGDATABASE alone, with -S, and PGOPTIONS's setting read back
+/// by the run. `-h` alone is the help; -h with
 /// --dsn, and a -p that is no port, are refused.
 fn pgbench_connection(env: &Env) -> Result<(), String> {
     let dsn = dbduel::dsn::Dsn::parse(&env.fresh_db(Target::Postgres, "pgbench_flags"))
@@ -265,6 +266,7 @@ fn pgbench_connection(env: &Env) -> Result<(), String> {
         ("PGPORT", port.as_str()),
         ("PGUSER", user.as_str()),
         ("PGDATABASE", db.as_str()),
+        ("PGOPTIONS", "-c synchronous_commit=off"),
     ];
     let json2 = env.path("pgbench-vars.json").display().to_string();
     let out = dbduel_env(
@@ -274,7 +276,9 @@ fn pgbench_connection(env: &Env) -> Result<(), String> {
     expect_code(&out, 0, "run with PG variables")?;
     let r = read_result(std::path::Path::new(&json2))?;
     ensure(
-        r["engine"]["name"] == "postgres" && r["workload"]["variant"] == "select-only",
+        r["engine"]["name"] == "postgres"
+            && r["workload"]["variant"] == "select-only"
+            && r["engine"]["settings"]["synchronous_commit"] == "off",
         || format!("{}\n{}", r["workload"], text(&out)),
     )?;
     let help = dbduel(&["run", "-h"]);

@@ -104,6 +104,8 @@ struct Postgres {
     password: Option<String>,
     database: String,
     application_name: String,
+    /// libpq's `options` (PGOPTIONS), sent at startup.
+    options: Option<String>,
     protocol: Protocol,
     tls: Tls,
     channel_binding: ChannelBinding,
@@ -119,6 +121,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("password", "PGPASSWORD"),
     ("dbname", "PGDATABASE"),
     ("application_name", "PGAPPNAME"),
+    ("options", "PGOPTIONS"),
     ("sslmode", "PGSSLMODE"),
     ("sslrootcert", "PGSSLROOTCERT"),
     ("sslcert", "PGSSLCERT"),
@@ -188,6 +191,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         user,
         password,
         application_name: get("application_name").unwrap_or_else(|| "dbduel".into()),
+        options: get("options").filter(|o| !o.trim().is_empty()),
         protocol,
     }))
 }
@@ -266,6 +270,7 @@ impl Engine for Postgres {
             password: self.password.as_deref(),
             database: &self.database,
             application_name: &self.application_name,
+            options: self.options.as_deref(),
             timeout: self.connect_timeout,
             tls: &self.tls,
             channel_binding: self.channel_binding,

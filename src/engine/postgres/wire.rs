@@ -135,6 +135,9 @@ pub struct ConnectParams<'a> {
     pub password: Option<&'a str>,
     pub database: &'a str,
     pub application_name: &'a str,
+    /// libpq's `options` (PGOPTIONS): command-line options for the session's server process,
+    /// such as `-c work_mem=64MB`.
+    pub options: Option<&'a str>,
     /// For connecting and logging in; a statement has no time limit of its own.
     pub timeout: Duration,
     pub tls: &'a Tls,
@@ -236,12 +239,15 @@ impl Conn {
             server_version: String::new(),
             backend_key: None,
         };
-        let params = [
+        let mut params = vec![
             ("user", p.user),
             ("database", p.database),
             ("application_name", p.application_name),
             ("client_encoding", "UTF8"),
         ];
+        if let Some(options) = p.options {
+            params.push(("options", options));
+        }
         frontend::startup_message(params.iter().copied(), &mut conn.wbuf)?;
         conn.flush()?;
         conn.authenticate(p)?;
