@@ -281,6 +281,12 @@ pub struct PrepareArgs {
     pub property_file: Option<String>,
     #[command(flatten)]
     pub ycsb: YcsbArgs,
+    /// pgbench -i -n: no vacuum after the load (tpcb's -I steps without v).
+    #[arg(short = 'n', long = "no-vacuum", hide = true)]
+    pub no_vacuum: bool,
+    /// pgbench -i -q: quieter logging (taken: dbduel prints a line a table).
+    #[arg(short = 'q', long = "quiet", hide = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -207,6 +207,7 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
         params: {
             let mut all = args.workload.params.clone();
             all.extend(ycsb_params(&args.ycsb, args.property_file.as_deref())?);
+            pgbench_init_habits(args, target.workload.name, &mut all);
             all
         },
         clients: 0,
@@ -217,6 +218,25 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
     // The workload's own options are checked before anything connects.
     (target.workload.new)(&opts)?;
     Ok((target, opts))
+}
+
+/// pgbench -i's -n (no vacuum: tpcb's -I steps without `v`) and -q (quieter logging: taken,
+/// dbduel prints a line a table), each with a note.
+fn pgbench_init_habits(args: &PrepareArgs, workload: &str, params: &mut BTreeMap<String, String>) {
+    if args.quiet {
+        errln!("note: -q taken: dbduel prints one line a table as it loads");
+    }
+    if !args.no_vacuum {
+        return;
+    }
+    if workload != "tpcb" {
+        errln!("note: -n taken: {workload}'s load has no vacuum step");
+        return;
+    }
+    let steps = params.get("init_steps").map_or("dtgvp", String::as_str);
+    let steps = steps.replace('v', "");
+    errln!("note: -n taken: the steps run are -I {steps} (no vacuum)");
+    params.insert("init_steps".into(), steps);
 }
 
 /// A run as asked for, before anything is checked: what the flags of `dbduel run` or one

@@ -42,7 +42,8 @@ fn default_run(env: &Env) -> Result<(), String> {
 }
 
 /// Flags pgbench and sysbench users type: sysbench's --threads and --report-interval are -c
-/// and -P, pgbench's --random-seed is --seed; pgbench's -n, -d and --continue-on-error and
+/// and -P, pgbench's --random-seed is --seed; pgbench's -n (on run and prepare), -q, -d and
+/// --continue-on-error and
 /// sysbench's --percentile are taken with a note, and -j with one on
 /// SQLite (its clients keep a thread each); the others
 /// are refused in one line that names dbduel's way (exit 2).
@@ -83,6 +84,16 @@ fn habits(_: &Env) -> Result<(), String> {
             && said.contains("note: -d taken")
             && r["options"]["seed"] == 42,
         || format!("--threads, --report-interval and the notes:\n{said}"),
+    )?;
+    // pgbench -i's -n and -q on prepare: the steps without vacuum, and a note.
+    let lite = format!("sqlite://{}", dir.path().join("init.db").display());
+    let init = dbduel(&["prepare", "tpcb", "--dsn", &lite, "-n", "-q"]);
+    expect_code(&init, 0, "prepare -n -q")?;
+    let said = text(&init);
+    ensure(
+        said.contains("note: -n taken: the steps run are -I dtgp (no vacuum)")
+            && said.contains("note: -q taken"),
+        || format!("prepare -n -q:\n{said}"),
     )?;
     for (flag, way) in [
         (&["-i"][..], "dbduel prepare"),
