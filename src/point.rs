@@ -734,7 +734,11 @@ impl Point<'_> {
                 })
             }),
             protocol: plan.protocol,
-            max_tries: self.max_tries(),
+            // pgbench's notation: 0 for unlimited tries.
+            max_tries: match self.max_tries() {
+                runner::UNLIMITED_TRIES => 0,
+                n => n,
+            },
             progress_s: plan.progress.map(|p| p.as_secs()),
             seed: plan.run.seed,
             // What the data is stored in, read from the server; the flag where it cannot tell.

@@ -599,7 +599,10 @@ impl RunInput {
                     .rate
                     .map(|r| shard.map_or(r, |s| r * f64::from(s.clients) / f64::from(clients))),
                 // 0: the workload's default (`Workload::default_max_tries`).
-                max_tries: self.max_tries.unwrap_or(0),
+                max_tries: match self.max_tries {
+                    Some(0) => crate::runner::UNLIMITED_TRIES,
+                    given => given.unwrap_or(0),
+                },
                 seed,
                 start_at: released,
                 statements: self.statements,
@@ -890,8 +893,10 @@ impl RunInput {
         if self.progress == Some(0) {
             return usage("--progress must be at least 1 second");
         }
-        if self.max_tries == Some(0) {
-            return usage("--max-tries must be at least 1 (1 means no retry)");
+        if self.max_tries == Some(0) && self.time.is_none() && self.latency_limit_ms.is_none() {
+            return usage(
+                "an unlimited number of transaction tries (--max-tries 0) can only be used with --latency-limit or a duration (-T), as pgbench",
+            );
         }
         if self.params.contains_key("spec_timing") && self.rate.is_some() {
             return usage(

@@ -63,7 +63,10 @@ pub fn summary(out: &mut String, r: &RunResult) {
     w(format!("query mode: {}", o.protocol.name()));
     w(format!("number of clients: {}", o.clients));
     w(format!("number of threads: {}", m.client_threads.threads));
-    w(format!("maximum number of tries: {}", o.max_tries));
+    // pgbench leaves the line out for unlimited tries (0).
+    if o.max_tries != 0 {
+        w(format!("maximum number of tries: {}", o.max_tries));
+    }
     match (o.time_s, o.transactions_per_client) {
         (_, Some(t)) => {
             w(format!("number of transactions per client: {t}"));

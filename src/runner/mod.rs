@@ -1109,6 +1109,10 @@ impl Drop for Outbox<'_> {
     }
 }
 
+/// `--max-tries 0`, pgbench's unlimited tries: until the run ends, or with `-L` until the
+/// transaction has taken longer than the limit.
+pub const UNLIMITED_TRIES: u32 = u32::MAX;
+
 /// Execute the drawn transaction, retrying retryable errors up to `max_tries` in all. The
 /// first retry follows at once, as pgbench's; later ones after `retry_pause`.
 fn attempt(
@@ -1127,6 +1131,20 @@ fn attempt(
     };
     // The end of the run cancels what is in flight: not an error the client met.
     let cancelled = |e: &DbError| e.class == ErrorClass::Interrupted;
+    // pgbench writes unlimited tries as 0.
+    let shown_max = if max_tries == UNLIMITED_TRIES {
+        0
+    } else {
+        max_tries
+    };
+    let began = Instant::now();
+    let over_limit = || {
+        max_tries == UNLIMITED_TRIES
+            && shared
+                .cfg
+                .latency_limit
+                .is_some_and(|l| began.elapsed() > l)
+    };
     let mut tries = 0;
     loop {
         tries += 1;
@@ -1142,15 +1160,15 @@ fn attempt(
                     return (tries, Err(e));
                 }
                 let _ = state.session.untimed().rollback();
-                let again = state.client.retryable(&e.class) && tries < max_tries;
+                let again = state.client.retryable(&e.class) && tries < max_tries && !over_limit();
                 if !again || halt() {
                     say(format!(
-                        "client {id} ends the failed transaction (try {tries}/{max_tries})"
+                        "client {id} ends the failed transaction (try {tries}/{shown_max})"
                     ));
                     return (tries, Err(e));
                 }
                 say(format!(
-                    "client {id} repeats the transaction after the error (try {}/{max_tries})",
+                    "client {id} repeats the transaction after the error (try {}/{shown_max})",
                     tries + 1
                 ));
                 let pause = retry_pause(tries, &mut state.backoff);

@@ -442,6 +442,21 @@ fn pgbench_summary(env: &Env) -> Result<(), String> {
     ensure((now - 60.0..=now).contains(&at), || {
         format!("--progress-timestamp: '{stamped}' is not a Unix time of this minute")
     })?;
+    // --max-tries 0: unlimited tries with -T (pgbench's), 0 in the result, no "maximum" line.
+    let args = ["run", "tpcb", "-c", "2", "-T", "1", "--max-tries", "0"];
+    let (r, said) = run_json_said(env, "pgbench-unlimited", &args, 0)?;
+    ensure(
+        r["options"]["max_tries"] == 0
+            && line(&said, "maximum number of tries").is_none()
+            && line(&said, "total number of retries: ").is_some(),
+        || format!("--max-tries 0: {}\n{said}", r["options"]),
+    )?;
+    let refused = dbduel(&["run", "tpcb", "-t", "5", "--max-tries", "0"]);
+    expect_code(&refused, 2, "--max-tries 0 -t 5")?;
+    ensure(
+        text(&refused).contains("--latency-limit or a duration (-T)"),
+        || text(&refused),
+    )?;
     let (_, said) = run_json_said(
         env,
         "pgbench-lines-ycsb",
