@@ -322,6 +322,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     } else {
         script_target(args)?
     };
+    load_options_refused(&target, &args.workload.params)?;
     let mut params = args.workload.params.clone();
     let (progress, file) = progress_or_file(args)?;
     params.extend(ycsb_params(&args.ycsb, file)?);
@@ -366,6 +367,28 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         plan.progress_timestamp = args.progress_timestamp;
         plan
     })
+}
+
+/// tpcb's load options given to a run on a database (prepared already): pgbench refuses them
+/// in benchmarking mode, and so does dbduel, naming `prepare` (a run without --dsn prepares
+/// its temporary SQLite database with them).
+fn load_options_refused(target: &Target, params: &BTreeMap<String, String>) -> Result<(), Error> {
+    let entry = target.workload;
+    if entry.name != "tpcb" || target.dsn.is_none() {
+        return Ok(());
+    }
+    let load = entry
+        .options
+        .opts
+        .iter()
+        .find(|o| params.contains_key(o.name));
+    match load {
+        Some(o) => usage(format!(
+            "--{} is a load option (pgbench: cannot be used in benchmarking mode): give it to `dbduel prepare tpcb`",
+            o.name.replace('_', "-")
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `-j N`: 1 or more.

@@ -556,6 +556,13 @@ fn builtins_mixed(env: &Env) -> Result<(), String> {
             && !shown.contains("pgbench_tellers"),
         || shown.clone(),
     )?;
+    // A load option on a run of prepared data: refused as pgbench refuses it.
+    let load = dbduel(&["run", "tpcb", "--dsn", &dsn, "--partitions", "2", "-t", "1"]);
+    expect_code(&load, 2, "run --partitions")?;
+    ensure(
+        text(&load).contains("--partitions is a load option"),
+        || text(&load),
+    )?;
     let bad = dbduel(&["run", "--dsn", &dsn, "-b", "nope@2", "-f", &file_s]);
     expect_code(&bad, 2, "-b nope")?;
     ensure(text(&bad).contains("unknown tpcb script 'nope'"), || {
