@@ -214,6 +214,7 @@ pub fn prepare_plan(args: &PrepareArgs) -> Result<(Target, WorkloadOptions), Err
         run_s: None,
         scripts: None,
         shared_seed: None,
+        seed: 0,
     };
     // The workload's own options are checked before anything connects.
     (target.workload.new)(&opts)?;
@@ -675,6 +676,7 @@ impl RunInput {
             run_s: None,
             scripts,
             shared_seed: None,
+            seed,
         })
     }
 

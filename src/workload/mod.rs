@@ -83,6 +83,9 @@ pub struct WorkloadOptions {
     /// milliseconds since the epoch, else its `--seed`, else 0; None outside a sharded run.
     /// What the whole run draws once (TPC-C's NURand run constants) is drawn from it.
     pub shared_seed: Option<u64>,
+    /// The run's seed (`--seed`, pgbench's `--random-seed`): tpcb and scripts draw from it as
+    /// pgbench does (`script::rand::Seeds`), so one seed gives pgbench's values.
+    pub seed: u64,
 }
 
 /// What a workload's own figures are computed from (`Workload::metrics`): the measured

@@ -14,7 +14,7 @@ use crate::env::{
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 10] = [
+    let tests: [(&str, Test); 11] = [
         ("default_run_on_temporary_sqlite", default_run),
         ("pgbench_and_sysbench_habits", habits),
         ("list_names_engines_and_workloads", list),
@@ -25,6 +25,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("pgbench_connection_options", pgbench_connection),
         ("pgbench_summary_lines", pgbench_summary),
         ("builtins_mixed_as_pgbench", builtins_mixed),
+        ("random_seed_gives_pgbenchs_draws", pgbench_draws),
     ];
     trials_of(env, "command_line", tests)
 }
@@ -567,5 +568,102 @@ fn builtins_mixed(env: &Env) -> Result<(), String> {
     expect_code(&bad, 2, "-b nope")?;
     ensure(text(&bad).contains("unknown tpcb script 'nope'"), || {
         text(&bad)
+    })
+}
+
+/// `--random-seed N` gives pgbench's values, client by client: pgbench 15 with the same seed
+/// and clients wrote these rows (tpcb-like and simple-update into pgbench_history at scale 2,
+/// a script's random functions and :default_seed into a table), on PostgreSQL; here they are
+/// written on SQLite.
+fn pgbench_draws(_: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let db = dir.path().join("draws.db");
+    let dsn = format!("sqlite://{}", db.display());
+    let rows = |sql: &str| -> Result<Vec<String>, String> {
+        let conn = rusqlite::Connection::open(&db).map_err(|e| e.to_string())?;
+        let mut st = conn.prepare(sql).map_err(|e| e.to_string())?;
+        let n = st.column_count();
+        st.query_map([], |r| {
+            (0..n)
+                .map(|i| r.get::<_, i64>(i).map(|v| v.to_string()))
+                .collect::<Result<Vec<_>, _>>()
+                .map(|v| v.join("|"))
+        })
+        .map_err(|e| e.to_string())?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())
+    };
+    let exec = |sql: &str| {
+        rusqlite::Connection::open(&db)
+            .and_then(|c| c.execute_batch(sql))
+            .map_err(|e| e.to_string())
+    };
+    let run = |args: &[&str]| -> Result<(), String> {
+        let mut all = args.to_vec();
+        all.extend(["--dsn", &dsn]);
+        expect_code(&dbduel(&all), 0, &args.join(" "))
+    };
+    run(&["prepare", "tpcb", "-s", "2"])?;
+    run(&["run", "tpcb", "-c", "1", "-t", "5", "--random-seed", "5432"])?;
+    let tpcb = rows("SELECT tid, bid, aid, delta FROM pgbench_history ORDER BY rowid")?;
+    let want = [
+        "8|1|117829|3092",
+        "12|1|179582|3758",
+        "12|1|773|-1583",
+        "13|1|31860|-2569",
+        "7|2|197841|3754",
+    ];
+    ensure(tpcb == want, || format!("tpcb-like, seed 5432: {tpcb:?}"))?;
+    exec("DELETE FROM pgbench_history")?;
+    run(&[
+        "run",
+        "tpcb",
+        "-b",
+        "simple-update",
+        "-c",
+        "2",
+        "-t",
+        "3",
+        "--random-seed",
+        "99",
+    ])?;
+    let simple = rows("SELECT tid, bid, aid, delta FROM pgbench_history ORDER BY aid")?;
+    let want = [
+        "19|1|28087|2078",
+        "20|1|44103|-383",
+        "13|2|50811|-1733",
+        "10|2|120885|-464",
+        "1|2|138662|4421",
+        "7|1|171496|-4786",
+    ];
+    ensure(simple == want, || {
+        format!("simple-update, seed 99: {simple:?}")
+    })?;
+    exec("CREATE TABLE draws(id INTEGER PRIMARY KEY, c, r, e, g, z, ds, h)")?;
+    let script = dir.path().join("draws.sql");
+    std::fs::write(
+        &script,
+        "\\set r random(1, 1000000)\n\\set e random_exponential(1, 1000, 2.5)\n\\set g random_gaussian(1, 1000, 3.0)\n\\set z random_zipfian(1, 1000, 1.5)\n\\set h hash(:r)\nINSERT INTO draws(c, r, e, g, z, ds, h) VALUES (:client_id, :r, :e, :g, :z, :default_seed, :h);\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let file = script.display().to_string();
+    run(&["run", &file, "-c", "3", "-t", "4", "--random-seed", "5432"])?;
+    let drawn = rows("SELECT c, r, e, g, z, ds, h FROM draws ORDER BY c, id")?;
+    let want = [
+        "0|856256|213|349|4|-1082569615652803502|-4099524037314809446",
+        "0|187762|401|241|1|-1082569615652803502|-1544955033636418787",
+        "0|3090|206|931|1|-1082569615652803502|-1558058283990252715",
+        "0|761787|473|724|7|-1082569615652803502|-3028001439530512210",
+        "1|506940|199|634|20|-1082569615652803502|2341997964397735008",
+        "1|891620|342|411|7|-1082569615652803502|6398473926427904996",
+        "1|378869|317|452|50|-1082569615652803502|-4524398802559858154",
+        "1|906587|902|506|3|-1082569615652803502|-9043030512384259298",
+        "2|318233|34|557|1|-1082569615652803502|-9195118137209040537",
+        "2|649767|465|584|1|-1082569615652803502|7773382871383600652",
+        "2|155231|245|257|5|-1082569615652803502|4952005866535360725",
+        "2|552695|16|437|612|-1082569615652803502|-5541282637563760792",
+    ];
+    ensure(drawn == want, || {
+        format!("the script's draws, seed 5432: {drawn:#?}")
     })
 }

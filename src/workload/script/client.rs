@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::eval::{self, Ctx};
 use super::expr::{Expr, Val};
 use super::parse::{Control, Kind, Part, Pipe, SleepArg, Statement, Store};
-use super::rand::Prng;
+use super::rand::{Prng, Seeds};
 use super::{Program, Script};
 use crate::engine::{DbError, DbResult, ErrorClass, Protocol, Session, StmtId, Value};
 use crate::workload::{Client, RunEnd};
@@ -61,10 +61,10 @@ pub struct ScriptClient {
 }
 
 impl ScriptClient {
-    pub fn new(program: Arc<Program>, id: u32, seed: u64, scale: u32) -> ScriptClient {
+    pub fn new(program: Arc<Program>, id: u32, seeds: Seeds, scale: u32) -> ScriptClient {
         let mut vars = vec![Val::Undefined; program.names.list.len()];
         let slot = |n: &str| program.names.find(n).expect("built-in variable");
-        let default_seed = Prng::seed(program.random_seed).next_u64() as i64;
+        let default_seed = seeds.default_seed();
         vars[slot("scale")] = Val::Int(i64::from(scale));
         vars[slot("random_seed")] = Val::Int(program.random_seed as i64);
         vars[slot("default_seed")] = Val::Int(default_seed);
@@ -85,14 +85,14 @@ impl ScriptClient {
                     .collect()
             })
             .collect();
-        let rng = Prng::seed(seed);
+        let rng = seeds.client(id);
         ScriptClient {
             total_weight: program.scripts.iter().map(|s| u64::from(s.weight)).sum(),
             mix: None,
             saved: (vars.clone(), rng.clone()),
             vars,
             rng,
-            choose: Prng::seed(seed ^ 0x5DEE_CE66_D1CE_5EED),
+            choose: seeds.choose(id),
             current: 0,
             first_try: true,
             prepared,

@@ -12,7 +12,7 @@ mod client;
 mod eval;
 pub(crate) mod expr;
 mod parse;
-mod rand;
+pub mod rand;
 
 use std::sync::Arc;
 
@@ -241,6 +241,8 @@ fn check_defined(
 
 pub struct ScriptWorkload {
     program: Arc<Program>,
+    /// The run's seed and clients, whose draws the clients' generators are (pgbench's).
+    seeds: rand::Seeds,
     scale: u32,
     variant: &'static str,
 }
@@ -261,6 +263,10 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         .collect::<Vec<_>>()
         .join(" ");
     Ok(Box::new(ScriptWorkload {
+        seeds: rand::Seeds {
+            seed: program.random_seed,
+            clients: opts.clients,
+        },
         scale: program.scale.unwrap_or(1),
         program,
         variant: Box::leak(variant.into_boxed_str()),
@@ -349,12 +355,12 @@ impl Workload for ScriptWorkload {
         _: &dyn Engine,
         _: &mut dyn Session,
         client_id: u32,
-        seed: u64,
+        _: u64,
     ) -> DbResult<Box<dyn Client>> {
         Ok(Box::new(client::ScriptClient::new(
             self.program.clone(),
             client_id,
-            seed,
+            self.seeds,
             self.scale,
         )))
     }

@@ -1,7 +1,7 @@
 //! pgbench's pseudo-random machinery, written from its documented behaviour: the xoroshiro128**
 //! generator seeded through splitmix64 (PostgreSQL's pg_prng), the bounded draws, the
 //! exponential, gaussian and zipfian distributions, the FNV-1a and MurmurHash2 hashes of one
-//! 64-bit integer, and the seeded pseudorandom permutation.
+//! 64-bit integer, the seeded pseudorandom permutation, and how it seeds its clients from one seed.
 
 /// xoroshiro128** 1.0 (Blackman and Vigna), the generator behind pgbench's random functions.
 #[derive(Debug, Clone)]
@@ -115,6 +115,51 @@ impl Prng {
     }
 }
 
+/// The generators pgbench derives from its `--random-seed`, in its order: a base sequence
+/// seeded with it gives each client's generator for its random functions (clients 0 to n-1,
+/// one draw each), then `:default_seed`, then thread 0's script choice. The same seed and
+/// clients therefore give pgbench's draws, client by client.
+#[derive(Debug, Clone, Copy)]
+pub struct Seeds {
+    pub seed: u64,
+    pub clients: u32,
+}
+
+impl Seeds {
+    /// The base sequence's draw number `n` (from 0).
+    fn draw(self, n: u64) -> u64 {
+        let mut base = Prng::seed(self.seed);
+        for _ in 0..n {
+            base.next_u64();
+        }
+        base.next_u64()
+    }
+
+    /// Client `id`'s generator; a client beyond the run's count (a phase that adds clients)
+    /// draws after everything pgbench draws for one thread.
+    pub fn client(self, id: u32) -> Prng {
+        let clients = u64::from(self.clients);
+        let n = match u64::from(id) {
+            id if id < clients => id,
+            id => clients + 4 + (id - clients),
+        };
+        Prng::seed(self.draw(n))
+    }
+
+    /// `:default_seed`, the seed of `hash` and `permute` when none is given.
+    pub fn default_seed(self) -> i64 {
+        self.draw(u64::from(self.clients)) as i64
+    }
+
+    /// Client `id`'s script choice. pgbench's clients share their thread's generator, in the
+    /// order they happen to run; dbduel gives each client its own, client 0 thread 0's, so one
+    /// client chooses as pgbench's one client does.
+    pub fn choose(self, id: u32) -> Prng {
+        let thread0 = self.draw(u64::from(self.clients) + 1);
+        Prng::seed(thread0.wrapping_add(u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15)))
+    }
+}
+
 /// FNV-1a over the eight bytes of `val` (least significant first), offset basis xor seed.
 pub fn hash_fnv1a(val: i64, seed: i64) -> i64 {
     const PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -181,6 +226,41 @@ mod tests {
     use super::*;
 
     // Expected values from pgbench's own test suite (t/001_pgbench_with_server.pl).
+    // pgbench 15 with --random-seed 5432 -c 3 -t 2 on `\\set r random(1, 1000000)`, its
+    // random_exponential(1, 1000, 2.5), random_gaussian(1, 1000, 3.0) and
+    // random_zipfian(1, 1000, 1.5), client by client, and its :default_seed.
+    #[test]
+    fn the_same_seed_gives_pgbenchs_draws() {
+        let seeds = Seeds {
+            seed: 5432,
+            clients: 3,
+        };
+        let expected = [
+            [[856256, 213, 349, 4], [187762, 401, 241, 1]],
+            [[506940, 199, 634, 20], [891620, 342, 411, 7]],
+            [[318233, 34, 557, 1], [649767, 465, 584, 1]],
+        ];
+        for (id, want) in expected.iter().enumerate() {
+            let mut r = seeds.client(id as u32);
+            for row in want {
+                let got = [
+                    r.uniform(1, 1_000_000),
+                    r.exponential(1, 1000, 2.5),
+                    r.gaussian(1, 1000, 3.0),
+                    r.zipfian(1, 1000, 1.5),
+                ];
+                assert_eq!(&got, row, "client {id}");
+            }
+        }
+        assert_eq!(seeds.default_seed(), -1082569615652803502);
+        let one = Seeds {
+            seed: 5432,
+            clients: 1,
+        };
+        assert_eq!(one.default_seed(), 7590783070443337668);
+        assert_eq!(one.client(0).uniform(1, 1_000_000), 856256);
+    }
+
     #[test]
     fn hashes_match_pgbench() {
         assert_eq!(hash_murmur2(10, 5432), -5817877081768721676);

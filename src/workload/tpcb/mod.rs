@@ -11,6 +11,7 @@ use crate::sql::SqlSet;
 
 use super::options::{Kind, Opt, Phase, Table};
 use super::rows::{Generated, generated, held_scale};
+use super::script::rand::Seeds;
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, record_fact,
     run_all, take_held,
@@ -137,6 +138,8 @@ pub struct Tpcb {
     hash: bool,
     /// `-I`'s steps (pgbench's `dtgvp` by default; `f` added by `--foreign-keys`).
     steps: String,
+    /// The run's seed and clients: each client draws as pgbench's does.
+    seeds: Seeds,
 }
 
 /// tpcb's built-in scripts as pgbench writes them (`pgbench --show-script`): each variant's
@@ -246,6 +249,10 @@ fn new(opts: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         steps: init_steps(given.text("init_steps"), given.has("foreign_keys"))?,
         partitions,
         hash: given.text("partition_method") == Some("hash"),
+        seeds: Seeds {
+            seed: opts.seed,
+            clients: opts.clients,
+        },
     }))
 }
 
@@ -505,10 +512,11 @@ impl Workload for Tpcb {
         &self,
         engine: &dyn Engine,
         s: &mut dyn Session,
-        _client_id: u32,
-        seed: u64,
+        client_id: u32,
+        _: u64,
     ) -> DbResult<Box<dyn Client>> {
-        txn::TpcbClient::new(&sql(engine), s, self.variant, self.scale, seed)
+        let rng = self.seeds.client(client_id);
+        txn::TpcbClient::new(&sql(engine), s, self.variant, self.scale, rng)
             .map(|c| Box::new(c) as Box<dyn Client>)
     }
 }

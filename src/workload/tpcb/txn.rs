@@ -1,16 +1,15 @@
 //! pgbench's built-in scripts, statement for statement: tpcb-like, simple-update, select-only.
-//! Parameters are drawn as pgbench's `\set ... random(lo, hi)` lines draw them (uniform).
-
-use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
+//! Parameters are drawn as pgbench's `\set ... random(lo, hi)` lines draw them, from the
+//! same generator: one seed gives pgbench's values.
 
 use super::{ACCOUNTS, BRANCHES, TELLERS, Variant};
 use crate::engine::{DbError, DbResult, ErrorClass, Session, StmtId, Value};
 use crate::sql::SqlSet;
 use crate::workload::Client;
+use crate::workload::script::rand::Prng;
 
 pub struct TpcbClient {
-    rng: SmallRng,
+    rng: Prng,
     variant: Variant,
     scale: i64,
     stmts: [StmtId; 5],
@@ -26,7 +25,7 @@ impl TpcbClient {
         s: &mut dyn Session,
         variant: Variant,
         scale: u32,
-        seed: u64,
+        rng: Prng,
     ) -> DbResult<TpcbClient> {
         let names = [
             "update_account",
@@ -40,7 +39,7 @@ impl TpcbClient {
             *slot = s.prepare(sql.get(name))?;
         }
         Ok(TpcbClient {
-            rng: SmallRng::seed_from_u64(seed),
+            rng,
             variant,
             scale: scale as i64,
             stmts,
@@ -68,11 +67,14 @@ fn one_row(updated: u64, table: &str) -> DbResult<()> {
 
 impl Client for TpcbClient {
     fn next(&mut self) -> usize {
-        // \set aid random(1, 100000 * :scale) ... \set delta random(-5000, 5000)
-        self.aid = self.rng.random_range(1..=ACCOUNTS * self.scale);
-        self.bid = self.rng.random_range(1..=BRANCHES * self.scale);
-        self.tid = self.rng.random_range(1..=TELLERS * self.scale);
-        self.delta = self.rng.random_range(-5000..=5000);
+        // \set aid random(1, 100000 * :scale) ... \set delta random(-5000, 5000); select-only
+        // sets aid alone.
+        self.aid = self.rng.uniform(1, ACCOUNTS * self.scale);
+        if self.variant != Variant::SelectOnly {
+            self.bid = self.rng.uniform(1, BRANCHES * self.scale);
+            self.tid = self.rng.uniform(1, TELLERS * self.scale);
+            self.delta = self.rng.uniform(-5000, 5000);
+        }
         0
     }
 
