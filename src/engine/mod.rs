@@ -383,6 +383,12 @@ pub trait Session: Send {
     fn canceller(&self) -> Option<Arc<dyn Cancel>> {
         None
     }
+    /// The server's notices and warnings to this session's statements since the last call, as
+    /// its own client prints them (PostgreSQL's `WARNING:  ...`); none where the engine sends
+    /// none.
+    fn take_notices(&mut self) -> Vec<String> {
+        Vec::new()
+    }
     /// Bound every later read and write on the connection (None: no bound).
     fn set_timeout(&mut self, _timeout: Option<std::time::Duration>) {}
     /// Limit each later statement to `limit` (None: no limit): the server's own timeout where

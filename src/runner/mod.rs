@@ -311,6 +311,23 @@ struct Shared {
     doors: Mutex<Vec<Option<Arc<dyn Cancel>>>>,
     /// The end of the run has come and clients are being cancelled: no retry, no new work.
     ending: AtomicBool,
+    /// The server's notices printed so far: each text once, whichever client it came to.
+    notices: Mutex<std::collections::HashSet<String>>,
+}
+
+impl Shared {
+    /// Print the server's notices to a client's statements (a script's `RAISE NOTICE`, a
+    /// `COMMIT` outside a transaction's WARNING) as its own client prints them, each text
+    /// the first time only: pgbench prints every one, thousands a second in a run.
+    fn notices(&self, notices: Vec<String>) {
+        let mut seen = self.notices.lock().expect("notices lock");
+        for n in notices {
+            if seen.len() < 1000 && !seen.contains(&n) {
+                errln!("{n}");
+                seen.insert(n);
+            }
+        }
+    }
 }
 
 /// Connect every client, then release them all at once. A client that cannot connect fails
@@ -342,6 +359,7 @@ pub fn start(
         reconnecting: (0..n).map(|_| AtomicU64::new(0)).collect(),
         doors: Mutex::new(vec![None; n]),
         ending: AtomicBool::new(false),
+        notices: Mutex::new(std::collections::HashSet::new()),
     });
     let mut handles = Vec::with_capacity(parties - 1);
     let storm = Instant::now();
@@ -691,7 +709,7 @@ fn run_client(shared: &Shared, id: u32, mut state: ClientState, start: Instant) 
         busy.store(micros(Instant::now() - start) + 1, Ordering::Release);
         state.session.start(txn);
         let (tries, outcome) = match bound {
-            Ok(()) => attempt(&mut state, id, txn, shared),
+            Ok(()) => attempt(&mut state, id, txn, planned, shared),
             Err(e) => (1, Err(e)),
         };
         busy.store(0, Ordering::Release);
@@ -1113,12 +1131,14 @@ impl Drop for Outbox<'_> {
 /// transaction has taken longer than the limit.
 pub const UNLIMITED_TRIES: u32 = u32::MAX;
 
-/// Execute the drawn transaction, retrying retryable errors up to `max_tries` in all. The
-/// first retry follows at once, as pgbench's; later ones after `retry_pause`.
+/// Execute the drawn transaction (planned to start at `planned`), retrying retryable errors
+/// up to `max_tries` in all. The first retry follows at once, as pgbench's; later ones after
+/// `retry_pause`.
 fn attempt(
     state: &mut ClientState,
     id: u32,
     txn: usize,
+    planned: Instant,
     shared: &Shared,
 ) -> (u32, Result<u32, DbError>) {
     let max_tries = shared.cfg.max_tries;
@@ -1126,50 +1146,54 @@ fn attempt(
     // --verbose-errors: pgbench's lines, in its words.
     let say = |line: String| {
         if shared.cfg.verbose_errors {
-            errln!("{line}");
+            errln!("dbduel: {line}");
         }
     };
     // The end of the run cancels what is in flight: not an error the client met.
     let cancelled = |e: &DbError| e.class == ErrorClass::Interrupted;
-    // pgbench writes unlimited tries as 0.
-    let shown_max = if max_tries == UNLIMITED_TRIES {
-        0
-    } else {
-        max_tries
-    };
-    let began = Instant::now();
+    // As pgbench's, from the transaction's schedule.
     let over_limit = || {
         max_tries == UNLIMITED_TRIES
             && shared
                 .cfg
                 .latency_limit
-                .is_some_and(|l| began.elapsed() > l)
+                .is_some_and(|l| planned.elapsed() > l)
     };
     let mut tries = 0;
     loop {
         tries += 1;
-        match state.client.execute(&mut state.session) {
+        let done = state.client.execute(&mut state.session);
+        let notices = state.session.take_notices();
+        if !notices.is_empty() {
+            shared.notices(notices);
+        }
+        match done {
             Ok(queries) => return (tries, Ok(queries)),
             Err(e) if cancelled(&e) => return (tries, Err(e)),
             Err(e) => {
-                say(format!(
-                    "client {id} got an error in script {txn}; {}",
-                    e.message
-                ));
+                if shared.cfg.verbose_errors {
+                    let at = match state.client.failed_command() {
+                        Some(c) => format!("command {c} (SQL) of script {txn}"),
+                        None => shared.workload.transaction_types()[txn].to_string(),
+                    };
+                    say(format!("client {id} got an error in {at}; {}", e.message));
+                }
                 if e.class == ErrorClass::ConnectionLost {
                     return (tries, Err(e));
                 }
                 let _ = state.session.untimed().rollback();
                 let again = state.client.retryable(&e.class) && tries < max_tries && !over_limit();
+                let tried = || tries_used(tries, max_tries, shared.cfg.latency_limit, planned);
                 if !again || halt() {
                     say(format!(
-                        "client {id} ends the failed transaction (try {tries}/{shown_max})"
+                        "client {id} ends the failed transaction {}",
+                        tried()
                     ));
                     return (tries, Err(e));
                 }
                 say(format!(
-                    "client {id} repeats the transaction after the error (try {}/{shown_max})",
-                    tries + 1
+                    "client {id} repeats the transaction after the error {}",
+                    tried()
                 ));
                 let pause = retry_pause(tries, &mut state.backoff);
                 if !pause.is_zero() && !sleep_while_running(pause, shared) {
@@ -1178,6 +1202,21 @@ fn attempt(
             }
         }
     }
+}
+
+/// pgbench's `(try N/MAX, P% of the maximum time of tries was used)` of --verbose-errors:
+/// no `/MAX` when tries are unlimited, the share of `-L` taken since the transaction was
+/// planned when there is one.
+fn tries_used(tries: u32, max_tries: u32, limit: Option<Duration>, planned: Instant) -> String {
+    let mut s = format!("(try {tries}");
+    if max_tries != UNLIMITED_TRIES {
+        s += &format!("/{max_tries}");
+    }
+    if let Some(limit) = limit {
+        let used = 100.0 * planned.elapsed().as_secs_f64() / limit.as_secs_f64();
+        s += &format!(", {used:.3}% of the maximum time of tries was used");
+    }
+    s + ")"
 }
 
 /// The longest pause before a retry: immediate retries of one transaction can lose to the

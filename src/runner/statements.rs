@@ -412,6 +412,10 @@ impl Session for Timed {
         self.inner.set_timeout(timeout)
     }
 
+    fn take_notices(&mut self) -> Vec<String> {
+        self.inner.take_notices()
+    }
+
     fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
         self.inner.set_statement_timeout(limit)
     }

@@ -352,6 +352,12 @@ pub trait Client: Send {
     fn aborted(&self) -> Option<String> {
         None
     }
+    /// After a failed `execute`: pgbench's number (from 0) of the script's command that failed,
+    /// for `--verbose-errors`' "got an error in command N (SQL) of script S"; None for a
+    /// workload that runs no pgbench script.
+    fn failed_command(&self) -> Option<usize> {
+        None
+    }
     /// After a successful `execute`: whether the transaction ended in a rollback the workload
     /// asked for (TPC-C's New-Order with an unused item), counted apart from errors.
     fn rolled_back(&self) -> bool {

@@ -104,6 +104,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         "script::copy_from_stdin_fails_at_once::postgres",
         copy_in_script,
     ));
+    out.push(with_env(
+        env,
+        "script::server_notices_printed_once::postgres",
+        server_notices,
+    ));
     for target in [
         Target::Sqlite,
         Target::Postgres,
@@ -738,8 +743,10 @@ fn text_into_smallint(env: &Env, target: Target) -> Result<(), String> {
 }
 
 /// pgbench's --verbose-errors on PostgreSQL: a statement that always fails with a serialization
-/// failure (SQLSTATE 40001) under --max-tries 3 says, for each transaction, its three errors,
-/// its two repeats and its end, in pgbench's words; without the flag none of it is printed.
+/// failure (SQLSTATE 40001) under --max-tries 3 says, for each transaction, its three errors
+/// (naming the command as pgbench numbers it), its two repeats and its end, in pgbench's words;
+/// without the flag none of it is printed. Under --max-tries 0 and -L, each repeat says how
+/// much of the limit it has used, growing.
 fn verbose_errors(env: &Env) -> Result<(), String> {
     let dsn = env.fresh_db(Target::Postgres, "verbose_errors");
     let path = env.path("always_40001.sql");
@@ -760,12 +767,77 @@ fn verbose_errors(env: &Env) -> Result<(), String> {
     let said = text(&out);
     let count = |needle: &str| said.matches(needle).count();
     ensure(
-        count("client 0 got an error in script 0; always_40001.sql:2: ") == 6
-            && count("client 0 repeats the transaction after the error (try 2/3)") == 2
-            && count("client 0 repeats the transaction after the error (try 3/3)") == 2
-            && count("client 0 ends the failed transaction (try 3/3)") == 2,
+        count("dbduel: client 0 got an error in command 1 (SQL) of script 0; always_40001.sql:2: ")
+            == 6
+            && count("dbduel: client 0 repeats the transaction after the error (try 1/3)") == 2
+            && count("dbduel: client 0 repeats the transaction after the error (try 2/3)") == 2
+            && count("dbduel: client 0 ends the failed transaction (try 3/3)") == 2,
+        || said.clone(),
+    )?;
+    // Unlimited tries under -L: no maximum, and the share of the limit used so far.
+    let args = [
+        "run",
+        &file,
+        "--dsn",
+        &dsn,
+        "-T",
+        "1",
+        "-L",
+        "200",
+        "--max-tries",
+        "0",
+        "--verbose-errors",
+    ];
+    let out = dbduel(&args);
+    let said = text(&out);
+    // (try, share used), each in order: within a transaction the share grows with the tries.
+    let used = said
+        .lines()
+        .filter_map(|l| {
+            let rest =
+                l.strip_prefix("dbduel: client 0 repeats the transaction after the error (try ")?;
+            let (t, share) = rest.split_once(", ")?;
+            let share = share.strip_suffix("% of the maximum time of tries was used)")?;
+            Some((t.parse::<u32>().ok()?, share.parse::<f64>().ok()?))
+        })
+        .collect::<Vec<_>>();
+    ensure(
+        used.len() > 1
+            && used.first().is_some_and(|u| u.0 == 1)
+            && used
+                .windows(2)
+                .all(|w| w[1].0 == 1 || (w[1].0 == w[0].0 + 1 && w[1].1 >= w[0].1))
+            && used.iter().all(|u| u.1 < 200.0),
         || said.clone(),
     )
+}
+
+/// The server's notices to a script's statements are printed as libpq prints them, under
+/// both protocols, each text once however many clients and transactions receive it: a
+/// `COMMIT` outside a transaction's WARNING, and a `RAISE NOTICE`.
+fn server_notices(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "notices");
+    let path = env.path("notices.sql");
+    std::fs::write(
+        &path,
+        "SELECT 1;\nCOMMIT;\nDO $$ BEGIN RAISE NOTICE 'hello %', 1; END $$;\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let file = path.display().to_string();
+    for protocol in ["simple", "prepared"] {
+        let out = dbduel(&[
+            "run", &file, "--dsn", &dsn, "-c", "2", "-t", "20", "-M", protocol,
+        ]);
+        expect_code(&out, 0, protocol)?;
+        let said = text(&out);
+        let lines = |l: &str| said.lines().filter(|s| *s == l).count();
+        ensure(
+            lines("WARNING:  there is no transaction in progress") == 1
+                && lines("NOTICE:  hello 1") == 1,
+            || format!("-M {protocol}:\n{said}"),
+        )?;
+    }
+    Ok(())
 }
 
 /// A script's `COPY ... FROM STDIN` on PostgreSQL: dbduel has no rows to send, so it fails the

@@ -435,6 +435,10 @@ impl Session for PgSession {
         self.conn.set_timeout(timeout);
     }
 
+    fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.conn.notices)
+    }
+
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
         if self.pipeline.is_some() && self.protocol == Protocol::Prepared {
             return Err(DbError::new(

@@ -185,7 +185,14 @@ pub struct Conn {
     /// The backend's process id and secret, for a CancelRequest.
     pub backend_key: Option<(i32, i32)>,
     pub transport: Transport,
+    /// The server's notices (NOTICE, WARNING...) to statements, as libpq prints them
+    /// (`WARNING:  there is no transaction in progress`), until taken; at most `NOTICES_KEPT`.
+    pub notices: Vec<String>,
 }
+
+/// Notices a connection keeps until they are taken (a session whose notices nobody reads,
+/// such as a load's, keeps no more).
+const NOTICES_KEPT: usize = 32;
 
 /// Where a login stands: the method the server asked for, the SCRAM exchange under way,
 /// whether it is bound to the TLS channel.
@@ -238,6 +245,7 @@ impl Conn {
             chunk: vec![0; CHUNK_FIRST],
             server_version: String::new(),
             backend_key: None,
+            notices: Vec::new(),
         };
         let mut params = vec![
             ("user", p.user),
@@ -527,13 +535,16 @@ impl Conn {
                     self.flush()?;
                     continue;
                 }
-                b'T' | b'E' => {
+                b'T' | b'E' | b'N' => {
                     match self.recv()? {
                         Message::RowDescription(body) => {
                             out.columns = body.fields().map(|f| Ok(f.type_oid())).collect()?;
                         }
                         Message::ErrorResponse(body) => {
                             error.get_or_insert_with(|| db_error(&body));
+                        }
+                        Message::NoticeResponse(body) if self.notices.len() < NOTICES_KEPT => {
+                            self.notices.push(notice(&body));
                         }
                         _ => {}
                     }
@@ -877,15 +888,33 @@ fn decode_row(body: &[u8], columns: &[Oid]) -> PgResult<Vec<Value>> {
     Ok(row)
 }
 
+/// A notice as libpq prints it: `SEVERITY:  message`.
+fn notice(body: &postgres_protocol::message::backend::NoticeResponseBody) -> String {
+    let [severity, _, message] = fields(body.fields());
+    let severity = if severity.is_empty() {
+        "NOTICE".into()
+    } else {
+        severity
+    };
+    format!("{severity}:  {message}")
+}
+
 fn db_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -> PgError {
-    let (mut code, mut message) = (String::new(), String::new());
-    let mut fields = body.fields();
-    while let Ok(Some(f)) = fields.next() {
-        match f.type_() {
-            b'C' => code = String::from_utf8_lossy(f.value_bytes()).into_owned(),
-            b'M' => message = String::from_utf8_lossy(f.value_bytes()).into_owned(),
-            _ => {}
-        }
-    }
+    let [_, code, message] = fields(body.fields());
     PgError::Db { code, message }
+}
+
+/// An error's or a notice's severity, SQLSTATE and message.
+fn fields(mut fields: postgres_protocol::message::backend::ErrorFields<'_>) -> [String; 3] {
+    let mut out = [String::new(), String::new(), String::new()];
+    while let Ok(Some(f)) = fields.next() {
+        let at = match f.type_() {
+            b'S' => 0,
+            b'C' => 1,
+            b'M' => 2,
+            _ => continue,
+        };
+        out[at] = String::from_utf8_lossy(f.value_bytes()).into_owned();
+    }
+    out
 }

@@ -43,6 +43,8 @@ pub struct ScriptClient {
     /// A phase's mix of the scripts (`Client::weigh`), in place of their `@WEIGHT`s.
     mix: Option<Vec<f64>>,
     current: usize,
+    /// pgbench's number (from 0) of the command running, or that failed.
+    command: usize,
     /// Variables and generator as the transaction began: a retry starts from them again.
     saved: (Vec<Val>, Prng),
     first_try: bool,
@@ -94,6 +96,7 @@ impl ScriptClient {
             rng,
             choose: seeds.choose(id),
             current: 0,
+            command: 0,
             first_try: true,
             prepared,
             sql: String::new(),
@@ -140,6 +143,7 @@ impl ScriptClient {
         while let Some(cmd) = script.commands.get(pc) {
             let at = |e: String| Fail::Abort(format!("{}:{}: {e}", script.name, cmd.line));
             pc += 1;
+            self.command = cmd.number - 1;
             s.command(cmd.number, &cmd.first_line);
             match &cmd.kind {
                 Kind::Set { var, expr } => {
@@ -482,6 +486,10 @@ impl Client for ScriptClient {
 
     fn aborted(&self) -> Option<String> {
         self.aborted.clone()
+    }
+
+    fn failed_command(&self) -> Option<usize> {
+        Some(self.command)
     }
 
     fn end_at(&mut self, end: RunEnd) {

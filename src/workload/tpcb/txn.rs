@@ -17,6 +17,9 @@ pub struct TpcbClient {
     bid: i64,
     tid: i64,
     delta: i64,
+    /// The built-in script's command running, numbered as pgbench numbers it (from 0, its
+    /// `\set` lines first), for `--verbose-errors`.
+    command: usize,
 }
 
 impl TpcbClient {
@@ -47,6 +50,7 @@ impl TpcbClient {
             bid: 0,
             tid: 0,
             delta: 0,
+            command: 0,
         })
     }
 }
@@ -66,6 +70,10 @@ fn one_row(updated: u64, table: &str) -> DbResult<()> {
 }
 
 impl Client for TpcbClient {
+    fn failed_command(&self) -> Option<usize> {
+        Some(self.command)
+    }
+
     fn next(&mut self) -> usize {
         // \set aid random(1, 100000 * :scale) ... \set delta random(-5000, 5000); select-only
         // sets aid alone.
@@ -87,26 +95,36 @@ impl Client for TpcbClient {
             Value::Int(self.delta),
         );
         if self.variant == Variant::SelectOnly {
+            // \set aid, then the SELECT.
+            self.command = 1;
             s.exec(sel_acc, &[aid])?;
             return Ok(1);
         }
+        // Four \set lines, then BEGIN.
+        self.command = 4;
         s.begin(true)?;
+        self.command = 5;
         one_row(
             s.exec(upd_acc, &[delta.clone(), aid.clone()])?,
             "pgbench_accounts",
         )?;
+        self.command = 6;
         s.exec(sel_acc, std::slice::from_ref(&aid))?;
         if self.variant == Variant::TpcbLike {
+            self.command = 7;
             one_row(
                 s.exec(upd_tel, &[delta.clone(), tid.clone()])?,
                 "pgbench_tellers",
             )?;
+            self.command = 8;
             one_row(
                 s.exec(upd_br, &[delta.clone(), bid.clone()])?,
                 "pgbench_branches",
             )?;
         }
+        self.command += 1;
         s.exec(ins_hist, &[tid, bid, aid, delta])?;
+        self.command += 1;
         s.commit()?;
         // BEGIN, the statements, END.
         Ok(if self.variant == Variant::TpcbLike {
