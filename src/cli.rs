@@ -544,10 +544,6 @@ impl HabitArgs {
                 "-i (initialize): dbduel prepare loads the data, then dbduel run measures it",
             ),
             (
-                self.vacuum_all,
-                "-v (vacuum all four tables first): dbduel never vacuums before a run; `dbduel prepare tpcb -I v` vacuums and analyzes them, data kept",
-            ),
-            (
                 self.events.is_some(),
                 "--events (all threads' events together): give -t, transactions per client",
             ),
@@ -561,7 +557,7 @@ impl HabitArgs {
         }
         let mut notes = Vec::new();
         if self.no_vacuum {
-            notes.push("-n taken: dbduel never vacuums before a run".to_string());
+            notes.push("-n taken: dbduel vacuums before a run only when -v asks".to_string());
         }
         if self.continue_on_error {
             notes.push("--continue-on-error taken: dbduel's clients always go on after an SQL error, which counts as a failed transaction of its kind".to_string());

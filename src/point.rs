@@ -108,6 +108,9 @@ pub fn run_point(
     guard.watch(admin.as_ref());
     let before = (|| {
         workload::refuse_unfinished(workload.as_ref(), admin.as_mut())?;
+        if plan.vacuum_first {
+            workload::tpcb::vacuum(engine.as_ref(), admin.as_mut())?;
+        }
         let warnings = workload.attach(engine.as_ref(), admin.as_mut())?;
         let info = admin
             .server_info()

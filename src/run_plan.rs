@@ -43,6 +43,8 @@ pub struct RunPlan {
     pub progress: Option<Duration>,
     /// `--progress-timestamp`: progress lines stamped with Unix time, as pgbench's.
     pub progress_timestamp: bool,
+    /// pgbench's `-v`: pgbench's four tables vacuumed (each engine's way) before the run.
+    pub vacuum_first: bool,
     pub json: Option<PathBuf>,
     /// `-l`: pgbench's transaction log.
     pub log: Option<LogPlan>,
@@ -364,10 +366,26 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         threads: jobs(args)?,
     }
     .plan()
-    .map(|mut plan| {
+    .and_then(|mut plan| {
         plan.progress_timestamp = args.progress_timestamp;
-        plan
+        plan.vacuum_first = vacuum_first(args, &plan.target)?;
+        Ok(plan)
     })
+}
+
+/// pgbench's `-v`: for tpcb and scripts (which run on pgbench's tables); `-n` beside it wins,
+/// as in pgbench.
+fn vacuum_first(args: &RunArgs, target: &Target) -> Result<bool, Error> {
+    if !args.habits.vacuum_all || args.habits.no_vacuum {
+        return Ok(false);
+    }
+    let name = target.workload.name;
+    if name != "tpcb" && name != "script" {
+        return usage(format!(
+            "-v vacuums pgbench's four tables before the run: {name} has none of them; drop -v"
+        ));
+    }
+    Ok(true)
 }
 
 /// tpcb's load options given to a run on a database (prepared already): pgbench refuses them
@@ -640,6 +658,7 @@ impl RunInput {
             },
             progress: self.progress.map(Duration::from_secs),
             progress_timestamp: false,
+            vacuum_first: false,
             json: self.json,
             log: self.log,
             exit_on_abort: self.exit_on_abort,

@@ -43,7 +43,8 @@ fn default_run(env: &Env) -> Result<(), String> {
 }
 
 /// Flags pgbench and sysbench users type: sysbench's --threads and --report-interval are -c
-/// and -P, pgbench's --random-seed is --seed; pgbench's -n (on run and prepare), -q, -d and
+/// and -P, pgbench's --random-seed is --seed; pgbench's -v vacuums pgbench's tables first (not
+/// under -n; refused for a workload without them); pgbench's -n (on run and prepare), -q, -d and
 /// --continue-on-error and
 /// sysbench's --percentile are taken with a note, and -j with one on
 /// SQLite (its clients keep a thread each); the others
@@ -96,9 +97,21 @@ fn habits(_: &Env) -> Result<(), String> {
             && said.contains("note: -q taken"),
         || format!("prepare -n -q:\n{said}"),
     )?;
+    // -v: pgbench's tables vacuumed before the run; on a workload without them, refused.
+    let out = dbduel(&["run", "tpcb", "-v", "-t", "5"]);
+    expect_code(&out, 0, "run tpcb -v")?;
+    ensure(
+        text(&out).contains("vacuumed pgbench's tables before the run (-v)"),
+        || text(&out),
+    )?;
+    let out = dbduel(&["run", "tpcb", "-v", "-n", "-t", "5"]);
+    expect_code(&out, 0, "run tpcb -v -n")?;
+    ensure(!text(&out).contains("vacuumed"), || text(&out))?;
+    let out = dbduel(&["run", "ycsb", "-v", "-t", "5"]);
+    expect_code(&out, 2, "run ycsb -v")?;
+    ensure(text(&out).contains("ycsb has none of them"), || text(&out))?;
     for (flag, way) in [
         (&["-i"][..], "dbduel prepare"),
-        (&["-v"][..], "dbduel prepare tpcb -I v"),
         (&["-r", "--no-statement-latencies"][..], "give one of them"),
         (&["--events", "100"][..], "give -t"),
         (&["--histogram"][..], "HDR histogram"),

@@ -521,6 +521,23 @@ impl Workload for Tpcb {
     }
 }
 
+/// pgbench's `-v`, before a run: its four tables vacuumed and analyzed, each engine's way
+/// (prepare's `v` step). pgbench also truncates pgbench_history; dbduel keeps it, so that
+/// `check` still finds the accounts' balances in the history's deltas.
+pub fn vacuum(engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
+    let started = std::time::Instant::now();
+    run_all(
+        s,
+        &sql(engine).statements("analyze", &[]),
+        "vacuuming pgbench's tables before the run (-v)",
+    )?;
+    errln!(
+        "vacuumed pgbench's tables before the run (-v) in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 /// The scale is the number of branches, as pgbench reads it.
 pub(super) fn read_scale(sql: &SqlSet, s: &mut dyn Session) -> Result<u32, Error> {
     held_scale(
