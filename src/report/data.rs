@@ -333,6 +333,9 @@ pub struct Second {
     /// The run's sessions in this second, average active by wait class (the result's
     /// `waits.seconds`); empty where they were not sampled.
     pub sessions: BTreeMap<String, f64>,
+    /// The server's headline counters in this second (the result's `server_counters.seconds`:
+    /// cumulative ones as their change, gauges as read); empty where they were not read.
+    pub counters: BTreeMap<String, f64>,
 }
 
 /// The settings in effect under one profile on one engine, as read back from the server.
@@ -828,6 +831,15 @@ fn sample_timelines() -> Vec<Timeline> {
             checkpoints: u32::from(t == 5 || t == 9),
             autovacuums: u32::from(t == 7),
             server_rss_bytes: None,
+            // The commits follow the throughput; the blocks read jump in second 9.
+            counters: [
+                ("v.commits".to_string(), 1000.0 + t as f64),
+                (
+                    "v.blocks_read".to_string(),
+                    if t == 9 { 500.0 } else { 20.0 },
+                ),
+            ]
+            .into(),
             // Sampled sessions from the measured start: 2 waiting on locks, 1 on a CPU.
             sessions: if t < 2 {
                 BTreeMap::new()

@@ -472,6 +472,19 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
             Some((s["t"].as_u64()?, by_class))
         })
         .collect();
+    let counters: BTreeMap<u64, BTreeMap<String, f64>> = run.result["server_counters"]["seconds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| {
+            let values = s["values"].as_object()?;
+            let values = values
+                .iter()
+                .filter_map(|(c, v)| Some((c.clone(), v.as_f64()?)))
+                .collect();
+            Some((s["t"].as_u64()?, values))
+        })
+        .collect();
     // Every run's counters mark the seconds a checkpoint or autovacuum covered, where the
     // observer (sweeps) did not count them.
     let checkpoints = super::counters::covered(&run.result, "checkpoint");
@@ -497,6 +510,7 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
                 autovacuums: count("autovacuums").max(u32::from(autovacuums.contains(&t))),
                 server_rss_bytes: sample.and_then(|s| s["server_rss_bytes"].as_u64()),
                 sessions: sessions.get(&t).cloned().unwrap_or_default(),
+                counters: counters.get(&t).cloned().unwrap_or_default(),
             }
         })
         .collect();

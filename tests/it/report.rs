@@ -499,6 +499,19 @@ fn second(t: u32, tps: f64, checkpoints: &[u32], vacuums: &[u32]) -> Second {
         checkpoints: checkpoints.iter().filter(|c| **c == t).count() as u32,
         autovacuums: vacuums.iter().filter(|c| **c == t).count() as u32,
         server_rss_bytes: None,
+        // The server's counters: the commits follow the throughput, the checkpoint's buffers
+        // are written in its seconds.
+        counters: [
+            (
+                "pg_stat_database.xact_commit".to_string(),
+                tps * ramp * dip * wobble,
+            ),
+            (
+                "pg_stat_bgwriter.buffers_checkpoint".to_string(),
+                if dip < 1.0 { 900.0 } else { 0.0 },
+            ),
+        ]
+        .into(),
         // The sampled sessions: on a CPU, committing, and waiting on locks more in a dip.
         sessions: if t < 5 {
             BTreeMap::new()

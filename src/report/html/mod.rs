@@ -712,7 +712,8 @@ fn timelines_section(data: &ReportData, styles: &Styles) -> String {
             a run is left out. Under each, where the server's sessions were sampled, the active \
             sessions by wait class, stacked: what the server spent each second on; for SQLite, \
             which runs in the clients, where the clients' time went by its connections' own \
-            counts.</p>";
+            counts. Then the server's headline counters second by second, a strip each, those \
+            that varied most first.</p>";
     w!(
         out,
         "<ul class=\"key\"><li><span class=\"swatch warm\"></span>warm-up (not measured)</li>\
@@ -795,6 +796,7 @@ fn timeline_figure(t: &Timeline, styles: &Styles, top: f64) -> String {
     if let Some(e) = &t.embedded {
         out += &clients_time(e);
     }
+    out += &counters_strips(t);
     out += &phases_table(&t.phases);
     out += "</figure>";
     out
@@ -862,6 +864,102 @@ fn sessions_chart(t: &Timeline) -> String {
         );
     }
     out += "</ul>";
+    out
+}
+
+/// The most counters drawn under a timeline.
+const STRIPS: usize = 6;
+
+/// The server's headline counters second by second under the timeline, on its x axis: a strip
+/// each, its bars scaled to its own largest second (named beside it), the seconds a checkpoint
+/// or autovacuum covered shaded in their colours; the counters whose seconds vary most
+/// first (coefficient of variation), at most `STRIPS`.
+fn counters_strips(t: &Timeline) -> String {
+    let mut names: Vec<&String> = t.seconds.iter().flat_map(|s| s.counters.keys()).collect();
+    names.sort();
+    names.dedup();
+    let spread = |name: &str| {
+        let v: Vec<f64> = t
+            .seconds
+            .iter()
+            .filter_map(|s| s.counters.get(name).copied())
+            .collect();
+        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len().max(1) as f64;
+        if mean > 0.0 { var.sqrt() / mean } else { 0.0 }
+    };
+    let mut ranked: Vec<(f64, &String)> = names
+        .into_iter()
+        .map(|n| (spread(n), n))
+        .filter(|(_, n)| {
+            t.seconds
+                .iter()
+                .any(|s| s.counters.get(*n).is_some_and(|v| *v > 0.0))
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    if ranked.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<div class=\"strips\"><p class=\"note\">The server's counters, second by second (each \
+         strip scaled to its own largest second; shaded: a checkpoint or autovacuum covered it)</p>",
+    );
+    for (_, name) in ranked.into_iter().take(STRIPS) {
+        let top = t
+            .seconds
+            .iter()
+            .filter_map(|s| s.counters.get(name.as_str()).copied())
+            .fold(0.0, f64::max);
+        let (mut frame, t0, _, _) = timeline_frame(t, top.max(f64::MIN_POSITIVE), 44.0);
+        (frame.top, frame.bottom) = (14.0, 4.0);
+        frame.y.max = top.max(f64::MIN_POSITIVE);
+        let (y0, y1) = (frame.top, frame.h - frame.bottom);
+        w!(
+            out,
+            "<svg class=\"chart strip\" data-counter=\"{n}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{n} per second\">\
+             <text x=\"{:.1}\" y=\"10\" font-size=\"9\">{n} (largest second {})</text>",
+            frame.w,
+            frame.h,
+            frame.left,
+            sig_tick(top),
+            n = esc(name),
+        );
+        for s in &t.seconds {
+            let (xa, xb) = (frame.px(s.t as f64 - t0), frame.px(s.t as f64 + 1.0 - t0));
+            let shade = if s.checkpoints > 0 {
+                Some(CHECKPOINT)
+            } else if s.autovacuums > 0 {
+                Some(AUTOVACUUM)
+            } else {
+                None
+            };
+            if let Some(colour) = shade {
+                w!(
+                    out,
+                    "<rect class=\"covered\" x=\"{xa:.1}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\" fill-opacity=\"0.15\"/>",
+                    xb - xa,
+                    y1 - y0
+                );
+            }
+            let Some(&v) = s.counters.get(name.as_str()) else {
+                continue;
+            };
+            let y = frame.py(v);
+            w!(
+                out,
+                "<rect x=\"{xa:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#546e7a\"><title>second {} to {}: {} {}</title></rect>",
+                (xb - xa - 0.6).max(0.5),
+                (y1 - y).max(0.0),
+                s.t as f64 - t0,
+                s.t as f64 + 1.0 - t0,
+                esc(name),
+                sig_tick(v)
+            );
+        }
+        out += "</svg>";
+    }
+    out += "</div>";
     out
 }
 
@@ -1614,6 +1712,30 @@ mod tests {
             !page.contains("data-series=\"commit\""),
             "a class never seen is not drawn"
         );
+    }
+
+    #[test]
+    fn timelines_draw_the_counters_that_vary_most_each_on_its_own_scale() {
+        let page = html(&sample());
+        assert_eq!(count(&page, "class=\"chart strip\""), 2);
+        // The blocks read jump in one second: they vary more than the commits, drawn first.
+        let (reads, commits) = (
+            page.find("data-counter=\"v.blocks_read\"")
+                .expect("blocks read drawn"),
+            page.find("data-counter=\"v.commits\"")
+                .expect("commits drawn"),
+        );
+        assert!(reads < commits, "the counter that varies most comes first");
+        assert!(page.contains("v.blocks_read (largest second 500)"));
+        assert!(page.contains(": v.blocks_read 500</title>"));
+        assert_eq!(count(&page, ": v.commits "), 12);
+        // Seconds 5 and 9 held a checkpoint, 7 an autovacuum: shaded in each strip.
+        assert_eq!(count(&page, "<rect class=\"covered\""), 6);
+        let mut none = sample();
+        for s in &mut none.timelines[0].seconds {
+            s.counters.clear();
+        }
+        assert!(!html(&none).contains("class=\"chart strip\""));
     }
 
     #[test]
