@@ -449,6 +449,23 @@ fn cpu_per_tx(members: &[&RunFacts]) -> Option<f64> {
     (txns > 0.0 && cpu > 0.0).then(|| cpu / txns * 1e6)
 }
 
+/// A result's per-second figures (`[{"t": T, FIELD: {name: value}}]`) by second.
+fn by_second(seconds: &serde_json::Value, field: &str) -> BTreeMap<u64, BTreeMap<String, f64>> {
+    seconds
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| {
+            let values = s[field]
+                .as_object()?
+                .iter()
+                .filter_map(|(c, v)| Some((c.clone(), v.as_f64()?)))
+                .collect();
+            Some((s["t"].as_u64()?, values))
+        })
+        .collect()
+}
+
 fn timeline(run: &RunFacts, several: bool) -> Timeline {
     let events: BTreeMap<u64, &serde_json::Value> = run
         .resources
@@ -459,32 +476,8 @@ fn timeline(run: &RunFacts, several: bool) -> Timeline {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let sessions: BTreeMap<u64, BTreeMap<String, f64>> = run.result["waits"]["seconds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| {
-            let classes = s["by_class"].as_object()?;
-            let by_class = classes
-                .iter()
-                .filter_map(|(c, v)| Some((c.clone(), v.as_f64()?)))
-                .collect();
-            Some((s["t"].as_u64()?, by_class))
-        })
-        .collect();
-    let counters: BTreeMap<u64, BTreeMap<String, f64>> = run.result["server_counters"]["seconds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| {
-            let values = s["values"].as_object()?;
-            let values = values
-                .iter()
-                .filter_map(|(c, v)| Some((c.clone(), v.as_f64()?)))
-                .collect();
-            Some((s["t"].as_u64()?, values))
-        })
-        .collect();
+    let sessions = by_second(&run.result["waits"]["seconds"], "by_class");
+    let counters = by_second(&run.result["server_counters"]["seconds"], "values");
     // Every run's counters mark the seconds a checkpoint or autovacuum covered, where the
     // observer (sweeps) did not count them.
     let checkpoints = super::counters::covered(&run.result, "checkpoint");
