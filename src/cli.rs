@@ -76,6 +76,10 @@ pub enum Command {
     /// percentile needs more transactions) after --warmup seconds (2 when not given).
     #[command(disable_help_flag = true, args_override_self = true)]
     Capacity(Box<CapacityArgs>),
+    /// Search the engine's knobs on a server dbduel manages (or SQLite's file): candidates
+    /// measured by successive halving, the best measured again against default and tuned,
+    /// judged against the noise; writes the winner's configuration.
+    Tune(TuneArgs),
     /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell), made
     /// from these very flags: `dbduel completions bash > /etc/bash_completion.d/dbduel`.
     Completions {
@@ -642,6 +646,67 @@ pub struct SweepArgs {
     /// Write the HTML report of this plan here when the sweep ends.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Workload name (see `dbduel list`).
+    pub workload: String,
+    /// The engine to tune: postgres, mysql (MariaDB or MySQL), firebird (servers dbduel
+    /// starts) or sqlite (its file).
+    #[arg(long)]
+    pub engine: String,
+    /// Where the managed server keeps its data (one directory per engine under DIR) [default:
+    /// a temporary one].
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Directory of the server's binaries.
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+    /// Scale factor of the data (size it past the default caches to find what they buy).
+    #[arg(short = 's', long, default_value_t = 1)]
+    pub scale: u32,
+    /// Clients of every trial.
+    #[arg(short = 'c', long, default_value_t = 4)]
+    pub clients: u32,
+    /// Measured seconds of a first-round trial; each later round's trials run twice as long
+    /// as the round before, and the final comparison's as long as the last round's.
+    #[arg(short = 'T', long, value_name = "SECONDS", default_value_t = 10)]
+    pub trial_time: u64,
+    /// Warm-up seconds before each trial.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3)]
+    pub warmup: u64,
+    /// Trials the search may spend (the final comparison's runs apart).
+    #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(3..))]
+    pub trials: u32,
+    /// Runs of default, tuned and the winner each in the final comparison, taking turns.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..))]
+    pub repeats: u32,
+    /// Also try the knobs that give up durability (synchronous_commit, the flush at commit,
+    /// SQLite's synchronous): such candidates are labelled UNSAFE.
+    #[arg(long = "unsafe")]
+    pub allow_unsafe: bool,
+    /// Seed of the candidates drawn.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Query protocol: simple, extended or prepared.
+    #[arg(short = 'M', long)]
+    pub protocol: Option<String>,
+    #[command(flatten)]
+    pub workload_flags: WorkloadFlags<true>,
+    /// The results store: a SQLite file, or a PostgreSQL database (postgres://...); every
+    /// trial is kept there, and the same command run again resumes.
+    #[arg(
+        long,
+        alias = "store",
+        value_name = "FILE|DSN",
+        default_value = "dbduel-results.db"
+    )]
+    pub results: PathBuf,
+    /// Where the winner's configuration is written (postgresql.conf lines, a my.cnf section,
+    /// firebird.conf lines, SQLite's PRAGMAs) [default: dbduel-tune-ENGINE.conf].
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

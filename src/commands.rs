@@ -220,6 +220,35 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     Ok(outcome)
 }
 
+/// `tune`: the search on the engine named, its options checked first.
+pub fn tune(a: &crate::cli::TuneArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    let engine = engine::entry_for(&a.engine.to_lowercase())
+        .or_else(|| engine::named(&a.engine.to_lowercase()))
+        .map_or(a.engine.to_lowercase(), |e| e.name.to_string());
+    let plan = crate::tune::TunePlan {
+        out: a
+            .out
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from(format!("dbduel-tune-{engine}.conf"))),
+        engine,
+        workload: a.workload.clone(),
+        scale: a.scale.max(1),
+        clients: a.clients.max(1),
+        trial_s: a.trial_time.max(1),
+        warmup_s: a.warmup,
+        trials: a.trials,
+        repeats: a.repeats,
+        allow_unsafe: a.allow_unsafe,
+        seed: a.seed,
+        protocol: a.protocol.clone(),
+        data_dir: a.data_dir.clone(),
+        bin_dir: a.bin_dir.clone(),
+        results: a.results.clone(),
+        options: a.workload_flags.params.clone(),
+    };
+    crate::tune::run(&plan, stop)
+}
+
 /// After a sweep: the comparison table on the terminal, where the rest is, and, when asked,
 /// the HTML report.
 fn finish(results: &Path, plan: &str, html: Option<&Path>) -> Result<(), Error> {

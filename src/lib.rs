@@ -24,6 +24,7 @@ pub mod sql;
 pub mod stats;
 pub mod store;
 pub mod sweep;
+pub mod tune;
 pub mod workload;
 
 #[cfg(test)]
@@ -79,6 +80,7 @@ pub fn run(cli: Cli, stop: Arc<AtomicBool>) -> Result<Outcome, Error> {
             run_plan::pgbench_connection(&mut r.target, Some(&mut r.ycsb), r.files.is_empty())?;
             commands::capacity(&args, &stop)
         }
+        Command::Tune(args) => commands::tune(&args, &stop),
         Command::Completions { shell } => {
             let mut text = Vec::new();
             let mut command = <Cli as clap::CommandFactory>::command();

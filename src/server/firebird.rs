@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::profile::{Facts, Tuning, pairs};
+use super::profile::{Facts, Knob, Tuning, config_lines, pairs};
 use super::{Layout, ServerKind, command, find_binary, run_logged};
 use crate::error::Error;
 
@@ -32,7 +32,47 @@ const TUNING: Tuning = Tuning {
     tuned,
     durability_off: &[],
     connections: None,
+    space,
+    config,
 };
+
+/// firebird.conf lines.
+fn config(knobs: &[(String, String)]) -> String {
+    config_lines(
+        "# firebird.conf: the settings dbduel tune chose (restart the server to apply them)",
+        "",
+        knobs,
+        |k, v| format!("{k} = {v}"),
+    )
+}
+
+/// What `dbduel tune` searches on Firebird (firebird.conf): SuperServer's page cache (16 KiB
+/// pages, up to a quarter of RAM), the size up to which files stay in the OS cache, the lock
+/// manager's hash slots and memory, the sort space in memory, the garbage collection policy.
+/// Forced writes belong to each database, not to firebird.conf: nothing here touches
+/// durability.
+fn space(f: &Facts) -> Vec<Knob> {
+    let most = (f.ram_bytes / 4 / (16 * 1024)).max(2048);
+    let mut pages = vec!["2048".to_string()];
+    for p in [8192, 32_768, 131_072, most] {
+        let p = p.min(most).to_string();
+        if !pages.contains(&p) {
+            pages.push(p);
+        }
+    }
+    vec![
+        Knob {
+            name: "DefaultDbCachePages",
+            values: pages,
+            durability: false,
+        },
+        Knob::new("FileSystemCacheThreshold", &["65536", "262144"]),
+        Knob::new("LockHashSlots", &["8191", "30011"]),
+        Knob::new("LockMemSize", &["1M", "8M"]),
+        Knob::new("TempCacheLimit", &["64M", "256M"]),
+        Knob::new("GCPolicy", &["combined", "cooperative", "background"]),
+    ]
+}
 
 /// Firebird (firebird.conf): SuperServer's shared page cache holds the dataset plus 10% (in
 /// 16 KiB pages, at most a quarter of RAM, never under the shipped 2048 pages), the OS cache

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::profile::{Facts, GIB, MIB, Tuning, mb, pairs};
+use super::profile::{Facts, GIB, Knob, MIB, Tuning, config_lines, mb, pairs};
 use super::{Layout, ServerKind, command, find_binary, run_logged};
 use crate::dsn::Dsn;
 use crate::engine::{self, EngineOptions, Protocol};
@@ -38,7 +38,45 @@ const TUNING: Tuning = Tuning {
         ("sync_binlog", "0"),
     ],
     connections: Some(("max_connections", 151)),
+    space,
+    config,
 };
+
+/// A my.cnf section.
+fn config(knobs: &[(String, String)]) -> String {
+    config_lines(
+        "# my.cnf: the settings dbduel tune chose (restart the server to apply them)",
+        "[mysqld]\n",
+        knobs,
+        |k, v| format!("{k} = {v}"),
+    )
+}
+
+/// What `dbduel tune` searches on MariaDB/MySQL: the buffer pool up to 80% of RAM, the redo
+/// log and its buffer, how InnoDB flushes (method, I/O capacity, neighbours), the adaptive
+/// hash index, the table cache; the flush at commit and the doublewrite buffer only under
+/// UNSAFE.
+fn space(f: &Facts) -> Vec<Knob> {
+    let ram = f.ram_bytes;
+    vec![
+        Knob::sizes(
+            "innodb_buffer_pool_size",
+            "128M",
+            &[256 * MIB, 512 * MIB, GIB, ram / 4, ram / 2, ram * 4 / 5],
+            ram * 4 / 5,
+            "M",
+        ),
+        Knob::new("innodb_log_file_size", &["96M", "256M", "1024M", "2048M"]),
+        Knob::new("innodb_log_buffer_size", &["16M", "64M"]),
+        Knob::new("innodb_flush_method", &["O_DIRECT", "fsync", "O_DSYNC"]),
+        Knob::new("innodb_io_capacity", &["200", "1000", "4000"]),
+        Knob::new("innodb_flush_neighbors", &["1", "0"]),
+        Knob::new("innodb_adaptive_hash_index", &["OFF", "ON"]),
+        Knob::new("table_open_cache", &["2000", "4000"]),
+        Knob::durability("innodb_flush_log_at_trx_commit", &["1", "2", "0"]),
+        Knob::durability("innodb_doublewrite", &["1", "0"]),
+    ]
+}
 
 /// MariaDB: the InnoDB buffer pool at 80% of RAM, or the dataset plus 10% when that is
 /// smaller (seed 000; never under the shipped 128M); a redo log a quarter of the pool

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::profile::{Facts, GIB, MIB, Tuning, mb, pairs};
+use super::profile::{Facts, GIB, Knob, MIB, Tuning, config_lines, mb, pairs};
 use super::{Layout, ServerKind, chown, command, find_binary, run_logged};
 use crate::dsn::Dsn;
 use crate::engine::{self, EngineOptions, Protocol};
@@ -39,7 +39,54 @@ const TUNING: Tuning = Tuning {
         ("full_page_writes", "off"),
     ],
     connections: Some(("max_connections", 100)),
+    space,
+    config,
 };
+
+/// postgresql.conf lines (or `ALTER SYSTEM SET` after them), values quoted.
+fn config(knobs: &[(String, String)]) -> String {
+    config_lines(
+        "# postgresql.conf: the settings dbduel tune chose (restart the server to apply them)",
+        "",
+        knobs,
+        |k, v| format!("{k} = '{}'", v.replace('\'', "''")),
+    )
+}
+
+/// What `dbduel tune` searches on PostgreSQL, for OLTP and analytics: the buffer cache up to
+/// 40% of RAM, the planner's view of the cache and of random reads, WAL and checkpoints, sort
+/// memory, I/O concurrency, the background writer, JIT; synchronous_commit only under UNSAFE.
+fn space(f: &Facts) -> Vec<Knob> {
+    let ram = f.ram_bytes;
+    vec![
+        Knob::sizes(
+            "shared_buffers",
+            "128MB",
+            &[256 * MIB, 512 * MIB, GIB, ram / 8, ram / 4, ram * 2 / 5],
+            ram * 2 / 5,
+            "MB",
+        ),
+        Knob::sizes(
+            "effective_cache_size",
+            "4096MB",
+            &[ram / 2, ram * 3 / 4],
+            ram,
+            "MB",
+        ),
+        Knob::new("wal_buffers", &["-1", "16MB", "64MB"]),
+        Knob::new("max_wal_size", &["1GB", "4GB", "16GB"]),
+        Knob::new("checkpoint_timeout", &["5min", "15min", "30min"]),
+        Knob::new("checkpoint_completion_target", &["0.9", "0.5"]),
+        Knob::new("random_page_cost", &["4", "1.1"]),
+        Knob::new("effective_io_concurrency", &["1", "200"]),
+        Knob::new("work_mem", &["4MB", "16MB", "64MB"]),
+        Knob::new("wal_compression", &["off", "on"]),
+        Knob::new("commit_delay", &["0", "100"]),
+        Knob::new("bgwriter_lru_maxpages", &["100", "400"]),
+        Knob::new("jit", &["on", "off"]),
+        Knob::durability("synchronous_commit", &["on", "off"]),
+    ]
+}
 
 /// PostgreSQL: shared_buffers a quarter of RAM (but no more than 1.5x the dataset, and at
 /// least the shipped 128MB), effective_cache_size three quarters of RAM, work_mem RAM shared

@@ -48,6 +48,78 @@ pub struct Tuning {
     /// The setting that limits connections and the value the engine ships with, where the
     /// plan's clients may need more.
     pub connections: Option<(&'static str, u64)>,
+    /// The knobs `dbduel tune` searches, with the values it tries (`Knob`).
+    pub space: fn(&Facts) -> Vec<Knob>,
+    /// Knobs written as the engine's own configuration (postgresql.conf lines, a my.cnf
+    /// section, firebird.conf lines, SQLite's PRAGMAs), as `dbduel tune` gives its winner.
+    pub config: fn(&[(String, String)]) -> String,
+}
+
+/// Knobs as `NAME<sep>VALUE` lines under a heading of comment lines and a first line.
+pub fn config_lines(
+    heading: &str,
+    first: &str,
+    knobs: &[(String, String)],
+    line: impl Fn(&str, &str) -> String,
+) -> String {
+    let mut out = format!("{heading}\n{first}");
+    for (k, v) in knobs {
+        out += &line(k, v);
+        out.push('\n');
+    }
+    out
+}
+
+/// One knob of an engine's search space (`dbduel tune`): the values to try, the first the one
+/// the engine ships with, each within the machine's facts; `durability` when a value other
+/// than the first may lose commits or the data in a crash (tried only under UNSAFE).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knob {
+    pub name: &'static str,
+    pub values: Vec<String>,
+    pub durability: bool,
+}
+
+impl Knob {
+    pub fn new(name: &'static str, values: &[&str]) -> Knob {
+        Knob {
+            name,
+            values: values.iter().map(|v| v.to_string()).collect(),
+            durability: false,
+        }
+    }
+
+    /// A knob whose values other than the first give up durability.
+    pub fn durability(name: &'static str, values: &[&str]) -> Knob {
+        Knob {
+            durability: true,
+            ..Knob::new(name, values)
+        }
+    }
+
+    /// Sizes in MiB written with `unit` ("MB", "M"): the shipped one first, then each of
+    /// `tries` within [`floor`, `ceiling`], rounded to a power of two, each once.
+    pub fn sizes(
+        name: &'static str,
+        shipped: &str,
+        tries: &[u64],
+        ceiling: u64,
+        unit: &str,
+    ) -> Knob {
+        let mut values = vec![shipped.to_string()];
+        for &b in tries {
+            let mib = mb(b.min(ceiling)).max(1).next_power_of_two();
+            let v = format!("{mib}{unit}");
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        Knob {
+            name,
+            values,
+            durability: false,
+        }
+    }
 }
 
 /// A built-in profile for the given facts, or None when `name` is not built in.

@@ -47,6 +47,7 @@ mod tls;
 mod tpcb_init;
 mod tpcc;
 mod tpch;
+mod tune;
 mod txn_log;
 mod verdicts;
 mod ycsb;
@@ -108,6 +109,7 @@ fn main() {
     trials.extend(tpcb_init::trials(&env));
     trials.extend(client_cpu::trials(&env));
     trials.extend(compare::trials());
+    trials.extend(tune::trials(&env));
     let conclusion = libtest_mimic::run(&args, trials);
     drop(env);
     conclusion.exit();

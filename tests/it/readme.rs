@@ -33,6 +33,7 @@ const PAGES: &[(&str, &str)] = pages![
     "docs/run.md",
     "docs/servers-and-profiles.md",
     "docs/shards.md",
+    "docs/tune.md",
     "docs/workloads/declarative.md",
     "docs/workloads/scripts.md",
     "docs/workloads/smallbank.md",

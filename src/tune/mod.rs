@@ -1,0 +1,593 @@
+//! `dbduel tune`: the seeds' knob-by-knob tuning as one command. Candidates are drawn from the
+//! engine's knob space (`server::profile::Knob`, each engine's in its own server file) beside
+//! `default` and `tuned`, and measured by successive halving: every candidate briefly, the best
+//! third again for twice as long, until one is left. Each trial is a one-point sweep on the
+//! managed server (or the SQLite file) started with the candidate's knobs on freshly loaded
+//! data, so the results store keeps every trial and the same command run again resumes where
+//! it stopped; a candidate the server refuses is recorded and dropped. The winner is then
+//! measured again against `default` and `tuned`, the three taking turns over the repeats, and
+//! judged by `compare`'s rule (the bootstrap interval of the difference of the means): the
+//! verdict says by how much it beats each, or that it does not beyond the noise. The winner's
+//! knobs are written as the engine's own configuration, and printed as a plan's profile.
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::error::Error;
+use crate::point::Outcome;
+use crate::report::compare::{self, FigureComparison, Run, Side, Verdict};
+use crate::server::profile::{Facts, Knob, Tuning};
+use crate::store::Store;
+use crate::sweep::matrix::Matrix;
+use crate::sweep::plan_file::PlanFile;
+
+/// What `dbduel tune` was asked for, checked.
+#[derive(Debug, Clone)]
+pub struct TunePlan {
+    /// The engine's registry name (postgres, mysql, firebird, sqlite).
+    pub engine: String,
+    pub workload: String,
+    pub scale: u32,
+    pub clients: u32,
+    /// Seconds of the first round's trials; each later round's are twice the last's.
+    pub trial_s: u64,
+    pub warmup_s: u64,
+    /// Trials the search may spend (the final comparison's runs apart).
+    pub trials: u32,
+    /// Runs of each of default, tuned and the winner in the final comparison.
+    pub repeats: u32,
+    /// Whether knobs that give up durability may be tried (labelled UNSAFE).
+    pub allow_unsafe: bool,
+    pub seed: u64,
+    pub protocol: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub bin_dir: Option<PathBuf>,
+    pub results: PathBuf,
+    /// Where the winner's configuration is written.
+    pub out: PathBuf,
+    /// The workload's own options, by name.
+    pub options: BTreeMap<String, String>,
+}
+
+/// A configuration tried: `default`, `tuned`, or knobs drawn from the space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub name: String,
+    /// The knobs it sets (none for `default`; `tuned`'s are the profile's own).
+    pub knobs: Vec<(String, String)>,
+    /// A durability knob is off its shipped value.
+    pub unsafe_profile: bool,
+}
+
+/// One trial's outcome: the objective measured, or why there is none.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    pub round: u32,
+    pub candidate: String,
+    pub seconds: u64,
+    pub outcome: Result<f64, String>,
+}
+
+/// The engine's profile rules, with its knob space.
+fn tuning(engine: &str) -> Result<&'static Tuning, Error> {
+    crate::server::tunings()
+        .find(|t| t.engine == engine)
+        .ok_or_else(|| {
+            let known: Vec<&str> = crate::server::tunings().map(|t| t.engine).collect();
+            Error::Usage(format!(
+                "--engine {engine}: dbduel tunes {} (a server it manages, or SQLite's file)",
+                known.join(", ")
+            ))
+        })
+}
+
+/// Candidates drawn from the space: each knob's value uniform among its values (durability
+/// knobs kept at their shipped value unless UNSAFE is allowed), only the knobs off their
+/// shipped value set, no two candidates alike and none without a knob.
+pub fn draw(space: &[Knob], n: usize, allow_unsafe: bool, seed: u64) -> Vec<Candidate> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut tries = 0;
+    while out.len() < n && tries < 100 * (n + 1) {
+        tries += 1;
+        let mut knobs = Vec::new();
+        let mut unsafe_profile = false;
+        for k in space {
+            if k.durability && !allow_unsafe {
+                continue;
+            }
+            let i = rng.random_range(0..k.values.len());
+            if i > 0 {
+                knobs.push((k.name.to_string(), k.values[i].clone()));
+                unsafe_profile |= k.durability;
+            }
+        }
+        if knobs.is_empty() || out.iter().any(|c| c.knobs == knobs) {
+            continue;
+        }
+        out.push(Candidate {
+            name: format!("c{:02}", out.len() + 1),
+            knobs,
+            unsafe_profile,
+        });
+    }
+    out
+}
+
+/// The first round's candidates for a budget of `trials`: the most n (at least 2) whose
+/// measured rounds n, ceil(n/3), ceil(n/9) ... fit in it.
+pub fn first_round(trials: u32) -> usize {
+    let cost = |n: usize| rounds_of(n).iter().sum::<usize>();
+    let mut n = 2;
+    while cost(n + 1) <= trials as usize {
+        n += 1;
+    }
+    n
+}
+
+/// The candidates measured in each round of successive halving from `n`: a third kept each
+/// time, until one is left (it is measured in the final comparison, not alone).
+pub fn rounds_of(n: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut left = n;
+    while left > 1 {
+        out.push(left);
+        left = left.div_ceil(3);
+    }
+    out
+}
+
+/// A short name for the search's settings, so that the same command finds its own trials
+/// in the store (and resumes) and another search never takes them.
+fn search_id(p: &TunePlan) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (
+        &p.engine,
+        &p.workload,
+        p.scale,
+        p.clients,
+        p.trial_s,
+        p.warmup_s,
+        p.trials,
+        p.allow_unsafe,
+        p.seed,
+        &p.protocol,
+        &p.options,
+    )
+        .hash(&mut h);
+    format!("{:08x}", h.finish() as u32)
+}
+
+/// Run the search, the final comparison, and write the winner's configuration.
+pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
+    let tuning = tuning(&p.engine)?;
+    let entry = crate::workload::find(&p.workload)?;
+    let host = crate::metrics::Host::read();
+    let facts = Facts {
+        ram_bytes: host.ram_bytes,
+        cores: host.cores,
+        dataset_bytes: entry.bytes_per_scale * u64::from(p.scale),
+        max_clients: p.clients,
+    };
+    let space = (tuning.space)(&facts);
+    let id = search_id(p);
+    let n = first_round(p.trials);
+    let mut candidates = vec![
+        Candidate {
+            name: "default".into(),
+            knobs: Vec::new(),
+            unsafe_profile: false,
+        },
+        Candidate {
+            name: "tuned".into(),
+            knobs: Vec::new(),
+            unsafe_profile: false,
+        },
+    ];
+    candidates.extend(draw(&space, n.saturating_sub(2), p.allow_unsafe, p.seed));
+    errln!(
+        "tune {id}: {} on {} at scale {}, {} clients; {} candidates from {} knobs, rounds of {} trials, the first {} s each; results in {}",
+        p.workload,
+        p.engine,
+        p.scale,
+        p.clients,
+        candidates.len(),
+        space.len(),
+        rounds_of(candidates.len())
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        p.trial_s,
+        p.results.display()
+    );
+    let mut trials: Vec<Trial> = Vec::new();
+    let mut alive: Vec<Candidate> = candidates.clone();
+    let mut seconds = p.trial_s;
+    let mut round = 1;
+    while alive.len() > 1 {
+        let mut measured: Vec<(f64, Candidate)> = Vec::new();
+        for c in &alive {
+            let outcome = trial(p, &id, &format!("r{round}"), c, seconds, stop)?;
+            if let Ok(v) = &outcome {
+                measured.push((*v, c.clone()));
+            }
+            errln!(
+                "tune: round {round}, {}: {}",
+                describe(c),
+                match &outcome {
+                    Ok(v) => format!("{v:.1} {}", objective_name(entry)),
+                    Err(why) => format!("not measured: {why}"),
+                }
+            );
+            trials.push(Trial {
+                round,
+                candidate: c.name.clone(),
+                seconds,
+                outcome,
+            });
+        }
+        if measured.is_empty() {
+            return Err(Error::Usage(format!(
+                "tune: no candidate of round {round} could be measured (see the lines above)"
+            )));
+        }
+        measured.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let keep = alive.len().div_ceil(3).max(1);
+        alive = measured.into_iter().take(keep).map(|(_, c)| c).collect();
+        round += 1;
+        if alive.len() > 1 {
+            seconds *= 2;
+        }
+    }
+    let winner = alive.remove(0);
+    errln!("tune: the search's best is {}", describe(&winner));
+    let verdicts = verify(p, &id, &winner, &candidates, seconds.max(p.trial_s), stop)?;
+    let text = summary(p, &winner, &trials, &verdicts, entry);
+    out!("{text}");
+    let conf = (tuning.config)(&knobs_of(&winner, tuning, &facts));
+    std::fs::write(&p.out, conf).map_err(Error::io("write", &p.out))?;
+    errln!(
+        "tune: the winner's configuration written to {}",
+        p.out.display()
+    );
+    Ok(Outcome::Success)
+}
+
+/// The knobs a candidate sets (`tuned`'s are its profile's).
+fn knobs_of(c: &Candidate, tuning: &Tuning, facts: &Facts) -> Vec<(String, String)> {
+    if c.name == "tuned" {
+        (tuning.tuned)(facts)
+    } else {
+        c.knobs.clone()
+    }
+}
+
+fn describe(c: &Candidate) -> String {
+    if c.knobs.is_empty() {
+        return c.name.clone();
+    }
+    let knobs: Vec<String> = c.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "{}{} ({})",
+        c.name,
+        if c.unsafe_profile { " UNSAFE" } else { "" },
+        knobs.join(" ")
+    )
+}
+
+fn objective_name(entry: &crate::workload::WorkloadEntry) -> &'static str {
+    entry.headline.first().copied().unwrap_or("tps")
+}
+
+/// The plan of one trial: one point of the candidate, its own name in the store.
+fn trial_plan(
+    p: &TunePlan,
+    name: &str,
+    c: &Candidate,
+    seconds: u64,
+) -> Result<(PlanFile, String), Error> {
+    let count = |n: u64| toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX));
+    let text = |s: &str| toml::Value::String(s.to_string());
+    let mut pairs: Vec<(&str, toml::Value)> = vec![
+        ("name", text(name)),
+        ("workload", text(&p.workload)),
+        ("engines", vec![p.engine.clone()].into()),
+        ("profiles", vec![c.name.clone()].into()),
+        ("clients", toml::Value::Array(vec![count(p.clients.into())])),
+        ("time", count(seconds)),
+        ("warmup", count(p.warmup_s)),
+        ("repeats", count(1)),
+        ("scale", count(p.scale.into())),
+    ];
+    if let Some(protocol) = &p.protocol {
+        pairs.push(("protocol", text(protocol)));
+    }
+    if let Some(dir) = &p.data_dir {
+        pairs.push(("data_dir", text(&dir.display().to_string())));
+    }
+    if let Some(dir) = &p.bin_dir {
+        let mut t = toml::Table::new();
+        t.insert(p.engine.clone(), text(&dir.display().to_string()));
+        pairs.push(("bin_dir", toml::Value::Table(t)));
+    }
+    if !c.knobs.is_empty() {
+        let knobs: toml::Table = c.knobs.iter().map(|(k, v)| (k.clone(), text(v))).collect();
+        let mut profile = toml::Table::new();
+        profile.insert("unsafe".into(), toml::Value::Boolean(c.unsafe_profile));
+        profile.insert(p.engine.clone(), toml::Value::Table(knobs));
+        let mut profiles = toml::Table::new();
+        profiles.insert(c.name.clone(), toml::Value::Table(profile));
+        pairs.push(("profile", toml::Value::Table(profiles)));
+    }
+    if !p.options.is_empty() {
+        let options: toml::Table = p
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), text(v)))
+            .collect();
+        pairs.push(("options", toml::Value::Table(options)));
+    }
+    PlanFile::build(pairs)
+}
+
+/// One trial: the candidate's point measured (or found in the store), its objective; a
+/// candidate the server refuses, or whose point failed, has the reason instead.
+fn trial(
+    p: &TunePlan,
+    id: &str,
+    tag: &str,
+    c: &Candidate,
+    seconds: u64,
+    stop: &Arc<AtomicBool>,
+) -> Result<Result<f64, String>, Error> {
+    let name = format!("tune-{id}-{tag}-{}", c.name);
+    let (plan, text) = trial_plan(p, &name, c, seconds)?;
+    let matrix = Matrix::new(&plan, text)?;
+    let ran = crate::sweep::run(&matrix, &p.results, stop);
+    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(Error::Interrupted);
+    }
+    if let Err(e) = ran {
+        return Ok(Err(e.to_string()));
+    }
+    let store = Store::open(&p.results)?;
+    let rows = store.list(Some(&name))?;
+    let Some(row) = rows.last() else {
+        return Ok(Err("no run was stored".into()));
+    };
+    if row.errors > 0 || row.server_restarts > 0 {
+        return Ok(Err(format!(
+            "run {} had {} errors and {} server restarts",
+            row.id, row.errors, row.server_restarts
+        )));
+    }
+    let entry = crate::workload::find(&p.workload)?;
+    Ok(Ok(entry
+        .headline
+        .iter()
+        .find_map(|h| row.metrics.get(*h).copied())
+        .unwrap_or(row.tps)))
+}
+
+/// The winner against `default` and against `tuned`, by compare's rule on throughput.
+pub struct Verdicts {
+    /// Each baseline's name and its runs' mean, the winner's mean, and the judgement.
+    pub against: Vec<(String, FigureComparison)>,
+}
+
+/// The final comparison: default, tuned and the winner taking turns over `repeats` rounds,
+/// each run `seconds` long; then the winner judged against each.
+fn verify(
+    p: &TunePlan,
+    id: &str,
+    winner: &Candidate,
+    candidates: &[Candidate],
+    seconds: u64,
+    stop: &Arc<AtomicBool>,
+) -> Result<Verdicts, Error> {
+    let mut sides: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| c.name == "default" || c.name == "tuned")
+        .collect();
+    if !sides.iter().any(|c| c.name == winner.name) {
+        sides.push(winner);
+    }
+    errln!(
+        "tune: the final comparison: {} taking turns, {} runs each of {seconds} s",
+        sides
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        p.repeats
+    );
+    let mut runs: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for r in 0..p.repeats {
+        let k = r as usize % sides.len();
+        for c in sides[k..].iter().chain(&sides[..k]) {
+            let name = format!("tune-{id}-v{}-{}", r + 1, c.name);
+            let (plan, text) = trial_plan(p, &name, c, seconds)?;
+            let matrix = Matrix::new(&plan, text)?;
+            crate::sweep::run(&matrix, &p.results, stop)?;
+            let store = Store::open(&p.results)?;
+            if let Some(row) = store.list(Some(&name))?.last() {
+                runs.entry(c.name.clone()).or_default().push(row.id);
+            }
+        }
+    }
+    let store = Store::open(&p.results)?;
+    let side = |name: &str| -> Result<Side, Error> {
+        let ids = runs.get(name).cloned().unwrap_or_default();
+        let runs = ids
+            .iter()
+            .map(|&i| {
+                Ok(Run {
+                    source: format!("run {i}"),
+                    result: store.result(i)?,
+                    profile: Some(name.to_string()),
+                })
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(Side {
+            label: name.to_string(),
+            runs,
+        })
+    };
+    let b = side(&winner.name)?;
+    let mut against = Vec::new();
+    for base in ["default", "tuned"] {
+        if base == winner.name {
+            continue;
+        }
+        let a = side(base)?;
+        if let Some(f) = compare::judge_one("tps", &a, &b) {
+            against.push((base.to_string(), f));
+        }
+    }
+    Ok(Verdicts { against })
+}
+
+/// One verdict line: the winner against a baseline, by the interval's rule.
+pub fn verdict_line(winner: &str, base: &str, f: &FigureComparison) -> String {
+    let interval = f
+        .ci_pct
+        .map(|[lo, hi]| format!(" (95% interval {lo:+.1}% to {hi:+.1}%)"))
+        .unwrap_or_default();
+    let (a, b, d) = (f.a, f.b, f.difference_pct);
+    match f.verdict {
+        Verdict::Faster => {
+            format!("{winner} beats {base}: {b:.1} against {a:.1} tps, {d:+.1}%{interval}")
+        }
+        Verdict::Slower => {
+            format!("{winner} is slower than {base}: {b:.1} against {a:.1} tps, {d:+.1}%{interval}")
+        }
+        Verdict::NoDifference => format!(
+            "{winner} does not beat {base} beyond the noise: {b:.1} against {a:.1} tps, {d:+.1}%{interval}"
+        ),
+        Verdict::Unknown => format!(
+            "{winner} against {base}: not judged ({})",
+            f.note
+                .as_deref()
+                .unwrap_or("the noise could not be estimated")
+        ),
+    }
+}
+
+/// What the search found: every trial, the final verdicts, the winner's knobs as a plan's
+/// profile.
+fn summary(
+    p: &TunePlan,
+    winner: &Candidate,
+    trials: &[Trial],
+    v: &Verdicts,
+    entry: &crate::workload::WorkloadEntry,
+) -> String {
+    let mut out = format!(
+        "tune: {} on {}, {} trials ({} measured)\n",
+        p.workload,
+        p.engine,
+        trials.len(),
+        trials.iter().filter(|t| t.outcome.is_ok()).count()
+    );
+    out += &format!(
+        "  {:<5} {:<9} {:>6} {:>12}\n",
+        "round",
+        "candidate",
+        "s",
+        objective_name(entry)
+    );
+    for t in trials {
+        let value = match &t.outcome {
+            Ok(v) => format!("{v:.1}"),
+            Err(why) => format!("refused or failed: {why}"),
+        };
+        out += &format!(
+            "  {:<5} {:<9} {:>6} {:>12}\n",
+            t.round, t.candidate, t.seconds, value
+        );
+    }
+    out += &format!("winner: {}\n", describe(winner));
+    for (base, f) in &v.against {
+        out += &verdict_line(&winner.name, base, f);
+        out += "\n";
+    }
+    let beats_tuned = v
+        .against
+        .iter()
+        .any(|(b, f)| b == "tuned" && f.verdict == Verdict::Faster);
+    if winner.name != "tuned" && !beats_tuned {
+        out += "nothing the search found beat tuned beyond the noise\n";
+    }
+    if !winner.knobs.is_empty() {
+        out += &format!(
+            "as a plan's profile:\n[profile.{}]\nunsafe = {}\n{} = {{ {} }}\n",
+            winner.name,
+            winner.unsafe_profile,
+            p.engine,
+            winner
+                .knobs
+                .iter()
+                .map(|(k, val)| format!("{k} = \"{val}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn successive_halving_spends_the_budget() {
+        assert_eq!(rounds_of(8), vec![8, 3]);
+        assert_eq!(rounds_of(2), vec![2]);
+        assert_eq!(rounds_of(1), Vec::<usize>::new());
+        assert_eq!(first_round(12), 9);
+        assert_eq!(first_round(3), 3);
+        assert_eq!(first_round(4), 3);
+        for budget in 3..60 {
+            let n = first_round(budget);
+            let spent = |n: usize| rounds_of(n).iter().sum::<usize>();
+            assert!(spent(n) <= budget as usize && spent(n + 1) > budget as usize);
+        }
+    }
+
+    #[test]
+    fn candidates_differ_and_keep_durability_unless_unsafe() {
+        let space = vec![
+            Knob::new("a", &["1", "2", "3"]),
+            Knob::new("b", &["x", "y"]),
+            Knob::durability("sync", &["on", "off"]),
+        ];
+        let safe = draw(&space, 4, false, 7);
+        assert_eq!(safe.len(), 4);
+        for (i, c) in safe.iter().enumerate() {
+            assert!(!c.knobs.is_empty() && !c.unsafe_profile);
+            assert!(c.knobs.iter().all(|(k, _)| k != "sync"));
+            assert!(safe[..i].iter().all(|o| o.knobs != c.knobs));
+        }
+        // Only 5 safe combinations set a knob: no more are drawn.
+        assert_eq!(draw(&space, 10, false, 7).len(), 5);
+        let risky = draw(&space, 11, true, 7);
+        assert_eq!(risky.len(), 11);
+        assert!(
+            risky
+                .iter()
+                .all(|c| c.unsafe_profile == c.knobs.iter().any(|(k, _)| k == "sync"))
+        );
+        assert_eq!(
+            draw(&space, 4, false, 7),
+            safe,
+            "the same seed, the same draws"
+        );
+    }
+}

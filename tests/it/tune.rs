@@ -1,0 +1,146 @@
+//! `dbduel tune` on SQLite's file (fast: small data, one-second trials): the search spends its
+//! trials, the winner is measured again against default and tuned and judged by compare's
+//! rule (each verdict agrees with its interval), its PRAGMAs are written, the same command
+//! run again measures nothing new, and an engine dbduel cannot tune is refused.
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+
+use crate::env::{Env, Test, dbduel, ensure, expect_code, text, trials_of};
+
+pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
+    let tests: [(&str, Test); 2] = [
+        ("search_judge_write_and_resume::sqlite", search),
+        ("engine_it_cannot_tune_refused", refused),
+    ];
+    trials_of(env, "tune", tests)
+}
+
+/// The verdict lines of a summary, each with its interval (lo, hi) in percent.
+fn verdicts(said: &str) -> Vec<(String, Option<(f64, f64)>)> {
+    said.lines()
+        .filter(|l| {
+            l.contains(" beats ")
+                || l.contains(" is slower than ")
+                || l.contains(" does not beat ")
+                || l.contains(": not judged")
+        })
+        .map(|l| {
+            let interval = l.split_once("(95% interval ").and_then(|(_, rest)| {
+                let (lo, hi) = rest.trim_end_matches(')').split_once(" to ")?;
+                let pct = |s: &str| s.trim().trim_end_matches('%').parse::<f64>().ok();
+                Some((pct(lo)?, pct(hi)?))
+            });
+            (l.to_string(), interval)
+        })
+        .collect()
+}
+
+fn stored_runs(store: &std::path::Path) -> Result<i64, String> {
+    rusqlite::Connection::open(store)
+        .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)))
+        .map_err(|e| e.to_string())
+}
+
+fn search(_: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let store = dir.path().join("tune.db");
+    let conf = dir.path().join("sqlite.conf");
+    let (store_s, conf_s) = (store.display().to_string(), conf.display().to_string());
+    let args = [
+        "tune",
+        "tpcb",
+        "--engine",
+        "sqlite",
+        "-c",
+        "1",
+        "-T",
+        "1",
+        "--warmup",
+        "0",
+        "--trials",
+        "4",
+        "--repeats",
+        "3",
+        "--seed",
+        "3",
+        "--results",
+        &store_s,
+        "-o",
+        &conf_s,
+    ];
+    let out = dbduel(&args);
+    expect_code(&out, 0, "tune")?;
+    let said = text(&out);
+    // 4 trials fit one round of 3: default, tuned and one drawn candidate.
+    let rounds = said.matches("tune: round 1, ").count();
+    ensure(rounds == 3 && said.contains("winner: "), || {
+        format!("three candidates in round 1 and a winner:\n{said}")
+    })?;
+    let winner = said
+        .lines()
+        .find_map(|l| l.strip_prefix("winner: "))
+        .and_then(|w| w.split_whitespace().next())
+        .unwrap_or_default()
+        .to_string();
+    // Against each baseline the winner is not: one verdict each, by its interval's rule.
+    let v = verdicts(&said);
+    let baselines = ["default", "tuned"]
+        .iter()
+        .filter(|b| **b != winner)
+        .count();
+    ensure(v.len() == baselines, || {
+        format!("{baselines} verdicts for winner {winner}:\n{said}")
+    })?;
+    for (line, interval) in &v {
+        let Some((lo, hi)) = *interval else {
+            ensure(line.contains("not judged"), || {
+                format!("no interval: {line}")
+            })?;
+            continue;
+        };
+        let agrees = if line.contains(" beats ") {
+            lo > 0.0
+        } else if line.contains(" is slower than ") {
+            hi < 0.0
+        } else {
+            lo <= 0.0 && hi >= 0.0
+        };
+        ensure(agrees, || {
+            format!("the verdict disagrees with its interval: {line}")
+        })?;
+    }
+    let beats_tuned = v.iter().any(|(l, _)| l.contains(" beats tuned"));
+    ensure(
+        winner == "tuned"
+            || beats_tuned
+            || said.contains("nothing the search found beat tuned beyond the noise"),
+        || format!("whether tuned was beaten must be said:\n{said}"),
+    )?;
+    let written = std::fs::read_to_string(&conf).map_err(|e| e.to_string())?;
+    ensure(
+        written.starts_with("-- SQLite: the PRAGMAs dbduel tune chose")
+            && (winner == "default" || written.contains("PRAGMA ")),
+        || format!("the configuration of {winner}:\n{written}"),
+    )?;
+    // Run again: every trial is found in the store, nothing is measured twice.
+    let before = stored_runs(&store)?;
+    let again = dbduel(&args);
+    expect_code(&again, 0, "tune again")?;
+    let after = stored_runs(&store)?;
+    ensure(before == after && before >= 3 + 2 * 3, || {
+        format!("runs stored {before}, after the same command again {after}")
+    })?;
+    ensure(text(&again).contains(&format!("winner: {winner}")), || {
+        text(&again)
+    })
+}
+
+fn refused(_: &Env) -> Result<(), String> {
+    let out = dbduel(&["tune", "tpcb", "--engine", "nosuch"]);
+    expect_code(&out, 2, "tune --engine nosuch")?;
+    ensure(text(&out).contains("--engine nosuch: dbduel tunes"), || {
+        text(&out)
+    })
+}
