@@ -457,6 +457,11 @@ pub trait Engine: Send + Sync {
     fn activity_hz(&self) -> Option<u32> {
         None
     }
+    /// The most sessions a second the wait sampler may read from this engine, where each
+    /// session read costs it more than the default allows for; None: the default.
+    fn activity_sessions_per_second(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// How a registry entry opens its engine from a DSN.

@@ -28,23 +28,29 @@ use super::counters::{CounterReader, ServerCounters};
 pub const DEFAULT_HZ: u32 = 10;
 
 /// Sessions a second the sampler reads at most, many clients or few: a sample's cost grows
-/// with the sessions the server walks (MariaDB builds its processlist under a server-wide
-/// lock), and 320 sessions a second already give a run of 10 s thousands of observations.
+/// with the sessions the server walks, and 320 sessions a second already give a run of 10 s
+/// thousands of observations. An engine whose sessions cost more to read asks for fewer
+/// (`Engine::activity_sessions_per_second`: MariaDB's processlist, 64).
 pub const SESSIONS_PER_SECOND: u32 = 320;
 /// The fewest samples a second, however many clients.
-const MIN_HZ: u32 = 2;
+const MIN_HZ: u32 = 1;
 
 /// The rate to sample `engine`'s sessions at, for `clients` of them: the default (10 a second)
 /// or the lower one the engine asks for where reading its monitoring is heavy
-/// (`Engine::activity_hz`), and lower again past 32 clients so that a second reads at most
-/// `SESSIONS_PER_SECOND` sessions (at least 2 samples a second).
+/// (`Engine::activity_hz`), and lower again as clients grow so that a second reads at most
+/// `SESSIONS_PER_SECOND` sessions, or the engine's own budget (at least 1 sample a second).
 pub fn rate(engine: &dyn Engine, clients: u32) -> u32 {
-    rate_for(engine.activity_hz(), clients)
+    rate_for(
+        engine.activity_hz(),
+        engine.activity_sessions_per_second(),
+        clients,
+    )
 }
 
-fn rate_for(asked: Option<u32>, clients: u32) -> u32 {
+fn rate_for(asked: Option<u32>, budget: Option<u32>, clients: u32) -> u32 {
     let asked = asked.map_or(DEFAULT_HZ, |hz| hz.clamp(1, DEFAULT_HZ));
-    let by_sessions = (SESSIONS_PER_SECOND / clients.max(1)).max(MIN_HZ);
+    let budget = budget.unwrap_or(SESSIONS_PER_SECOND);
+    let by_sessions = (budget / clients.max(1)).max(MIN_HZ);
     asked.min(by_sessions)
 }
 /// How long one sample may take before the sampler gives its session up (a stalled server).
@@ -450,15 +456,22 @@ mod tests {
     }
 
     #[test]
-    fn the_rate_falls_past_32_clients_and_never_below_two() {
-        assert_eq!(rate_for(None, 2), 10);
-        assert_eq!(rate_for(None, 32), 10);
-        assert_eq!(rate_for(None, 64), 5);
-        assert_eq!(rate_for(None, 1000), 2);
+    fn the_rate_falls_past_32_clients_and_never_below_one() {
+        assert_eq!(rate_for(None, None, 2), 10);
+        assert_eq!(rate_for(None, None, 32), 10);
+        assert_eq!(rate_for(None, None, 64), 5);
+        assert_eq!(rate_for(None, None, 160), 2);
+        assert_eq!(rate_for(None, None, 1000), 1);
         // An engine's own lower rate holds while it is the lower one.
-        assert_eq!(rate_for(Some(4), 8), 4);
-        assert_eq!(rate_for(Some(4), 160), 2);
-        assert_eq!(rate_for(Some(40), 1), 10);
+        assert_eq!(rate_for(Some(4), None, 8), 4);
+        assert_eq!(rate_for(Some(4), None, 160), 2);
+        assert_eq!(rate_for(Some(40), None, 1), 10);
+        // An engine's own budget of sessions (MariaDB's 64): 1 a second at 64 clients.
+        assert_eq!(rate_for(None, Some(64), 2), 10);
+        assert_eq!(rate_for(None, Some(64), 8), 8);
+        assert_eq!(rate_for(None, Some(64), 32), 2);
+        assert_eq!(rate_for(None, Some(64), 64), 1);
+        assert_eq!(rate_for(None, Some(64), 400), 1);
     }
 
     #[test]
