@@ -690,6 +690,11 @@ pub struct TuneArgs {
     /// Seed of the candidates drawn.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// A knob space of your own, in place of the engine's: a TOML file of knobs, each with the
+    /// values to try, the shipped one first (`shared_buffers = ["128MB", "1GB"]`), and those
+    /// that give up durability in a `[durability]` table.
+    #[arg(long, value_name = "FILE")]
+    pub space: Option<PathBuf>,
     /// Query protocol: simple, extended or prepared.
     #[arg(short = 'M', long)]
     pub protocol: Option<String>,

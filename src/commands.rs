@@ -245,6 +245,7 @@ pub fn tune(a: &crate::cli::TuneArgs, stop: &Arc<AtomicBool>) -> Result<Outcome,
         bin_dir: a.bin_dir.clone(),
         results: a.results.clone(),
         options: a.workload_flags.params.clone(),
+        space: a.space.clone(),
     };
     crate::tune::run(&plan, stop)
 }

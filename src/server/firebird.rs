@@ -62,7 +62,7 @@ fn space(f: &Facts) -> Vec<Knob> {
     }
     vec![
         Knob {
-            name: "DefaultDbCachePages",
+            name: "DefaultDbCachePages".into(),
             values: pages,
             durability: false,
         },

@@ -75,22 +75,22 @@ pub fn config_lines(
 /// than the first may lose commits or the data in a crash (tried only under UNSAFE).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Knob {
-    pub name: &'static str,
+    pub name: String,
     pub values: Vec<String>,
     pub durability: bool,
 }
 
 impl Knob {
-    pub fn new(name: &'static str, values: &[&str]) -> Knob {
+    pub fn new(name: &str, values: &[&str]) -> Knob {
         Knob {
-            name,
+            name: name.to_string(),
             values: values.iter().map(|v| v.to_string()).collect(),
             durability: false,
         }
     }
 
     /// A knob whose values other than the first give up durability.
-    pub fn durability(name: &'static str, values: &[&str]) -> Knob {
+    pub fn durability(name: &str, values: &[&str]) -> Knob {
         Knob {
             durability: true,
             ..Knob::new(name, values)
@@ -99,13 +99,7 @@ impl Knob {
 
     /// Sizes in MiB written with `unit` ("MB", "M"): the shipped one first, then each of
     /// `tries` within [`floor`, `ceiling`], rounded to a power of two, each once.
-    pub fn sizes(
-        name: &'static str,
-        shipped: &str,
-        tries: &[u64],
-        ceiling: u64,
-        unit: &str,
-    ) -> Knob {
+    pub fn sizes(name: &str, shipped: &str, tries: &[u64], ceiling: u64, unit: &str) -> Knob {
         let mut values = vec![shipped.to_string()];
         for &b in tries {
             let mib = mb(b.min(ceiling)).max(1).next_power_of_two();
@@ -115,7 +109,7 @@ impl Knob {
             }
         }
         Knob {
-            name,
+            name: name.to_string(),
             values,
             durability: false,
         }

@@ -37,7 +37,7 @@ fn space(f: &Facts) -> Vec<Knob> {
     vec![
         Knob::new("journal_mode", &["WAL", "DELETE", "TRUNCATE"]),
         Knob {
-            name: "cache_size",
+            name: "cache_size".into(),
             values: cache,
             durability: false,
         },

@@ -53,6 +53,8 @@ pub struct TunePlan {
     pub out: PathBuf,
     /// The workload's own options, by name.
     pub options: BTreeMap<String, String>,
+    /// A knob space of the user's own (`--space FILE`), in place of the engine's.
+    pub space: Option<PathBuf>,
 }
 
 /// A configuration tried: `default`, `tuned`, or knobs drawn from the space.
@@ -104,7 +106,7 @@ pub fn draw(space: &[Knob], n: usize, allow_unsafe: bool, seed: u64) -> Vec<Cand
             }
             let i = rng.random_range(0..k.values.len());
             if i > 0 {
-                knobs.push((k.name.to_string(), k.values[i].clone()));
+                knobs.push((k.name.clone(), k.values[i].clone()));
                 unsafe_profile |= k.durability;
             }
         }
@@ -118,6 +120,67 @@ pub fn draw(space: &[Knob], n: usize, allow_unsafe: bool, seed: u64) -> Vec<Cand
         });
     }
     out
+}
+
+/// A knob space from a TOML file: each knob with the values to try, its shipped value first
+/// (`shared_buffers = ["128MB", "1GB", "4GB"]`); knobs that give up durability in a
+/// `[durability]` table, tried only under `--unsafe`.
+pub fn space_file(path: &std::path::Path) -> Result<Vec<Knob>, Error> {
+    let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
+    space_text(&text).map_err(|why| Error::Usage(format!("--space {}: {why}", path.display())))
+}
+
+fn space_text(text: &str) -> Result<Vec<Knob>, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| e.message().to_string())?;
+    let values = |name: &str, v: &toml::Value| -> Result<Vec<String>, String> {
+        let bad = || {
+            format!(
+                "knob `{name}`: give a list of two or more values, the shipped one first (`{name} = [\"a\", \"b\"]`)"
+            )
+        };
+        let list = v.as_array().ok_or_else(bad)?;
+        let out: Vec<String> = list
+            .iter()
+            .map(|x| match x {
+                toml::Value::String(s) => Ok(s.clone()),
+                toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
+                    Ok(x.to_string())
+                }
+                _ => Err(bad()),
+            })
+            .collect::<Result<_, _>>()?;
+        if out.len() < 2 {
+            return Err(bad());
+        }
+        Ok(out)
+    };
+    let mut space = Vec::new();
+    for (name, v) in &table {
+        if name == "durability" {
+            let risky = v
+                .as_table()
+                .ok_or("`durability`: a table of knobs that give up durability")?;
+            for (name, v) in risky {
+                space.push(Knob {
+                    name: name.clone(),
+                    values: values(name, v)?,
+                    durability: true,
+                });
+            }
+            continue;
+        }
+        space.push(Knob {
+            name: name.clone(),
+            values: values(name, v)?,
+            durability: false,
+        });
+    }
+    if space.is_empty() {
+        return Err("no knob in it".into());
+    }
+    Ok(space)
 }
 
 /// The first round's candidates for a budget of `trials`: the most n (at least 2) whose
@@ -159,6 +222,7 @@ fn search_id(p: &TunePlan) -> String {
         p.seed,
         &p.protocol,
         &p.options,
+        &p.space,
     )
         .hash(&mut h);
     format!("{:08x}", h.finish() as u32)
@@ -175,7 +239,10 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         dataset_bytes: entry.bytes_per_scale * u64::from(p.scale),
         max_clients: p.clients,
     };
-    let space = (tuning.space)(&facts);
+    let space = match &p.space {
+        Some(path) => space_file(path)?,
+        None => (tuning.space)(&facts),
+    };
     let id = search_id(p);
     let n = first_round(p.trials);
     let mut candidates = vec![
@@ -504,9 +571,13 @@ fn summary(
         objective_name(entry)
     );
     for t in trials {
+        // A refusal's last line says why (a server's log ends with its FATAL line).
         let value = match &t.outcome {
             Ok(v) => format!("{v:.1}"),
-            Err(why) => format!("refused or failed: {why}"),
+            Err(why) => format!(
+                "refused or failed: {}",
+                why.lines().rfind(|l| !l.trim().is_empty()).unwrap_or(why)
+            ),
         };
         out += &format!(
             "  {:<5} {:<9} {:>6} {:>12}\n",
@@ -559,6 +630,26 @@ mod tests {
             let spent = |n: usize| rounds_of(n).iter().sum::<usize>();
             assert!(spent(n) <= budget as usize && spent(n + 1) > budget as usize);
         }
+    }
+
+    #[test]
+    fn a_space_of_ones_own() {
+        let space = space_text(
+            "shared_buffers = [\"128MB\", \"1GB\"]\nrandom_page_cost = [4, 1.1]\n\
+             [durability]\nsynchronous_commit = [\"on\", \"off\"]\n",
+        )
+        .unwrap();
+        assert_eq!(space.len(), 3);
+        let knob = |n: &str| space.iter().find(|k| k.name == n).unwrap();
+        assert_eq!(knob("random_page_cost").values, vec!["4", "1.1"]);
+        assert!(knob("synchronous_commit").durability && !knob("shared_buffers").durability);
+        assert!(
+            space_text("x = [\"only\"]")
+                .unwrap_err()
+                .contains("two or more")
+        );
+        assert!(space_text("").unwrap_err().contains("no knob"));
+        assert!(space_text("x = 3").unwrap_err().contains("knob `x`"));
     }
 
     #[test]

@@ -10,8 +10,9 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Test, dbduel, ensure, expect_code, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 2] = [
+    let tests: [(&str, Test); 3] = [
         ("search_judge_write_and_resume::sqlite", search),
+        ("refused_knob_recorded::postgres", refused_knob),
         ("engine_it_cannot_tune_refused", refused),
     ];
     trials_of(env, "tune", tests)
@@ -135,6 +136,52 @@ fn search(_: &Env) -> Result<(), String> {
     ensure(text(&again).contains(&format!("winner: {winner}")), || {
         text(&again)
     })
+}
+
+/// A space of one's own whose one drawn candidate PostgreSQL refuses to start with: the
+/// candidate is recorded with the server's reason and dropped, and the search goes on.
+fn refused_knob(_: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let space = dir.path().join("space.toml");
+    std::fs::write(&space, "shared_buffers = [\"128MB\", \"lots\"]\n")
+        .map_err(|e| e.to_string())?;
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let out = dbduel(&[
+        "tune",
+        "tpcb",
+        "--engine",
+        "postgres",
+        "-c",
+        "2",
+        "-T",
+        "1",
+        "--warmup",
+        "0",
+        "--trials",
+        "3",
+        "--repeats",
+        "2",
+        "--space",
+        &path("space.toml"),
+        "--data-dir",
+        &path("data"),
+        "--results",
+        &path("r.db"),
+        "-o",
+        &path("pg.conf"),
+    ]);
+    expect_code(&out, 0, "tune with a refused knob")?;
+    let said = text(&out);
+    ensure(
+        said.contains("tune: round 1, c01 (shared_buffers=lots): not measured: ")
+            && said.lines().any(|l| {
+                l.contains(" c01 ")
+                    && l.contains("refused or failed: ")
+                    && l.contains("invalid value for parameter \"shared_buffers\"")
+            })
+            && (said.contains("winner: default") || said.contains("winner: tuned")),
+        || said.clone(),
+    )
 }
 
 fn refused(_: &Env) -> Result<(), String> {
