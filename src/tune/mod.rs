@@ -7,8 +7,10 @@
 //! it stopped; a candidate the server refuses is recorded and dropped. The winner is then
 //! measured again against `default` and `tuned`, the three taking turns over the repeats, and
 //! judged by `compare`'s rule (the bootstrap interval of the difference of the means): the
-//! verdict says by how much it beats each, or that it does not beyond the noise. The winner's
-//! knobs are written as the engine's own configuration, and printed as a plan's profile.
+//! verdict says by how much it beats each, or that it does not beyond the noise. Each of the
+//! winner's knobs is then put back to its shipped value in turn (ablation), to say which ones
+//! mattered. The winner's knobs are written as the engine's own configuration, and printed as
+//! a plan's profile.
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
@@ -23,7 +25,7 @@ use crate::error::Error;
 use crate::point::Outcome;
 use crate::report::compare::{self, FigureComparison, Run, Side, Verdict};
 use crate::server::profile::{Facts, Knob, Tuning};
-use crate::store::Store;
+use crate::store::{RunRow, Store};
 use crate::sweep::matrix::Matrix;
 use crate::sweep::plan_file::PlanFile;
 
@@ -315,8 +317,20 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     }
     let winner = alive.remove(0);
     errln!("tune: the search's best is {}", describe(&winner));
-    let verdicts = verify(p, &id, &winner, &candidates, seconds.max(p.trial_s), stop)?;
-    let text = summary(p, &winner, &trials, &verdicts, entry);
+    let seconds = seconds.max(p.trial_s);
+    let verdicts = verify(p, &id, &winner, &candidates, seconds, stop)?;
+    let durability = |k: &str| space.iter().any(|s| s.name == k && s.durability);
+    // A knob set to the value the engine ships with (tuned sets some) changes nothing.
+    let shipped = |k: &str, v: &str| space.iter().any(|s| s.name == k && s.values[0] == v);
+    let winner_knobs = knobs_of(&winner, tuning, &facts);
+    let knobs = Knobs {
+        all: &winner_knobs,
+        durability: &durability,
+        shipped: &shipped,
+    };
+    let ablations = ablate(p, &id, &knobs, seconds, &verdicts, stop)?;
+    let mut text = summary(p, &winner, &trials, &verdicts, entry);
+    text += &mattered(&ablations, &verdicts, seconds);
     out!("{text}");
     let conf = (tuning.config)(&knobs_of(&winner, tuning, &facts));
     std::fs::write(&p.out, conf).map_err(Error::io("write", &p.out))?;
@@ -415,7 +429,31 @@ fn trial(
     stop: &Arc<AtomicBool>,
 ) -> Result<Result<f64, String>, Error> {
     let name = format!("tune-{id}-{tag}-{}", c.name);
-    let (plan, text) = trial_plan(p, &name, c, seconds)?;
+    let entry = crate::workload::find(&p.workload)?;
+    Ok(point(p, &name, c, seconds, stop)?.map(|row| objective(entry, &row)))
+}
+
+/// The figure ranked: the workload's own headline (TPC-C's NOPM...) where it has one, else
+/// tps.
+fn objective(entry: &crate::workload::WorkloadEntry, row: &RunRow) -> f64 {
+    entry
+        .headline
+        .iter()
+        .find_map(|h| row.metrics.get(*h).copied())
+        .unwrap_or(row.tps)
+}
+
+/// One point of candidate `c`, stored under the plan `name`: measured, or found in the store
+/// from an earlier search; its row, or why there is none (a server that refused the knobs,
+/// one that restarted during the run, a run that committed nothing).
+fn point(
+    p: &TunePlan,
+    name: &str,
+    c: &Candidate,
+    seconds: u64,
+    stop: &Arc<AtomicBool>,
+) -> Result<Result<RunRow, String>, Error> {
+    let (plan, text) = trial_plan(p, name, c, seconds)?;
     let matrix = Matrix::new(&plan, text)?;
     let ran = crate::sweep::run(&matrix, &p.results, stop);
     if stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -424,29 +462,24 @@ fn trial(
     if let Err(e) = ran {
         return Ok(Err(e.to_string()));
     }
-    let store = Store::open(&p.results)?;
-    let rows = store.list(Some(&name))?;
-    let Some(row) = rows.last() else {
+    let Some(row) = Store::open(&p.results)?.list(Some(name))?.pop() else {
         return Ok(Err("no run was stored".into()));
     };
-    if row.errors > 0 || row.server_restarts > 0 {
+    if row.server_restarts > 0 || row.tps <= 0.0 {
         return Ok(Err(format!(
-            "run {} had {} errors and {} server restarts",
-            row.id, row.errors, row.server_restarts
+            "run {}: {} server restarts, {:.1} tps",
+            row.id, row.server_restarts, row.tps
         )));
     }
-    let entry = crate::workload::find(&p.workload)?;
-    Ok(Ok(entry
-        .headline
-        .iter()
-        .find_map(|h| row.metrics.get(*h).copied())
-        .unwrap_or(row.tps)))
+    Ok(Ok(row))
 }
 
 /// The winner against `default` and against `tuned`, by compare's rule on throughput.
 pub struct Verdicts {
     /// Each baseline's name and its runs' mean, the winner's mean, and the judgement.
     pub against: Vec<(String, FigureComparison)>,
+    /// The winner's runs' throughput in the final comparison.
+    pub winner_tps: Vec<f64>,
 }
 
 /// The final comparison: default, tuned and the winner taking turns over `repeats` rounds,
@@ -475,29 +508,30 @@ fn verify(
             .join(", "),
         p.repeats
     );
-    let mut runs: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let mut runs: BTreeMap<String, Vec<RunRow>> = BTreeMap::new();
     for r in 0..p.repeats {
         let k = r as usize % sides.len();
         for c in sides[k..].iter().chain(&sides[..k]) {
             let name = format!("tune-{id}-v{}-{}", r + 1, c.name);
-            let (plan, text) = trial_plan(p, &name, c, seconds)?;
-            let matrix = Matrix::new(&plan, text)?;
-            crate::sweep::run(&matrix, &p.results, stop)?;
-            let store = Store::open(&p.results)?;
-            if let Some(row) = store.list(Some(&name))?.last() {
-                runs.entry(c.name.clone()).or_default().push(row.id);
+            match point(p, &name, c, seconds, stop)? {
+                Ok(row) => runs.entry(c.name.clone()).or_default().push(row),
+                Err(why) => errln!(
+                    "tune: the final comparison's run of {}: not measured: {why}",
+                    c.name
+                ),
             }
         }
     }
     let store = Store::open(&p.results)?;
     let side = |name: &str| -> Result<Side, Error> {
-        let ids = runs.get(name).cloned().unwrap_or_default();
-        let runs = ids
-            .iter()
-            .map(|&i| {
+        let runs = runs
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|row| {
                 Ok(Run {
-                    source: format!("run {i}"),
-                    result: store.result(i)?,
+                    source: format!("run {}", row.id),
+                    result: store.result(row.id)?,
                     profile: Some(name.to_string()),
                 })
             })
@@ -518,7 +552,132 @@ fn verify(
             against.push((base.to_string(), f));
         }
     }
-    Ok(Verdicts { against })
+    let winner_tps = runs
+        .get(&winner.name)
+        .into_iter()
+        .flatten()
+        .map(|r| r.tps)
+        .collect();
+    Ok(Verdicts {
+        against,
+        winner_tps,
+    })
+}
+
+/// One of the winner's knobs back to its shipped value: the run without it.
+#[derive(Debug, Clone)]
+pub struct Ablation {
+    pub knob: String,
+    pub value: String,
+    pub tps: Result<f64, String>,
+}
+
+/// The winner's knobs, and what the space says of each: whether it gives up durability, and
+/// whether a value is the one the engine ships with.
+struct Knobs<'a> {
+    all: &'a [(String, String)],
+    durability: &'a dyn Fn(&str) -> bool,
+    shipped: &'a dyn Fn(&str, &str) -> bool,
+}
+
+/// What mattered: each of the winner's knobs (but those at their shipped value) left unset in
+/// turn, the others kept, one run each as long as the final comparison's.
+fn ablate(
+    p: &TunePlan,
+    id: &str,
+    knobs: &Knobs,
+    seconds: u64,
+    v: &Verdicts,
+    stop: &Arc<AtomicBool>,
+) -> Result<Vec<Ablation>, Error> {
+    let tried: Vec<&(String, String)> = knobs
+        .all
+        .iter()
+        .filter(|(k, val)| !(knobs.shipped)(k, val))
+        .collect();
+    if tried.is_empty() || v.winner_tps.is_empty() {
+        return Ok(Vec::new());
+    }
+    errln!(
+        "tune: what mattered: each of the winner's {} knobs off its shipped value back to it, one run of {seconds} s each",
+        tried.len()
+    );
+    let mut out = Vec::new();
+    for (i, (knob, value)) in tried.into_iter().enumerate() {
+        let rest: Vec<(String, String)> = knobs
+            .all
+            .iter()
+            .filter(|(k, _)| k != knob)
+            .cloned()
+            .collect();
+        let c = Candidate {
+            name: if rest.is_empty() {
+                "default".into()
+            } else {
+                format!("a{:02}", i + 1)
+            },
+            unsafe_profile: rest.iter().any(|(k, _)| (knobs.durability)(k)),
+            knobs: rest,
+        };
+        let name = format!("tune-{id}-a{:02}", i + 1);
+        let tps = point(p, &name, &c, seconds, stop)?.map(|row| row.tps);
+        out.push(Ablation {
+            knob: knob.clone(),
+            value: value.clone(),
+            tps,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether a knob mattered, by one rule: the run without it fell below the winner's slowest
+/// run in the final comparison. None when there is nothing to judge by.
+pub fn knob_mattered(without: f64, winner_tps: &[f64]) -> Option<bool> {
+    let slowest = winner_tps.iter().copied().reduce(f64::min)?;
+    Some(without < slowest)
+}
+
+/// The ablations' lines, the knobs whose absence cost most first.
+fn mattered(ablations: &[Ablation], v: &Verdicts, seconds: u64) -> String {
+    if ablations.is_empty() {
+        return String::new();
+    }
+    let mean = v.winner_tps.iter().sum::<f64>() / v.winner_tps.len().max(1) as f64;
+    let slowest = v.winner_tps.iter().copied().reduce(f64::min).unwrap_or(0.0);
+    let mut out = format!(
+        "what mattered (each knob back to its shipped value, one run of {seconds} s; a knob mattered when the run without it fell below the winner's slowest of {} runs, {slowest:.1} tps):\n",
+        v.winner_tps.len()
+    );
+    let mut sorted: Vec<&Ablation> = ablations.iter().collect();
+    sorted.sort_by(|a, b| match (&a.tps, &b.tps) {
+        (Ok(x), Ok(y)) => x.total_cmp(y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        _ => std::cmp::Ordering::Equal,
+    });
+    for a in sorted {
+        let line = match &a.tps {
+            Ok(t) => format!(
+                "  {}={}: {t:.1} tps without it ({:+.1}% against the winner's mean): {}\n",
+                a.knob,
+                a.value,
+                100.0 * (t - mean) / mean.max(f64::MIN_POSITIVE),
+                match knob_mattered(*t, &v.winner_tps) {
+                    Some(true) => "mattered",
+                    Some(false) => "not beyond the winner's own spread",
+                    None => "not judged",
+                }
+            ),
+            Err(why) => format!(
+                "  {}={}: not measured without it: {}\n",
+                a.knob,
+                a.value,
+                why.lines().rfind(|l| !l.trim().is_empty()).unwrap_or(why)
+            ),
+        };
+        out += &line;
+    }
+    out
 }
 
 /// One verdict line: the winner against a baseline, by the interval's rule.
@@ -630,6 +789,15 @@ mod tests {
             let spent = |n: usize| rounds_of(n).iter().sum::<usize>();
             assert!(spent(n) <= budget as usize && spent(n + 1) > budget as usize);
         }
+    }
+
+    #[test]
+    fn a_knob_mattered_only_below_the_winners_slowest_run() {
+        let winner = [1000.0, 980.0, 1010.0];
+        assert_eq!(knob_mattered(979.9, &winner), Some(true));
+        assert_eq!(knob_mattered(980.0, &winner), Some(false));
+        assert_eq!(knob_mattered(1200.0, &winner), Some(false));
+        assert_eq!(knob_mattered(500.0, &[]), None);
     }
 
     #[test]

@@ -119,6 +119,36 @@ fn search(_: &Env) -> Result<(), String> {
             || said.contains("nothing the search found beat tuned beyond the noise"),
         || format!("whether tuned was beaten must be said:\n{said}"),
     )?;
+    // What mattered: one line per knob of the winner (tuned sets three on SQLite), each judged
+    // by the rule its heading states against the slowest run it names.
+    if winner != "default" {
+        let heading = said
+            .lines()
+            .find(|l| l.starts_with("what mattered ("))
+            .ok_or_else(|| format!("no ablation for {winner}:\n{said}"))?;
+        let slowest: f64 = heading
+            .rsplit_once("runs, ")
+            .and_then(|(_, t)| t.trim_end_matches(" tps):").parse().ok())
+            .ok_or_else(|| format!("no slowest run in: {heading}"))?;
+        let lines: Vec<&str> = said
+            .lines()
+            .skip_while(|l| !l.starts_with("what mattered ("))
+            .skip(1)
+            .take_while(|l| l.starts_with("  ") && l.contains(" without it"))
+            .collect();
+        ensure(!lines.is_empty(), || format!("no knob lines:\n{said}"))?;
+        for l in lines {
+            let tps: f64 = l
+                .split_once(": ")
+                .and_then(|(_, r)| r.split_once(" tps without it"))
+                .and_then(|(t, _)| t.parse().ok())
+                .ok_or_else(|| format!("no throughput in: {l}"))?;
+            let said_mattered = l.ends_with(": mattered");
+            ensure(said_mattered == (tps < slowest), || {
+                format!("{l}: against the slowest {slowest}")
+            })?;
+        }
+    }
     let written = std::fs::read_to_string(&conf).map_err(|e| e.to_string())?;
     ensure(
         written.starts_with("-- SQLite: the PRAGMAs dbduel tune chose")
