@@ -695,6 +695,10 @@ pub struct TuneArgs {
     /// that give up durability in a `[durability]` table.
     #[arg(long, value_name = "FILE")]
     pub space: Option<PathBuf>,
+    /// Also write the search as JSON to FILE: every trial, the winner, its verdicts against
+    /// default and tuned (compare's figures and intervals), what mattered, the time it took.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// Query protocol: simple, extended or prepared.
     #[arg(short = 'M', long)]
     pub protocol: Option<String>,

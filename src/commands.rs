@@ -246,6 +246,7 @@ pub fn tune(a: &crate::cli::TuneArgs, stop: &Arc<AtomicBool>) -> Result<Outcome,
         results: a.results.clone(),
         options: a.workload_flags.params.clone(),
         space: a.space.clone(),
+        json: a.json.clone(),
     };
     crate::tune::run(&plan, stop)
 }

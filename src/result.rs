@@ -236,12 +236,17 @@ impl RunResult {
 /// Check before a run that `--json FILE` can be written: a file is created beside it and
 /// removed again.
 pub fn check_writable(path: &Path) -> Result<(), Error> {
+    check_writable_as("--json", path)
+}
+
+/// Check before a command's work that the file its `flag` names can be written.
+pub fn check_writable_as(flag: &str, path: &Path) -> Result<(), Error> {
     let probe = temp_beside(path);
     std::fs::write(&probe, b"")
         .and_then(|_| std::fs::remove_file(&probe))
         .map_err(|e| {
             Error::Usage(format!(
-                "--json {}: cannot write there ({e}): give a file in a writable directory",
+                "{flag} {}: cannot write there ({e}): give a file in a writable directory",
                 path.display()
             ))
         })

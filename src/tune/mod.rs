@@ -57,6 +57,8 @@ pub struct TunePlan {
     pub options: BTreeMap<String, String>,
     /// A knob space of the user's own (`--space FILE`), in place of the engine's.
     pub space: Option<PathBuf>,
+    /// `--json FILE`: the search, its verdicts and what mattered, for scripts.
+    pub json: Option<PathBuf>,
 }
 
 /// A configuration tried: `default`, `tuned`, or knobs drawn from the space.
@@ -246,6 +248,12 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         None => (tuning.space)(&facts),
     };
     let id = search_id(p);
+    let began = std::time::Instant::now();
+    // Where the outcome goes is checked before any trial.
+    crate::result::check_writable_as("-o", &p.out)?;
+    if let Some(path) = &p.json {
+        crate::result::check_writable_as("--json", path)?;
+    }
     let n = first_round(p.trials);
     let mut candidates = vec![
         Candidate {
@@ -334,6 +342,11 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     out!("{text}");
     let conf = (tuning.config)(&knobs_of(&winner, tuning, &facts));
     std::fs::write(&p.out, conf).map_err(Error::io("write", &p.out))?;
+    if let Some(path) = &p.json {
+        let record = json_record(p, &id, &winner, &trials, &verdicts, &ablations, began);
+        let text = serde_json::to_string_pretty(&record).expect("json serializes") + "\n";
+        std::fs::write(path, text).map_err(Error::io("write", path))?;
+    }
     errln!(
         "tune: the winner's configuration written to {}",
         p.out.display()
@@ -704,6 +717,62 @@ pub fn verdict_line(winner: &str, base: &str, f: &FigureComparison) -> String {
                 .unwrap_or("the noise could not be estimated")
         ),
     }
+}
+
+/// `--json`'s record: the search's settings, every trial, the winner, its verdicts against
+/// default and tuned (compare's figures), what mattered, and the seconds the whole took.
+fn json_record(
+    p: &TunePlan,
+    id: &str,
+    winner: &Candidate,
+    trials: &[Trial],
+    v: &Verdicts,
+    ablations: &[Ablation],
+    began: std::time::Instant,
+) -> serde_json::Value {
+    let outcome = |o: &Result<f64, String>| match o {
+        Ok(x) => serde_json::json!({ "value": x }),
+        Err(why) => serde_json::json!({ "failed": why }),
+    };
+    serde_json::json!({
+        "search": id,
+        "engine": p.engine,
+        "workload": p.workload,
+        "scale": p.scale,
+        "clients": p.clients,
+        "trial_s": p.trial_s,
+        "budget": p.trials,
+        "repeats": p.repeats,
+        "unsafe_allowed": p.allow_unsafe,
+        "seed": p.seed,
+        "trials": trials.iter().map(|t| {
+            let mut o = outcome(&t.outcome);
+            o["round"] = t.round.into();
+            o["candidate"] = t.candidate.clone().into();
+            o["seconds"] = t.seconds.into();
+            o
+        }).collect::<Vec<_>>(),
+        "winner": {
+            "name": winner.name,
+            "unsafe": winner.unsafe_profile,
+            "knobs": winner.knobs.iter().cloned().collect::<BTreeMap<_, _>>(),
+            "tps": v.winner_tps,
+        },
+        "against": v.against.iter().map(|(base, f)| serde_json::json!({
+            "baseline": base,
+            "comparison": f,
+        })).collect::<Vec<_>>(),
+        "ablation": ablations.iter().map(|a| {
+            let mut o = outcome(&a.tps);
+            o["knob"] = a.knob.clone().into();
+            o["value"] = a.value.clone().into();
+            if let Ok(t) = a.tps {
+                o["mattered"] = knob_mattered(t, &v.winner_tps).into();
+            }
+            o
+        }).collect::<Vec<_>>(),
+        "elapsed_s": began.elapsed().as_secs_f64(),
+    })
 }
 
 /// What the search found: every trial, the final verdicts, the winner's knobs as a plan's

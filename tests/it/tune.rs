@@ -1,7 +1,9 @@
 //! `dbduel tune` on SQLite's file (fast: small data, one-second trials): the search spends its
 //! trials, the winner is measured again against default and tuned and judged by compare's
-//! rule (each verdict agrees with its interval), its PRAGMAs are written, the same command
-//! run again measures nothing new, and an engine dbduel cannot tune is refused.
+//! rule (each verdict agrees with its interval), what mattered is judged by its stated rule,
+//! its PRAGMAs and `--json` are written, the same command run again measures nothing new; an
+//! engine dbduel cannot tune, and an outcome file it cannot write, are refused before any
+//! trial; a knob PostgreSQL refuses is recorded and the search goes on.
 
 use std::sync::Arc;
 
@@ -48,7 +50,9 @@ fn search(_: &Env) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let store = dir.path().join("tune.db");
     let conf = dir.path().join("sqlite.conf");
+    let json = dir.path().join("tune.json");
     let (store_s, conf_s) = (store.display().to_string(), conf.display().to_string());
+    let json_s = json.display().to_string();
     let args = [
         "tune",
         "tpcb",
@@ -70,6 +74,8 @@ fn search(_: &Env) -> Result<(), String> {
         &store_s,
         "-o",
         &conf_s,
+        "--json",
+        &json_s,
     ];
     let out = dbduel(&args);
     expect_code(&out, 0, "tune")?;
@@ -149,6 +155,24 @@ fn search(_: &Env) -> Result<(), String> {
             })?;
         }
     }
+    // The same, for scripts.
+    let record: serde_json::Value = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or("no --json record")?;
+    ensure(
+        record["trials"].as_array().map(Vec::len) == Some(3)
+            && record["winner"]["name"] == winner.as_str()
+            && record["winner"]["tps"].as_array().map(Vec::len) == Some(3)
+            && record["against"].as_array().map(Vec::len) == Some(baselines)
+            && record["against"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .all(|a| a["comparison"]["verdict"].is_string())
+            && record["elapsed_s"].as_f64().is_some_and(|s| s > 0.0),
+        || format!("{record:#}"),
+    )?;
     let written = std::fs::read_to_string(&conf).map_err(|e| e.to_string())?;
     ensure(
         written.starts_with("-- SQLite: the PRAGMAs dbduel tune chose")
@@ -219,5 +243,24 @@ fn refused(_: &Env) -> Result<(), String> {
     expect_code(&out, 2, "tune --engine nosuch")?;
     ensure(text(&out).contains("--engine nosuch: dbduel tunes"), || {
         text(&out)
-    })
+    })?;
+    // Where the outcome would go is checked before any trial: nothing measured, no store.
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let store = dir.path().join("r.db");
+    let out = dbduel(&[
+        "tune",
+        "tpcb",
+        "--engine",
+        "sqlite",
+        "--results",
+        &store.display().to_string(),
+        "-o",
+        "/nonexistent/dir/sqlite.conf",
+    ]);
+    expect_code(&out, 2, "tune -o in a missing directory")?;
+    ensure(
+        text(&out).contains("-o /nonexistent/dir/sqlite.conf: cannot write there")
+            && !store.exists(),
+        || text(&out),
+    )
 }
