@@ -594,9 +594,36 @@ pub fn check_dir(kind: &ServerKind, path: &Path) -> Result<(), Error> {
             run.display()
         )));
     }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if let Some((uid, gid)) = service_account(kind.account).filter(|(uid, _)| *uid != me) {
+        // The server runs as its service account: every directory above its own must let
+        // that account through, or initdb and the server fail on "Permission denied".
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        for dir in abs.ancestors().skip(1) {
+            let Ok(m) = std::fs::metadata(dir) else {
+                continue;
+            };
+            let bit = if m.uid() == uid {
+                0o100
+            } else if m.gid() == gid {
+                0o010
+            } else {
+                0o001
+            };
+            if m.mode() & bit == 0 {
+                return Err(Error::Usage(format!(
+                    "--data-dir {}: the server runs as the {} account, which cannot pass through {} (mode {:o}): give a directory it can reach, or `chmod o+x {}`",
+                    path.display(),
+                    kind.account,
+                    dir.display(),
+                    m.mode() & 0o7777,
+                    dir.display()
+                )));
+            }
+        }
+    }
     if let Ok(meta) = std::fs::metadata(path) {
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
         let account = service_account(kind.account).map(|(uid, _)| uid);
         if meta.uid() != me && Some(meta.uid()) != account {
             return Err(Error::Usage(format!(

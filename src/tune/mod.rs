@@ -292,6 +292,14 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         let mut measured: Vec<(f64, Candidate)> = Vec::new();
         for c in &alive {
             let outcome = trial(p, &id, &format!("r{round}"), c, seconds, stop)?;
+            // The engine as shipped sets no knob: when it cannot run, no candidate can, and
+            // the reason is the setup's (a server that does not start, data that cannot load).
+            if let (Err(why), "default") = (&outcome, c.name.as_str()) {
+                return Err(Error::Server(format!(
+                    "tune: {} could not run as shipped, so no candidate can: {why}",
+                    p.engine
+                )));
+            }
             if let Ok(v) = &outcome {
                 measured.push((*v, c.clone()));
             }

@@ -47,9 +47,10 @@ fn snapshot(path: &Path) -> (Vec<String>, u32) {
     (names, mode(path).unwrap_or(0))
 }
 
-/// Bad ports, a path too deep for the server's socket, another user's directory and a
-/// directory holding something else are each refused in one line (exit 2), before initdb and
-/// before anything is written into the directory.
+/// Bad ports, a path too deep for the server's socket, another user's directory, a directory
+/// holding something else, and one under a directory the server's account cannot pass
+/// through are each refused in one line (exit 2), before initdb and before anything is
+/// written into the directory.
 fn refusals() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let fresh = dir.path().join("fresh").display().to_string();
@@ -99,6 +100,17 @@ fn refusals() -> Result<(), String> {
             vec!["--data-dir".into(), foreign.display().to_string()],
             "belongs to another user",
             Some(foreign),
+        ));
+        // A directory of root's, closed to others, above the server's: its account (postgres)
+        // could not pass through it.
+        let closed = dir.path().join("closed");
+        std::fs::create_dir_all(&closed).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| e.to_string())?;
+        cases.push((
+            vec!["--data-dir".into(), closed.join("pg").display().to_string()],
+            "the server runs as the postgres account, which cannot pass through",
+            Some(closed),
         ));
     }
     for (args, want, watched) in cases {
