@@ -359,6 +359,13 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         "tune: the winner's configuration written to {}",
         p.out.display()
     );
+    if verdicts.failed > 0 {
+        errln!(
+            "tune: {} runs of the final comparison were not measured (see above): its verdicts rest on fewer runs",
+            verdicts.failed
+        );
+        return Ok(Outcome::Failures);
+    }
     Ok(Outcome::Success)
 }
 
@@ -501,6 +508,8 @@ pub struct Verdicts {
     pub against: Vec<(String, FigureComparison)>,
     /// The winner's runs' throughput in the final comparison.
     pub winner_tps: Vec<f64>,
+    /// Runs of the final comparison that could not be measured: the command then exits 1.
+    pub failed: usize,
 }
 
 /// The final comparison: default, tuned and the winner taking turns over `repeats` rounds,
@@ -529,6 +538,7 @@ fn verify(
             .join(", "),
         p.repeats
     );
+    let mut failed = 0;
     let mut runs: BTreeMap<String, Vec<RunRow>> = BTreeMap::new();
     for r in 0..p.repeats {
         let k = r as usize % sides.len();
@@ -536,10 +546,13 @@ fn verify(
             let name = format!("tune-{id}-v{}-{}", r + 1, c.name);
             match point(p, &name, c, seconds, stop)? {
                 Ok(row) => runs.entry(c.name.clone()).or_default().push(row),
-                Err(why) => errln!(
-                    "tune: the final comparison's run of {}: not measured: {why}",
-                    c.name
-                ),
+                Err(why) => {
+                    errln!(
+                        "tune: the final comparison's run of {}: not measured: {why}",
+                        c.name
+                    );
+                    failed += 1;
+                }
             }
         }
     }
@@ -582,6 +595,7 @@ fn verify(
     Ok(Verdicts {
         against,
         winner_tps,
+        failed,
     })
 }
 
