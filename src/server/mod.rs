@@ -562,7 +562,12 @@ fn prepare_dir(
     dir: Option<&Path>,
 ) -> Result<(Layout, Option<tempfile::TempDir>), Error> {
     let (path, temp) = match dir {
-        Some(d) => (d.to_path_buf(), None),
+        // Absolute: the server runs in its data directory, where a relative socket path
+        // would point elsewhere.
+        Some(d) => (
+            std::path::absolute(d).map_err(Error::io("resolve", d))?,
+            None,
+        ),
         None => {
             let t = tempfile::Builder::new()
                 .prefix(&format!("dbduel-{}-", kind.engine))

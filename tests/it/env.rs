@@ -287,6 +287,17 @@ pub fn dbduel<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     out
 }
 
+/// `dbduel` run in the directory `cwd` (for relative paths).
+pub fn dbduel_in(cwd: &std::path::Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("run dbduel");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    out
+}
+
 /// `dbduel` with extra environment variables.
 pub fn dbduel_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_dbduel"))

@@ -152,9 +152,17 @@ fn restart_and_reuse() -> Result<(), String> {
     let data = dir.path().join("pg");
     let d = data.display().to_string();
     for (round, more) in [("start", None), ("start again", Some("300"))] {
-        let mut args = vec!["server", "start", "postgres", "--data-dir", &d];
+        // The first start names the directory relative to where dbduel runs.
+        let relative = more.is_none();
+        let dir_arg = if relative { "pg" } else { d.as_str() };
+        let mut args = vec!["server", "start", "postgres", "--data-dir", dir_arg];
         args.extend(more.iter().flat_map(|n| ["--connections", n]));
-        expect_code(&dbduel(&args), 0, round)?;
+        let started = if relative {
+            crate::env::dbduel_in(dir.path(), &args)
+        } else {
+            dbduel(&args)
+        };
+        expect_code(&started, 0, round)?;
         let full = dbduel(&["server", "dsn", "--data-dir", &d]);
         let dsn = String::from_utf8_lossy(&full.stdout).trim().to_string();
         let rows = crate::env::session(&dsn)
