@@ -699,6 +699,13 @@ pub struct TuneArgs {
     /// default and tuned (compare's figures and intervals), what mattered, the time it took.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// What the search ranks by: tps (the workload's headline, such as TPC-C's NOPM, at full
+    /// speed), or a latency percentile (p50, p95, p99) at the fixed rate --rate gives.
+    #[arg(long, value_name = "FIGURE")]
+    pub objective: Option<String>,
+    /// Transactions a second every trial offers (open loop), for a percentile --objective.
+    #[arg(short = 'R', long, value_name = "TPS")]
+    pub rate: Option<f64>,
     /// Query protocol: simple, extended or prepared.
     #[arg(short = 'M', long)]
     pub protocol: Option<String>,

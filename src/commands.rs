@@ -247,6 +247,7 @@ pub fn tune(a: &crate::cli::TuneArgs, stop: &Arc<AtomicBool>) -> Result<Outcome,
         options: a.workload_flags.params.clone(),
         space: a.space.clone(),
         json: a.json.clone(),
+        goal: crate::tune::Goal::parse(a.objective.as_deref(), a.rate)?,
     };
     crate::tune::run(&plan, stop)
 }

@@ -34,6 +34,7 @@ const TUNING: Tuning = Tuning {
     connections: None,
     space,
     config,
+    recommended: None,
 };
 
 /// firebird.conf lines.

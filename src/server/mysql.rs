@@ -40,6 +40,7 @@ const TUNING: Tuning = Tuning {
     connections: Some(("max_connections", 151)),
     space,
     config,
+    recommended: None,
 };
 
 /// A my.cnf section.

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::profile::{Facts, GIB, Knob, MIB, Tuning, config_lines, mb, pairs};
+use super::profile::{Facts, GIB, Knob, MIB, Recommended, Tuning, config_lines, mb, pairs};
 use super::{Layout, ServerKind, chown, command, find_binary, run_logged};
 use crate::dsn::Dsn;
 use crate::engine::{self, EngineOptions, Protocol};
@@ -41,6 +41,11 @@ const TUNING: Tuning = Tuning {
     connections: Some(("max_connections", 100)),
     space,
     config,
+    recommended: Some(Recommended {
+        name: "pgtune",
+        rules: "pgtune's rules (pgtune.leopard.in.ua) for an OLTP server on Linux with SSDs",
+        knobs: pgtune_here,
+    }),
 };
 
 /// postgresql.conf lines (or `ALTER SYSTEM SET` after them), values quoted.
@@ -111,6 +116,111 @@ fn tuned(f: &Facts) -> Vec<(String, String)> {
         ("checkpoint_timeout", "15min"),
         ("checkpoint_completion_target", "0.9"),
     ])
+}
+
+/// pgtune's recommendation for this machine and the server found in `bin_dir` (or the newest
+/// installed): its major version from `postgres --version`, 15 when none answers.
+fn pgtune_here(f: &Facts, bin_dir: Option<&Path>) -> Vec<(String, String)> {
+    let version = binaries(bin_dir)
+        .and_then(|(_, postgres)| Command::new(postgres).arg("--version").output().ok())
+        .and_then(|out| major_version(&String::from_utf8_lossy(&out.stdout)))
+        .unwrap_or(15);
+    pgtune(f, version)
+}
+
+/// The major version in `postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)`.
+fn major_version(text: &str) -> Option<u32> {
+    let after = text.split(')').nth(1)?.trim_start();
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// pgtune's published rules (github.com/le0pard/pgtune, configurationSlice.js) as a DBA fills
+/// its form for a benchmark server: DB type "OLTP", Linux, SSD storage, the machine's RAM and
+/// CPUs, the connections left blank (its OLTP default, 300, or the run's clients and 10 more),
+/// and the data size class from the dataset against RAM (below RAM, up to 3x, more).
+pub fn pgtune(f: &Facts, version: u32) -> Vec<(String, String)> {
+    const KB: u64 = 1024;
+    let ram_kb = f.ram_bytes / KB;
+    let connections = (f.max_clients as u64 + 10).max(300);
+    let shared = ram_kb / 4;
+    let maintenance = (ram_kb / 16).min(8 * GIB / KB);
+    let wal_buffers = {
+        let v = (3 * shared / 100).min(16 * MIB / KB);
+        let v = if v > 14 * MIB / KB { 16 * MIB / KB } else { v };
+        v.max(32)
+    };
+    // Parallel settings only from 4 CPUs; work_mem's share counts the workers PostgreSQL
+    // starts by default (8) otherwise.
+    let parallel = f.cores >= 4;
+    let workers = if parallel { f.cores as u64 } else { 8 };
+    let size_class = if f.dataset_bytes < f.ram_bytes {
+        1.3
+    } else if f.dataset_bytes <= 3 * f.ram_bytes {
+        1.0
+    } else {
+        0.9
+    };
+    let work = ((ram_kb - shared) as f64 / ((connections + workers) * 3) as f64).floor();
+    let work = ((work * size_class).floor() as u64).max(4 * MIB / KB);
+    let mut out = vec![
+        ("max_connections", connections.to_string()),
+        ("shared_buffers", kb_text(shared)),
+        ("effective_cache_size", kb_text(ram_kb * 3 / 4)),
+        ("maintenance_work_mem", kb_text(maintenance)),
+        ("checkpoint_completion_target", "0.9".into()),
+        ("wal_buffers", kb_text(wal_buffers)),
+        ("default_statistics_target", "100".into()),
+        ("random_page_cost", "1.1".into()),
+        ("effective_io_concurrency", "200".into()),
+        ("work_mem", kb_text(work)),
+        (
+            "huge_pages",
+            if shared >= 2 * GIB / KB { "try" } else { "off" }.into(),
+        ),
+        ("min_wal_size", "2GB".into()),
+        ("max_wal_size", "8GB".into()),
+    ];
+    if version >= 12 {
+        out.push(("jit", "off".into()));
+    }
+    if version >= 10 {
+        let compression = if version >= 15 { "lz4" } else { "on" };
+        out.push(("wal_compression", compression.into()));
+    }
+    if maintenance >= 2 * GIB / KB {
+        out.push(("autovacuum_work_mem", kb_text(2 * GIB / KB)));
+    }
+    if f.cores >= 16 {
+        let n = if f.cores >= 32 { "5" } else { "4" };
+        out.push(("autovacuum_max_workers", n.into()));
+    }
+    if parallel {
+        let half = (f.cores as u64).div_ceil(2).min(4);
+        out.push(("max_worker_processes", f.cores.to_string()));
+        out.push(("max_parallel_workers_per_gather", half.to_string()));
+        if version >= 10 {
+            out.push(("max_parallel_workers", f.cores.to_string()));
+        }
+        if version >= 11 {
+            out.push(("max_parallel_maintenance_workers", half.to_string()));
+        }
+    }
+    if version >= 18 {
+        out.push(("io_method", "io_uring".into()));
+    }
+    out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// A size in kB as pgtune writes it: whole GB, else whole MB, else kB.
+fn kb_text(kb: u64) -> String {
+    if kb.is_multiple_of(1024 * 1024) {
+        format!("{}GB", kb / (1024 * 1024))
+    } else if kb.is_multiple_of(1024) {
+        format!("{}MB", kb / 1024)
+    } else {
+        format!("{kb}kB")
+    }
 }
 
 /// Debian installs each major version in /usr/lib/postgresql/<version>/bin; newest first.
@@ -241,4 +351,72 @@ fn running_port(layout: &Layout) -> Option<u16> {
 fn dsn(port: u16, password: Option<&str>) -> String {
     let pw = password.map(|p| format!(":{p}")).unwrap_or_default();
     format!("postgres://dbduel{pw}@127.0.0.1:{port}/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knob<'a>(knobs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        knobs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Figures worked out by hand from pgtune's rules for its form's OLTP / Linux / SSD.
+    #[test]
+    fn pgtune_follows_its_published_rules() {
+        let facts = Facts {
+            ram_bytes: 24 * GIB,
+            cores: 2,
+            dataset_bytes: 750 * MIB,
+            max_clients: 8,
+        };
+        let k = pgtune(&facts, 15);
+        let want = [
+            ("max_connections", "300"),
+            ("shared_buffers", "6GB"),
+            ("effective_cache_size", "18GB"),
+            ("maintenance_work_mem", "1536MB"),
+            ("wal_buffers", "16MB"),
+            ("random_page_cost", "1.1"),
+            ("effective_io_concurrency", "200"),
+            // (24 GiB - 6 GiB) in kB / ((300 + 8 default workers) * 3), times 1.3 below RAM.
+            ("work_mem", "26553kB"),
+            ("huge_pages", "try"),
+            ("min_wal_size", "2GB"),
+            ("max_wal_size", "8GB"),
+            ("jit", "off"),
+            ("wal_compression", "lz4"),
+        ];
+        for (name, value) in want {
+            assert_eq!(knob(&k, name), Some(value), "{name}");
+        }
+        // Two CPUs: no parallel settings; 1.5 GB of maintenance memory: no autovacuum cap.
+        assert_eq!(knob(&k, "max_worker_processes"), None);
+        assert_eq!(knob(&k, "autovacuum_work_mem"), None);
+        // Larger than three times RAM, 8 CPUs, 64 GiB, PostgreSQL 14.
+        let big = Facts {
+            ram_bytes: 64 * GIB,
+            cores: 8,
+            dataset_bytes: 200 * GIB,
+            max_clients: 400,
+        };
+        let k = pgtune(&big, 14);
+        assert_eq!(knob(&k, "max_connections"), Some("410"));
+        assert_eq!(knob(&k, "maintenance_work_mem"), Some("4GB"));
+        assert_eq!(knob(&k, "autovacuum_work_mem"), Some("2GB"));
+        assert_eq!(knob(&k, "max_parallel_workers_per_gather"), Some("4"));
+        assert_eq!(knob(&k, "max_parallel_maintenance_workers"), Some("4"));
+        assert_eq!(knob(&k, "wal_compression"), Some("on"));
+        // (64 - 16) GiB in kB / ((410 + 8) * 3), times 0.9: 36122 kB.
+        assert_eq!(knob(&k, "work_mem"), Some("36122kB"));
+        assert_eq!(
+            major_version("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)"),
+            Some(15)
+        );
+        assert_eq!(major_version("postgres (PostgreSQL) 17beta1"), Some(17));
+        assert_eq!(major_version("postgres"), None);
+    }
 }

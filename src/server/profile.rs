@@ -53,6 +53,24 @@ pub struct Tuning {
     /// Knobs written as the engine's own configuration (postgresql.conf lines, a my.cnf
     /// section, firebird.conf lines, SQLite's PRAGMAs), as `dbduel tune` gives its winner.
     pub config: fn(&[(String, String)]) -> String,
+    /// A published heuristic's recommendation for this machine (PostgreSQL: pgtune's rules),
+    /// which `dbduel tune` measures beside `default` and `tuned`; none where the engine has no
+    /// such rules that need no running server.
+    pub recommended: Option<Recommended>,
+}
+
+/// Knobs from the machine's facts and the directory of the server's binaries.
+pub type RecommendedKnobs = fn(&Facts, Option<&std::path::Path>) -> Vec<(String, String)>;
+
+/// A heuristic tuner's configuration, computed from the machine's facts and the server's
+/// major version (from its binaries in `bin_dir` or the usual places; None when not found).
+#[derive(Debug, Clone, Copy)]
+pub struct Recommended {
+    /// The candidate's name in the search (`pgtune`).
+    pub name: &'static str,
+    /// The rules it follows, as the summary cites them.
+    pub rules: &'static str,
+    pub knobs: RecommendedKnobs,
 }
 
 /// Knobs as `NAME<sep>VALUE` lines under a heading of comment lines and a first line.

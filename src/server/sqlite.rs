@@ -10,6 +10,7 @@ pub static TUNING: Tuning = Tuning {
     connections: None,
     space,
     config,
+    recommended: None,
 };
 
 /// PRAGMAs for each connection (or dbduel's DSN parameters of the same names).

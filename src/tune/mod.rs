@@ -59,6 +59,116 @@ pub struct TunePlan {
     pub space: Option<PathBuf>,
     /// `--json FILE`: the search, its verdicts and what mattered, for scripts.
     pub json: Option<PathBuf>,
+    /// What the search ranks by.
+    pub goal: Goal,
+}
+
+/// What the search ranks candidates by, and the final comparison judges the winner on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Goal {
+    /// Throughput at full speed (closed loop): the workload's headline (TPC-C's NOPM...) in
+    /// the search, tps in the final comparison; more is better.
+    Throughput,
+    /// A latency percentile at a fixed rate (open loop, arrivals at `rate` a second): less is
+    /// better, and a configuration that cannot keep the rate pays for its queue.
+    Latency { figure: &'static str, rate: f64 },
+}
+
+/// The percentiles a latency goal may rank by: those every stored run keeps and `compare`
+/// judges.
+const PERCENTILES: &[&str] = &["p50", "p95", "p99"];
+
+impl Goal {
+    /// `--objective` (tps, or a percentile) and `--rate`, checked together.
+    pub fn parse(objective: Option<&str>, rate: Option<f64>) -> Result<Goal, Error> {
+        let figure = objective.map(str::to_lowercase);
+        match (figure.as_deref(), rate) {
+            (None | Some("tps"), None) => Ok(Goal::Throughput),
+            (None | Some("tps"), Some(_)) => Err(Error::Usage(
+                "--rate: at a fixed rate every candidate that keeps up gives the same throughput: rank by a latency percentile at that rate (--objective p99), or drop --rate".into(),
+            )),
+            (Some(f), rate) => {
+                let Some(figure) = PERCENTILES.iter().copied().find(|p| *p == f) else {
+                    return Err(Error::Usage(format!(
+                        "--objective {f}: give tps, or a latency percentile at a fixed rate ({})",
+                        PERCENTILES.join(", ")
+                    )));
+                };
+                match rate {
+                    Some(rate) if rate.is_finite() && rate > 0.0 => {
+                        Ok(Goal::Latency { figure, rate })
+                    }
+                    Some(rate) => Err(Error::Usage(format!(
+                        "--rate {rate}: give transactions a second, above 0"
+                    ))),
+                    None => Err(Error::Usage(format!(
+                        "--objective {figure}: a percentile is compared at a fixed rate, or the faster candidate queues more: give --rate TPS"
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// `compare`'s figure the final comparison judges: tps, or the percentile.
+    pub fn figure(&self) -> &'static str {
+        match self {
+            Goal::Throughput => "tps",
+            Goal::Latency { figure, .. } => figure,
+        }
+    }
+
+    fn unit(&self) -> String {
+        match self {
+            Goal::Throughput => "tps".into(),
+            Goal::Latency { figure, .. } => format!("ms {figure}"),
+        }
+    }
+
+    fn higher_is_better(&self) -> bool {
+        matches!(self, Goal::Throughput)
+    }
+
+    /// The run's figure the final comparison and the ablation judge: tps, or the percentile.
+    fn judged(&self, row: &RunRow) -> f64 {
+        match self {
+            Goal::Throughput => row.tps,
+            Goal::Latency { figure, .. } => match *figure {
+                "p50" => row.p50_ms,
+                "p95" => row.p95_ms,
+                _ => row.p99_ms,
+            },
+        }
+    }
+
+    /// The figure the search ranks by: for throughput the workload's own headline (TPC-C's
+    /// NOPM...) where it has one.
+    fn ranked(&self, entry: &crate::workload::WorkloadEntry, row: &RunRow) -> f64 {
+        match self {
+            Goal::Throughput => entry
+                .headline
+                .iter()
+                .find_map(|h| row.metrics.get(*h).copied())
+                .unwrap_or(row.tps),
+            Goal::Latency { .. } => self.judged(row),
+        }
+    }
+
+    /// The name of the ranked figure, for the table of trials.
+    fn ranked_name(&self, entry: &crate::workload::WorkloadEntry) -> String {
+        match self {
+            Goal::Throughput => entry.headline.first().copied().unwrap_or("tps").into(),
+            Goal::Latency { figure, rate } => format!("{figure} ms at {rate} tps"),
+        }
+    }
+
+    /// `a` is better than `b`.
+    fn better(&self, a: f64, b: f64) -> std::cmp::Ordering {
+        if self.higher_is_better() {
+            b.total_cmp(&a)
+        } else {
+            a.total_cmp(&b)
+        }
+    }
 }
 
 /// A configuration tried: `default`, `tuned`, or knobs drawn from the space.
@@ -229,6 +339,10 @@ fn search_id(p: &TunePlan) -> String {
         &p.space,
     )
         .hash(&mut h);
+    // A throughput search keeps the ids it had before goals were added.
+    if p.goal != Goal::Throughput {
+        format!("{:?}", p.goal).hash(&mut h);
+    }
     format!("{:08x}", h.finish() as u32)
 }
 
@@ -267,7 +381,16 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
             unsafe_profile: false,
         },
     ];
-    candidates.extend(draw(&space, n.saturating_sub(2), p.allow_unsafe, p.seed));
+    // A published heuristic's recommendation (pgtune's), as a DBA would try it first.
+    if let Some(r) = &tuning.recommended {
+        candidates.push(Candidate {
+            name: r.name.into(),
+            knobs: (r.knobs)(&facts, p.bin_dir.as_deref()),
+            unsafe_profile: false,
+        });
+    }
+    let drawn = n.saturating_sub(candidates.len());
+    candidates.extend(draw(&space, drawn, p.allow_unsafe, p.seed));
     errln!(
         "tune {id}: {} on {} at scale {}, {} clients; {} candidates from {} knobs, rounds of {} trials, the first {} s each; results in {}",
         p.workload,
@@ -307,7 +430,7 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
                 "tune: round {round}, {}: {}",
                 describe(c),
                 match &outcome {
-                    Ok(v) => format!("{v:.1} {}", objective_name(entry)),
+                    Ok(v) => format!("{v:.1} {}", p.goal.ranked_name(entry)),
                     Err(why) => format!("not measured: {why}"),
                 }
             );
@@ -323,7 +446,7 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
                 "tune: no candidate of round {round} could be measured (see the lines above)"
             )));
         }
-        measured.sort_by(|a, b| b.0.total_cmp(&a.0));
+        measured.sort_by(|a, b| p.goal.better(a.0, b.0));
         let keep = alive.len().div_ceil(3).max(1);
         alive = measured.into_iter().take(keep).map(|(_, c)| c).collect();
         round += 1;
@@ -334,7 +457,8 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     let winner = alive.remove(0);
     errln!("tune: the search's best is {}", describe(&winner));
     let seconds = seconds.max(p.trial_s);
-    let verdicts = verify(p, &id, &winner, &candidates, seconds, stop)?;
+    let baselines: Vec<&Candidate> = candidates.iter().take_while(|c| !is_drawn(c)).collect();
+    let verdicts = verify(p, &id, &winner, &baselines, seconds, stop)?;
     let durability = |k: &str| space.iter().any(|s| s.name == k && s.durability);
     // A knob set to the value the engine ships with (tuned sets some) changes nothing.
     let shipped = |k: &str, v: &str| space.iter().any(|s| s.name == k && s.values[0] == v);
@@ -344,14 +468,36 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         durability: &durability,
         shipped: &shipped,
     };
-    let ablations = ablate(p, &id, &knobs, seconds, &verdicts, stop)?;
+    // Knobs carry a gain only where there is one: a winner that does not beat default beyond
+    // the noise has none to credit, and its knobs are not put back one by one.
+    let gained = verdicts
+        .against
+        .iter()
+        .any(|(b, f)| b == "default" && f.verdict == Verdict::Faster);
+    let ablations = if gained {
+        ablate(p, &id, &knobs, seconds, &verdicts, stop)?
+    } else {
+        Vec::new()
+    };
     let mut text = summary(p, &winner, &trials, &verdicts, entry);
-    text += &mattered(&ablations, &verdicts, seconds);
+    if gained {
+        text += &mattered(&ablations, &verdicts, seconds, &p.goal);
+    } else if winner.name != "default" {
+        text += &format!(
+            "what mattered: not measured: {} has no gain over default beyond the noise to credit to a knob\n",
+            winner.name
+        );
+    }
     out!("{text}");
-    let conf = (tuning.config)(&knobs_of(&winner, tuning, &facts));
+    let conf = (tuning.config)(&winner_knobs);
     std::fs::write(&p.out, conf).map_err(Error::io("write", &p.out))?;
     if let Some(path) = &p.json {
-        let record = json_record(p, &id, &winner, &trials, &verdicts, &ablations, began);
+        // The winner's knobs as set (tuned's are its profile's).
+        let set = Candidate {
+            knobs: winner_knobs.clone(),
+            ..winner.clone()
+        };
+        let record = json_record(p, &id, &set, &trials, &verdicts, &ablations, began);
         let text = serde_json::to_string_pretty(&record).expect("json serializes") + "\n";
         std::fs::write(path, text).map_err(Error::io("write", path))?;
     }
@@ -367,6 +513,12 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         return Ok(Outcome::Failures);
     }
     Ok(Outcome::Success)
+}
+
+/// A candidate drawn from the space (c01, c02...), not one of the baselines every search
+/// measures (default, tuned, a heuristic's recommendation).
+fn is_drawn(c: &Candidate) -> bool {
+    c.name.len() == 3 && c.name.starts_with('c') && c.name[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The knobs a candidate sets (`tuned`'s are its profile's).
@@ -391,10 +543,6 @@ fn describe(c: &Candidate) -> String {
     )
 }
 
-fn objective_name(entry: &crate::workload::WorkloadEntry) -> &'static str {
-    entry.headline.first().copied().unwrap_or("tps")
-}
-
 /// The plan of one trial: one point of the candidate, its own name in the store.
 fn trial_plan(
     p: &TunePlan,
@@ -410,11 +558,17 @@ fn trial_plan(
         ("engines", vec![p.engine.clone()].into()),
         ("profiles", vec![c.name.clone()].into()),
         ("clients", toml::Value::Array(vec![count(p.clients.into())])),
-        ("time", count(seconds)),
         ("warmup", count(p.warmup_s)),
         ("repeats", count(1)),
         ("scale", count(p.scale.into())),
     ];
+    match p.goal {
+        Goal::Throughput => pairs.push(("time", count(seconds))),
+        // Arrivals at the rate for the trial's seconds: one phase.
+        Goal::Latency { rate, .. } => {
+            pairs.push(("phases", vec![format!("{seconds}s:rate={rate}")].into()))
+        }
+    }
     if let Some(protocol) = &p.protocol {
         pairs.push(("protocol", text(protocol)));
     }
@@ -458,17 +612,7 @@ fn trial(
 ) -> Result<Result<f64, String>, Error> {
     let name = format!("tune-{id}-{tag}-{}", c.name);
     let entry = crate::workload::find(&p.workload)?;
-    Ok(point(p, &name, c, seconds, stop)?.map(|row| objective(entry, &row)))
-}
-
-/// The figure ranked: the workload's own headline (TPC-C's NOPM...) where it has one, else
-/// tps.
-fn objective(entry: &crate::workload::WorkloadEntry, row: &RunRow) -> f64 {
-    entry
-        .headline
-        .iter()
-        .find_map(|h| row.metrics.get(*h).copied())
-        .unwrap_or(row.tps)
+    Ok(point(p, &name, c, seconds, stop)?.map(|row| p.goal.ranked(entry, &row)))
 }
 
 /// One point of candidate `c`, stored under the plan `name`: measured, or found in the store
@@ -502,30 +646,30 @@ fn point(
     Ok(Ok(row))
 }
 
-/// The winner against `default` and against `tuned`, by compare's rule on throughput.
+/// The winner against each baseline (`default`, `tuned`, pgtune's), by compare's rule on
+/// throughput.
 pub struct Verdicts {
     /// Each baseline's name and its runs' mean, the winner's mean, and the judgement.
     pub against: Vec<(String, FigureComparison)>,
-    /// The winner's runs' throughput in the final comparison.
-    pub winner_tps: Vec<f64>,
+    /// The winner's runs' judged figure (tps, or the goal's percentile) in the final
+    /// comparison.
+    pub winner_values: Vec<f64>,
     /// Runs of the final comparison that could not be measured: the command then exits 1.
     pub failed: usize,
 }
 
-/// The final comparison: default, tuned and the winner taking turns over `repeats` rounds,
-/// each run `seconds` long; then the winner judged against each.
+/// The final comparison: the baselines (default, tuned, a heuristic's recommendation) and
+/// the winner taking turns over `repeats` rounds, each run `seconds` long; then the winner
+/// judged against each.
 fn verify(
     p: &TunePlan,
     id: &str,
     winner: &Candidate,
-    candidates: &[Candidate],
+    baselines: &[&Candidate],
     seconds: u64,
     stop: &Arc<AtomicBool>,
 ) -> Result<Verdicts, Error> {
-    let mut sides: Vec<&Candidate> = candidates
-        .iter()
-        .filter(|c| c.name == "default" || c.name == "tuned")
-        .collect();
+    let mut sides: Vec<&Candidate> = baselines.to_vec();
     if !sides.iter().any(|c| c.name == winner.name) {
         sides.push(winner);
     }
@@ -577,24 +721,24 @@ fn verify(
     };
     let b = side(&winner.name)?;
     let mut against = Vec::new();
-    for base in ["default", "tuned"] {
-        if base == winner.name {
+    for base in baselines {
+        if base.name == winner.name {
             continue;
         }
-        let a = side(base)?;
-        if let Some(f) = compare::judge_one("tps", &a, &b) {
-            against.push((base.to_string(), f));
+        let a = side(&base.name)?;
+        if let Some(f) = compare::judge_one(p.goal.figure(), &a, &b) {
+            against.push((base.name.clone(), f));
         }
     }
-    let winner_tps = runs
+    let winner_values = runs
         .get(&winner.name)
         .into_iter()
         .flatten()
-        .map(|r| r.tps)
+        .map(|r| p.goal.judged(r))
         .collect();
     Ok(Verdicts {
         against,
-        winner_tps,
+        winner_values,
         failed,
     })
 }
@@ -604,7 +748,8 @@ fn verify(
 pub struct Ablation {
     pub knob: String,
     pub value: String,
-    pub tps: Result<f64, String>,
+    /// The run's judged figure (tps, or the goal's percentile), or why there is none.
+    pub without: Result<f64, String>,
 }
 
 /// The winner's knobs, and what the space says of each: whether it gives up durability, and
@@ -630,7 +775,7 @@ fn ablate(
         .iter()
         .filter(|(k, val)| !(knobs.shipped)(k, val))
         .collect();
-    if tried.is_empty() || v.winner_tps.is_empty() {
+    if tried.is_empty() || v.winner_values.is_empty() {
         return Ok(Vec::new());
     }
     errln!(
@@ -655,49 +800,69 @@ fn ablate(
             knobs: rest,
         };
         let name = format!("tune-{id}-a{:02}", i + 1);
-        let tps = point(p, &name, &c, seconds, stop)?.map(|row| row.tps);
+        let without = point(p, &name, &c, seconds, stop)?.map(|row| p.goal.judged(&row));
         out.push(Ablation {
             knob: knob.clone(),
             value: value.clone(),
-            tps,
+            without,
         });
     }
     Ok(out)
 }
 
-/// Whether a knob mattered, by one rule: the run without it fell below the winner's slowest
-/// run in the final comparison. None when there is nothing to judge by.
-pub fn knob_mattered(without: f64, winner_tps: &[f64]) -> Option<bool> {
-    let slowest = winner_tps.iter().copied().reduce(f64::min)?;
-    Some(without < slowest)
+/// Whether a knob mattered, by one rule: the run without it was worse than the winner's
+/// worst run in the final comparison (below its slowest; above its highest latency). None
+/// when there is nothing to judge by.
+pub fn knob_mattered(without: f64, winner: &[f64], higher_is_better: bool) -> Option<bool> {
+    let worst = worst(winner, higher_is_better)?;
+    Some(if higher_is_better {
+        without < worst
+    } else {
+        without > worst
+    })
+}
+
+/// The winner's worst run: its slowest, or its highest latency.
+fn worst(values: &[f64], higher_is_better: bool) -> Option<f64> {
+    let pick = if higher_is_better { f64::min } else { f64::max };
+    values.iter().copied().reduce(pick)
 }
 
 /// The ablations' lines, the knobs whose absence cost most first.
-fn mattered(ablations: &[Ablation], v: &Verdicts, seconds: u64) -> String {
+fn mattered(ablations: &[Ablation], v: &Verdicts, seconds: u64, goal: &Goal) -> String {
     if ablations.is_empty() {
         return String::new();
     }
-    let mean = v.winner_tps.iter().sum::<f64>() / v.winner_tps.len().max(1) as f64;
-    let slowest = v.winner_tps.iter().copied().reduce(f64::min).unwrap_or(0.0);
+    let values = &v.winner_values;
+    let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+    let higher = goal.higher_is_better();
+    let worst = worst(values, higher).unwrap_or(0.0);
+    let (unit, digits) = (goal.unit(), if higher { 1 } else { 3 });
+    let rule = if higher {
+        "fell below the winner's slowest"
+    } else {
+        "rose above the winner's highest"
+    };
     let mut out = format!(
-        "what mattered (each knob back to its shipped value, one run of {seconds} s; a knob mattered when the run without it fell below the winner's slowest of {} runs, {slowest:.1} tps):\n",
-        v.winner_tps.len()
+        "what mattered (each knob back to its shipped value, one run of {seconds} s; a knob mattered when the run without it {rule} of {} runs, {worst:.digits$} {unit}):\n",
+        values.len()
     );
     let mut sorted: Vec<&Ablation> = ablations.iter().collect();
-    sorted.sort_by(|a, b| match (&a.tps, &b.tps) {
-        (Ok(x), Ok(y)) => x.total_cmp(y),
+    // The knobs whose absence cost most first.
+    sorted.sort_by(|a, b| match (&a.without, &b.without) {
+        (Ok(x), Ok(y)) => goal.better(*y, *x),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,
         (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
         _ => std::cmp::Ordering::Equal,
     });
     for a in sorted {
-        let line = match &a.tps {
+        let line = match &a.without {
             Ok(t) => format!(
-                "  {}={}: {t:.1} tps without it ({:+.1}% against the winner's mean): {}\n",
+                "  {}={}: {t:.digits$} {unit} without it ({:+.1}% against the winner's mean): {}\n",
                 a.knob,
                 a.value,
                 100.0 * (t - mean) / mean.max(f64::MIN_POSITIVE),
-                match knob_mattered(*t, &v.winner_tps) {
+                match knob_mattered(*t, values, higher) {
                     Some(true) => "mattered",
                     Some(false) => "not beyond the winner's own spread",
                     None => "not judged",
@@ -722,16 +887,19 @@ pub fn verdict_line(winner: &str, base: &str, f: &FigureComparison) -> String {
         .map(|[lo, hi]| format!(" (95% interval {lo:+.1}% to {hi:+.1}%)"))
         .unwrap_or_default();
     let (a, b, d) = (f.a, f.b, f.difference_pct);
+    // Throughput to a tenth of a transaction, latency (`ms p99`) to a microsecond.
+    let (unit, digits) = if f.higher_is_better {
+        (f.unit.to_string(), 1)
+    } else {
+        (format!("{} {}", f.unit, f.name), 3)
+    };
+    let figures = format!("{b:.digits$} against {a:.digits$} {unit}, {d:+.1}%{interval}");
     match f.verdict {
-        Verdict::Faster => {
-            format!("{winner} beats {base}: {b:.1} against {a:.1} tps, {d:+.1}%{interval}")
+        Verdict::Faster => format!("{winner} beats {base}: {figures}"),
+        Verdict::Slower => format!("{winner} is slower than {base}: {figures}"),
+        Verdict::NoDifference => {
+            format!("{winner} does not beat {base} beyond the noise: {figures}")
         }
-        Verdict::Slower => {
-            format!("{winner} is slower than {base}: {b:.1} against {a:.1} tps, {d:+.1}%{interval}")
-        }
-        Verdict::NoDifference => format!(
-            "{winner} does not beat {base} beyond the noise: {b:.1} against {a:.1} tps, {d:+.1}%{interval}"
-        ),
         Verdict::Unknown => format!(
             "{winner} against {base}: not judged ({})",
             f.note
@@ -767,6 +935,12 @@ fn json_record(
         "repeats": p.repeats,
         "unsafe_allowed": p.allow_unsafe,
         "seed": p.seed,
+        "objective": {
+            "figure": p.goal.figure(),
+            "ranked": crate::workload::find(&p.workload).ok().map(|e| p.goal.ranked_name(e)),
+            "higher_is_better": p.goal.higher_is_better(),
+            "rate": match p.goal { Goal::Latency { rate, .. } => Some(rate), Goal::Throughput => None },
+        },
         "trials": trials.iter().map(|t| {
             let mut o = outcome(&t.outcome);
             o["round"] = t.round.into();
@@ -778,19 +952,24 @@ fn json_record(
             "name": winner.name,
             "unsafe": winner.unsafe_profile,
             "knobs": winner.knobs.iter().cloned().collect::<BTreeMap<_, _>>(),
-            "tps": v.winner_tps,
+            // The final comparison's runs: tps, or the goal's percentile in ms.
+            "runs": v.winner_values,
         },
         "against": v.against.iter().map(|(base, f)| serde_json::json!({
             "baseline": base,
             "comparison": f,
         })).collect::<Vec<_>>(),
+        "beats_default": v.against.iter().any(|(b, f)| b == "default" && f.verdict == Verdict::Faster),
         "ablation": ablations.iter().map(|a| {
-            let mut o = outcome(&a.tps);
+            let mut o = match &a.without {
+                Ok(x) => serde_json::json!({
+                    "without": x,
+                    "mattered": knob_mattered(*x, &v.winner_values, p.goal.higher_is_better()),
+                }),
+                Err(why) => serde_json::json!({ "failed": why }),
+            };
             o["knob"] = a.knob.clone().into();
             o["value"] = a.value.clone().into();
-            if let Ok(t) = a.tps {
-                o["mattered"] = knob_mattered(t, &v.winner_tps).into();
-            }
             o
         }).collect::<Vec<_>>(),
         "elapsed_s": began.elapsed().as_secs_f64(),
@@ -818,7 +997,7 @@ fn summary(
         "round",
         "candidate",
         "s",
-        objective_name(entry)
+        p.goal.ranked_name(entry)
     );
     for t in trials {
         // A refusal's last line says why (a server's log ends with its FATAL line).
@@ -839,12 +1018,11 @@ fn summary(
         out += &verdict_line(&winner.name, base, f);
         out += "\n";
     }
-    let beats_tuned = v
-        .against
-        .iter()
-        .any(|(b, f)| b == "tuned" && f.verdict == Verdict::Faster);
-    if winner.name != "tuned" && !beats_tuned {
-        out += "nothing the search found beat tuned beyond the noise\n";
+    // The baselines a DBA would settle for without a search: did anything beat them?
+    for (base, f) in &v.against {
+        if base != "default" && f.verdict != Verdict::Faster {
+            out += &format!("nothing the search found beat {base} beyond the noise\n");
+        }
     }
     if !winner.knobs.is_empty() {
         out += &format!(
@@ -885,10 +1063,43 @@ mod tests {
     #[test]
     fn a_knob_mattered_only_below_the_winners_slowest_run() {
         let winner = [1000.0, 980.0, 1010.0];
-        assert_eq!(knob_mattered(979.9, &winner), Some(true));
-        assert_eq!(knob_mattered(980.0, &winner), Some(false));
-        assert_eq!(knob_mattered(1200.0, &winner), Some(false));
-        assert_eq!(knob_mattered(500.0, &[]), None);
+        assert_eq!(knob_mattered(979.9, &winner, true), Some(true));
+        assert_eq!(knob_mattered(980.0, &winner, true), Some(false));
+        assert_eq!(knob_mattered(1200.0, &winner, true), Some(false));
+        assert_eq!(knob_mattered(500.0, &[], true), None);
+        // A latency: it mattered when the run without it was above the winner's highest.
+        let p99 = [2.0, 2.5, 2.2];
+        assert_eq!(knob_mattered(2.51, &p99, false), Some(true));
+        assert_eq!(knob_mattered(2.5, &p99, false), Some(false));
+        assert_eq!(knob_mattered(1.0, &p99, false), Some(false));
+    }
+
+    #[test]
+    fn goals_are_checked_together() {
+        assert_eq!(Goal::parse(None, None).unwrap(), Goal::Throughput);
+        assert_eq!(Goal::parse(Some("TPS"), None).unwrap(), Goal::Throughput);
+        assert_eq!(
+            Goal::parse(Some("P99"), Some(500.0)).unwrap(),
+            Goal::Latency {
+                figure: "p99",
+                rate: 500.0
+            }
+        );
+        let refused = |o: Option<&str>, r: Option<f64>| match Goal::parse(o, r) {
+            Err(Error::Usage(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert!(refused(Some("p99"), None).contains("give --rate TPS"));
+        assert!(refused(None, Some(100.0)).contains("--objective p99"));
+        assert!(refused(Some("p42"), Some(100.0)).contains("p50, p95, p99"));
+        assert!(refused(Some("p95"), Some(0.0)).contains("above 0"));
+        // Less is better for a latency: the lowest first.
+        let g = Goal::parse(Some("p95"), Some(10.0)).unwrap();
+        let mut v = [3.0, 1.0, 2.0];
+        v.sort_by(|a, b| g.better(*a, *b));
+        assert_eq!(v, [1.0, 2.0, 3.0]);
+        v.sort_by(|a, b| Goal::Throughput.better(*a, *b));
+        assert_eq!(v, [3.0, 2.0, 1.0]);
     }
 
     #[test]
