@@ -699,6 +699,10 @@ pub struct TuneArgs {
     /// default and tuned (compare's figures and intervals), what mattered, the time it took.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also draw the search in an HTML page: every trial's figure with the best so far, the
+    /// final comparison's runs and intervals, what mattered.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// What the search ranks by: tps (the workload's headline, such as TPC-C's NOPM, at full
     /// speed), or a latency percentile (p50, p95, p99) at the fixed rate --rate gives.
     #[arg(long, value_name = "FIGURE")]

@@ -248,6 +248,7 @@ pub fn tune(a: &crate::cli::TuneArgs, stop: &Arc<AtomicBool>) -> Result<Outcome,
         space: a.space.clone(),
         json: a.json.clone(),
         goal: crate::tune::Goal::parse(a.objective.as_deref(), a.rate)?,
+        html: a.html.clone(),
     };
     crate::tune::run(&plan, stop)
 }

@@ -18,7 +18,10 @@ pub mod statement_latencies;
 pub mod statements;
 pub mod stored;
 
-pub use html::{CapacityView, StepView, capacity_html};
+pub use html::{
+    AblationView, AgainstView, CapacityView, StepView, TrialView, TuneView, capacity_html,
+    tune_html,
+};
 
 pub use crate::out::human_bytes;
 use std::fmt::Write;

@@ -137,11 +137,12 @@ fn major_version(text: &str) -> Option<u32> {
 
 /// pgtune's published rules (github.com/le0pard/pgtune, configurationSlice.js) as a DBA fills
 /// its form for a benchmark server: DB type "OLTP", Linux, SSD storage, the machine's RAM and
-/// CPUs, the connections left blank (its OLTP default, 300, or the run's clients and 10 more),
+/// CPUs (RAM in whole MB, as the form takes it), the connections left blank (its OLTP default, 300, or the run's clients and 10 more),
 /// and the data size class from the dataset against RAM (below RAM, up to 3x, more).
 pub fn pgtune(f: &Facts, version: u32) -> Vec<(String, String)> {
     const KB: u64 = 1024;
-    let ram_kb = f.ram_bytes / KB;
+    // The RAM in whole MB, as its form takes it.
+    let ram_kb = f.ram_bytes / MIB * 1024;
     let connections = (f.max_clients as u64 + 10).max(300);
     let shared = ram_kb / 4;
     let maintenance = (ram_kb / 16).min(8 * GIB / KB);

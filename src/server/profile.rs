@@ -120,7 +120,12 @@ impl Knob {
     pub fn sizes(name: &str, shipped: &str, tries: &[u64], ceiling: u64, unit: &str) -> Knob {
         let mut values = vec![shipped.to_string()];
         for &b in tries {
-            let mib = mb(b.min(ceiling)).max(1).next_power_of_two();
+            // A power of two, the one below when rounding up would pass the ceiling (a
+            // buffer pool of 32 GB on a machine of 24 is not a candidate).
+            let mut mib = mb(b.min(ceiling)).max(1).next_power_of_two();
+            if mib > 1 && mib * MIB > ceiling {
+                mib /= 2;
+            }
             let v = format!("{mib}{unit}");
             if !values.contains(&v) {
                 values.push(v);
@@ -217,6 +222,16 @@ mod tests {
         assert_eq!(knob(&small, "postgres", "shared_buffers"), "128MB");
         let mid = builtin("tuned", &facts(24, 1000)).unwrap();
         assert_eq!(knob(&mid, "mysql", "innodb_buffer_pool_size"), "1100M");
+    }
+
+    #[test]
+    fn sizes_stay_under_their_ceiling() {
+        let ram = 23 * GIB + GIB / 2;
+        let k = Knob::sizes("pool", "128M", &[GIB, ram * 4 / 5, ram], ram * 4 / 5, "M");
+        // 80% of 23.5 GiB rounds up to 32 GiB, past the ceiling: 16 GiB instead, once.
+        assert_eq!(k.values, vec!["128M", "1024M", "16384M"]);
+        let k = Knob::sizes("cache", "4096MB", &[ram * 3 / 4], ram, "MB");
+        assert_eq!(k.values, vec!["4096MB", "16384MB"]);
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct TunePlan {
     pub json: Option<PathBuf>,
     /// What the search ranks by.
     pub goal: Goal,
+    /// `--html FILE`: the search drawn (every trial, the final comparison, what mattered).
+    pub html: Option<PathBuf>,
 }
 
 /// What the search ranks candidates by, and the final comparison judges the winner on.
@@ -368,6 +370,9 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     if let Some(path) = &p.json {
         crate::result::check_writable_as("--json", path)?;
     }
+    if let Some(path) = &p.html {
+        crate::result::check_writable_as("--html", path)?;
+    }
     let n = first_round(p.trials);
     let mut candidates = vec![
         Candidate {
@@ -500,6 +505,19 @@ pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         let record = json_record(p, &id, &set, &trials, &verdicts, &ablations, began);
         let text = serde_json::to_string_pretty(&record).expect("json serializes") + "\n";
         std::fs::write(path, text).map_err(Error::io("write", path))?;
+    }
+    if let Some(path) = &p.html {
+        let page = crate::report::tune_html(&view(
+            p,
+            &candidates,
+            &winner,
+            &winner_knobs,
+            &trials,
+            &verdicts,
+            &ablations,
+        ));
+        std::fs::write(path, page).map_err(Error::io("write", path))?;
+        errln!("tune: the search drawn in {}", path.display());
     }
     errln!(
         "tune: the winner's configuration written to {}",
@@ -654,6 +672,9 @@ pub struct Verdicts {
     /// The winner's runs' judged figure (tps, or the goal's percentile) in the final
     /// comparison.
     pub winner_values: Vec<f64>,
+    /// Each side of the final comparison (in the order they took turns) and its runs' judged
+    /// figure.
+    pub sides: Vec<(String, Vec<f64>)>,
     /// Runs of the final comparison that could not be measured: the command then exits 1.
     pub failed: usize,
 }
@@ -736,9 +757,17 @@ fn verify(
         .flatten()
         .map(|r| p.goal.judged(r))
         .collect();
+    let sides = sides
+        .iter()
+        .map(|c| {
+            let runs = runs.get(&c.name).into_iter().flatten();
+            (c.name.clone(), runs.map(|r| p.goal.judged(r)).collect())
+        })
+        .collect();
     Ok(Verdicts {
         against,
         winner_values,
+        sides,
         failed,
     })
 }
@@ -828,6 +857,18 @@ fn worst(values: &[f64], higher_is_better: bool) -> Option<f64> {
     values.iter().copied().reduce(pick)
 }
 
+/// The knobs whose absence cost most first, those not measured last.
+fn costliest_first<'a>(ablations: &'a [Ablation], goal: &Goal) -> Vec<&'a Ablation> {
+    let mut sorted: Vec<&Ablation> = ablations.iter().collect();
+    sorted.sort_by(|a, b| match (&a.without, &b.without) {
+        (Ok(x), Ok(y)) => goal.better(*y, *x),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        _ => std::cmp::Ordering::Equal,
+    });
+    sorted
+}
+
 /// The ablations' lines, the knobs whose absence cost most first.
 fn mattered(ablations: &[Ablation], v: &Verdicts, seconds: u64, goal: &Goal) -> String {
     if ablations.is_empty() {
@@ -847,15 +888,7 @@ fn mattered(ablations: &[Ablation], v: &Verdicts, seconds: u64, goal: &Goal) -> 
         "what mattered (each knob back to its shipped value, one run of {seconds} s; a knob mattered when the run without it {rule} of {} runs, {worst:.digits$} {unit}):\n",
         values.len()
     );
-    let mut sorted: Vec<&Ablation> = ablations.iter().collect();
-    // The knobs whose absence cost most first.
-    sorted.sort_by(|a, b| match (&a.without, &b.without) {
-        (Ok(x), Ok(y)) => goal.better(*y, *x),
-        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
-        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
-        _ => std::cmp::Ordering::Equal,
-    });
-    for a in sorted {
+    for a in costliest_first(ablations, goal) {
         let line = match &a.without {
             Ok(t) => format!(
                 "  {}={}: {t:.digits$} {unit} without it ({:+.1}% against the winner's mean): {}\n",
@@ -976,6 +1009,104 @@ fn json_record(
     })
 }
 
+/// The winner, its verdict against each baseline, and whether anything beat the baselines a
+/// DBA would settle for without a search.
+fn conclusions(winner: &Candidate, v: &Verdicts) -> Vec<String> {
+    let mut out = vec![format!("winner: {}", describe(winner))];
+    for (base, f) in &v.against {
+        out.push(verdict_line(&winner.name, base, f));
+    }
+    for (base, f) in &v.against {
+        if base != "default" && f.verdict != Verdict::Faster {
+            out.push(format!(
+                "nothing the search found beat {base} beyond the noise"
+            ));
+        }
+    }
+    out
+}
+
+/// What `--html` draws: every trial, the final comparison's sides and verdicts, what mattered.
+fn view(
+    p: &TunePlan,
+    candidates: &[Candidate],
+    winner: &Candidate,
+    knobs: &[(String, String)],
+    trials: &[Trial],
+    v: &Verdicts,
+    ablations: &[Ablation],
+) -> crate::report::TuneView {
+    use crate::report::{AblationView, AgainstView, TrialView, TuneView};
+    let ranked = crate::workload::find(&p.workload)
+        .map(|e| p.goal.ranked_name(e))
+        .unwrap_or_else(|_| p.goal.figure().to_string());
+    let verdict = |f: &FigureComparison| {
+        serde_json::to_value(f.verdict)
+            .ok()
+            .and_then(|x| x.as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    let ablations = costliest_first(ablations, &p.goal);
+    TuneView {
+        title: format!(
+            "dbduel tune: {} on {}, scale {}, {} clients",
+            p.workload, p.engine, p.scale, p.clients
+        ),
+        conclusions: conclusions(winner, v),
+        ranked,
+        judged: p.goal.unit(),
+        higher_is_better: p.goal.higher_is_better(),
+        trials: trials
+            .iter()
+            .map(|t| TrialView {
+                round: t.round,
+                candidate: t.candidate.clone(),
+                knobs: candidates
+                    .iter()
+                    .find(|c| c.name == t.candidate)
+                    .map(|c| match c.name.as_str() {
+                        "default" => "(as shipped)".to_string(),
+                        "tuned" => "(dbduel's tuned profile)".to_string(),
+                        _ => {
+                            let words: Vec<String> =
+                                c.knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                            words.join(" ")
+                        }
+                    })
+                    .unwrap_or_default(),
+                seconds: t.seconds,
+                value: t.outcome.clone(),
+            })
+            .collect(),
+        winner: winner.name.clone(),
+        knobs: knobs.to_vec(),
+        sides: v.sides.clone(),
+        against: v
+            .against
+            .iter()
+            .map(|(base, f)| AgainstView {
+                baseline: base.clone(),
+                difference_pct: f.difference_pct,
+                ci_pct: f.ci_pct,
+                verdict: verdict(f),
+            })
+            .collect(),
+        ablation: ablations
+            .into_iter()
+            .map(|a| AblationView {
+                knob: a.knob.clone(),
+                value: a.value.clone(),
+                without: a.without.clone(),
+                mattered: a
+                    .without
+                    .as_ref()
+                    .ok()
+                    .and_then(|x| knob_mattered(*x, &v.winner_values, p.goal.higher_is_better())),
+            })
+            .collect(),
+    }
+}
+
 /// What the search found: every trial, the final verdicts, the winner's knobs as a plan's
 /// profile.
 fn summary(
@@ -1013,16 +1144,9 @@ fn summary(
             t.round, t.candidate, t.seconds, value
         );
     }
-    out += &format!("winner: {}\n", describe(winner));
-    for (base, f) in &v.against {
-        out += &verdict_line(&winner.name, base, f);
+    for line in conclusions(winner, v) {
+        out += &line;
         out += "\n";
-    }
-    // The baselines a DBA would settle for without a search: did anything beat them?
-    for (base, f) in &v.against {
-        if base != "default" && f.verdict != Verdict::Faster {
-            out += &format!("nothing the search found beat {base} beyond the noise\n");
-        }
     }
     if !winner.knobs.is_empty() {
         out += &format!(

@@ -22,7 +22,7 @@ pub fn trials() -> Vec<Trial> {
         "report::html_renders_in_chromium",
         || Ok(renders_in_chromium()?),
     )];
-    for kind in ["duel", "sweep", "tpcc", "tpch", "capacity"] {
+    for kind in ["duel", "sweep", "tpcc", "tpch", "capacity", "tune"] {
         out.push(crate::env::trial(
             format!("report::every_chart_renders_in_chromium::{kind}"),
             move || Ok(every_chart_renders(kind)?),
@@ -94,6 +94,20 @@ fn every_chart_renders(kind: &str) -> Result<(), String> {
             "--report",
             &page,
         ]),
+        "tune" => dbduel(
+            &[
+                crate::tune::SMALL_SEARCH,
+                &[
+                    "--results",
+                    &store,
+                    "-o",
+                    &d("sqlite.conf"),
+                    "--html",
+                    &page,
+                ],
+            ]
+            .concat(),
+        ),
         _ => {
             let dsn = format!("sqlite://{}", d("cap.db"));
             let prepared = dbduel(&["prepare", "tpcb", "--dsn", &dsn]);
@@ -155,8 +169,11 @@ fn every_chart_renders(kind: &str) -> Result<(), String> {
     let least = match kind {
         // Throughput (tps, and NOPM or Power@Size: the power test's figure) on two scales,
         // three latency percentiles on two scales, a timeline per point (TPC-H at SF 0.01 ends
-        // within its first second: none); capacity: its two charts.
+        // within its first second: none); capacity: its two charts; tune: the trials, the
+        // final comparison's runs and its intervals (what mattered only when the winner
+        // gained).
         "capacity" => 2,
+        "tune" => 3,
         "tpcc" => 2 * 2 + 2 * 3 + 4,
         "tpch" => 2 * 2 + 2 * 3,
         _ => 2 + 2 * 3 + 4,

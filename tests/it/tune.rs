@@ -23,7 +23,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
 
 /// A search on SQLite that takes seconds: one client, one-second trials, a budget of 4 (one
 /// round of 3 candidates), 3 repeats in the final comparison.
-const SMALL_SEARCH: &[&str] = &[
+pub const SMALL_SEARCH: &[&str] = &[
     "tune",
     "tpcb",
     "--engine",

@@ -254,6 +254,19 @@ fn curves_named(curves: &[&str]) -> String {
         .join(", ")
 }
 
+/// A page's head, its style, and the opening of its header with the title (the caller
+/// closes the header).
+pub(super) fn page_head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
+         <header><h1>{}</h1>",
+        esc(title),
+        esc(title)
+    )
+}
+
 /// The whole page.
 pub fn capacity_html(v: &CapacityView) -> String {
     let x_max = v
@@ -262,17 +275,8 @@ pub fn capacity_html(v: &CapacityView) -> String {
         .map(|s| s.offered.max(s.done))
         .chain(v.ceiling)
         .fold(1.0, f64::max);
-    let mut out = String::new();
-    w!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
-         <header><h1>{}</h1><p>{}</p></header>\n",
-        esc(&v.title),
-        esc(&v.title),
-        esc(&v.verdict)
-    );
+    let mut out = page_head(&v.title);
+    w!(out, "<p>{}</p></header>\n", esc(&v.verdict));
     w!(
         out,
         "<section><h2>Latency against rate</h2><p>Each open-loop step's {}: filled where the \

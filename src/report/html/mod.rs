@@ -8,7 +8,7 @@
 //! each transaction type's median latency per engine and profile as bars on a log scale (TPC-H's
 //! queries side by side); where the time went, statement by statement (`statements.rs`). Only
 //! durable points are bold as fastest. The chart kit is `svg.rs`, the
-//! style sheet `report.css`, and `capacity --html`'s page `capacity.rs`.
+//! style sheet `report.css`, `capacity --html`'s page `capacity.rs`, and `tune --html`'s `tune.rs`.
 //!
 //! Hand-written SVG, not a charting library: uPlot, Apache ECharts and Vega-Lite were weighed for
 //! the log scales, hover and legends. Each would be vendored and inlined (a report opens offline):
@@ -26,6 +26,7 @@ mod capacity;
 mod statement_latencies;
 mod statements;
 mod svg;
+mod tune;
 
 use std::fmt::Write;
 
@@ -40,6 +41,7 @@ use svg::{
     Axis, Frame, SHAPES, Shape, Style, compact, line_svg, log_ticks, marker, nice_ticks, ticks_of,
     w,
 };
+pub use tune::{AblationView, AgainstView, TrialView, TuneView, tune_html};
 
 /// Okabe-Ito colours (yellow left out: too pale on white), safe for colour-blind readers.
 const PALETTE: &[&str] = &[
