@@ -50,6 +50,7 @@ pub(crate) mod rows;
 pub mod script;
 pub mod smallbank;
 pub mod sysbench;
+pub mod tatp;
 pub mod tpcb;
 pub mod tpcc;
 pub mod tpch;
@@ -155,6 +156,7 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
     &[ycsb::ENTRY],
     &[tpch::ENTRY],
     &[smallbank::ENTRY],
+    &[tatp::ENTRY],
 ];
 
 /// The figures that rank a workload's points (see `WorkloadEntry::headline`); none for a
@@ -229,6 +231,37 @@ pub fn numbers(s: &mut dyn Session, sql: &str, doing: &str) -> Result<Vec<i64>, 
     let rows = s.query_text(sql).map_err(|e| db_error(e, doing))?;
     let row = rows.into_iter().next().unwrap_or_default();
     Ok(row.iter().map(|v| v.as_i64().unwrap_or(0)).collect())
+}
+
+/// The runs' ledgers a workload records in dbduel_facts (`query` reads their names and
+/// texts), added up: each text is three numbers (what the run's committed transactions did,
+/// and what is in doubt), summed column by column; and the number of runs.
+pub fn sum_ledgers(
+    s: &mut dyn Session,
+    query: &str,
+    workload: &str,
+) -> Result<([i64; 3], usize), Error> {
+    let rows = s
+        .query_text(query)
+        .map_err(|e| db_error(e, &format!("reading the {workload} ledgers")))?;
+    let mut sum = [0; 3];
+    let mut runs = 0;
+    for row in rows {
+        let text = row.get(1).map(|v| v.to_string()).unwrap_or_default();
+        let parts: Vec<i64> = text
+            .split_whitespace()
+            .map(|p| p.parse().unwrap_or(0))
+            .collect();
+        let [a, b, c] = parts[..] else {
+            let name = row.first().map(|v| v.to_string()).unwrap_or_default();
+            return Err(Error::Database(format!(
+                "dbduel_facts {name} holds '{text}', not a {workload} ledger: `dbduel prepare {workload}` anew"
+            )));
+        };
+        sum = [sum[0] + a, sum[1] + b, sum[2] + c];
+        runs += 1;
+    }
+    Ok((sum, runs))
 }
 
 /// A benchmark: its schema and data, its transactions, and its consistency checks.
@@ -560,6 +593,50 @@ pub fn start_over(
 ) -> Result<(), Error> {
     clear_out(session, facts, drop, what)?;
     run_all(session, create, &format!("creating {what}"))
+}
+
+/// The whole `prepare` of a workload whose SQL has `drop`, `create`, `keys` and `analyze`
+/// sections (`{plain}` the engine's table options): start over, load the rows (`load`, whose
+/// outcome is returned), add the keys, analyze. `name` is the workload's, its facts' prefix.
+pub fn prepare_sections<T>(
+    engine: &dyn Engine,
+    s: &mut dyn Session,
+    sql: &crate::sql::SqlSet,
+    name: &str,
+    load: impl FnOnce(&mut dyn Session) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let plain = engine.table_options(None);
+    let vars = [("plain", plain.as_str())];
+    let tables = format!("the {name} tables");
+    start_over(
+        s,
+        &format!("{name}."),
+        &sql.statements("drop", &vars),
+        &sql.statements("create", &vars),
+        &tables,
+    )?;
+    let loaded = load(s)?;
+    run_all(
+        s,
+        &sql.statements("keys", &vars),
+        &format!("adding the {name} keys"),
+    )?;
+    run_all(
+        s,
+        &sql.statements("analyze", &vars),
+        &format!("analyzing {tables}"),
+    )?;
+    Ok(loaded)
+}
+
+/// A run's ledger (`text`), recorded under a name of its own made from `prefix`, the process
+/// and the time: the shards of one run each add theirs.
+pub fn record_ledger(s: &mut dyn Session, prefix: &str, text: &str) -> Result<(), Error> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let name = format!("{prefix}{}.{nanos}", std::process::id());
+    record_fact(s, &name, text)
 }
 
 /// The end of every `cleanup` (and the opening of `start_over`): drop what `prepare` made and

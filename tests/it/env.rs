@@ -434,6 +434,26 @@ pub fn refusals(
         .collect()
 }
 
+/// `check WORKLOAD` on `dsn` after each damage: the workload prepared afresh, the damage's SQL
+/// run behind dbduel's back, then the check must fail (exit 1) and say the damage's words.
+pub fn damaged_fails_check(
+    workload: &str,
+    dsn: &str,
+    damages: &[(&str, &str)],
+) -> Result<(), String> {
+    for (sql, needle) in damages {
+        expect_code(&dbduel(&["prepare", workload, "--dsn", dsn]), 0, "prepare")?;
+        session(dsn).batch(sql).map_err(|e| e.message)?;
+        let out = dbduel(&["check", workload, "--dsn", dsn]);
+        expect_code(&out, 1, &format!("check after {sql}"))?;
+        let all = text(&out);
+        ensure(all.contains(needle), || {
+            format!("check after {sql} lacks '{needle}':\n{all}")
+        })?;
+    }
+    Ok(())
+}
+
 pub fn text(out: &Output) -> String {
     format!(
         "{}{}",

@@ -43,6 +43,7 @@ mod statement_latencies;
 mod statements;
 mod store;
 mod sweep;
+mod tatp;
 mod tls;
 mod tpcb_init;
 mod tpcc;
@@ -95,6 +96,7 @@ fn main() {
     trials.extend(statement_latencies::trials(&env));
     trials.extend(phases::trials(&env));
     trials.extend(smallbank::trials(&env));
+    trials.extend(tatp::trials(&env));
     trials.extend(verdicts::trials(&env));
     trials.extend(statements::trials(&env));
     trials.extend(counters::trials(&env));

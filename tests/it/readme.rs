@@ -38,6 +38,7 @@ const PAGES: &[(&str, &str)] = pages![
     "docs/workloads/scripts.md",
     "docs/workloads/smallbank.md",
     "docs/workloads/sysbench.md",
+    "docs/workloads/tatp.md",
     "docs/workloads/tpcb.md",
     "docs/workloads/tpcc.md",
     "docs/workloads/tpch.md",

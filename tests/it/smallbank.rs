@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, refusals, session, text, with_env};
+use crate::env::{Env, Target, dbduel, ensure, expect_code, refusals, text, with_env};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let refused: [(&str, &[&str], &str); 3] = [
@@ -160,15 +160,5 @@ fn check_fails_on_damage(env: &Env) -> Result<(), String> {
             "100000 accounts, 100000 savings, 99999 checking",
         ),
     ];
-    for (sql, needle) in damages {
-        prepare()?;
-        session(&dsn).batch(sql).map_err(|e| e.message)?;
-        let out = check();
-        expect_code(&out, 1, &format!("check after {sql}"))?;
-        let all = text(&out);
-        ensure(all.contains(needle), || {
-            format!("check after {sql} lacks '{needle}':\n{all}")
-        })?;
-    }
-    Ok(())
+    crate::env::damaged_fails_check("smallbank", &dsn, &damages)
 }

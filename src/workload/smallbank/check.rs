@@ -8,31 +8,13 @@ use super::{ACCOUNTS, FACT_LOADED, FACT_WEAKER};
 use crate::engine::Session;
 use crate::error::Error;
 use crate::sql::SqlSet;
-use crate::workload::{CheckItem, db_error, meta_get, numbers};
+use crate::workload::{CheckItem, meta_get, numbers, sum_ledgers};
 
 /// Every run's ledger added up: (cents deposited minus withdrawn, cents in doubt, commits in
 /// doubt, runs).
 fn ledgers(sql: &SqlSet, s: &mut dyn Session) -> Result<(i64, i64, i64, usize), Error> {
-    let rows = s
-        .query_text(sql.get("ledgers"))
-        .map_err(|e| db_error(e, "reading the smallbank ledgers"))?;
-    let mut sum = (0, 0, 0, 0);
-    for row in rows {
-        let text = row.get(1).map(|v| v.to_string()).unwrap_or_default();
-        let parts: Vec<i64> = text
-            .split_whitespace()
-            .map(|p| p.parse().unwrap_or(0))
-            .collect();
-        if let [delta, doubt, commits] = parts[..] {
-            sum = (sum.0 + delta, sum.1 + doubt, sum.2 + commits, sum.3 + 1);
-        } else {
-            let name = row.first().map(|v| v.to_string()).unwrap_or_default();
-            return Err(Error::Database(format!(
-                "dbduel_facts {name} holds '{text}', not a smallbank ledger: `dbduel prepare smallbank` anew"
-            )));
-        }
-    }
-    Ok(sum)
+    let (sum, runs) = sum_ledgers(s, sql.get("ledgers"), "smallbank")?;
+    Ok((sum[0], sum[1], sum[2], runs))
 }
 
 pub fn run(sql: &SqlSet, s: &mut dyn Session) -> Result<Vec<CheckItem>, Error> {

@@ -23,7 +23,7 @@ use crate::sql::SqlSet;
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::{
     CheckItem, Client, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out, db_error,
-    record_fact, run_all, set_serializable, start_over, take_held,
+    prepare_sections, record_fact, record_ledger, set_serializable, take_held,
 };
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
@@ -238,27 +238,9 @@ impl Workload for SmallBank {
         s: &mut dyn Session,
         loader: &Loader,
     ) -> Result<(), Error> {
-        let sql = sql(engine);
-        let plain = engine.table_options(None);
-        let vars = [("plain", plain.as_str())];
-        start_over(
-            s,
-            "smallbank.",
-            &sql.statements("drop", &vars),
-            &sql.statements("create", &vars),
-            "the smallbank tables",
-        )?;
-        let loaded = self.load(s, loader)?;
-        run_all(
-            s,
-            &sql.statements("keys", &vars),
-            "adding the smallbank keys",
-        )?;
-        run_all(
-            s,
-            &sql.statements("analyze", &vars),
-            "analyzing the smallbank tables",
-        )?;
+        let loaded = prepare_sections(engine, s, &sql(engine), "smallbank", |s| {
+            self.load(s, loader)
+        })?;
         record_fact(s, FACT_LOADED, &loaded.to_string())
     }
 
@@ -362,11 +344,7 @@ impl Workload for SmallBank {
         if delta == 0 && commits == 0 {
             return Ok(());
         }
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let name = format!("{FACT_LEDGER}{}.{nanos}", std::process::id());
-        record_fact(s, &name, &format!("{delta} {doubt} {commits}"))
+        record_ledger(s, FACT_LEDGER, &format!("{delta} {doubt} {commits}"))
     }
 }
 
