@@ -839,22 +839,46 @@ fn ablate(
     Ok(out)
 }
 
-/// Whether a knob mattered, by one rule: the run without it was worse than the winner's
-/// worst run in the final comparison (below its slowest; above its highest latency). None
-/// when there is nothing to judge by.
+/// Whether a knob mattered, by one rule: the run without it fell outside the 95% prediction
+/// interval of the winner's runs in the final comparison, on the worse side (below it for
+/// throughput, above it for a latency). The interval is where one more run of the winner
+/// falls 95% of the time, its runs taken as normal: mean +- t(0.975, n-1) x sd x sqrt(1 + 1/n).
+/// A knob with no effect is called one that mattered 2.5% of the time (falling below the
+/// winner's slowest run, the rule before it, happens to one in n+1 runs of the winner itself).
+/// None with fewer than two runs of the winner.
 pub fn knob_mattered(without: f64, winner: &[f64], higher_is_better: bool) -> Option<bool> {
-    let worst = worst(winner, higher_is_better)?;
+    let bound = worse_bound(winner, higher_is_better)?;
     Some(if higher_is_better {
-        without < worst
+        without < bound
     } else {
-        without > worst
+        without > bound
     })
 }
 
-/// The winner's worst run: its slowest, or its highest latency.
-fn worst(values: &[f64], higher_is_better: bool) -> Option<f64> {
-    let pick = if higher_is_better { f64::min } else { f64::max };
-    values.iter().copied().reduce(pick)
+/// The worse end of the 95% prediction interval of one more run of the winner.
+pub fn worse_bound(values: &[f64], higher_is_better: bool) -> Option<f64> {
+    let n = values.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let half = t975(n - 1) * sd * (1.0 + 1.0 / n as f64).sqrt();
+    Some(if higher_is_better {
+        mean - half
+    } else {
+        mean + half
+    })
+}
+
+/// Student's t 0.975 quantile for `df` degrees of freedom (the standard table; 1.96 beyond 30).
+fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    T.get(df.saturating_sub(1)).copied().unwrap_or(1.96)
 }
 
 /// The knobs whose absence cost most first, those not measured last.
@@ -877,16 +901,17 @@ fn mattered(ablations: &[Ablation], v: &Verdicts, seconds: u64, goal: &Goal) -> 
     let values = &v.winner_values;
     let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
     let higher = goal.higher_is_better();
-    let worst = worst(values, higher).unwrap_or(0.0);
     let (unit, digits) = (goal.unit(), if higher { 1 } else { 3 });
-    let rule = if higher {
-        "fell below the winner's slowest"
-    } else {
-        "rose above the winner's highest"
+    let rule = match worse_bound(values, higher) {
+        Some(b) => format!(
+            "{} {b:.digits$} {unit}, the worse end of the 95% prediction interval of the winner's {} runs",
+            if higher { "fell below" } else { "rose above" },
+            values.len()
+        ),
+        None => "could be judged (the winner has fewer than two runs)".into(),
     };
     let mut out = format!(
-        "what mattered (each knob back to its shipped value, one run of {seconds} s; a knob mattered when the run without it {rule} of {} runs, {worst:.digits$} {unit}):\n",
-        values.len()
+        "what mattered (each knob back to its shipped value, one run of {seconds} s; a knob mattered when the run without it {rule}):\n"
     );
     for a in costliest_first(ablations, goal) {
         let line = match &a.without {
@@ -897,7 +922,7 @@ fn mattered(ablations: &[Ablation], v: &Verdicts, seconds: u64, goal: &Goal) -> 
                 100.0 * (t - mean) / mean.max(f64::MIN_POSITIVE),
                 match knob_mattered(*t, values, higher) {
                     Some(true) => "mattered",
-                    Some(false) => "not beyond the winner's own spread",
+                    Some(false) => "within the winner's own spread",
                     None => "not judged",
                 }
             ),
@@ -992,6 +1017,9 @@ fn json_record(
             "baseline": base,
             "comparison": f,
         })).collect::<Vec<_>>(),
+        // A knob mattered when its run fell past this (the worse end of the winner's 95%
+        // prediction interval).
+        "mattered_bound": worse_bound(&v.winner_values, p.goal.higher_is_better()),
         "beats_default": v.against.iter().any(|(b, f)| b == "default" && f.verdict == Verdict::Faster),
         "ablation": ablations.iter().map(|a| {
             let mut o = match &a.without {
@@ -1104,6 +1132,7 @@ fn view(
                     .and_then(|x| knob_mattered(*x, &v.winner_values, p.goal.higher_is_better())),
             })
             .collect(),
+        bound: worse_bound(&v.winner_values, p.goal.higher_is_better()),
     }
 }
 
@@ -1185,17 +1214,26 @@ mod tests {
     }
 
     #[test]
-    fn a_knob_mattered_only_below_the_winners_slowest_run() {
+    fn a_knob_mattered_only_outside_the_prediction_interval() {
+        // Mean 996.67, sd 15.28: 95% of further runs above 996.67 - 4.303 x 15.28 x 1.155.
         let winner = [1000.0, 980.0, 1010.0];
-        assert_eq!(knob_mattered(979.9, &winner, true), Some(true));
-        assert_eq!(knob_mattered(980.0, &winner, true), Some(false));
+        let bound = worse_bound(&winner, true).unwrap();
+        assert!((bound - 920.77).abs() < 0.01, "{bound}");
+        assert_eq!(knob_mattered(920.0, &winner, true), Some(true));
+        assert_eq!(knob_mattered(921.0, &winner, true), Some(false));
+        // Below the slowest run is not enough: a run of the winner itself does that one time
+        // in four.
+        assert_eq!(knob_mattered(979.9, &winner, true), Some(false));
         assert_eq!(knob_mattered(1200.0, &winner, true), Some(false));
         assert_eq!(knob_mattered(500.0, &[], true), None);
-        // A latency: it mattered when the run without it was above the winner's highest.
+        assert_eq!(knob_mattered(500.0, &[1000.0], true), None);
+        // A latency: it mattered above the interval (mean 2.233, sd 0.252: 3.484).
         let p99 = [2.0, 2.5, 2.2];
-        assert_eq!(knob_mattered(2.51, &p99, false), Some(true));
-        assert_eq!(knob_mattered(2.5, &p99, false), Some(false));
+        assert_eq!(knob_mattered(3.49, &p99, false), Some(true));
+        assert_eq!(knob_mattered(3.48, &p99, false), Some(false));
         assert_eq!(knob_mattered(1.0, &p99, false), Some(false));
+        assert_eq!(t975(1), 12.706);
+        assert_eq!(t975(200), 1.96);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! search measured them, round by round, with the best so far; the final comparison (each
 //! side's runs and mean) and the winner's difference from each baseline with its 95% interval,
 //! coloured by its verdict; and what mattered (the figure without each of the winner's knobs
-//! against the winner's worst run), with the winner's knobs as a table.
+//! against the worse end of the 95% prediction interval of the winner's runs), with the
+//! winner's knobs as a table.
 
 use std::fmt::Write;
 
@@ -32,6 +33,9 @@ pub struct TuneView {
     pub against: Vec<AgainstView>,
     /// Each of the winner's knobs put back to its shipped value (empty: no gain to credit).
     pub ablation: Vec<AblationView>,
+    /// The line a knob's run must pass to have mattered: the worse end of the 95% prediction
+    /// interval of the winner's runs (`tune::worse_bound`).
+    pub bound: Option<f64>,
 }
 
 pub struct TrialView {
@@ -450,7 +454,7 @@ fn verdict_words(verdict: &str, higher_is_better: bool) -> &'static str {
 }
 
 /// What mattered: the figure without each knob against the winner's mean, in percent, the
-/// winner's worst run as a dashed line; a knob mattered beyond it.
+/// prediction interval's worse end as a dashed line; a knob mattered beyond it.
 fn ablation_chart(v: &TuneView) -> String {
     let runs = v
         .sides
@@ -460,11 +464,7 @@ fn ablation_chart(v: &TuneView) -> String {
         .unwrap_or_default();
     let mean = runs.iter().sum::<f64>() / runs.len().max(1) as f64;
     let pct = |x: f64| 100.0 * (x - mean) / mean.max(f64::MIN_POSITIVE);
-    let worst = if v.higher_is_better {
-        runs.iter().copied().fold(f64::INFINITY, f64::min)
-    } else {
-        runs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
-    };
+    let worst = v.bound.unwrap_or(f64::NAN);
     let labels: Vec<String> = v
         .ablation
         .iter()
@@ -534,7 +534,7 @@ fn ablation_chart(v: &TuneView) -> String {
     }
     w!(
         legend,
-        "<li><svg width=\"38\" height=\"16\"><path d=\"M19 1V15\" stroke=\"{WORSE}\" stroke-dasharray=\"6 4\"/></svg>the winner's worst run</li></ul>"
+        "<li><svg width=\"38\" height=\"16\"><path d=\"M19 1V15\" stroke=\"{WORSE}\" stroke-dasharray=\"6 4\"/></svg>the winner's 95% prediction interval, worse end</li></ul>"
     );
     legend + &out + "</svg>"
 }
@@ -626,8 +626,9 @@ pub fn tune_html(v: &TuneView) -> String {
             out,
             "<section><h2>What mattered</h2><p>Each of the winner's knobs put back to its shipped \
              value in turn, one run each: the bar is that run's {} against the winner's mean. A \
-             knob mattered when its run was worse than the winner's worst run of the final \
-             comparison (the dashed line).</p><figure>{}</figure>{}</section>\n",
+             knob mattered when its run fell outside the 95% prediction interval of the winner's \
+             runs in the final comparison, on the worse side (the dashed line): where one more \
+             run of the winner itself falls only 2.5% of the time.</p><figure>{}</figure>{}</section>\n",
             esc(&v.judged),
             ablation_chart(v),
             knobs_table(v)
@@ -706,6 +707,7 @@ mod tests {
                     mattered: Some(false),
                 },
             ],
+            bound: Some(96.0),
         }
     }
 
@@ -727,7 +729,7 @@ mod tests {
         assert!(series(&page, "mattered").contains("without a=1: 90 tps (-10.0%"));
         assert!(!series(&page, "mattered").contains("without b=2"));
         assert!(series(&page, "within the winner's spread").contains("without b=2: 99 tps"));
-        // The winner's worst run (98, -2% of its mean) is the dashed line; the verdict's colour.
+        // The prediction interval's worse end (96, -4% of the mean) is the dashed line.
         assert!(page.contains("class=\"worst\""));
         assert!(series(&page, "faster").contains("stroke=\"#009E73\""));
         assert!(page.contains("round 1, c: not measured: refused"));
