@@ -31,6 +31,9 @@ const NAMES: [&str; 10] = [
     "delete_call_forwarding",
 ];
 
+/// INSERT_CALL_FORWARDING's index in `super::TYPES`.
+const INSERT_CALL_FORWARDING_TYPE: usize = 5;
+
 // Each statement's index in NAMES (and the client's prepared statements).
 const GET_SUBSCRIBER_DATA: usize = 0;
 const GET_NEW_DESTINATION: usize = 1;
@@ -282,7 +285,10 @@ impl Client for TatpClient {
             vlr_location: rng.random_range(1..=i64::from(i32::MAX)),
             numberx: String::new(),
         };
-        self.p.numberx = number_of(self.keys.draw(&mut self.rng));
+        // Only the insert writes a forwarding number: no string made for the other six.
+        if self.kind == INSERT_CALL_FORWARDING_TYPE {
+            self.p.numberx = number_of(self.keys.draw(&mut self.rng));
+        }
         self.kind
     }
 
@@ -294,12 +300,23 @@ impl Client for TatpClient {
             2 => self.get_access_data(s),
             3 => self.update_subscriber_data(s),
             4 => self.update_location(s),
-            5 => self.insert_call_forwarding(s),
+            INSERT_CALL_FORWARDING_TYPE => self.insert_call_forwarding(s),
             _ => self.delete_call_forwarding(s),
         }
     }
 
     fn rolled_back(&self) -> bool {
         self.rolled_back
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_insert_is_the_type_that_draws_a_number() {
+        assert_eq!(
+            super::super::TYPES[super::INSERT_CALL_FORWARDING_TYPE],
+            "insert_call_forwarding"
+        );
     }
 }
