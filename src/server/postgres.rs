@@ -119,12 +119,18 @@ fn tuned(f: &Facts) -> Vec<(String, String)> {
 }
 
 /// pgtune's recommendation for this machine and the server found in `bin_dir` (or the newest
-/// installed): its major version from `postgres --version`, 15 when none answers.
+/// installed): its major version from `postgres --version`; 15 when none answers, said (a
+/// setting that version's server refuses is then recorded as the candidate's refusal).
 fn pgtune_here(f: &Facts, bin_dir: Option<&Path>) -> Vec<(String, String)> {
     let version = binaries(bin_dir)
         .and_then(|(_, postgres)| Command::new(postgres).arg("--version").output().ok())
-        .and_then(|out| major_version(&String::from_utf8_lossy(&out.stdout)))
-        .unwrap_or(15);
+        .and_then(|out| major_version(&String::from_utf8_lossy(&out.stdout)));
+    let version = version.unwrap_or_else(|| {
+        crate::errln!(
+            "note: pgtune: the PostgreSQL server's version could not be read from `postgres --version`; its rules are applied for version 15"
+        );
+        15
+    });
     pgtune(f, version)
 }
 
