@@ -75,7 +75,12 @@ pub fn postgres(state: &str, wait_type: Option<&str>, wait: Option<&str>) -> Opt
         return named(WaitClass::Cpu, "CPU".into());
     };
     let class = match (kind, event) {
-        ("IO", "WALSync" | "WALWrite" | "WALInitSync" | "WALInitWrite") => WaitClass::Commit,
+        // 17 renamed the IO events "WalSync", "WalWrite"...; the LWLocks kept their names.
+        (
+            "IO",
+            "WALSync" | "WALWrite" | "WALInitSync" | "WALInitWrite" | "WalSync" | "WalWrite"
+            | "WalInitSync" | "WalInitWrite",
+        ) => WaitClass::Commit,
         ("LWLock", "WALWrite" | "WALWriteLock" | "WALInsert" | "WALBufMapping") => {
             WaitClass::Commit
         }
@@ -163,6 +168,14 @@ mod tests {
             class("active", Some("LWLock"), Some("WALWrite")),
             Some(WaitClass::Commit)
         );
+        // PostgreSQL 17 and later (pg_wait_events).
+        for event in ["WalSync", "WalWrite", "WalInitSync", "WalInitWrite"] {
+            assert_eq!(
+                class("active", Some("IO"), Some(event)),
+                Some(WaitClass::Commit),
+                "{event}"
+            );
+        }
         assert_eq!(
             class("active", Some("IO"), Some("DataFileRead")),
             Some(WaitClass::DataRead)
