@@ -876,7 +876,10 @@ pub fn full_dsn(dir: &Path) -> Result<String, Error> {
     ))
 }
 
-/// A server for the test suite: temporary directory, password authentication.
+/// A server for the test suite: temporary directory, password authentication. With
+/// `DBDUEL_TEST_BIN_DIR_POSTGRES` (or `_MYSQL`, `_FIREBIRD`: the engine's name) set to a directory
+/// of binaries, the suite's servers of that engine are those (another major version than the
+/// installed one) rather than the ones found on the machine.
 pub fn start_for_tests(
     kind: &'static ServerKind,
     settings: &[(&str, &str)],
@@ -885,10 +888,16 @@ pub fn start_for_tests(
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    let bin_dir = std::env::var_os(format!(
+        "DBDUEL_TEST_BIN_DIR_{}",
+        kind.engine.to_ascii_uppercase()
+    ))
+    .map(PathBuf::from);
     Server::start(
         kind,
         &ServerOptions {
             settings,
+            bin_dir,
             ..ServerOptions::default()
         },
     )

@@ -315,19 +315,30 @@ fn server_command(
 /// The extension that keeps the figures per statement (`Session::statements`).
 const STATEMENTS: &str = "pg_stat_statements";
 
-/// Its library in the server's $libdir (the `lib` beside the binaries' `bin`), or what is
-/// missing.
+/// Its library in the server's $libdir, or what is missing. The $libdir is beside the binaries'
+/// `bin`: `lib` (Debian's layout, and a build whose prefix names postgres or pgsql) or
+/// `lib/postgresql` (a build under any other prefix, as PostgreSQL's configure chooses).
 fn statements_library(postgres: &Path) -> Result<PathBuf, String> {
-    let lib = postgres
+    let root = postgres
         .parent()
         .and_then(Path::parent)
-        .map(|root| root.join("lib").join(format!("{STATEMENTS}.so")))
         .ok_or("the server's $libdir is unknown")?;
-    if lib.is_file() {
-        Ok(lib)
-    } else {
-        Err(format!("{} not found", lib.display()))
-    }
+    let file = format!("{STATEMENTS}.so");
+    let candidates = [
+        root.join("lib").join(&file),
+        root.join("lib").join("postgresql").join(&file),
+    ];
+    candidates
+        .iter()
+        .find(|lib| lib.is_file())
+        .cloned()
+        .ok_or_else(|| {
+            format!(
+                "neither {} nor {} found",
+                candidates[0].display(),
+                candidates[1].display()
+            )
+        })
 }
 
 /// After the first start: pg_stat_statements created in template1 (every database created
@@ -363,6 +374,27 @@ fn dsn(port: u16, password: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statements_library_in_either_libdir_layout() {
+        let root = tempfile::tempdir().unwrap();
+        let postgres = root.path().join("bin").join("postgres");
+        let missing = statements_library(&postgres).unwrap_err();
+        assert!(missing.contains("lib/pg_stat_statements.so"), "{missing}");
+        assert!(
+            missing.contains("lib/postgresql/pg_stat_statements.so"),
+            "{missing}"
+        );
+        for dir in [vec!["lib", "postgresql"], vec!["lib"]] {
+            let libdir = dir.iter().fold(root.path().to_path_buf(), |p, d| p.join(d));
+            std::fs::create_dir_all(&libdir).unwrap();
+            std::fs::write(libdir.join("pg_stat_statements.so"), b"").unwrap();
+            assert_eq!(
+                statements_library(&postgres).unwrap(),
+                libdir.join("pg_stat_statements.so")
+            );
+        }
+    }
 
     fn knob<'a>(knobs: &'a [(String, String)], name: &str) -> Option<&'a str> {
         knobs

@@ -63,9 +63,12 @@ fn tree_seen(samples: &[ResourceSample], seconds: u32) -> Result<(), String> {
     )
 }
 
+/// On a server of its own: checkpoints are the cluster's, and the shared server's other trials
+/// make some (a DROP DATABASE requests one).
 fn postgres(env: &Env) -> Result<(), String> {
-    let dsn = env.fresh_db(Target::Postgres, "observe");
-    let pid = env.pg().lock().unwrap().pid();
+    let server = env.own_server(&dbduel::server::POSTGRES, &[("fsync", "off")])?;
+    let dsn = server.dsn_text("postgres");
+    let pid = server.pid();
     ensure(pid.is_some(), || "the test server has no pid".into())?;
     let work = [
         "SELECT count(*) FROM generate_series(1, 2000000)",
