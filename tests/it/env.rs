@@ -441,8 +441,21 @@ pub fn damaged_fails_check(
     dsn: &str,
     damages: &[(&str, &str)],
 ) -> Result<(), String> {
-    for (sql, needle) in damages {
+    // A SQLite file is loaded once and copied back before each damage (a load is most of the
+    // time); a server's database is loaded again.
+    let file = dsn.strip_prefix("sqlite://").map(std::path::PathBuf::from);
+    let pristine = file.as_ref().map(|f| f.with_extension("pristine"));
+    if let (Some(file), Some(pristine)) = (&file, &pristine) {
         expect_code(&dbduel(&["prepare", workload, "--dsn", dsn]), 0, "prepare")?;
+        std::fs::copy(file, pristine).map_err(|e| e.to_string())?;
+    }
+    for (sql, needle) in damages {
+        match (&file, &pristine) {
+            (Some(file), Some(pristine)) => {
+                std::fs::copy(pristine, file).map_err(|e| e.to_string())?;
+            }
+            _ => expect_code(&dbduel(&["prepare", workload, "--dsn", dsn]), 0, "prepare")?,
+        }
         session(dsn).batch(sql).map_err(|e| e.message)?;
         let out = dbduel(&["check", workload, "--dsn", dsn]);
         expect_code(&out, 1, &format!("check after {sql}"))?;
