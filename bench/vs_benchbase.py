@@ -1,0 +1,201 @@
+# bench/vs_benchbase.py: one of dbduel's workloads against BenchBase's implementation of the same benchmark on the
+# same PostgreSQL and MariaDB servers (started and removed through `dbduel server start/stop`): load time, transactions
+# per second and client CPU per committed transaction, as medians of alternating rounds. vs-smallbank and vs-tatp
+# give it their workload (a `Pair`) and document their method.
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (  # noqa: E402
+    DBDUEL, die, say, env_int, env_list, start_server, server_address, sql, settle, measured, rotated, med, fmt)
+import benchbase  # noqa: E402
+
+TPS_TARGET = 1.0  # dbduel transactions per second / BenchBase's, at least
+CPU_TARGET = 0.5  # dbduel CPU per committed transaction / BenchBase's, at most
+
+
+@dataclass
+class Pair:
+    """A benchmark both tools implement, run alike."""
+    name: str  # dbduel's workload and BenchBase's benchmark (-b)
+    procedures: tuple  # BenchBase's transaction types, in the order of `weights`
+    weights: str  # BenchBase's <weights>: the mix dbduel runs too
+    rows: str  # what one dbduel scale unit loads, for the messages ("100,000 customers")
+    scalefactor: object  # dbduel's --scale -> BenchBase's <scalefactor>
+    run_args: tuple  # dbduel run's options that make its run BenchBase's (isolation, key distribution...)
+    isolation: str  # BenchBase's <isolation>
+
+
+class Bench:
+    def __init__(self, pair, engine, dsn, root, dist, java, seconds, scale):
+        self.pair, self.engine, self.dsn, self.root = pair, engine, dsn, root
+        self.dist, self.java, self.seconds, self.scale = dist, java, seconds, scale
+        self.db = {"dbduel": f"dbduel_{pair.name}", "benchbase": f"benchbase_{pair.name}"}
+        self.serial = 0
+
+    def tools(self):
+        return ["dbduel"] + (["benchbase"] if self.engine in self.dist else [])
+
+    def log(self, tag):
+        self.serial += 1
+        return os.path.join(self.root, f"{self.serial:04d}-{self.engine}-{tag}.log")
+
+    def db_url(self):
+        return f"{self.dsn.rsplit('/', 1)[0]}/{self.db['dbduel']}"
+
+    def benchbase(self, clients, seconds, execute, tag):
+        """Run BenchBase: a timed run (execute) or the load; return (exit code, CPU seconds, output, results
+        directory, histograms file)."""
+        user, password, host, port = server_address(self.dsn)
+        types = "".join(f"\n    <transactiontype><name>{n}</name></transactiontype>" for n in self.pair.procedures)
+        body = f"""  <scalefactor>{self.pair.scalefactor(self.scale):g}</scalefactor>
+  <terminals>{clients}</terminals>
+  <works>
+    <work>
+      <time>{seconds}</time>
+      <rate>unlimited</rate>
+      <weights>{self.pair.weights}</weights>
+    </work>
+  </works>
+  <transactiontypes>{types}
+  </transactiontypes>"""
+        log = self.log(f"benchbase-{tag}")
+        cfg = log.replace(".log", ".xml")
+        benchbase.config(self.engine, user, password, host, port, self.db["benchbase"], self.pair.name, body, cfg,
+                         isolation=self.pair.isolation)
+        results, hist = log.replace(".log", "-results"), log.replace(".log", "-histograms.json")
+        args = ["--execute=true", "--json-histograms", hist] if execute else ["--create=true", "--load=true"]
+        code, _, cpu, text = measured([self.java, "-jar", "benchbase.jar", "-b", self.pair.name, "-c", cfg, "-d",
+                                       results] + args, log, cwd=self.dist[self.engine])
+        return code, cpu, text, results, hist
+
+    def load(self, tool):
+        """Load the dataset into a fresh database; return wall seconds."""
+        db = self.db[tool]
+        sql(self.engine, self.dsn, f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}")
+        settle(self.engine, self.dsn)
+        if tool == "benchbase":
+            started = time.monotonic()
+            code, _, text, _, _ = self.benchbase(1, 1, False, "load")
+            secs = time.monotonic() - started
+        else:
+            code, secs, _, text = measured(
+                [DBDUEL, "prepare", self.pair.name, "--scale", str(self.scale), "--dsn", self.db_url()],
+                self.log("dbduel-load"))
+        if code != 0:
+            die(f"{tool} load failed on {self.engine} (exit code {code}):\n{text[-2000:]}")
+        return secs
+
+    def run(self, tool, clients):
+        """One timed run; return (transactions per second, CPU seconds per committed transaction, retries)."""
+        settle(self.engine, self.dsn)
+        if tool == "dbduel":
+            log = self.log(f"dbduel-{clients}")
+            js = log.replace(".log", ".json")
+            code, _, cpu, text = measured(
+                [DBDUEL, "run", self.pair.name, "--dsn", self.db_url(), "-c", str(clients), "-T", str(self.seconds),
+                 "-M", "prepared", *self.pair.run_args, "--json", js], log)
+            if code not in (0, 1) or not os.path.exists(js):
+                die(f"dbduel run failed on {self.engine} (exit code {code}):\n{text[-2000:]}")
+            with open(js) as f:
+                r = json.load(f)
+            rate, committed, errors, retries = r["tps"], r["transactions"] - r["rollbacks"], r["errors"], r["retries"]
+        else:
+            code, cpu, text, results, hist = self.benchbase(clients, self.seconds, True, str(clients))
+            _, summary, h = benchbase.outcome(code, text, results, hist, die)
+            rate = summary["Throughput (requests/second)"]
+            committed = benchbase.histogram_count(h, "completed")
+            errors, retries = benchbase.histogram_count(h, "unexpected"), benchbase.histogram_count(h, "rejected")
+        if committed == 0:
+            die(f"{tool} committed no transaction on {self.engine} ({clients} clients)")
+        if errors:
+            say(f"  warning: {tool} had {errors} errors ({clients} clients)")
+        return rate, cpu / committed, retries
+
+
+def median_ratio(rows, a, b, i):
+    """The median over rounds of tool a's figure i over tool b's."""
+    return med([x[i] / y[i] for x, y in zip(rows[a], rows[b]) if y[i]])
+
+
+def verdict(value, target, at_least):
+    if value is None:
+        return "n/a"
+    ok = value >= target if at_least else value <= target
+    return f"{value:.2f} ({'meets' if ok else 'MISSES'} the target {'>=' if at_least else '<='} {target})"
+
+
+def bench_engine(b, pairs, clients):
+    loads = {t: [] for t in b.tools()}
+    runs = {}  # (clients, tool) -> [(tps, cpu/committed transaction, retries)]
+    for rnd in range(pairs):
+        order = rotated(b.tools(), rnd)
+        for tool in order:
+            secs = b.load(tool)
+            loads[tool].append(secs)
+            say(f"{b.engine} round {rnd + 1}: {tool} loaded scale {b.scale} in {secs:.1f} s")
+        if b.engine == "postgres":
+            # Untimed: otherwise autovacuum takes up each freshly loaded table during whichever runs come first.
+            for tool in order:
+                sql(b.engine, b.dsn, "VACUUM (ANALYZE)", db=b.db[tool])
+        for c in clients:
+            for tool in order:
+                rate, cpu, retries = b.run(tool, c)
+                runs.setdefault((c, tool), []).append((rate, cpu, retries))
+                say(f"{b.engine} round {rnd + 1}: {c} clients {tool}: {rate:.0f} tps, {cpu * 1e6:.1f} us CPU per "
+                    f"committed transaction, {retries} retries")
+    report(b, pairs, clients, loads, runs)
+
+
+def report(b, pairs, clients, loads, runs):
+    tools = b.tools()
+    say(f"\n== {b.pair.name} on {b.engine}: medians of {pairs} rounds")
+    for tool in tools:
+        say(f"  load scale {b.scale}, {tool}: {med(loads[tool]):.1f} s")
+    if "benchbase" in tools:
+        ratio = med([x / y for x, y in zip(loads["benchbase"], loads["dbduel"])])
+        say(f"  load time benchbase/dbduel: {fmt(ratio)} (reported only; JVM start-up included)")
+    for c in clients:
+        line = f"  {c} clients:"
+        for tool in tools:
+            rows = runs[(c, tool)]
+            line += (f" {tool} {med([r[0] for r in rows]):.0f} tps, {med([r[1] for r in rows]) * 1e6:.1f} us CPU per "
+                     f"committed transaction;")
+        say(line)
+        if "benchbase" in tools:
+            rows = {t: runs[(c, t)] for t in tools}
+            say(f"    tps dbduel/benchbase {verdict(median_ratio(rows, 'dbduel', 'benchbase', 0), TPS_TARGET, True)}; "
+                f"CPU per transaction dbduel/benchbase "
+                f"{verdict(median_ratio(rows, 'dbduel', 'benchbase', 1), CPU_TARGET, False)}")
+
+
+def main(pair, default_scale):
+    """The bench, as BENCH_* and BENCHBASE say (see vs-smallbank's header)."""
+    seconds = env_int("BENCH_SECONDS", 30)
+    pairs = env_int("BENCH_PAIRS", 3)
+    clients = env_list("BENCH_CLIENTS", "2 8")
+    scale = env_int("BENCH_SCALE", default_scale)
+    servers = (os.environ.get("BENCH_SERVERS", "").strip() or "postgres mariadb").split()
+    for s in servers:
+        if s not in ("postgres", "mariadb"):
+            die(f"BENCH_SERVERS: unknown server {s!r} (use postgres and/or mariadb)")
+    if not os.access(DBDUEL, os.X_OK):
+        die(f"no dbduel binary at {DBDUEL}: run `cargo build --release` or set DBDUEL")
+    dist, java = benchbase.find(servers, say, die)  # engine -> unpacked distribution directory
+    root = tempfile.mkdtemp(prefix=f"vs-{pair.name}-")
+    os.chmod(root, 0o755)  # the servers run as their own OS users
+    say(f"vs-{pair.name}: scale {scale} ({pair.rows} each; BenchBase scalefactor {pair.scalefactor(scale):g}), "
+        f"{' '.join(pair.run_args)}, clients {' '.join(map(str, clients))}, {seconds} s per run, {pairs} rounds; "
+        f"logs in {root}")
+    for engine in servers:
+        data, dsn = start_server(engine, root)
+        try:
+            bench_engine(Bench(pair, engine, dsn, root, dist, java, seconds, scale), pairs, clients)
+        finally:
+            subprocess.run([DBDUEL, "server", "stop", "--data-dir", data], capture_output=True)
