@@ -434,7 +434,7 @@ pub fn refusals(
         .collect()
 }
 
-/// `check WORKLOAD` on `dsn` after each damage: the workload prepared afresh, the damage's SQL
+/// `check WORKLOAD` on `dsn` after each damage: the data as freshly prepared, the damage's SQL
 /// run behind dbduel's back, then the check must fail (exit 1) and say the damage's words.
 pub fn damaged_fails_check(
     workload: &str,
