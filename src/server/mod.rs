@@ -888,11 +888,20 @@ pub fn start_for_tests(
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let bin_dir = std::env::var_os(format!(
-        "DBDUEL_TEST_BIN_DIR_{}",
-        kind.engine.to_ascii_uppercase()
-    ))
-    .map(PathBuf::from);
+    let var = format!("DBDUEL_TEST_BIN_DIR_{}", kind.engine.to_ascii_uppercase());
+    let bin_dir = std::env::var_os(&var).map(PathBuf::from);
+    // The binaries would otherwise be found elsewhere, and the suite test the installed version.
+    if let Some(dir) = &bin_dir {
+        let (_, server) = binaries(kind, Some(dir))?;
+        if server.parent() != Some(dir.as_path()) {
+            return Err(Error::Usage(format!(
+                "{var}={}: no {} server binary there (found {} instead)",
+                dir.display(),
+                kind.product,
+                server.display()
+            )));
+        }
+    }
     Server::start(
         kind,
         &ServerOptions {
