@@ -100,7 +100,7 @@ class Bench:
             js = log.replace(".log", ".json")
             code, _, cpu, text = measured(
                 [DBDUEL, "run", self.pair.name, "--dsn", self.db_url(), "-c", str(clients), "-T", str(self.seconds),
-                 "-M", "prepared", *self.pair.run_args, "--json", js], log)
+                 "-M", "prepared", "--lazy-begin", *self.pair.run_args, "--json", js], log)
             if code not in (0, 1) or not os.path.exists(js):
                 die(f"dbduel run failed on {self.engine} (exit code {code}):\n{text[-2000:]}")
             with open(js) as f:

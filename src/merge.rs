@@ -144,6 +144,7 @@ fn identity(r: &RunResult) -> Vec<(&'static str, String)> {
         // The rate goes through each shard's share and back: equal to a few parts in 1e12.
         ("--rate", format!("{:?}", o.rate.map(|r| format!("{r:.6}")))),
         ("--protocol", o.protocol.name().to_string()),
+        ("--lazy-begin", o.lazy_begin.to_string()),
         ("--max-tries", o.max_tries.to_string()),
         ("the table engine", format!("{:?}", o.table_engine)),
         (

@@ -755,6 +755,7 @@ impl Point<'_> {
                 .engine
                 .statement_timeout
                 .map(|t| t.as_secs_f64()),
+            lazy_begin: plan.target.engine.lazy_begin,
             phases: plan
                 .run
                 .shape

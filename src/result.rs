@@ -61,6 +61,10 @@ pub struct Options {
     pub seed: u64,
     pub table_engine: Option<String>,
     pub statement_timeout_s: Option<f64>,
+    /// `--lazy-begin`: BEGIN went with each transaction's first statement (absent: it went
+    /// alone, as in every dbduel result before the option).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lazy_begin: bool,
     /// `--phase`: the phases asked for, in order (empty for a run of one shape).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<crate::runner::shape::Phase>,

@@ -193,6 +193,7 @@ pub fn target(args: &TargetArgs, command: &str) -> Result<Target, Error> {
         engine: EngineOptions {
             table_engine: args.table_engine.clone(),
             statement_timeout: statement_timeout(args)?,
+            lazy_begin: false,
         },
     })
 }
@@ -320,11 +321,12 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         errln!("note: {note}");
     }
     let scripts = script_specs(args)?;
-    let target = if scripts.is_empty() {
+    let mut target = if scripts.is_empty() {
         target(&args.target, "run")?
     } else {
         script_target(args)?
     };
+    target.engine.lazy_begin = args.lazy_begin;
     load_options_refused(&target, &args.workload.params)?;
     let mut params = args.workload.params.clone();
     let (progress, file) = progress_or_file(args)?;
@@ -1298,6 +1300,7 @@ fn script_target(args: &RunArgs) -> Result<Target, Error> {
         engine: EngineOptions {
             table_engine: args.target.table_engine.clone(),
             statement_timeout: statement_timeout(&args.target)?,
+            lazy_begin: false,
         },
     })
 }

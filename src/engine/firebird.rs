@@ -93,6 +93,7 @@ struct Firebird {
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
     super::no_extended(protocol, "Firebird")?;
     opts.no_table_engine()?;
+    opts.no_lazy_begin("a Firebird statement names its transaction, whose handle the transaction's start returns, so that start is a round trip of its own")?;
     dsn.only_params("firebird", ["isolation", "connect_timeout"].into_iter())?;
     let connect_timeout = login::connect_timeout(dsn.param("connect_timeout").map(str::to_string))
         .map_err(|e| Error::Usage(format!("--dsn {dsn}: {e}")))?;

@@ -218,6 +218,12 @@ pub struct EngineOptions {
     pub table_engine: Option<String>,
     /// The server's own limit on each statement (`--statement-timeout`).
     pub statement_timeout: Option<std::time::Duration>,
+    /// `--lazy-begin`: a session's `begin` sends nothing; BEGIN travels with the
+    /// transaction's first statement, in one round trip with it (PostgreSQL: before its Bind,
+    /// under one Sync; MariaDB/MySQL: both commands in one write), as the JDBC drivers do, and
+    /// a transaction that sent no statement sends no COMMIT. Engines without the round trip to
+    /// save refuse it (`no_lazy_begin`).
+    pub lazy_begin: bool,
 }
 
 impl EngineOptions {
@@ -229,6 +235,16 @@ impl EngineOptions {
             )),
             None => Ok(()),
         }
+    }
+
+    /// Refuse `--lazy-begin` where BEGIN cannot travel with a statement (`why`).
+    pub fn no_lazy_begin(&self, why: &str) -> Result<(), crate::error::Error> {
+        if self.lazy_begin {
+            return Err(crate::error::Error::Usage(format!(
+                "--lazy-begin applies to postgresql:// and mysql:// only: {why}; leave it out"
+            )));
+        }
+        Ok(())
     }
 }
 

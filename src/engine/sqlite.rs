@@ -134,6 +134,7 @@ const PROGRESS_OPS: i32 = 1000;
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
     super::no_extended(protocol, "SQLite")?;
     opts.no_table_engine()?;
+    opts.no_lazy_begin("SQLite runs in dbduel's process, with no round trip to save")?;
     if dsn.database.is_empty() {
         return Err(Error::Usage(format!(
             "--dsn {dsn} names no file: use sqlite:///path/to/file.db"

@@ -156,12 +156,17 @@ fn summary_head(out: &mut String, r: &RunResult) {
     };
     let _ = writeln!(
         out,
-        "{} client{}, {limit} (measured {:.1} s, warm-up {} s), protocol {}, {pacing}",
+        "{} client{}, {limit} (measured {:.1} s, warm-up {} s), protocol {}{}, {pacing}",
         r.options.clients,
         if r.options.clients == 1 { "" } else { "s" },
         m.duration_s,
         r.options.warmup_s,
-        r.options.protocol.name()
+        r.options.protocol.name(),
+        if r.options.lazy_begin {
+            " (BEGIN with the first statement)"
+        } else {
+            ""
+        }
     );
     if let Some(p) = &r.shard {
         let _ = writeln!(

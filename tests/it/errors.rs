@@ -223,6 +223,30 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             },
             "applies to mysql",
         ),
+        // Refused before anything is created or connected.
+        refused(
+            env,
+            "lazy_begin_on_sqlite",
+            |env| {
+                let db = format!("sqlite://{}", env.path("lazy.db").display());
+                v(&["run", "tpcb", "--dsn", &db, "--lazy-begin"])
+            },
+            "--lazy-begin applies to postgresql:// and mysql:// only: SQLite",
+        ),
+        refused(
+            env,
+            "lazy_begin_on_firebird",
+            |_| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    "firebird://u:pw@127.0.0.1/x.fdb",
+                    "--lazy-begin",
+                ])
+            },
+            "--lazy-begin applies to postgresql:// and mysql:// only: a Firebird statement",
+        ),
         refused(
             env,
             "unknown_table_engine",

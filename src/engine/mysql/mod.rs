@@ -125,6 +125,7 @@ struct MySql {
     tls: Tls,
     connect_timeout: Duration,
     statement_timeout: Option<Duration>,
+    lazy_begin: bool,
 }
 
 /// DSN parameters (also written with underscores), and the environment variable the mysql
@@ -186,6 +187,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         tls: Tls::new(&tls_options(&get)?).map_err(usage)?,
         connect_timeout: login::connect_timeout(get("connect-timeout")).map_err(usage)?,
         statement_timeout: opts.statement_timeout,
+        lazy_begin: opts.lazy_begin,
     }))
 }
 
@@ -287,6 +289,8 @@ impl Engine for MySql {
             innodb_trx: true,
             local_load: true,
             stats: stats::Parts::default(),
+            lazy_begin: self.lazy_begin,
+            begin_held: false,
         }))
     }
     fn table_options(&self, _fillfactor: Option<u32>) -> String {
@@ -307,7 +311,6 @@ enum MyStmt {
 
 struct MySession {
     conn: Wire,
-    /// How another thread ends this session's statement.
     /// How to reach the session from another thread (a canceller adds its socket's second
     /// handle when asked for: a session nobody cancels, as an idle connection, holds one file).
     door: Arc<SideDoor>,
@@ -322,6 +325,10 @@ struct MySession {
     stats: stats::Parts,
     /// Whether loads go through LOAD DATA LOCAL INFILE (until the server refuses one).
     local_load: bool,
+    /// `--lazy-begin` (`EngineOptions::lazy_begin`).
+    lazy_begin: bool,
+    /// A lazy BEGIN not sent yet: it goes with the next statement.
+    begin_held: bool,
 }
 
 /// MySQL string literal: quotes doubled and backslashes escaped (NO_BACKSLASH_ESCAPES off).
@@ -345,6 +352,23 @@ fn quote_mysql(s: &str, out: &mut String) {
 }
 
 impl MySession {
+    /// A lazy BEGIN held back goes in the same write as the statement about to be sent (as a
+    /// pipelining driver sends them): one round trip, two replies.
+    fn hold_begin(&mut self) {
+        if std::mem::take(&mut self.begin_held) {
+            self.conn.hold_query("BEGIN");
+        }
+    }
+
+    /// A lazy BEGIN held back, sent now as a round trip of its own: before a prepare, a
+    /// setting or a load.
+    fn send_held_begin(&mut self) -> DbResult<()> {
+        if std::mem::take(&mut self.begin_held) {
+            self.batch("BEGIN")?;
+        }
+        Ok(())
+    }
+
     /// The storage engines of the current database's tables (dbduel's own facts table left
     /// out), as the data holds them: a run on tables made Aria says Aria, whatever the flags.
     fn table_engines(&mut self) -> DbResult<Option<String>> {
@@ -423,6 +447,7 @@ impl Session for MySession {
     }
 
     fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
+        self.send_held_begin()?;
         let set = timeout_setting(&self.conn, limit);
         self.conn
             .query(&set, None)
@@ -431,6 +456,7 @@ impl Session for MySession {
     }
 
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
+        self.send_held_begin()?;
         let stmt = match self.protocol {
             // -M extended is refused at `open`.
             Protocol::Prepared | Protocol::Extended => {
@@ -453,6 +479,7 @@ impl Session for MySession {
         params: &[Value],
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
+        self.hold_begin();
         match &self.stmts[id.0] {
             MyStmt::Prepared(stmt) => self
                 .conn
@@ -469,6 +496,7 @@ impl Session for MySession {
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
+        self.hold_begin();
         self.conn
             .query(sql, None)
             .map(|_| ())
@@ -476,6 +504,7 @@ impl Session for MySession {
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
+        self.hold_begin();
         let mut rows = Vec::new();
         self.conn
             .query(sql, Some(&mut rows))
@@ -484,12 +513,23 @@ impl Session for MySession {
     }
 
     fn begin(&mut self, _write: bool) -> DbResult<()> {
+        if self.lazy_begin {
+            self.begin_held = true;
+            return Ok(());
+        }
         self.batch("BEGIN")
     }
     fn commit(&mut self) -> DbResult<()> {
+        // A lazy transaction that sent no statement was never begun: nothing to end.
+        if std::mem::take(&mut self.begin_held) {
+            return Ok(());
+        }
         self.batch("COMMIT")
     }
     fn rollback(&mut self) -> DbResult<()> {
+        if std::mem::take(&mut self.begin_held) {
+            return Ok(());
+        }
         self.batch("ROLLBACK")
     }
 
@@ -501,7 +541,12 @@ impl Session for MySession {
         progress: LoadProgress<'_>,
         mode: Load,
     ) -> DbResult<u64> {
-        self.load_rows(table, columns, rows, progress, mode == Load::Replace)
+        // A load's own transactions begin at once.
+        self.send_held_begin()?;
+        let lazy = std::mem::replace(&mut self.lazy_begin, false);
+        let loaded = self.load_rows(table, columns, rows, progress, mode == Load::Replace);
+        self.lazy_begin = lazy;
+        loaded
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {

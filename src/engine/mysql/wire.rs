@@ -278,6 +278,8 @@ pub struct Wire {
     pub transport: Transport,
     /// The server's id of this connection, for KILL QUERY.
     pub connection_id: u32,
+    /// Commands framed in `out` ahead of the next one (`hold_query`), whose replies come first.
+    held: usize,
 }
 
 impl Drop for Wire {
@@ -324,6 +326,7 @@ impl Wire {
             stmt_cols: std::collections::HashMap::new(),
             server_version: String::new(),
             connection_id: 0,
+            held: 0,
             transport: Transport::plain(match address {
                 Address::Tcp(..) => "tcp",
                 Address::Socket(_) => "unix",
@@ -580,9 +583,20 @@ impl Wire {
         }
     }
 
-    /// Send one payload as packet(s), continuing the current sequence.
+    /// Send one payload as packet(s), continuing the current sequence, in one write with the
+    /// commands held before it (`hold_query`).
     fn send(&mut self, payload: &[u8]) -> WireResult<()> {
+        self.frame(payload);
+        let sent = self.reader.get_mut().write_all(&self.out);
         self.out.clear();
+        if sent.is_err() {
+            self.held = 0;
+        }
+        Ok(sent?)
+    }
+
+    /// Append one payload's packet(s) to the write buffer, continuing the current sequence.
+    fn frame(&mut self, payload: &[u8]) {
         let mut chunks = payload.chunks(MAX_PACKET).peekable();
         if payload.is_empty() {
             self.out.extend_from_slice(&[0, 0, 0, self.seq]);
@@ -599,8 +613,49 @@ impl Wire {
                 self.seq = self.seq.wrapping_add(1);
             }
         }
-        self.reader.get_mut().write_all(&self.out)?;
-        Ok(())
+    }
+
+    /// COM_QUERY held back: it goes in one write with the next `query` or `execute`, which
+    /// read its reply before their own (the server answers commands in order). A held
+    /// command's error wins over the next one's result.
+    pub fn hold_query(&mut self, sql: &str) {
+        self.seq = 0;
+        let mut payload = std::mem::take(&mut self.packet);
+        payload.clear();
+        payload.push(0x03);
+        payload.extend_from_slice(sql.as_bytes());
+        self.frame(&payload);
+        self.packet = payload;
+        self.held += 1;
+    }
+
+    /// The replies of the commands held before the one just sent: the first server error among
+    /// them, if any (a lost connection ends the reading).
+    fn read_held(&mut self) -> WireResult<Option<WireError>> {
+        let mut first = None;
+        while self.held > 0 {
+            self.held -= 1;
+            match self.results(None, None) {
+                Ok(_) => {}
+                Err(e @ WireError::Server { .. }) => {
+                    first.get_or_insert(e);
+                }
+                Err(e) => {
+                    self.held = 0;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(first)
+    }
+
+    /// A command's own result after the held commands' replies: their error first.
+    fn after_held<T>(&mut self, held: Option<WireError>, own: WireResult<T>) -> WireResult<T> {
+        match (held, own) {
+            (_, Err(e @ WireError::Io(_))) => Err(e),
+            (Some(e), _) => Err(e),
+            (None, own) => own,
+        }
     }
 
     /// Start a command: sequence 0.
@@ -612,7 +667,6 @@ impl Wire {
     /// COM_QUERY: run text SQL; returns rows returned (or affected) by the last result, and
     /// keeps the rows of every result when asked.
     pub fn query(&mut self, sql: &str, keep: Option<&mut Vec<Vec<Value>>>) -> WireResult<u64> {
-        self.out.clear();
         let mut payload = std::mem::take(&mut self.packet);
         payload.clear();
         payload.push(0x03);
@@ -620,7 +674,9 @@ impl Wire {
         let sent = self.command(&payload);
         self.packet = payload;
         sent?;
-        self.results(None, keep)
+        let held = self.read_held()?;
+        let own = self.results(None, keep);
+        self.after_held(held, own)
     }
 
     /// LOAD DATA LOCAL INFILE: `sql` is the statement; when the server asks for the file,
@@ -721,6 +777,9 @@ impl Wire {
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> WireResult<u64> {
         if params.len() != stmt.params as usize {
+            // Nothing goes: neither this command nor one held for it.
+            self.out.clear();
+            self.held = 0;
             return Err(WireError::Protocol(format!(
                 "the statement takes {} parameters, {} given",
                 stmt.params,
@@ -766,7 +825,9 @@ impl Wire {
         let sent = self.command(&b);
         self.packet = b;
         sent?;
-        self.results(Some(stmt.id), keep)
+        let held = self.read_held()?;
+        let own = self.results(Some(stmt.id), keep);
+        self.after_held(held, own)
     }
 
     /// Read every result of a command. Rows are counted from the packet's first byte alone

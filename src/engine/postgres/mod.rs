@@ -111,6 +111,7 @@ struct Postgres {
     channel_binding: ChannelBinding,
     connect_timeout: Duration,
     statement_timeout: Option<Duration>,
+    lazy_begin: bool,
 }
 
 /// DSN parameters, each with the environment variable libpq reads when the DSN leaves it out.
@@ -185,6 +186,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         },
         connect_timeout: login::connect_timeout(get("connect_timeout")).map_err(usage)?,
         statement_timeout: opts.statement_timeout,
+        lazy_begin: opts.lazy_begin,
         host,
         port,
         database,
@@ -302,6 +304,8 @@ impl Engine for Postgres {
             rollback: None,
             pipeline: None,
             counters_sql: None,
+            lazy_begin: self.lazy_begin,
+            begin_held: false,
         }))
     }
     fn table_options(&self, fillfactor: Option<u32>) -> String {
@@ -334,6 +338,10 @@ struct PgSession {
     pipeline: Option<usize>,
     /// The observer's counter query for this server's version, built on first use.
     counters_sql: Option<String>,
+    /// `--lazy-begin` (`EngineOptions::lazy_begin`).
+    lazy_begin: bool,
+    /// A lazy BEGIN not sent yet: it goes with the next statement.
+    begin_held: bool,
 }
 
 impl PgSession {
@@ -343,6 +351,15 @@ impl PgSession {
         if self.pipeline.is_some() {
             let _ = self.end_pipeline();
         }
+        // A lazy BEGIN goes in the same Query: its explicit BEGIN keeps the transaction open
+        // after it.
+        let lazy;
+        let sql = if std::mem::take(&mut self.begin_held) {
+            lazy = format!("BEGIN;{sql}");
+            &lazy
+        } else {
+            sql
+        };
         self.conn
             .query(sql, &mut Output::new(rows))
             .map_err(|e| classify(e, false))
@@ -381,6 +398,32 @@ impl PgSession {
         self.conn
             .execute(stmt, &[], &mut Output::new(None))
             .map_err(|e| classify(e, false))
+    }
+
+    /// A lazy BEGIN held back, sent now as a round trip of its own: before a load.
+    fn send_held_begin(&mut self) -> DbResult<()> {
+        if std::mem::take(&mut self.begin_held) {
+            self.control("BEGIN", false)?;
+        }
+        Ok(())
+    }
+
+    /// A lazy BEGIN held back, queued ahead of the statement about to be sent, under its Sync
+    /// (as pgJDBC sends it): the server runs both and answers once.
+    fn queue_held_begin(&mut self) -> DbResult<()> {
+        if !std::mem::take(&mut self.begin_held) {
+            return Ok(());
+        }
+        let queued = match self.protocol {
+            Protocol::Prepared => {
+                self.prepare_tx()?;
+                let (begin, _) = self.tx.as_ref().expect("prepared above");
+                self.conn.queue(begin, &[])
+            }
+            Protocol::Extended => self.conn.queue_unnamed("BEGIN", &[]),
+            Protocol::Simple => unreachable!("the simple protocol's BEGIN goes in the text"),
+        };
+        queued.map_err(|e| classify(e, false))
     }
 
     /// BEGIN and END prepared, once.
@@ -478,6 +521,9 @@ impl Session for PgSession {
             queued.map_err(|e| classify(e, false))?;
             return Ok(0);
         }
+        if self.begin_held && !matches!(self.stmts[id.0], PgStmt::Text(_)) {
+            self.queue_held_begin()?;
+        }
         let mut out = Output::new(rows);
         let done = match &self.stmts[id.0] {
             PgStmt::Prepared(stmt) => self.conn.execute(stmt, params, &mut out),
@@ -485,6 +531,11 @@ impl Session for PgSession {
             PgStmt::Text(parts) => {
                 let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
                 render_literals(&parts, params, &mut self.sql, quote_standard);
+                // The simple protocol's lazy BEGIN: one Query of two statements, whose
+                // explicit BEGIN keeps the transaction open after it.
+                if std::mem::take(&mut self.begin_held) {
+                    self.sql.insert_str(0, "BEGIN;");
+                }
                 self.conn.query(&self.sql, &mut out)
             }
         };
@@ -507,6 +558,10 @@ impl Session for PgSession {
     }
 
     fn begin(&mut self, _write: bool) -> DbResult<()> {
+        if self.lazy_begin && self.pipeline.is_none() {
+            self.begin_held = true;
+            return Ok(());
+        }
         self.control("BEGIN", false)
     }
 
@@ -535,6 +590,10 @@ impl Session for PgSession {
             self.rollback = Some(rollback);
         }
         self.pipeline = Some(0);
+        // A lazy BEGIN before the pipeline heads its queue.
+        if std::mem::take(&mut self.begin_held) {
+            self.control("BEGIN", false)?;
+        }
         Ok(true)
     }
 
@@ -561,9 +620,16 @@ impl Session for PgSession {
         self.conn.drain(syncs + 1).map_err(|e| classify(e, false))
     }
     fn commit(&mut self) -> DbResult<()> {
+        // A lazy transaction that sent no statement was never begun: nothing to end.
+        if std::mem::take(&mut self.begin_held) {
+            return Ok(());
+        }
         self.control("END", true)
     }
     fn rollback(&mut self) -> DbResult<()> {
+        if std::mem::take(&mut self.begin_held) {
+            return Ok(());
+        }
         self.control("ROLLBACK", false)
     }
 
@@ -575,6 +641,7 @@ impl Session for PgSession {
         progress: LoadProgress<'_>,
         mode: Load,
     ) -> DbResult<u64> {
+        self.send_held_begin()?;
         self.copy_in(table, columns, rows, progress, mode == Load::Replace)
     }
 
