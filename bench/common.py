@@ -105,20 +105,23 @@ def owner_of(path):
     return st.st_uid, st.st_gid
 
 
-def start_server(engine, root, connections=None):
-    """A managed server of `engine` (postgres, mariadb or firebird) in root/engine, taking `connections` at once
-    when given, in the session BENCH_SERVER_SESSION names (default: the caller's, see server_session): (data
+def start_server(engine, root, connections=None, settings=(), name=None):
+    """A managed server of `engine` (postgres, mariadb or firebird) in root/`name` (default: root/engine), taking
+    `connections` at once when given, with `settings` (KNOB=VALUE, `server start --set`) on top of the default
+    profile, in the session BENCH_SERVER_SESSION names (default: the caller's, see server_session): (data
     directory, DSN with its password)."""
     kind = {"postgres": "postgres", "mariadb": "mysql", "mysql": "mysql", "firebird": "firebird"}.get(engine)
     if kind is None:
         die(f"unknown server {engine!r}: use postgres, mariadb or firebird")
     session = server_session("caller")
     say(f"# {engine} server session: {session} ({SESSIONS[session]})")
-    data = os.path.join(root, engine)
+    data = os.path.join(root, name or engine)
     # `dbduel server start` leaves the server in its caller's session; setsid gives it one of its own.
     argv = (["setsid", "--wait"] if session == "own" else []) + [DBDUEL, "server", "start", kind, "--data-dir", data]
     if connections:
         argv += ["--connections", str(connections)]
+    for setting in settings:
+        argv += ["--set", setting]
     out = subprocess.run(argv, capture_output=True, text=True)
     if out.returncode != 0:
         die(f"cannot start {engine}: {out.stdout}{out.stderr}")

@@ -18,6 +18,8 @@ import benchbase  # noqa: E402
 
 TPS_TARGET = 1.0  # dbduel transactions per second / BenchBase's, at least
 CPU_TARGET = 0.5  # dbduel CPU per committed transaction / BenchBase's, at most
+# dbduel's side sends as BenchBase's JDBC drivers do: statements prepared, BEGIN with the first statement.
+DBDUEL_ARGS = ("-M", "prepared", "--lazy-begin")
 
 
 @dataclass
@@ -100,7 +102,7 @@ class Bench:
             js = log.replace(".log", ".json")
             code, _, cpu, text = measured(
                 [DBDUEL, "run", self.pair.name, "--dsn", self.db_url(), "-c", str(clients), "-T", str(self.seconds),
-                 "-M", "prepared", "--lazy-begin", *self.pair.run_args, "--json", js], log)
+                 *DBDUEL_ARGS, *self.pair.run_args, "--json", js], log)
             if code not in (0, 1) or not os.path.exists(js):
                 die(f"dbduel run failed on {self.engine} (exit code {code}):\n{text[-2000:]}")
             with open(js) as f:
@@ -191,7 +193,7 @@ def main(pair, default_scale):
     root = tempfile.mkdtemp(prefix=f"vs-{pair.name}-")
     os.chmod(root, 0o755)  # the servers run as their own OS users
     say(f"vs-{pair.name}: scale {scale} ({pair.rows} each; BenchBase scalefactor {pair.scalefactor(scale):g}), "
-        f"{' '.join(pair.run_args)}, clients {' '.join(map(str, clients))}, {seconds} s per run, {pairs} rounds; "
+        f"dbduel {' '.join(DBDUEL_ARGS + pair.run_args)}, clients {' '.join(map(str, clients))}, {seconds} s per run, {pairs} rounds; "
         f"logs in {root}")
     for engine in servers:
         data, dsn = start_server(engine, root)

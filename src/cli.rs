@@ -629,6 +629,13 @@ pub struct ServerStartArgs {
     /// Directory holding the server's binaries (default: PATH and the usual Debian locations).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
+    /// A server setting on top of the profile's, in the engine's own words (repeatable):
+    /// postgresql.conf's for postgres (`--set shared_preload_libraries=` starts it without
+    /// pg_stat_statements), mysqld's options for mysql (`--set performance_schema=OFF`),
+    /// firebird.conf's for firebird. The server judges it when it starts; the connection limit
+    /// --connections needs still holds, and `server status` names the settings.
+    #[arg(long = "set", value_name = "KNOB=VALUE")]
+    pub set: Vec<String>,
 }
 
 #[derive(Debug, Args)]

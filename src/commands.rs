@@ -77,6 +77,21 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
         ))
     })?;
     let mut settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
+    let mut profile_name = chosen.name.clone();
+    for set in &a.set {
+        let (knob, value) = set
+            .split_once('=')
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .filter(|(k, _)| !k.is_empty() && !k.contains(char::is_whitespace))
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--set '{set}': write a setting as KNOB=VALUE, e.g. --set shared_buffers=1GB"
+                ))
+            })?;
+        settings.retain(|(k, _)| k != knob);
+        settings.push((knob.to_string(), value.to_string()));
+        profile_name.push_str(&format!(", {knob}={value}"));
+    }
     for (knob, value) in profile::required(kind.engine, &facts) {
         settings.retain(|(k, _)| *k != knob);
         settings.push((knob, value));
@@ -88,7 +103,7 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
         settings,
         keep_running: true,
     };
-    let state = Server::start(kind, &opts)?.detach(&chosen.name)?;
+    let state = Server::start(kind, &opts)?.detach(&profile_name)?;
     // Firebird's version names the product already.
     let product = if state.version.starts_with(kind.product) {
         ""
@@ -102,7 +117,7 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
         state.version,
         state.pid,
         state.port,
-        chosen.name,
+        profile_name,
         if chosen.unsafe_profile {
             " (UNSAFE)"
         } else {

@@ -87,6 +87,7 @@ impl Matrix {
         };
         let engine_options = EngineOptions {
             table_engine: plan.table_engine.clone(),
+            lazy_begin: plan.lazy_begin,
             ..EngineOptions::default()
         };
         let runs = runs(plan, entry, &data, &engine_options)?;

@@ -65,6 +65,9 @@ pub struct PlanFile {
     pub seed: Option<u64>,
     #[serde(default = "default_protocol")]
     pub protocol: String,
+    /// BEGIN with each transaction's first statement (`run --lazy-begin`).
+    #[serde(default)]
+    pub lazy_begin: bool,
     /// `true`: restart the server (and drop the OS page cache where permitted) before every
     /// point; `"both"`: measure each point cold, then again warm right after it.
     #[serde(default)]

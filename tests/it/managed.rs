@@ -77,6 +77,16 @@ fn refusals() -> Result<(), String> {
             None,
         ),
         (vec!["--data-dir".into(), deep], "too deep", None),
+        (
+            vec![
+                "--set".into(),
+                "work_mem".into(),
+                "--data-dir".into(),
+                fresh.clone(),
+            ],
+            "write a setting as KNOB=VALUE",
+            None,
+        ),
     ];
     // A directory of our own that holds a data/ folder dbduel did not make.
     let other = dir.path().join("other");
@@ -144,7 +154,8 @@ fn refusals() -> Result<(), String> {
 
 /// A server's directory stays closed (0700) when it is started again, and a start with
 /// `--connections 300` takes that many (max_connections raised to 310, 110 by default: 100
-/// clients and dbduel's own); and when the server
+/// clients and dbduel's own), even beside a `--set max_connections` lower, while its other
+/// `--set` settings hold and `server status` names them; and when the server
 /// crashed and its pid was taken by another process, `server status` does not call that
 /// process the server and `server stop` does not signal it.
 fn restart_and_reuse() -> Result<(), String> {
@@ -157,6 +168,9 @@ fn restart_and_reuse() -> Result<(), String> {
         let dir_arg = if relative { "pg" } else { d.as_str() };
         let mut args = vec!["server", "start", "postgres", "--data-dir", dir_arg];
         args.extend(more.iter().flat_map(|n| ["--connections", n]));
+        if more.is_some() {
+            args.extend(["--set", "work_mem=7MB", "--set", "max_connections=20"]);
+        }
         let started = if relative {
             crate::env::dbduel_in(dir.path(), &args)
         } else {
@@ -173,6 +187,25 @@ fn restart_and_reuse() -> Result<(), String> {
         ensure(most == want, || {
             format!(
                 "after `{}`: max_connections {most}, not {want}",
+                args.join(" ")
+            )
+        })?;
+        let work_mem = crate::env::session(&dsn)
+            .query_text("SHOW work_mem")
+            .map_err(|e| format!("SHOW work_mem after {round}: {e}"))?[0][0]
+            .to_string();
+        let status = text(&dbduel(&["server", "status", "--data-dir", &d]));
+        let (want_mem, named) = if more.is_some() {
+            (
+                "7MB",
+                status.contains("profile default, work_mem=7MB, max_connections=20"),
+            )
+        } else {
+            ("4MB", status.contains("profile default, data"))
+        };
+        ensure(work_mem == want_mem && named, || {
+            format!(
+                "after `{}`: work_mem {work_mem}, not {want_mem}; status: {status}",
                 args.join(" ")
             )
         })?;

@@ -82,13 +82,14 @@ pub fn trials() -> Vec<Trial> {
 /// A plan's connection keys reach every point as `run`'s flags: 2 clients x 20 transactions
 /// replacing their connection every 5 give 6 reconnects, and 150 idle connections are held beside
 /// them on a managed PostgreSQL, which ships with room for 100 connections: the server dbduel
-/// starts is given room for the idle ones too (without it the point fails to open them).
+/// starts is given room for the idle ones too (without it the point fails to open them). The
+/// plan's `lazy_begin` reaches the points too, as `run --lazy-begin`.
 fn connection_keys() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let plan = write(
         dir.path(),
         "conn.toml",
-        "engines = [\"postgres\"]\nclients = [2]\ntransactions = 20\nreconnect_every = 5\nidle_connections = 150\n",
+        "engines = [\"postgres\"]\nclients = [2]\ntransactions = 20\nreconnect_every = 5\nidle_connections = 150\nlazy_begin = true\n",
     );
     let results = dir.path().join("r.db").display().to_string();
     let out = dbduel(&["sweep", &plan, "--results", &results]);
@@ -108,7 +109,10 @@ fn connection_keys() -> Result<(), String> {
     ensure(
         o["reconnect_every"] == 5 && o["idle_connections"] == 150,
         || format!("stored options: {o}"),
-    )
+    )?;
+    ensure(r["options"]["lazy_begin"] == true, || {
+        format!("stored options without lazy_begin: {}", r["options"])
+    })
 }
 
 /// A point whose transactions fail (every insert meets the primary key) is stored, flagged,
@@ -251,6 +255,10 @@ fn last_point_invalid() -> Result<(), String> {
         (
             "engines = [\"sqlite\", \"postgres\"]\n[dsn]\npostgres = \"postgres://u@127.0.0.1:1/d?sslmode=sometimes\"\n",
             "plan plan: engine postgres: sslmode 'sometimes'",
+        ),
+        (
+            "engines = [\"postgres\", \"sqlite\"]\nlazy_begin = true\n",
+            "plan plan: engine sqlite: --lazy-begin applies to postgresql:// and mysql:// only",
         ),
         (
             "engines = [\"sqlite\"]\nprofiles = [\"default\", \"odd\"]\n[profile.odd]\nsqlite = { journal_mode = \"sideways\" }\n",
