@@ -364,10 +364,10 @@ pub struct RunArgs {
     #[arg(short = 'M', long, value_enum, default_value_t = Protocol::Simple)]
     pub protocol: Protocol,
     /// BEGIN travels with the transaction's first statement, in one round trip with it (as the
-    /// JDBC drivers send it: pgJDBC under that statement's Sync, MariaDB Connector/J with
-    /// autocommit off), instead of as a round trip of its own (as pgbench, sysbench and Go's
-    /// drivers send it); a transaction that sent no statement sends no COMMIT.
-    /// PostgreSQL and MariaDB/MySQL.
+    /// JDBC drivers send it: pgJDBC under that statement's Sync; on MariaDB/MySQL the session
+    /// runs with autocommit off, as Connector/J's, and sends no BEGIN), instead of as a round
+    /// trip of its own (as pgbench, sysbench and Go's drivers send it); a transaction that sent
+    /// no statement sends no COMMIT. PostgreSQL and MariaDB/MySQL.
     #[arg(long)]
     pub lazy_begin: bool,
     /// Seconds run before measuring; their transactions are excluded from the result.

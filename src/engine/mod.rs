@@ -218,11 +218,12 @@ pub struct EngineOptions {
     pub table_engine: Option<String>,
     /// The server's own limit on each statement (`--statement-timeout`).
     pub statement_timeout: Option<std::time::Duration>,
-    /// `--lazy-begin`: a session's `begin` sends nothing; BEGIN travels with the
-    /// transaction's first statement, in one round trip with it (PostgreSQL: before its Bind,
-    /// under one Sync; MariaDB/MySQL: both commands in one write), as the JDBC drivers do, and
-    /// a transaction that sent no statement sends no COMMIT. Engines without the round trip to
-    /// save refuse it (`no_lazy_begin`).
+    /// `--lazy-begin`: a session's `begin` sends nothing; the transaction begins with its
+    /// first statement, in one round trip with it (PostgreSQL: BEGIN before the statement's
+    /// Bind, under one Sync; MariaDB/MySQL: the session runs with autocommit off, a COMMIT
+    /// following each statement outside a transaction in the same write), as the JDBC
+    /// drivers do, and a transaction that sent no statement sends no COMMIT. Engines without
+    /// the round trip to save refuse it (`no_lazy_begin`).
     pub lazy_begin: bool,
 }
 

@@ -271,6 +271,12 @@ impl Engine for MySql {
             conn.query(&timeout_setting(&conn, Some(t)), None)
                 .map_err(|e| classify(&e, true))?;
         }
+        // --lazy-begin: transactions begin with their first statement, as Connector/J's
+        // setAutoCommit(false) makes them (`MySession::autocommit`).
+        if self.lazy_begin {
+            conn.query("SET autocommit = 0", None)
+                .map_err(|e| classify(&e, true))?;
+        }
         let door = Arc::new(SideDoor {
             target: self.target.clone(),
             user: self.user.clone(),
@@ -290,7 +296,8 @@ impl Engine for MySql {
             local_load: true,
             stats: stats::Parts::default(),
             lazy_begin: self.lazy_begin,
-            begin_held: false,
+            in_txn: false,
+            txn_sent: false,
         }))
     }
     fn table_options(&self, _fillfactor: Option<u32>) -> String {
@@ -325,10 +332,12 @@ struct MySession {
     stats: stats::Parts,
     /// Whether loads go through LOAD DATA LOCAL INFILE (until the server refuses one).
     local_load: bool,
-    /// `--lazy-begin` (`EngineOptions::lazy_begin`).
+    /// `--lazy-begin` (`EngineOptions::lazy_begin`): the session runs with autocommit off.
     lazy_begin: bool,
-    /// A lazy BEGIN not sent yet: it goes with the next statement.
-    begin_held: bool,
+    /// Under --lazy-begin: between `begin` and its end, and whether a statement was sent in it
+    /// (which began it on the server).
+    in_txn: bool,
+    txn_sent: bool,
 }
 
 /// MySQL string literal: quotes doubled and backslashes escaped (NO_BACKSLASH_ESCAPES off).
@@ -352,21 +361,33 @@ fn quote_mysql(s: &str, out: &mut String) {
 }
 
 impl MySession {
-    /// A lazy BEGIN held back goes in the same write as the statement about to be sent (as a
-    /// pipelining driver sends them): one round trip, two replies.
-    fn hold_begin(&mut self) {
-        if std::mem::take(&mut self.begin_held) {
-            self.conn.hold_query("BEGIN");
+    /// Before a statement, under --lazy-begin (autocommit off, so the server begins a
+    /// transaction at the statement): inside `begin`'s transaction, the transaction is under way
+    /// on the server; outside, a COMMIT follows the statement in the same write, so that it
+    /// commits as it would with autocommit on, in the same round trip.
+    fn autocommit(&mut self) {
+        if !self.lazy_begin {
+            return;
+        }
+        if self.in_txn {
+            self.txn_sent = true;
+        } else {
+            self.conn.then_query("COMMIT");
         }
     }
 
-    /// A lazy BEGIN held back, sent now as a round trip of its own: before a prepare, a
-    /// setting or a load.
-    fn send_held_begin(&mut self) -> DbResult<()> {
-        if std::mem::take(&mut self.begin_held) {
-            self.batch("BEGIN")?;
+    /// COMMIT or ROLLBACK: under --lazy-begin, only when a statement began the transaction.
+    fn end(&mut self, sql: &str) -> DbResult<()> {
+        if self.lazy_begin {
+            self.in_txn = false;
+            if !std::mem::take(&mut self.txn_sent) {
+                return Ok(());
+            }
         }
-        Ok(())
+        self.conn
+            .query(sql, None)
+            .map(drop)
+            .map_err(|e| classify(&e, false))
     }
 
     /// The storage engines of the current database's tables (dbduel's own facts table left
@@ -447,7 +468,6 @@ impl Session for MySession {
     }
 
     fn set_statement_timeout(&mut self, limit: Option<Duration>) -> DbResult<()> {
-        self.send_held_begin()?;
         let set = timeout_setting(&self.conn, limit);
         self.conn
             .query(&set, None)
@@ -456,7 +476,6 @@ impl Session for MySession {
     }
 
     fn prepare(&mut self, sql: &str) -> DbResult<StmtId> {
-        self.send_held_begin()?;
         let stmt = match self.protocol {
             // -M extended is refused at `open`.
             Protocol::Prepared | Protocol::Extended => {
@@ -479,7 +498,7 @@ impl Session for MySession {
         params: &[Value],
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
-        self.hold_begin();
+        self.autocommit();
         match &self.stmts[id.0] {
             MyStmt::Prepared(stmt) => self
                 .conn
@@ -496,7 +515,7 @@ impl Session for MySession {
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.hold_begin();
+        self.autocommit();
         self.conn
             .query(sql, None)
             .map(|_| ())
@@ -504,7 +523,7 @@ impl Session for MySession {
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
-        self.hold_begin();
+        self.autocommit();
         let mut rows = Vec::new();
         self.conn
             .query(sql, Some(&mut rows))
@@ -514,23 +533,16 @@ impl Session for MySession {
 
     fn begin(&mut self, _write: bool) -> DbResult<()> {
         if self.lazy_begin {
-            self.begin_held = true;
+            (self.in_txn, self.txn_sent) = (true, false);
             return Ok(());
         }
         self.batch("BEGIN")
     }
     fn commit(&mut self) -> DbResult<()> {
-        // A lazy transaction that sent no statement was never begun: nothing to end.
-        if std::mem::take(&mut self.begin_held) {
-            return Ok(());
-        }
-        self.batch("COMMIT")
+        self.end("COMMIT")
     }
     fn rollback(&mut self) -> DbResult<()> {
-        if std::mem::take(&mut self.begin_held) {
-            return Ok(());
-        }
-        self.batch("ROLLBACK")
+        self.end("ROLLBACK")
     }
 
     fn bulk_load(
@@ -541,12 +553,17 @@ impl Session for MySession {
         progress: LoadProgress<'_>,
         mode: Load,
     ) -> DbResult<u64> {
-        // A load's own transactions begin at once.
-        self.send_held_begin()?;
-        let lazy = std::mem::replace(&mut self.lazy_begin, false);
+        // A load runs its own transactions, with autocommit on.
+        if !self.lazy_begin {
+            return self.load_rows(table, columns, rows, progress, mode == Load::Replace);
+        }
+        self.lazy_begin = false;
+        self.batch("SET autocommit = 1")?;
         let loaded = self.load_rows(table, columns, rows, progress, mode == Load::Replace);
-        self.lazy_begin = lazy;
-        loaded
+        let restored = self.batch("SET autocommit = 0");
+        self.lazy_begin = true;
+        let n = loaded?;
+        restored.map(|_| n)
     }
 
     fn server_info(&mut self) -> DbResult<ServerInfo> {

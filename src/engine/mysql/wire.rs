@@ -278,8 +278,9 @@ pub struct Wire {
     pub transport: Transport,
     /// The server's id of this connection, for KILL QUERY.
     pub connection_id: u32,
-    /// Commands framed in `out` ahead of the next one (`hold_query`), whose replies come first.
-    held: usize,
+    /// A COM_QUERY to send right after the next `query` or `execute`, in the same write
+    /// (`then_query`).
+    then: Option<&'static str>,
 }
 
 impl Drop for Wire {
@@ -326,7 +327,7 @@ impl Wire {
             stmt_cols: std::collections::HashMap::new(),
             server_version: String::new(),
             connection_id: 0,
-            held: 0,
+            then: None,
             transport: Transport::plain(match address {
                 Address::Tcp(..) => "tcp",
                 Address::Socket(_) => "unix",
@@ -583,15 +584,11 @@ impl Wire {
         }
     }
 
-    /// Send one payload as packet(s), continuing the current sequence, in one write with the
-    /// commands held before it (`hold_query`).
+    /// Send one payload as packet(s), continuing the current sequence.
     fn send(&mut self, payload: &[u8]) -> WireResult<()> {
         self.frame(payload);
         let sent = self.reader.get_mut().write_all(&self.out);
         self.out.clear();
-        if sent.is_err() {
-            self.held = 0;
-        }
         Ok(sent?)
     }
 
@@ -615,46 +612,41 @@ impl Wire {
         }
     }
 
-    /// COM_QUERY held back: it goes in one write with the next `query` or `execute`, which
-    /// read its reply before their own (the server answers commands in order). A held
-    /// command's error wins over the next one's result.
-    pub fn hold_query(&mut self, sql: &str) {
+    /// A COM_QUERY (`sql`, short) to follow the next `query` or `execute` in the same write: the
+    /// server runs it after that command and answers it after, and that reply is read too (a
+    /// server error in it is returned when the command itself succeeded).
+    pub fn then_query(&mut self, sql: &'static str) {
+        self.then = Some(sql);
+    }
+
+    /// Start a command and send it, with the query `then_query` asked to follow it; whether
+    /// one follows.
+    fn command_then(&mut self, payload: &[u8]) -> WireResult<bool> {
         self.seq = 0;
-        let mut payload = std::mem::take(&mut self.packet);
-        payload.clear();
-        payload.push(0x03);
-        payload.extend_from_slice(sql.as_bytes());
-        self.frame(&payload);
-        self.packet = payload;
-        self.held += 1;
-    }
-
-    /// The replies of the commands held before the one just sent: the first server error among
-    /// them, if any (a lost connection ends the reading).
-    fn read_held(&mut self) -> WireResult<Option<WireError>> {
-        let mut first = None;
-        while self.held > 0 {
-            self.held -= 1;
-            match self.results(None, None) {
-                Ok(_) => {}
-                Err(e @ WireError::Server { .. }) => {
-                    first.get_or_insert(e);
-                }
-                Err(e) => {
-                    self.held = 0;
-                    return Err(e);
-                }
-            }
+        self.frame(payload);
+        let then = self.then.take();
+        if let Some(sql) = then {
+            let len = (sql.len() + 1) as u32;
+            self.out.extend_from_slice(&len.to_le_bytes()[..3]);
+            self.out.extend_from_slice(&[0, 0x03]);
+            self.out.extend_from_slice(sql.as_bytes());
         }
-        Ok(first)
+        let sent = self.reader.get_mut().write_all(&self.out);
+        self.out.clear();
+        sent?;
+        Ok(then.is_some())
     }
 
-    /// A command's own result after the held commands' replies: their error first.
-    fn after_held<T>(&mut self, held: Option<WireError>, own: WireResult<T>) -> WireResult<T> {
-        match (held, own) {
-            (_, Err(e @ WireError::Io(_))) => Err(e),
-            (Some(e), _) => Err(e),
-            (None, own) => own,
+    /// A command's result, after the reply of the query that followed it, when one did.
+    fn and_then<T>(&mut self, followed: bool, own: WireResult<T>) -> WireResult<T> {
+        if !followed || matches!(own, Err(WireError::Io(_))) {
+            return own;
+        }
+        let then = self.results(None, None);
+        match (own, then) {
+            (Ok(n), Ok(_)) => Ok(n),
+            (Ok(_), Err(e)) => Err(e),
+            (Err(e), _) => Err(e),
         }
     }
 
@@ -671,12 +663,11 @@ impl Wire {
         payload.clear();
         payload.push(0x03);
         payload.extend_from_slice(sql.as_bytes());
-        let sent = self.command(&payload);
+        let sent = self.command_then(&payload);
         self.packet = payload;
-        sent?;
-        let held = self.read_held()?;
+        let followed = sent?;
         let own = self.results(None, keep);
-        self.after_held(held, own)
+        self.and_then(followed, own)
     }
 
     /// LOAD DATA LOCAL INFILE: `sql` is the statement; when the server asks for the file,
@@ -777,9 +768,8 @@ impl Wire {
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> WireResult<u64> {
         if params.len() != stmt.params as usize {
-            // Nothing goes: neither this command nor one held for it.
-            self.out.clear();
-            self.held = 0;
+            // Nothing goes: neither this command nor the query asked to follow it.
+            self.then = None;
             return Err(WireError::Protocol(format!(
                 "the statement takes {} parameters, {} given",
                 stmt.params,
@@ -822,12 +812,11 @@ impl Wire {
                 }
             }
         }
-        let sent = self.command(&b);
+        let sent = self.command_then(&b);
         self.packet = b;
-        sent?;
-        let held = self.read_held()?;
+        let followed = sent?;
         let own = self.results(Some(stmt.id), keep);
-        self.after_held(held, own)
+        self.and_then(followed, own)
     }
 
     /// Read every result of a command. Rows are counted from the packet's first byte alone
