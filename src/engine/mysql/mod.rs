@@ -316,13 +316,21 @@ enum MyStmt {
     Text(Vec<String>),
 }
 
+/// Whether a statement is a SET (a variable, a transaction's characteristics).
+fn is_set(sql: &str) -> bool {
+    sql.trim_start()
+        .get(..4)
+        .is_some_and(|head| head.eq_ignore_ascii_case("SET ") || head.eq_ignore_ascii_case("SET\t"))
+}
+
 struct MySession {
     conn: Wire,
     /// How to reach the session from another thread (a canceller adds its socket's second
     /// handle when asked for: a session nobody cancels, as an idle connection, holds one file).
     door: Arc<SideDoor>,
     protocol: Protocol,
-    stmts: Vec<MyStmt>,
+    /// Each prepared statement, and whether it is a SET (which begins no transaction).
+    stmts: Vec<(MyStmt, bool)>,
     sql: String,
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
@@ -364,14 +372,16 @@ impl MySession {
     /// Before a statement, under --lazy-begin (autocommit off, so the server begins a
     /// transaction at the statement): inside `begin`'s transaction, the transaction is under way
     /// on the server; outside, a COMMIT follows the statement in the same write, so that it
-    /// commits as it would with autocommit on, in the same round trip.
-    fn autocommit(&mut self) {
+    /// commits as it would with autocommit on, in the same round trip. A SET (`setting`) begins
+    /// no transaction and takes no COMMIT, which would undo a `SET TRANSACTION` meant for the
+    /// next one.
+    fn autocommit(&mut self, setting: bool) {
         if !self.lazy_begin {
             return;
         }
         if self.in_txn {
             self.txn_sent = true;
-        } else {
+        } else if !setting {
             self.conn.then_query("COMMIT");
         }
     }
@@ -488,7 +498,7 @@ impl Session for MySession {
                     .collect(),
             ),
         };
-        self.stmts.push(stmt);
+        self.stmts.push((stmt, is_set(sql)));
         Ok(StmtId(self.stmts.len() - 1))
     }
 
@@ -498,8 +508,8 @@ impl Session for MySession {
         params: &[Value],
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
-        self.autocommit();
-        match &self.stmts[id.0] {
+        self.autocommit(self.stmts[id.0].1);
+        match &self.stmts[id.0].0 {
             MyStmt::Prepared(stmt) => self
                 .conn
                 .execute(*stmt, params, keep)
@@ -515,7 +525,7 @@ impl Session for MySession {
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.autocommit();
+        self.autocommit(is_set(sql));
         self.conn
             .query(sql, None)
             .map(|_| ())
@@ -523,7 +533,7 @@ impl Session for MySession {
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
-        self.autocommit();
+        self.autocommit(is_set(sql));
         let mut rows = Vec::new();
         self.conn
             .query(sql, Some(&mut rows))
@@ -752,6 +762,22 @@ mod tests {
         assert_eq!(quoted("plain text"), "'plain text'");
         assert_eq!(quoted("it's a \\ and \0"), "'it''s a \\\\ and \\0'");
         assert_eq!(quoted(""), "''");
+    }
+
+    /// Under --lazy-begin, a SET outside a transaction takes no COMMIT after it (a COMMIT would
+    /// reset a `SET TRANSACTION` meant for the next transaction); everything else does.
+    #[test]
+    fn sets_are_told_from_statements() {
+        for sql in [
+            "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "  set session max_statement_time = 1",
+            "SET\tautocommit = 1",
+        ] {
+            assert!(is_set(sql), "{sql}");
+        }
+        for sql in ["SELECT 1", "SETTINGS", "UPDATE t SET a = 1", "", "SET"] {
+            assert!(!is_set(sql), "{sql}");
+        }
     }
 
     #[test]
