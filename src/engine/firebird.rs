@@ -198,6 +198,12 @@ impl Engine for Firebird {
     fn activity_hz(&self) -> Option<u32> {
         Some(ACTIVITY_HZ)
     }
+    /// Each read snapshots every attachment: with 64 attachments, four samples a second took
+    /// 1.8% of a run's CPU (BENCHMARKS.md, "Firebird's sampling, measured apart"), so past 32
+    /// clients the rate falls (64: two a second).
+    fn activity_sessions_per_second(&self) -> Option<u32> {
+        Some(128)
+    }
 }
 
 /// The wait sampler's rate on Firebird (samples a second).

@@ -30,7 +30,8 @@ pub const DEFAULT_HZ: u32 = 10;
 /// Sessions a second the sampler reads at most, many clients or few: a sample's cost grows
 /// with the sessions the server walks, and 320 sessions a second already give a run of 10 s
 /// thousands of observations. An engine whose sessions cost more to read asks for fewer
-/// (`Engine::activity_sessions_per_second`: MariaDB's processlist, 64).
+/// (`Engine::activity_sessions_per_second`: MariaDB's processlist, 64; Firebird's MON$
+/// snapshots, 128).
 pub const SESSIONS_PER_SECOND: u32 = 320;
 /// The fewest samples a second, however many clients.
 const MIN_HZ: u32 = 1;
@@ -351,7 +352,8 @@ pub fn verdict(waits: Option<&Waits>, clients: u32, client_bound: bool, absent: 
         .map(|(c, a)| (c, *a))
         .collect();
     classes.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let inside: f64 = classes.iter().map(|(_, a)| a).sum();
+    // Plus 0.0: a sum of no classes is -0.0, which would print as "-0.0 of N sessions".
+    let inside: f64 = classes.iter().map(|(_, a)| a).sum::<f64>() + 0.0;
     let sessions = format!(
         "{inside:.1} of {clients} sessions in the server on average, {in_transaction:.1} idle inside a transaction; {} samples",
         w.samples
@@ -453,6 +455,11 @@ mod tests {
         // Exactly half is enough.
         let half = waits(&[("commit", 2.0), ("cpu", 2.0)], &[]);
         assert_eq!(verdict(Some(&half), 4, false, "").limiter, "commit");
+        // No session ever in the server (clients idle in their own turn): none, not "-0.0".
+        let idle = waits(&[("client", 0.0)], &[]);
+        let v = verdict(Some(&idle), 2, false, "");
+        assert_eq!(v.limiter, "round_trips");
+        assert!(v.says.contains("(0.0 of 2 sessions"), "{}", v.says);
     }
 
     #[test]
@@ -471,6 +478,9 @@ mod tests {
         assert_eq!(rate_for(None, Some(64), 8), 8);
         assert_eq!(rate_for(None, Some(64), 32), 2);
         assert_eq!(rate_for(None, Some(64), 64), 1);
+        // Firebird's 4 a second and 128 sessions: 4 up to 32 clients, 2 at 64.
+        assert_eq!(rate_for(Some(4), Some(128), 32), 4);
+        assert_eq!(rate_for(Some(4), Some(128), 64), 2);
         assert_eq!(rate_for(None, Some(64), 400), 1);
     }
 
