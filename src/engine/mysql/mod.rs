@@ -316,11 +316,32 @@ enum MyStmt {
     Text(Vec<String>),
 }
 
-/// Whether a statement is a SET (a variable, a transaction's characteristics).
-fn is_set(sql: &str) -> bool {
-    sql.trim_start()
-        .get(..4)
-        .is_some_and(|head| head.eq_ignore_ascii_case("SET ") || head.eq_ignore_ascii_case("SET\t"))
+/// What a statement is to a session with autocommit off (--lazy-begin).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    /// A SET (a variable, the next transaction's characteristics): begins no transaction.
+    Set,
+    /// START TRANSACTION or BEGIN with its options, sent as a statement: begins one.
+    Begin,
+    /// COMMIT or ROLLBACK sent as a statement (not ROLLBACK TO a savepoint): ends it.
+    End,
+    Other,
+}
+
+/// A statement's `Kind`, by its first words (no allocation: it runs for every text statement).
+fn kind(sql: &str) -> Kind {
+    let mut words = sql.split_whitespace();
+    let (first, second) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let is = |word: &str, keyword: &str| word.eq_ignore_ascii_case(keyword);
+    if is(first, "SET") && !second.is_empty() {
+        Kind::Set
+    } else if is(first, "BEGIN") || (is(first, "START") && is(second, "TRANSACTION")) {
+        Kind::Begin
+    } else if (is(first, "COMMIT") || is(first, "ROLLBACK")) && !is(second, "TO") {
+        Kind::End
+    } else {
+        Kind::Other
+    }
 }
 
 struct MySession {
@@ -329,8 +350,8 @@ struct MySession {
     /// handle when asked for: a session nobody cancels, as an idle connection, holds one file).
     door: Arc<SideDoor>,
     protocol: Protocol,
-    /// Each prepared statement, and whether it is a SET (which begins no transaction).
-    stmts: Vec<(MyStmt, bool)>,
+    /// Each prepared statement, and its `Kind`.
+    stmts: Vec<(MyStmt, Kind)>,
     sql: String,
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
@@ -372,17 +393,20 @@ impl MySession {
     /// Before a statement, under --lazy-begin (autocommit off, so the server begins a
     /// transaction at the statement): inside `begin`'s transaction, the transaction is under way
     /// on the server; outside, a COMMIT follows the statement in the same write, so that it
-    /// commits as it would with autocommit on, in the same round trip. A SET (`setting`) begins
-    /// no transaction and takes no COMMIT, which would undo a `SET TRANSACTION` meant for the
-    /// next one.
-    fn autocommit(&mut self, setting: bool) {
+    /// commits as it would with autocommit on, in the same round trip. A SET begins no
+    /// transaction and takes no COMMIT, which would undo a `SET TRANSACTION` meant for the
+    /// next one; a transaction begun or ended by a statement of its own (`START TRANSACTION
+    /// WITH CONSISTENT SNAPSHOT`, `COMMIT AND CHAIN`) is followed as `begin` and `commit` are.
+    fn autocommit(&mut self, kind: Kind) {
         if !self.lazy_begin {
             return;
         }
-        if self.in_txn {
-            self.txn_sent = true;
-        } else if !setting {
-            self.conn.then_query("COMMIT");
+        match kind {
+            Kind::Begin => (self.in_txn, self.txn_sent) = (true, true),
+            Kind::End => (self.in_txn, self.txn_sent) = (false, false),
+            _ if self.in_txn => self.txn_sent = true,
+            Kind::Set => {}
+            Kind::Other => self.conn.then_query("COMMIT"),
         }
     }
 
@@ -498,7 +522,7 @@ impl Session for MySession {
                     .collect(),
             ),
         };
-        self.stmts.push((stmt, is_set(sql)));
+        self.stmts.push((stmt, kind(sql)));
         Ok(StmtId(self.stmts.len() - 1))
     }
 
@@ -525,7 +549,7 @@ impl Session for MySession {
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.autocommit(is_set(sql));
+        self.autocommit(kind(sql));
         self.conn
             .query(sql, None)
             .map(|_| ())
@@ -533,7 +557,7 @@ impl Session for MySession {
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
-        self.autocommit(is_set(sql));
+        self.autocommit(kind(sql));
         let mut rows = Vec::new();
         self.conn
             .query(sql, Some(&mut rows))
@@ -765,18 +789,28 @@ mod tests {
     }
 
     /// Under --lazy-begin, a SET outside a transaction takes no COMMIT after it (a COMMIT would
-    /// reset a `SET TRANSACTION` meant for the next transaction); everything else does.
+    /// reset a `SET TRANSACTION` meant for the next transaction), a statement that begins or
+    /// ends a transaction is followed as `begin` and `commit` are, and everything else outside
+    /// a transaction takes a COMMIT.
     #[test]
-    fn sets_are_told_from_statements() {
-        for sql in [
-            "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
-            "  set session max_statement_time = 1",
-            "SET\tautocommit = 1",
+    fn statements_are_told_apart() {
+        for (sql, want) in [
+            ("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", Kind::Set),
+            ("  set session max_statement_time = 1", Kind::Set),
+            ("SET\tautocommit = 1", Kind::Set),
+            ("START TRANSACTION WITH CONSISTENT SNAPSHOT", Kind::Begin),
+            ("begin work", Kind::Begin),
+            ("COMMIT AND CHAIN", Kind::End),
+            ("rollback", Kind::End),
+            ("ROLLBACK TO SAVEPOINT a", Kind::Other),
+            ("SELECT 1", Kind::Other),
+            ("SETTINGS", Kind::Other),
+            ("UPDATE t SET a = 1", Kind::Other),
+            ("", Kind::Other),
+            ("SET", Kind::Other),
+            ("START SLAVE", Kind::Other),
         ] {
-            assert!(is_set(sql), "{sql}");
-        }
-        for sql in ["SELECT 1", "SETTINGS", "UPDATE t SET a = 1", "", "SET"] {
-            assert!(!is_set(sql), "{sql}");
+            assert_eq!(kind(sql), want, "{sql}");
         }
     }
 
