@@ -549,7 +549,9 @@ impl Session for MySession {
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.autocommit(kind(sql));
+        if self.lazy_begin {
+            self.autocommit(kind(sql));
+        }
         self.conn
             .query(sql, None)
             .map(|_| ())
@@ -557,7 +559,9 @@ impl Session for MySession {
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Value>>> {
-        self.autocommit(kind(sql));
+        if self.lazy_begin {
+            self.autocommit(kind(sql));
+        }
         let mut rows = Vec::new();
         self.conn
             .query(sql, Some(&mut rows))
