@@ -43,6 +43,7 @@
 //! without the record (pgbench's, sysbench's) as it is.
 
 pub(crate) mod calendar;
+pub mod ch;
 pub mod custom;
 pub mod options;
 pub(crate) mod random;
@@ -157,6 +158,7 @@ pub const WORKLOADS: &[&[WorkloadEntry]] = &[
     &[tpch::ENTRY],
     &[smallbank::ENTRY],
     &[tatp::ENTRY],
+    &[ch::ENTRY],
 ];
 
 /// The figures that rank a workload's points (see `WorkloadEntry::headline`); none for a

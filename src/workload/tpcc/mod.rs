@@ -9,7 +9,7 @@ mod check;
 mod input;
 mod load;
 mod procedures;
-mod rand;
+pub(crate) mod rand;
 mod txn;
 
 use std::collections::BTreeMap;
@@ -76,53 +76,60 @@ pub const TYPES: [&str; 5] = [
 pub const OPTIONS: Table = Table {
     heading: "TPC-C options",
     who: "tpcc",
-    opts: &[
-        Opt {
-            name: "warehouses",
-            short: Some('w'),
-            help: "Warehouses, TPC-C's scale [1; with `run --dsn`, read from the database]",
-            kind: Kind::Count,
-            phase: Phase::Data,
-            default: "",
-            value_name: "N",
-        },
-        Opt {
-            name: "load_workers",
-            short: None,
-            help: "Sessions loading warehouses in parallel [servers: 4; SQLite: 1]",
-            kind: Kind::Count,
-            phase: Phase::Data,
-            default: "",
-            value_name: "N",
-        },
-        Opt {
-            name: "procedures",
-            short: None,
-            help: "The five transactions as server-side code, one call per transaction (PostgreSQL): `prepare` installs them, `run` calls them",
-            kind: Kind::Flag,
-            phase: Phase::Data,
-            default: "",
-            value_name: "",
-        },
-        Opt {
-            name: "isolation",
-            short: None,
-            help: "Transaction isolation: default (the engine's own) or serializable",
-            kind: Kind::Choice(&["default", "serializable"]),
-            phase: Phase::Run,
-            default: "default",
-            value_name: "LEVEL",
-        },
-        Opt {
-            name: "spec_timing",
-            short: None,
-            help: "Keying and think times as the specification sets them (about 12.86 New-Orders per minute per warehouse with 10 terminals per warehouse)",
-            kind: Kind::Flag,
-            phase: Phase::Run,
-            default: "",
-            value_name: "",
-        },
-    ],
+    opts: &[WAREHOUSES, LOAD_WORKERS, PROCEDURES, ISOLATION, SPEC_TIMING],
+};
+
+/// `--warehouses`: TPC-C's scale (CH-benCHmark's too).
+pub const WAREHOUSES: Opt = Opt {
+    name: "warehouses",
+    short: Some('w'),
+    help: "Warehouses, TPC-C's scale [1; with `run --dsn`, read from the database]",
+    kind: Kind::Count,
+    phase: Phase::Data,
+    default: "",
+    value_name: "N",
+};
+
+/// `--load-workers`: sessions loading warehouses in parallel.
+pub const LOAD_WORKERS: Opt = Opt {
+    name: "load_workers",
+    short: None,
+    help: "Sessions loading warehouses in parallel [servers: 4; SQLite: 1]",
+    kind: Kind::Count,
+    phase: Phase::Data,
+    default: "",
+    value_name: "N",
+};
+
+const PROCEDURES: Opt = Opt {
+    name: "procedures",
+    short: None,
+    help: "The five transactions as server-side code, one call per transaction (PostgreSQL): `prepare` installs them, `run` calls them",
+    kind: Kind::Flag,
+    phase: Phase::Data,
+    default: "",
+    value_name: "",
+};
+
+/// `--isolation`: the engine's default or serializable.
+pub const ISOLATION: Opt = Opt {
+    name: "isolation",
+    short: None,
+    help: "Transaction isolation: default (the engine's own) or serializable",
+    kind: Kind::Choice(&["default", "serializable"]),
+    phase: Phase::Run,
+    default: "default",
+    value_name: "LEVEL",
+};
+
+const SPEC_TIMING: Opt = Opt {
+    name: "spec_timing",
+    short: None,
+    help: "Keying and think times as the specification sets them (about 12.86 New-Orders per minute per warehouse with 10 terminals per warehouse)",
+    kind: Kind::Flag,
+    phase: Phase::Run,
+    default: "",
+    value_name: "",
 };
 
 /// Transaction isolation asked for on the command line.
@@ -149,33 +156,62 @@ pub struct Tpcc {
     shared_seed: Option<u64>,
     /// Set by `attach`: the run's NURand constants.
     run_constants: Constants,
+    /// The seed of the generated rows, and their timestamps fixed (`Tpcc::seeded`); None:
+    /// drawn from the clock, stamped with the load's time.
+    data_seed: Option<u64>,
 }
 
+/// The load's timestamp of a seeded load (`Tpcc::seeded`): the same rows, dates included,
+/// whenever and wherever it runs.
+const SEEDED_NOW: &str = "2025-01-01 00:00:00";
+
 fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
-    let g = options::parse(&OPTIONS, OPTIONS.who, &o.params)?;
-    if o.fillfactor.is_some() {
-        return Err(Error::Usage("--fillfactor applies to tpcb only".into()));
+    Ok(Box::new(Tpcc::from_options(o)?))
+}
+
+impl Tpcc {
+    /// Load the same rows on every engine: generated from `seed`, stamped `SEEDED_NOW`
+    /// (CH-benCHmark's `--data-seed`, whose queries' answers are then known).
+    pub(crate) fn seeded(mut self, seed: Option<u64>) -> Tpcc {
+        self.data_seed = seed;
+        self
     }
-    let count = |k: &str| g.number(k).map(|n| u32::try_from(n).unwrap_or(u32::MAX));
-    let isolation = match g.text("isolation") {
-        Some("serializable") => Isolation::Serializable,
-        _ => Isolation::Default,
-    };
-    Ok(Box::new(Tpcc {
-        warehouses: count("warehouses").unwrap_or(o.scale),
-        isolation,
-        spec_timing: g.has("spec_timing"),
-        load_workers: count("load_workers"),
-        procedures: g.has("procedures"),
-        clients: o.clients,
-        run_s: o.run_s,
-        shared_seed: o.shared_seed,
-        run_constants: Constants {
-            c_last: 0,
-            c_id: 0,
-            ol_i_id: 0,
-        },
-    }))
+
+    /// The run's clients that are TPC-C terminals (CH-benCHmark gives some to its queries).
+    pub(crate) fn terminals(&self) -> u32 {
+        self.clients
+    }
+}
+
+impl Tpcc {
+    /// TPC-C from its options (`o.params`, checked against `OPTIONS`).
+    pub(crate) fn from_options(o: &WorkloadOptions) -> Result<Tpcc, Error> {
+        let g = options::parse(&OPTIONS, OPTIONS.who, &o.params)?;
+        if o.fillfactor.is_some() {
+            return Err(Error::Usage("--fillfactor applies to tpcb only".into()));
+        }
+        let count = |k: &str| g.number(k).map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        let isolation = match g.text("isolation") {
+            Some("serializable") => Isolation::Serializable,
+            _ => Isolation::Default,
+        };
+        Ok(Tpcc {
+            warehouses: count("warehouses").unwrap_or(o.scale),
+            isolation,
+            spec_timing: g.has("spec_timing"),
+            load_workers: count("load_workers"),
+            procedures: g.has("procedures"),
+            clients: o.clients,
+            run_s: o.run_s,
+            shared_seed: o.shared_seed,
+            run_constants: Constants {
+                c_last: 0,
+                c_id: 0,
+                ol_i_id: 0,
+            },
+            data_seed: None,
+        })
+    }
 }
 
 fn sql(engine: &dyn Engine) -> SqlSet {
@@ -321,7 +357,7 @@ impl Workload for Tpcc {
             &sql.statements("create", &vars),
             "the tpcc tables",
         )?;
-        let seed = clock_seed();
+        let seed = self.data_seed.unwrap_or_else(clock_seed);
         let mut rng = <::rand::rngs::SmallRng as ::rand::SeedableRng>::seed_from_u64(seed);
         let constants = Constants::for_load(&mut rng);
         // One writer at a time on an embedded engine: more sessions would only wait.
@@ -332,7 +368,10 @@ impl Workload for Tpcc {
             warehouses: self.warehouses,
             seed,
             constants,
-            now: now_text(),
+            now: match self.data_seed {
+                Some(_) => SEEDED_NOW.to_string(),
+                None => now_text(),
+            },
         };
         let started = std::time::Instant::now();
         load.run(s, self.load_workers.unwrap_or(default_workers))?;

@@ -152,6 +152,17 @@ pub const OPTIONS: Table = Table {
     ],
 };
 
+/// `--query-timeout` (TPC-H's, CH-benCHmark's): seconds above 0, at most a day.
+pub(crate) fn query_timeout(g: &options::Given) -> Result<Option<f64>, Error> {
+    let timeout = g.decimal("query_timeout");
+    match timeout.filter(|t| !(*t > 0.0 && *t <= 86_400.0)) {
+        Some(t) => usage(format!(
+            "--query-timeout {t}: give seconds above 0 and at most 86400"
+        )),
+        None => Ok(timeout),
+    }
+}
+
 fn options(opts: &WorkloadOptions) -> Result<Options, Error> {
     let g = options::parse(&OPTIONS, OPTIONS.who, &opts.params)?;
     let sf = g
@@ -174,12 +185,7 @@ fn options(opts: &WorkloadOptions) -> Result<Options, Error> {
     }
     let (repeat, streams) = (repeat as u32, streams as u32);
     let queries = g.text("queries").map(queries).transpose()?;
-    let timeout = g.decimal("query_timeout");
-    if let Some(t) = timeout.filter(|t| !(*t > 0.0 && *t <= 86_400.0)) {
-        return usage(format!(
-            "--query-timeout {t}: give seconds above 0 and at most 86400"
-        ));
-    }
+    let timeout = query_timeout(&g)?;
     Ok(Options {
         sf,
         queries,
