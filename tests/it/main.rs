@@ -6,6 +6,7 @@
 //! a run of SQLite-only trials needs none of them.
 
 mod capacity;
+mod ch;
 mod check;
 mod client_cpu;
 mod command_line;
@@ -97,6 +98,7 @@ fn main() {
     trials.extend(phases::trials(&env));
     trials.extend(smallbank::trials(&env));
     trials.extend(tatp::trials(&env));
+    trials.extend(ch::trials(&env));
     trials.extend(verdicts::trials(&env));
     trials.extend(statements::trials(&env));
     trials.extend(counters::trials(&env));
