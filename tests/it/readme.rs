@@ -34,6 +34,7 @@ const PAGES: &[(&str, &str)] = pages![
     "docs/servers-and-profiles.md",
     "docs/shards.md",
     "docs/tune.md",
+    "docs/workloads/ch.md",
     "docs/workloads/declarative.md",
     "docs/workloads/scripts.md",
     "docs/workloads/smallbank.md",
