@@ -1,6 +1,7 @@
 -- CH-benCHmark on Firebird 3: no DROP ... IF EXISTS (the catalogue is asked first), SET
--- STATISTICS for ANALYZE, RDB$DATABASE for a FROM-less SELECT, ascii_val() for ascii() and
--- SUBSTRING ... FROM ... FOR for substr(). Each EXECUTE BLOCK stays on one line.
+-- STATISTICS for ANALYZE, RDB$DATABASE for a FROM-less SELECT, ascii_val() for ascii(),
+-- SUBSTRING ... FROM ... FOR for substr(), and averages over doubles (its AVG keeps its
+-- argument's scale: the average of a smallint is a whole number). Each EXECUTE BLOCK stays on one line.
 
 -- name: drop
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION_NAME = 'REVENUE0')) THEN EXECUTE STATEMENT 'DROP VIEW revenue0'; END;
@@ -16,6 +17,9 @@ SELECT (SELECT count(*) FROM region), (SELECT count(*) FROM nation), (SELECT cou
 
 -- name: expr_code
 ascii_val({text})
+
+-- name: expr_avg
+avg(CAST({value} AS double precision))
 
 -- name: expr_prefix
 substring({text} from 1 for {length})

@@ -15,7 +15,7 @@ pub const QUERIES: [&str; 22] = [
 
 /// Query `q` (1 to 22) in the dialect of `sql`: its section with the dialect's expressions
 /// (`expr_*`) in place of {supplier}, {customer_nation}, {state_initial}, {phone_initial},
-/// {brand}, {entry_year} and {like}.
+/// {brand}, {entry_year}, {like} and the averages {avg_quantity}, {avg_amount}, {avg_balance}.
 pub fn query_text(sql: &SqlSet, q: u8) -> String {
     let expr = |name: &str, vars: &[(&str, &str)]| {
         let mut text = sql.get(name).trim().to_string();
@@ -40,6 +40,12 @@ pub fn query_text(sql: &SqlSet, q: u8) -> String {
             expr("expr_year", &[("timestamp", "o_entry_d")]),
         ),
         ("like", expr("expr_like", &[])),
+        (
+            "avg_quantity",
+            expr("expr_avg", &[("value", "ol_quantity")]),
+        ),
+        ("avg_amount", expr("expr_avg", &[("value", "ol_amount")])),
+        ("avg_balance", expr("expr_avg", &[("value", "c_balance")])),
         ("state_initial", state_initial),
     ];
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();

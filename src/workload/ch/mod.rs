@@ -20,7 +20,8 @@ use crate::sql::SqlSet;
 use super::options::{self, Kind, Opt, Phase, Table};
 use super::tpcc::{self, Tpcc};
 use super::{
-    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, db_error, run_all,
+    CheckItem, Client, Counts, Loader, Workload, WorkloadEntry, WorkloadOptions, clear_out,
+    db_error, meta_get, record_fact, run_all,
 };
 pub use client::QUERIES;
 
@@ -85,8 +86,14 @@ pub struct Ch {
     streams: u32,
     /// `--query-timeout`, in seconds.
     timeout: Option<f64>,
+    /// `--data-seed` given to `prepare`; in a run, the seed the data was loaded from (its fact).
     data_seed: Option<u64>,
+    /// The run's clients (0 outside a run, and in `merge`, whose figures follow the counts).
+    clients: u32,
 }
+
+/// The fact that records the seed of a seeded load (`--data-seed`).
+const FACT_SEED: &str = "ch.data_seed";
 
 fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     let g = options::parse(&OPTIONS, OPTIONS.who, &o.params)?;
@@ -116,6 +123,7 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         streams,
         timeout,
         data_seed,
+        clients: o.clients,
     }))
 }
 
@@ -185,7 +193,7 @@ impl Workload for Ch {
         let sql = sql(engine);
         // The view reads TPC-C's tables: it goes before they do.
         let drop = statements(&sql, "drop", engine);
-        run_all(s, &drop, "dropping the CH-benCHmark tables")?;
+        clear_out(s, "ch.", &drop, "the CH-benCHmark tables")?;
         self.tpcc.prepare(engine, s, loader)?;
         let create = statements(&sql, "create", engine);
         run_all(s, &create, "creating the CH-benCHmark tables")?;
@@ -198,12 +206,16 @@ impl Workload for Ch {
         let view = statements(&sql, "view", engine);
         run_all(s, &view, "creating query 15's view")?;
         let analyze = statements(&sql, "analyze", engine);
-        run_all(s, &analyze, "analyzing the CH-benCHmark tables")
+        run_all(s, &analyze, "analyzing the CH-benCHmark tables")?;
+        match self.data_seed {
+            Some(seed) => record_fact(s, FACT_SEED, &seed.to_string()),
+            None => Ok(()),
+        }
     }
 
     fn cleanup(&self, engine: &dyn Engine, s: &mut dyn Session) -> Result<(), Error> {
         let drop = statements(&sql(engine), "drop", engine);
-        run_all(s, &drop, "dropping the CH-benCHmark tables")?;
+        clear_out(s, "ch.", &drop, "the CH-benCHmark tables")?;
         self.tpcc.cleanup(engine, s)
     }
 
@@ -232,13 +244,30 @@ impl Workload for Ch {
     }
 
     fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
-        let warnings = self.tpcc.attach(engine, s)?;
+        let mut warnings = self.tpcc.attach(engine, s)?;
+        if self.streams > 0 && self.tpcc.terminals() == 0 {
+            warnings.push(format!(
+                "all {} client{} of this run are analytical streams: no TPC-C terminal runs (give --clients {} or more for both sides, --analytical-streams 0 for the terminals alone)",
+                self.streams,
+                if self.streams == 1 { "" } else { "s" },
+                self.streams + 1
+            ));
+        }
         let c = Ch::counts(&sql(engine), s)?;
         if c.get(2).copied().unwrap_or(0) == 0 {
             return Err(Error::Usage(
                 "the database holds no CH-benCHmark suppliers: run `dbduel prepare ch --warehouses N --dsn ...` first".into(),
             ));
         }
+        // The data says how it was loaded: a seed given to the run changes nothing.
+        let held = meta_get(s, FACT_SEED).and_then(|t| t.trim().parse().ok());
+        if let Some(given) = self.data_seed.filter(|g| Some(*g) != held) {
+            let holds = held.map_or("data loaded from the clock".into(), |h| {
+                format!("data loaded from seed {h}")
+            });
+            warnings.push(super::ignored(format!("--data-seed {given}"), holds));
+        }
+        self.data_seed = held;
         Ok(warnings)
     }
 
@@ -296,21 +325,29 @@ impl Workload for Ch {
     }
 
     /// The terminals' NOPM and tpmC (TPC-C's), and QphH: the streams' completed queries per
-    /// hour of measured time.
+    /// hour of measured time. Each side's figures when it ran: when the run had clients of that
+    /// side, or, in `merge` (which makes the workload without the run's clients and knows only
+    /// the counts), when it completed anything.
     fn metrics(&self, counts: &Counts) -> BTreeMap<String, f64> {
-        let mut out = BTreeMap::new();
-        if self.tpcc.terminals() > 0 {
-            out = self.tpcc.metrics(counts);
-        }
-        if self.streams > 0 {
-            let hours = (counts.duration_s / 3600.0).max(1e-12);
-            let queries: u64 = counts
+        let done = |queries: bool| -> u64 {
+            counts
                 .types
                 .iter()
-                .filter(|t| QUERIES.contains(&t.name.as_str()))
+                .filter(|t| QUERIES.contains(&t.name.as_str()) == queries)
                 .map(|t| t.transactions)
-                .sum();
-            out.insert("qphh".into(), queries as f64 / hours);
+                .sum()
+        };
+        let (terminals, streams) = match self.clients {
+            0 => (done(false) > 0, done(true) > 0),
+            _ => (self.tpcc.terminals() > 0, self.streams > 0),
+        };
+        let mut out = BTreeMap::new();
+        if terminals {
+            out = self.tpcc.metrics(counts);
+        }
+        if streams {
+            let hours = (counts.duration_s / 3600.0).max(1e-12);
+            out.insert("qphh".into(), done(true) as f64 / hours);
         }
         out
     }
@@ -368,6 +405,16 @@ mod tests {
         // The queries alone: no terminal, no NOPM.
         let alone = ch(2, &[("analytical_streams", "2")]).expect("valid");
         assert!(!alone.metrics(&counts).contains_key("nopm"));
+        // `merge` makes the workload without the run's options: each side's figures follow
+        // what the counts hold.
+        let merged = ch(0, &[]).expect("valid");
+        let m = merged.metrics(&counts);
+        assert!(m.contains_key("nopm") && m.contains_key("qphh"), "{m:?}");
+        let terminals_only = Counts {
+            duration_s: 60.0,
+            types: vec![count("new_order", 30), count("Q1", 0)],
+        };
+        assert!(!merged.metrics(&terminals_only).contains_key("qphh"));
     }
 
     #[test]
