@@ -17,6 +17,8 @@ use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, refusals
 /// of its sorted texts.
 const ANSWERS: &str = include_str!("ch-answers.txt");
 const SEED: &str = "7";
+/// The file's first line, which says what it holds.
+const ANSWERS_HEAD: &str = "# tests/it/ch-answers.txt: CH-benCHmark's 22 answers on one warehouse loaded with --data-seed 7 and spread by tests/it/ch.rs's SPREAD: rows, then per column the sum of its numbers or a digest of its sorted texts (written by DBDUEL_CH_ANSWERS_WRITE=1 on PostgreSQL)";
 
 /// What a freshly loaded TPC-C database lacks for the queries to have answers that tell: every
 /// ORDER-LINE quantity is 5 and a delivered line's amount 0, every S_ORDER_CNT 0, every order
@@ -183,7 +185,7 @@ fn known_answers(env: &Env, target: Target) -> Result<(), String> {
     }
     if matches!(target, Target::Postgres) && std::env::var_os("DBDUEL_CH_ANSWERS_WRITE").is_some() {
         let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/ch-answers.txt");
-        std::fs::write(file, &got).map_err(|e| e.to_string())?;
+        std::fs::write(file, format!("{ANSWERS_HEAD}\n{got}")).map_err(|e| e.to_string())?;
     }
     let known: Vec<&str> = ANSWERS.lines().filter(|l| l.starts_with('Q')).collect();
     ensure(known.len() == 22, || {
