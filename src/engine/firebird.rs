@@ -2,9 +2,9 @@
 //! level: a handle per prepared statement, each statement outside `begin` in its own transaction):
 //! a database is created on first connect when its file does not exist, snapshot (concurrency) or
 //! read committed transactions that wait on conflicts, statements prepared once per session,
-//! EXECUTE BLOCK loading, a `batch` that opens with `SET TERM` run as an isql script one statement
-//! at a time, errors classified by message (the same words whether raised by a statement or inside
-//! a procedure). Its cancel, for the statement timeout and the end of a run, deletes the session's
+//! loading through prepared EXECUTE BLOCKs whose parameters are the rows, a `batch` that opens
+//! with `SET TERM` run as an isql script one statement at a time, errors classified by message
+//! (the same words whether raised by a statement or inside a procedure). Its cancel, for the statement timeout and the end of a run, deletes the session's
 //! row of MON$STATEMENTS from another attachment. Its sessions' activity, for the wait sampler,
 //! comes from MON$TRANSACTIONS, MON$STATEMENTS and MON$RECORD_STATS, at a lower rate than the
 //! default (each read builds a snapshot of the database's attachments).
@@ -74,6 +74,9 @@ const PAGE_SIZE_FOR_CLIENT: u32 = PAGE_SIZE.swap_bytes();
 const BLOCK_BYTES: usize = 60_000;
 /// Most INSERTs in one EXECUTE BLOCK (each is a context; Firebird allows 256 per statement).
 const BLOCK_ROWS: u64 = 250;
+/// Most parameters in one loading block: the Rust client reads a statement's description into
+/// 1 KiB, where the server writes a byte for each parameter (more fail to prepare).
+const BLOCK_PARAMS: usize = 900;
 /// Rows per transaction when loading.
 const COMMIT_ROWS: u64 = 50_000;
 
@@ -370,6 +373,35 @@ fn to_fb(v: &Value) -> SqlType {
     }
 }
 
+/// An EXECUTE BLOCK that inserts `rows` rows into `table`, their values its parameters, each
+/// typed as its column (`TYPE OF COLUMN`), so that one prepared block takes any rows.
+fn insert_block(table: &str, columns: &[&str], rows: usize) -> String {
+    use std::fmt::Write;
+    let mut s = String::from("EXECUTE BLOCK (");
+    for r in 0..rows {
+        for (c, column) in columns.iter().enumerate() {
+            let sep = if r + c > 0 { ", " } else { "" };
+            let _ = write!(
+                s,
+                "{sep}p{} TYPE OF COLUMN {table}.{column} = ?",
+                r * columns.len() + c
+            );
+        }
+    }
+    s.push_str(") AS BEGIN\n");
+    let head = format!("INSERT INTO {table} ({}) VALUES (", columns.join(", "));
+    for r in 0..rows {
+        s.push_str(&head);
+        for c in 0..columns.len() {
+            let sep = if c > 0 { ", " } else { "" };
+            let _ = write!(s, "{sep}:p{}", r * columns.len() + c);
+        }
+        s.push_str(");\n");
+    }
+    s.push_str("END");
+    s
+}
+
 fn from_fb(v: &SqlType) -> Value {
     match v {
         SqlType::Null => Value::Null,
@@ -384,9 +416,128 @@ fn from_fb(v: &SqlType) -> Value {
 }
 
 impl FbSession {
-    /// Rows go as literals in EXECUTE BLOCK statements of up to 250 rows or 60 KB (one round
-    /// trip each), committed about every 50,000 rows; several sessions may append at once.
+    /// Rows go in EXECUTE BLOCKs of INSERTs whose values are the block's parameters, typed as
+    /// their columns (`insert_block`), prepared once per table and executed with block after
+    /// block of rows (one round trip each): the server compiles the block once, where a block
+    /// of literals was compiled for every 250 rows, which was most of a load's time (server
+    /// CPU). Committed about every 50,000 rows; several sessions may append at once. A table
+    /// whose block cannot be prepared (its columns not found as named, a type a parameter
+    /// cannot take) goes as blocks of literals instead.
     fn append(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        self.begin(true)?;
+        let Some(per_block) = self.rows_per_block(table, columns)? else {
+            return self.append_literals(table, columns, rows, progress);
+        };
+        let full = insert_block(table, columns, per_block);
+        let r = self.in_tr(|cli, db, tr| cli.prepare_statement(db, tr, DIALECT, &full));
+        let Ok(mut stmt) = r else {
+            return self.append_literals(table, columns, rows, progress);
+        };
+        let loaded = self.append_blocks(&mut stmt.1, table, columns, per_block, rows, progress);
+        if !self.broken {
+            let _ = self.cli.free_statement(&mut stmt.1, FreeStmtOp::Drop);
+        }
+        let n = loaded?;
+        self.commit()?;
+        Ok(n)
+    }
+
+    /// `append`'s rows, `per_block` at a time through the prepared block `stmt`, the last ones
+    /// through a block of their number.
+    fn append_blocks(
+        &mut self,
+        stmt: &mut Stmt,
+        table: &str,
+        columns: &[&str],
+        per_block: usize,
+        rows: &mut dyn RowSource,
+        progress: LoadProgress<'_>,
+    ) -> DbResult<u64> {
+        let (mut row, mut params) = (Vec::new(), Vec::with_capacity(per_block * columns.len()));
+        let (mut n, mut in_block) = (0u64, 0usize);
+        loop {
+            let more = rows.next_row(&mut row);
+            if more {
+                params.extend(row.iter().map(to_fb));
+                (n, in_block) = (n + 1, in_block + 1);
+                if in_block < per_block {
+                    continue;
+                }
+            }
+            if in_block == 0 {
+                return Ok(n);
+            }
+            let block = std::mem::take(&mut params);
+            if in_block == per_block {
+                self.in_tr(|cli, db, tr| cli.execute(db, tr, stmt, block).map(drop))?;
+            } else {
+                // The last rows, fewer than a block: a block of their own.
+                let sql = insert_block(table, columns, in_block);
+                self.in_tr(|cli, db, tr| {
+                    let (_, mut h) = cli.prepare_statement(db, tr, DIALECT, &sql)?;
+                    let done = cli.execute(db, tr, &mut h, block).map(drop);
+                    let _ = cli.free_statement(&mut h, FreeStmtOp::Drop);
+                    done
+                })?;
+            }
+            if !progress(in_block as u64) {
+                return Err(load_interrupted(self));
+            }
+            if !more {
+                return Ok(n);
+            }
+            if n >= COMMIT_ROWS && n % COMMIT_ROWS < per_block as u64 {
+                self.commit()?;
+                self.begin(true)?;
+            }
+            in_block = 0;
+        }
+    }
+
+    /// How many rows a parameter block of `table` takes: at most `BLOCK_ROWS` and
+    /// `BLOCK_PARAMS` parameters, its text and its message of parameters (each column as wide
+    /// as declared, with its null flag) under `BLOCK_BYTES`. None: the columns are not all found under these names.
+    fn rows_per_block(&mut self, table: &str, columns: &[&str]) -> DbResult<Option<usize>> {
+        let stored = |name: &str| match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+            Some(quoted) => quoted.replace("\"\"", "\""),
+            None => name.to_ascii_uppercase(),
+        };
+        let widths = self.query_text(&format!(
+            "SELECT TRIM(rf.RDB$FIELD_NAME), f.RDB$FIELD_LENGTH FROM RDB$RELATION_FIELDS rf \
+             JOIN RDB$FIELDS f ON f.RDB$FIELD_NAME = rf.RDB$FIELD_SOURCE \
+             WHERE rf.RDB$RELATION_NAME = '{}'",
+            stored(table).replace('\'', "''")
+        ))?;
+        let mut message = 0usize;
+        for column in columns {
+            let name = stored(column);
+            let Some(Value::Int(width)) = widths
+                .iter()
+                .find(|w| matches!(&w[0], Value::Text(t) if *t == name))
+                .map(|w| w[1].clone())
+            else {
+                return Ok(None);
+            };
+            // A VARCHAR's length word, the null flag, alignment.
+            message += width.max(0) as usize + 8;
+        }
+        let text = insert_block(table, columns, 2).len() - insert_block(table, columns, 1).len();
+        let rows = (BLOCK_BYTES / text.max(1))
+            .min(BLOCK_BYTES / message.max(1))
+            .min(BLOCK_PARAMS / columns.len().max(1))
+            .min(BLOCK_ROWS as usize);
+        Ok(Some(rows.max(1)))
+    }
+
+    /// Rows as literals in EXECUTE BLOCK statements of up to 250 rows or 60 KB, each compiled
+    /// by the server (one round trip each), committed about every 50,000 rows.
+    fn append_literals(
         &mut self,
         table: &str,
         columns: &[&str],
@@ -396,7 +547,6 @@ impl FbSession {
         let head = format!("INSERT INTO {table} ({}) VALUES (", columns.join(", "));
         let (mut row, mut n, mut in_block) = (Vec::new(), 0u64, 0u64);
         let mut block = String::with_capacity(BLOCK_BYTES + 4096);
-        self.begin(true)?;
         let flush = |s: &mut Self, block: &mut String| -> DbResult<()> {
             block.push_str("END");
             let r = s.batch(block);
