@@ -102,6 +102,7 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
         bin_dir: a.bin_dir.clone(),
         settings,
         keep_running: true,
+        temp_in: None,
     };
     let state = Server::start(kind, &opts)?.detach(&profile_name)?;
     // Firebird's version names the product already.

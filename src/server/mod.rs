@@ -147,6 +147,8 @@ impl Layout {
 pub struct ServerOptions {
     /// Its directory; None: a temporary one, removed when the server is dropped.
     pub dir: Option<PathBuf>,
+    /// Where that temporary directory goes; None: the system's temporary directory.
+    pub temp_in: Option<PathBuf>,
     pub port: Option<u16>,
     /// Where its binaries are, before PATH and the usual Debian locations.
     pub bin_dir: Option<PathBuf>,
@@ -222,7 +224,7 @@ impl Server {
             Some(p) => check_port(p)?,
             None => free_port()?,
         };
-        let (layout, temp) = prepare_dir(kind, opts.dir.as_deref())?;
+        let (layout, temp) = prepare_dir(kind, opts.dir.as_deref(), opts.temp_in.as_deref())?;
         let account = service_account(kind.account);
         let fresh = !layout.data.exists();
         let password = if fresh {
@@ -560,6 +562,7 @@ fn signal(pid: u32, sig: i32) {
 fn prepare_dir(
     kind: &ServerKind,
     dir: Option<&Path>,
+    temp_in: Option<&Path>,
 ) -> Result<(Layout, Option<tempfile::TempDir>), Error> {
     let (path, temp) = match dir {
         // Absolute: the server runs in its data directory, where a relative socket path
@@ -569,10 +572,14 @@ fn prepare_dir(
             None,
         ),
         None => {
-            let t = tempfile::Builder::new()
-                .prefix(&format!("dbduel-{}-", kind.engine))
-                .tempdir()
-                .map_err(|source| Error::TempDir { source })?;
+            let prefix = format!("dbduel-{}-", kind.engine);
+            let mut b = tempfile::Builder::new();
+            b.prefix(&prefix);
+            let t = match temp_in {
+                Some(parent) => b.tempdir_in(parent),
+                None => b.tempdir(),
+            }
+            .map_err(|source| Error::TempDir { source })?;
             (t.path().to_path_buf(), Some(t))
         }
     };
@@ -876,13 +883,15 @@ pub fn full_dsn(dir: &Path) -> Result<String, Error> {
     ))
 }
 
-/// A server for the test suite: temporary directory, password authentication. With
+/// A server for the test suite: temporary directory (in `temp_in`, else the system's),
+/// password authentication. With
 /// `DBDUEL_TEST_BIN_DIR_POSTGRES` (or `_MYSQL`, `_FIREBIRD`: the engine's name) set to a directory
 /// of binaries, the suite's servers of that engine are those (another major version than the
 /// installed one) rather than the ones found on the machine.
-pub fn start_for_tests(
+pub fn start_for_tests_in(
     kind: &'static ServerKind,
     settings: &[(&str, &str)],
+    temp_in: Option<&Path>,
 ) -> Result<Server, Error> {
     let settings = settings
         .iter()
@@ -907,7 +916,17 @@ pub fn start_for_tests(
         &ServerOptions {
             settings,
             bin_dir,
+            temp_in: temp_in.map(Path::to_path_buf),
             ..ServerOptions::default()
         },
     )
+}
+
+/// `start_for_tests_in` the system's temporary directory (on storage, for the trials that
+/// measure what storage does).
+pub fn start_for_tests(
+    kind: &'static ServerKind,
+    settings: &[(&str, &str)],
+) -> Result<Server, Error> {
+    start_for_tests_in(kind, settings, None)
 }
