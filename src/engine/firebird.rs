@@ -1141,6 +1141,18 @@ mod tests {
     }
 
     #[test]
+    fn a_loading_block_takes_each_value_as_a_parameter_typed_as_its_column() {
+        assert_eq!(
+            insert_block("t", &["a", "b"], 2),
+            "EXECUTE BLOCK (p0 TYPE OF COLUMN t.a = ?, p1 TYPE OF COLUMN t.b = ?, \
+             p2 TYPE OF COLUMN t.a = ?, p3 TYPE OF COLUMN t.b = ?) AS BEGIN\n\
+             INSERT INTO t (a, b) VALUES (:p0, :p1);\n\
+             INSERT INTO t (a, b) VALUES (:p2, :p3);\n\
+             END"
+        );
+    }
+
+    #[test]
     fn a_set_term_script_is_split_at_its_terminator() {
         assert_eq!(script("CREATE TABLE t (x int)"), None);
         assert_eq!(script("SELECT 1 FROM RDB$DATABASE;\nSET TERM ^ ;"), None);

@@ -130,7 +130,7 @@ fn killable_db(env: &Env, target: Target, name: &str) -> Result<(String, Option<
     if !matches!(target, Target::Firebird) {
         return Ok((env.fresh_db(target, name), None));
     }
-    let fb = env.own_server_in_memory(&server::FIREBIRD, &[])?;
+    let fb = env.own_server(&server::FIREBIRD, &[])?;
     let file = fb.dir().join("data").join(format!("{name}.fdb"));
     Ok((fb.dsn_text(&file.display().to_string()), Some(fb)))
 }
@@ -444,8 +444,8 @@ fn stalled(kind: &'static ServerKind, clients: &[&str]) -> Result<(), String> {
         clients
     };
     let count: usize = clients[1].parse().map_err(|_| "clients' count")?;
-    let srv =
-        server::start_for_tests_in(kind, &[], crate::env::memory()).map_err(|e| e.to_string())?;
+    let srv = server::start_for_tests_in(kind, &[], crate::env::memory_for(kind))
+        .map_err(|e| e.to_string())?;
     let pid = srv.pid().ok_or("no server pid")?;
     let db = if kind.engine == "mysql" { "dbduel" } else { "" };
     let dsn = srv.dsn_text(db);
@@ -552,8 +552,8 @@ fn kill_server(srv: &mut server::Server) -> Result<(), String> {
 /// is a counted error, the outage stays inside the window (tps over all of it), the exit code
 /// says transactions failed, and `check` finds no half-applied transaction after recovery.
 fn killed_mid_run(kind: &'static ServerKind, down: Duration) -> Result<(), String> {
-    let mut srv =
-        server::start_for_tests_in(kind, &[], crate::env::memory()).map_err(|e| e.to_string())?;
+    let mut srv = server::start_for_tests_in(kind, &[], crate::env::memory_for(kind))
+        .map_err(|e| e.to_string())?;
     let dsn = own_db(&srv)?;
     expect_code(&dbduel(&["prepare", "tpcb", "--dsn", &dsn]), 0, "prepare")?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
