@@ -435,9 +435,12 @@ impl FbSession {
             return self.append_literals(table, columns, rows, progress);
         };
         let full = insert_block(table, columns, per_block);
-        let r = self.in_tr(|cli, db, tr| cli.prepare_statement(db, tr, DIALECT, &full));
-        let Ok(mut stmt) = r else {
-            return self.append_literals(table, columns, rows, progress);
+        let mut stmt = match self.in_tr(|cli, db, tr| cli.prepare_statement(db, tr, DIALECT, &full))
+        {
+            Ok(stmt) => stmt,
+            // The connection itself failed: its error, not the literals' "transaction lost".
+            Err(e) if self.broken => return Err(e),
+            Err(_) => return self.append_literals(table, columns, rows, progress),
         };
         let loaded = self.append_blocks(&mut stmt.1, table, columns, per_block, rows, progress);
         if !self.broken {
