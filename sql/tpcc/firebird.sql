@@ -64,7 +64,10 @@ WHEN CAST(? AS INTEGER) THEN CAST(? AS INTEGER)
 -- same words, with "At procedure ..." appended. Reads are plain where the PostgreSQL
 -- functions lock, as in the client-side statements above. Item lists travel as text
 -- '{1,2,3}', as on PostgreSQL, and are cut at the commas (PSQL has no arrays). A customer
--- name that matches nobody raises the exception tpcc_no_customer.
+-- name that matches nobody raises the exception tpcc_no_customer. An UPDATE of a row that must
+-- exist that changes none raises dbduel_missed_row, which dbduel counts as missed_row and
+-- retries: Firebird 3.0.11 has been seen to let an UPDATE that waited on a hot row match no row
+-- without an error (docs/connecting.md), which would commit the Payment in part.
 -- name: procedures_drop
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$PROCEDURES WHERE RDB$PROCEDURE_NAME = 'TPCC_NEW_ORDER')) THEN EXECUTE STATEMENT 'DROP PROCEDURE tpcc_new_order'; END;
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$PROCEDURES WHERE RDB$PROCEDURE_NAME = 'TPCC_PAYMENT')) THEN EXECUTE STATEMENT 'DROP PROCEDURE tpcc_payment'; END;
@@ -73,12 +76,14 @@ EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$PROCEDURES WHERE RDB$PROCEDU
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$PROCEDURES WHERE RDB$PROCEDURE_NAME = 'TPCC_STOCK_LEVEL')) THEN EXECUTE STATEMENT 'DROP PROCEDURE tpcc_stock_level'; END;
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$PROCEDURES WHERE RDB$PROCEDURE_NAME = 'TPCC_CUSTOMER_BY_NAME')) THEN EXECUTE STATEMENT 'DROP PROCEDURE tpcc_customer_by_name'; END;
 EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$EXCEPTIONS WHERE RDB$EXCEPTION_NAME = 'TPCC_NO_CUSTOMER')) THEN EXECUTE STATEMENT 'DROP EXCEPTION tpcc_no_customer'; END;
+EXECUTE BLOCK AS BEGIN IF (EXISTS(SELECT 1 FROM RDB$EXCEPTIONS WHERE RDB$EXCEPTION_NAME = 'DBDUEL_MISSED_ROW')) THEN EXECUTE STATEMENT 'DROP EXCEPTION dbduel_missed_row'; END;
 
 -- An isql-style script: the wire protocol takes one statement at a time, and dbduel's Firebird
 -- session runs a text that opens with SET TERM statement by statement, as isql does.
 -- name: procedures
 SET TERM ^ ;
 CREATE EXCEPTION tpcc_no_customer 'no customer named @1 in warehouse @2, district @3'^
+CREATE EXCEPTION dbduel_missed_row 'UPDATE @1 matched @2 rows instead of 1; the transaction is rolled back'^
 
 CREATE PROCEDURE tpcc_customer_by_name (p_w INTEGER, p_d INTEGER, p_last VARCHAR(16)) RETURNS (c INTEGER)
 AS
@@ -177,8 +182,12 @@ AS
 BEGIN
   customer = p_c;
   UPDATE warehouse SET w_ytd = w_ytd + :p_amount WHERE w_id = :p_w;
+  IF (ROW_COUNT <> 1) THEN
+    EXCEPTION dbduel_missed_row USING ('warehouse', ROW_COUNT);
   SELECT w_name FROM warehouse WHERE w_id = :p_w INTO :v_w_name;
   UPDATE district SET d_ytd = d_ytd + :p_amount WHERE d_w_id = :p_w AND d_id = :p_d;
+  IF (ROW_COUNT <> 1) THEN
+    EXCEPTION dbduel_missed_row USING ('district', ROW_COUNT);
   SELECT d_name FROM district WHERE d_w_id = :p_w AND d_id = :p_d INTO :v_d_name;
   IF (p_c = 0) THEN
     EXECUTE PROCEDURE tpcc_customer_by_name(:p_c_w, :p_c_d, :p_last) RETURNING_VALUES :customer;
@@ -188,9 +197,15 @@ BEGIN
     SELECT c_data FROM customer WHERE c_w_id = :p_c_w AND c_d_id = :p_c_d AND c_id = :customer INTO :v_data;
     v_data = LEFT(customer || ' ' || p_c_d || ' ' || p_c_w || ' ' || p_d || ' ' || p_w || ' ' || p_amount || '|' || v_data, 500);
     UPDATE customer SET c_balance = c_balance - :p_amount, c_ytd_payment = c_ytd_payment + :p_amount, c_payment_cnt = c_payment_cnt + 1, c_data = :v_data WHERE c_w_id = :p_c_w AND c_d_id = :p_c_d AND c_id = :customer;
+    IF (ROW_COUNT <> 1) THEN
+      EXCEPTION dbduel_missed_row USING ('customer', ROW_COUNT);
   END
   ELSE
+  BEGIN
     UPDATE customer SET c_balance = c_balance - :p_amount, c_ytd_payment = c_ytd_payment + :p_amount, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = :p_c_w AND c_d_id = :p_c_d AND c_id = :customer;
+    IF (ROW_COUNT <> 1) THEN
+      EXCEPTION dbduel_missed_row USING ('customer', ROW_COUNT);
+  END
   INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (:customer, :p_c_d, :p_c_w, :p_d, :p_w, CURRENT_TIMESTAMP, :p_amount, LEFT(:v_w_name || '    ' || :v_d_name, 24));
   SUSPEND;
 END^
@@ -235,9 +250,13 @@ BEGIN
       CONTINUE;
     SELECT o_c_id FROM orders WHERE o_w_id = :p_w AND o_d_id = :v_d AND o_id = :v_o INTO :v_c;
     UPDATE orders SET o_carrier_id = :p_carrier WHERE o_w_id = :p_w AND o_d_id = :v_d AND o_id = :v_o;
+    IF (ROW_COUNT <> 1) THEN
+      EXCEPTION dbduel_missed_row USING ('orders', ROW_COUNT);
     UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = :p_w AND ol_d_id = :v_d AND ol_o_id = :v_o;
     SELECT COALESCE(sum(ol_amount), 0) FROM order_line WHERE ol_w_id = :p_w AND ol_d_id = :v_d AND ol_o_id = :v_o INTO :v_sum;
     UPDATE customer SET c_balance = c_balance + :v_sum, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = :p_w AND c_d_id = :v_d AND c_id = :v_c;
+    IF (ROW_COUNT <> 1) THEN
+      EXCEPTION dbduel_missed_row USING ('customer', ROW_COUNT);
     delivered = delivered + 1;
   END
   SUSPEND;

@@ -42,7 +42,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     name: "firebird",
     schemes: &["firebird"],
     about: "Firebird 3+ over its wire protocol; the database file is created when missing; \
-            ?isolation=snapshot (default) or read_committed",
+            ?isolation=snapshot (default) or read_committed; ?lock_wait=wait (default) or nowait",
     open,
     file: false,
     durability,
@@ -89,6 +89,7 @@ struct Firebird {
     address: String,
     protocol: Protocol,
     isolation: TrIsolationLevel,
+    lock_wait: TrLockResolution,
     connect_timeout: std::time::Duration,
     statement_timeout: Option<std::time::Duration>,
 }
@@ -97,7 +98,10 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
     super::no_extended(protocol, "Firebird")?;
     opts.no_table_engine()?;
     opts.no_lazy_begin("a Firebird statement names its transaction, whose handle the transaction's start returns, so that start is a round trip of its own")?;
-    dsn.only_params("firebird", ["isolation", "connect_timeout"].into_iter())?;
+    dsn.only_params(
+        "firebird",
+        ["isolation", "lock_wait", "connect_timeout"].into_iter(),
+    )?;
     let connect_timeout = login::connect_timeout(dsn.param("connect_timeout").map(str::to_string))
         .map_err(|e| Error::Usage(format!("--dsn {dsn}: {e}")))?;
     // Snapshot by default, Firebird's own default. Under it a transaction that waited on a row
@@ -110,6 +114,19 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         other => {
             return Err(Error::Usage(format!(
                 "unknown isolation '{other}' in --dsn {dsn}: use snapshot or read_committed"
+            )));
+        }
+    };
+    // WAIT by default, Firebird's own default (isql's SET TRANSACTION). Firebird 3.0.11 has
+    // been seen to let an UPDATE that waited on a hot row match no row, without an error, in
+    // either isolation (docs/connecting.md): NO WAIT fails such an UPDATE at once instead, and
+    // the run's retries do the waiting.
+    let lock_wait = match dsn.param("lock_wait").unwrap_or("wait") {
+        "wait" => TrLockResolution::Wait(None),
+        "nowait" | "no_wait" => TrLockResolution::NoWait,
+        other => {
+            return Err(Error::Usage(format!(
+                "unknown lock_wait '{other}' in --dsn {dsn}: use wait or nowait"
             )));
         }
     };
@@ -133,6 +150,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         address: dsn.address(3050),
         protocol,
         isolation,
+        lock_wait,
         connect_timeout,
         statement_timeout: opts.statement_timeout,
     }))
@@ -176,7 +194,7 @@ impl Engine for Firebird {
             conf: TransactionConfiguration {
                 data_access: TrDataAccessMode::ReadWrite,
                 isolation: self.isolation,
-                lock_resolution: TrLockResolution::Wait(None),
+                lock_resolution: self.lock_wait,
             },
             config,
             connect_timeout: self.connect_timeout,
@@ -892,7 +910,9 @@ impl Session for FbSession {
             "SELECT rdb$get_context('SYSTEM', 'ENGINE_VERSION'), MON$PAGE_SIZE, MON$PAGE_BUFFERS, \
              MON$FORCED_WRITES, MON$SWEEP_INTERVAL, MON$ODS_MAJOR, MON$SQL_DIALECT, \
              rdb$get_context('SYSTEM', 'ISOLATION_LEVEL'), \
-             rdb$get_context('SYSTEM', 'WIRE_ENCRYPTED') FROM MON$DATABASE",
+             rdb$get_context('SYSTEM', 'WIRE_ENCRYPTED'), \
+             (SELECT MON$LOCK_TIMEOUT FROM MON$TRANSACTIONS \
+              WHERE MON$TRANSACTION_ID = CURRENT_TRANSACTION) FROM MON$DATABASE",
         )?;
         let row = rows.into_iter().next().unwrap_or_default();
         let get = |i: usize| row.get(i).map(Value::to_string).unwrap_or_default();
@@ -907,6 +927,7 @@ impl Session for FbSession {
         ]
         .into_iter()
         .map(|(k, i)| (k.to_string(), get(i)))
+        .chain([("lock_wait".to_string(), lock_wait_words(&get(9)))])
         .collect();
         // Firebird's own wire encryption (ARC4, after an SRP login), as its WireCrypt allows.
         let note = if get(8).eq_ignore_ascii_case("TRUE") {
@@ -964,6 +985,17 @@ impl Session for FbSession {
         Ok(super::statements::Reading::Unavailable(
             "Firebird keeps no cumulative figures per statement outside its trace API (MON$STATEMENTS holds only the statements prepared now, MON$RECORD_STATS their attachments' totals)".into(),
         ))
+    }
+}
+
+/// How the session's transactions meet a lock, from their MON$LOCK_TIMEOUT as the server
+/// keeps it: -1 waits, 0 does not, more waits that many seconds.
+fn lock_wait_words(timeout: &str) -> String {
+    match timeout.trim() {
+        "-1" => "wait".into(),
+        "0" => "nowait".into(),
+        "" => String::new(),
+        seconds => format!("wait {seconds} s"),
     }
 }
 
@@ -1076,6 +1108,10 @@ fn classify(e: &FbError, connecting: bool) -> DbError {
                 || has("concurrent transaction number")
             {
                 ErrorClass::Serialization
+            } else if has("DBDUEL_MISSED_ROW") {
+                // Raised by dbduel's own procedures (TPC-C's) after an UPDATE that changed no
+                // row it must change.
+                ErrorClass::MissedRow
             } else if has("deadlock") {
                 ErrorClass::Deadlock
             } else if has("lock conflict on no wait transaction") || has("lock time-out") {

@@ -107,9 +107,8 @@ pub enum ErrorClass {
     /// The server's statement timeout (`--statement-timeout`) cancelled the statement.
     StatementTimeout,
     /// Retryable: an UPDATE of a row that must exist matched none, so committing would apply
-    /// the transaction in part. Firebird's rules say a concurrent update is always an error in
-    /// the modes dbduel uses; this guard stays for the one broken run whose cause was not found
-    /// (docs/connecting.md, Firebird's isolation), and for any engine that skips such a row.
+    /// the transaction in part. Firebird 3.0.11 does this to an UPDATE that waited on a hot row
+    /// (docs/connecting.md, Firebird's lock wait); the built-in workloads check for it.
     MissedRow,
     /// Fatal for the session: the client reconnects and the loss is counted.
     ConnectionLost,

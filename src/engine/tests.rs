@@ -155,7 +155,7 @@ fn engines_refuse_what_they_do_not_take() {
         ),
         (
             "firebird://u@h/db?isolaton=1",
-            "firebird accepts isolation, connect_timeout",
+            "firebird accepts isolation, lock_wait, connect_timeout",
         ),
         ("sqlite:///tmp/x.db?jurnal_mode=wal", "sqlite accepts "),
     ] {

@@ -347,6 +347,19 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             },
             "use snapshot or read_committed",
         ),
+        refused(
+            env,
+            "firebird_bad_lock_wait",
+            |_| {
+                v(&[
+                    "run",
+                    "tpcb",
+                    "--dsn",
+                    "firebird://u:pw@127.0.0.1:3050/tmp/x.fdb?lock_wait=5",
+                ])
+            },
+            "unknown lock_wait '5' in --dsn firebird://u@127.0.0.1:3050/tmp/x.fdb?lock_wait=5: use wait or nowait",
+        ),
         wrong_password(env, Target::Postgres),
         wrong_password(env, Target::MariaDb("InnoDB")),
         wrong_password(env, Target::Firebird),

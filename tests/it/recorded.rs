@@ -1,5 +1,5 @@
 //! What a run's result and summary say about how it ran: the isolation level its transactions
-//! ran at (and Firebird's page size), sysbench's options and the storage engine read from the
+//! ran at (and Firebird's page size and lock wait), sysbench's options and the storage engine read from the
 //! data, and whether its commits were durable, judged from the settings read back.
 
 use std::sync::Arc;
@@ -27,7 +27,8 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
 
 /// Every result names the isolation level its transactions ran at (the session's, not the
 /// server's default among the settings), the summary prints it, and a Firebird database that
-/// dbduel creates has 16 KiB pages, recorded with the result.
+/// dbduel creates has 16 KiB pages, recorded with the result, as is whether its transactions
+/// wait on locks (`?lock_wait=nowait`).
 fn isolation_recorded(env: &Env) -> Result<(), String> {
     let cases = [
         (Target::Sqlite, "", "serializable"),
@@ -39,6 +40,7 @@ fn isolation_recorded(env: &Env) -> Result<(), String> {
             "?isolation=read_committed",
             "read committed",
         ),
+        (Target::Firebird, "?lock_wait=nowait", "snapshot"),
     ];
     for (i, (target, param, level)) in cases.into_iter().enumerate() {
         let dsn = prepared_tpcb(env, target, "isolation")? + param;
@@ -72,6 +74,16 @@ fn isolation_recorded(env: &Env) -> Result<(), String> {
             let page = &r["engine"]["settings"]["page_size"];
             ensure(page == "16384", || {
                 format!("Firebird page size {page}, not 16384")
+            })?;
+            // Read back from the server (MON$TRANSACTIONS), not from the DSN.
+            let want = if param.contains("nowait") {
+                "nowait"
+            } else {
+                "wait"
+            };
+            let lock_wait = &r["engine"]["settings"]["lock_wait"];
+            ensure(lock_wait == want, || {
+                format!("Firebird{param}: lock_wait {lock_wait}, not {want}")
             })?;
         }
     }

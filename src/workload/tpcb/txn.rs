@@ -3,10 +3,10 @@
 //! same generator: one seed gives pgbench's values.
 
 use super::{ACCOUNTS, BRANCHES, TELLERS, Variant};
-use crate::engine::{DbError, DbResult, ErrorClass, Session, StmtId, Value};
+use crate::engine::{DbResult, Session, StmtId, Value};
 use crate::sql::SqlSet;
-use crate::workload::Client;
 use crate::workload::script::rand::Prng;
+use crate::workload::{Client, one_row};
 
 pub struct TpcbClient {
     rng: Prng,
@@ -53,20 +53,6 @@ impl TpcbClient {
             command: 0,
         })
     }
-}
-
-/// Each UPDATE must change its one row: one that matched none would let the transaction
-/// commit in part, and the balances would no longer add up.
-fn one_row(updated: u64, table: &str) -> DbResult<()> {
-    if updated == 1 {
-        return Ok(());
-    }
-    Err(DbError::new(
-        ErrorClass::MissedRow,
-        format!(
-            "UPDATE {table} matched {updated} rows instead of 1; the transaction is rolled back"
-        ),
-    ))
 }
 
 impl Client for TpcbClient {

@@ -16,7 +16,7 @@ use super::rand::{Constants, cents, last_name, nurand};
 use super::{CUSTOMERS, DISTRICTS, ITEMS};
 use crate::engine::{DbError, DbResult, ErrorClass, Session, StmtId, Value};
 use crate::sql::SqlSet;
-use crate::workload::Client;
+use crate::workload::{Client, one_row};
 
 /// A stock row as New-Order reads it (S_QUANTITY, S_DATA, S_DIST_01..10), by (warehouse, item).
 type StockRow = ((i64, i64), Vec<Value>);
@@ -564,12 +564,19 @@ impl TpccClient {
         let (w_id, amount) = (self.home.w_id, *amount);
         let (w, d, h) = (Value::Int(w_id), Value::Int(*d_id), Value::Float(amount));
         s.begin(true)?;
-        s.exec(self.st(Stmt::PWarehouseUpdate), &[h.clone(), w.clone()])?;
+        // Each UPDATE must change its one row (`one_row`): W_YTD = sum(D_YTD) depends on it.
+        one_row(
+            s.exec(self.st(Stmt::PWarehouseUpdate), &[h.clone(), w.clone()])?,
+            "warehouse",
+        )?;
         let w_name =
             first(s.query(self.st(Stmt::PWarehouse), std::slice::from_ref(&w))?)[0].to_string();
-        s.exec(
-            self.st(Stmt::PDistrictUpdate),
-            &[h.clone(), w.clone(), d.clone()],
+        one_row(
+            s.exec(
+                self.st(Stmt::PDistrictUpdate),
+                &[h.clone(), w.clone(), d.clone()],
+            )?,
+            "district",
         )?;
         let d_name =
             first(s.query(self.st(Stmt::PDistrict), &[w.clone(), d.clone()])?)[0].to_string();
@@ -587,16 +594,22 @@ impl TpccClient {
             let mut data = format!("{c_id} {c_d_id} {c_w_id} {d_id} {w_id} {amount:.2}|{old}");
             data.truncate(500);
             let [kw, kd, kc] = key;
-            s.exec(
-                self.st(Stmt::PCustomerUpdateBc),
-                &[h.clone(), h.clone(), Value::Text(data), kw, kd, kc],
+            one_row(
+                s.exec(
+                    self.st(Stmt::PCustomerUpdateBc),
+                    &[h.clone(), h.clone(), Value::Text(data), kw, kd, kc],
+                )?,
+                "customer",
             )?;
             n += 1;
         } else {
             let [kw, kd, kc] = key;
-            s.exec(
-                self.st(Stmt::PCustomerUpdate),
-                &[h.clone(), h.clone(), kw, kd, kc],
+            one_row(
+                s.exec(
+                    self.st(Stmt::PCustomerUpdate),
+                    &[h.clone(), h.clone(), kw, kd, kc],
+                )?,
+                "customer",
             )?;
         }
         // H_DATA: W_NAME and D_NAME separated by 4 spaces.
@@ -668,15 +681,21 @@ impl TpccClient {
             let c_id = first(s.query(self.st(Stmt::DOrder), &key)?)[0]
                 .as_i64()
                 .unwrap_or(0);
-            s.exec(
-                self.st(Stmt::DOrderUpdate),
-                &[Value::Int(carrier), w.clone(), d.clone(), o],
+            one_row(
+                s.exec(
+                    self.st(Stmt::DOrderUpdate),
+                    &[Value::Int(carrier), w.clone(), d.clone(), o],
+                )?,
+                "orders",
             )?;
             s.exec(self.st(Stmt::DLinesUpdate), &key)?;
             let sum = num(&first(s.query(self.st(Stmt::DLinesSum), &key)?)[0]);
-            s.exec(
-                self.st(Stmt::DCustomerUpdate),
-                &[Value::Float(cents(sum)), w.clone(), d, Value::Int(c_id)],
+            one_row(
+                s.exec(
+                    self.st(Stmt::DCustomerUpdate),
+                    &[Value::Float(cents(sum)), w.clone(), d, Value::Int(c_id)],
+                )?,
+                "customer",
             )?;
             n += 5;
         }
