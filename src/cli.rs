@@ -633,7 +633,9 @@ pub struct ServerStartArgs {
     /// postgresql.conf's for postgres (`--set shared_preload_libraries=` starts it without
     /// pg_stat_statements), mysqld's options for mysql (`--set performance_schema=OFF`),
     /// firebird.conf's for firebird. The server judges it when it starts; the connection limit
-    /// --connections needs still holds, and `server status` names the settings.
+    /// --connections needs still holds, and `server status` names the settings. A knob given
+    /// twice is passed twice (MariaDB's performance-schema-instrument takes a pattern each
+    /// time).
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     pub set: Vec<String>,
 }

@@ -78,18 +78,7 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
     })?;
     let mut settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
     let mut profile_name = chosen.name.clone();
-    for set in &a.set {
-        let (knob, value) = set
-            .split_once('=')
-            .map(|(k, v)| (k.trim(), v.trim()))
-            .filter(|(k, _)| !k.is_empty() && !k.contains(char::is_whitespace))
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "--set '{set}': write a setting as KNOB=VALUE, e.g. --set shared_buffers=1GB"
-                ))
-            })?;
-        settings.retain(|(k, _)| k != knob);
-        settings.push((knob.to_string(), value.to_string()));
+    for (knob, value) in with_sets(&mut settings, &a.set)? {
         profile_name.push_str(&format!(", {knob}={value}"));
     }
     for (knob, value) in profile::required(kind.engine, &facts) {
@@ -598,4 +587,64 @@ pub fn merge(args: &crate::cli::MergeArgs) -> Result<Outcome, Error> {
     } else {
         Outcome::Success
     })
+}
+
+/// `server start --set KNOB=VALUE`s on top of the profile's `settings`: a knob the profile sets
+/// takes the given value instead; a knob given more than once is kept each time, in order, as
+/// the server reads its options (MariaDB's `performance-schema-instrument` takes one pattern
+/// each time; for a single value the last wins, on the server as before). Gives the settings
+/// given, for the profile's name.
+fn with_sets(
+    settings: &mut Vec<(String, String)>,
+    sets: &[String],
+) -> Result<Vec<(String, String)>, Error> {
+    let mut given = Vec::new();
+    for set in sets {
+        let (knob, value) = set
+            .split_once('=')
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .filter(|(k, _)| !k.is_empty() && !k.contains(char::is_whitespace))
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--set '{set}': write a setting as KNOB=VALUE, e.g. --set shared_buffers=1GB"
+                ))
+            })?;
+        given.push((knob.to_string(), value.to_string()));
+    }
+    settings.retain(|(k, _)| !given.iter().any(|(g, _)| g == k));
+    settings.extend(given.iter().cloned());
+    Ok(given)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_replace_the_profile_and_repeat() {
+        let mut settings = vec![
+            ("shared_buffers".to_string(), "128MB".to_string()),
+            ("max_connections".to_string(), "100".to_string()),
+        ];
+        let sets = [
+            "shared_buffers=1GB",
+            "performance-schema-instrument=wait/io/table/%=OFF",
+            "performance-schema-instrument=wait/lock/table/%=OFF",
+        ]
+        .map(String::from);
+        let given = with_sets(&mut settings, &sets).unwrap();
+        assert_eq!(given.len(), 3);
+        let pairs: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(
+            pairs,
+            [
+                "max_connections=100",
+                "shared_buffers=1GB",
+                "performance-schema-instrument=wait/io/table/%=OFF",
+                "performance-schema-instrument=wait/lock/table/%=OFF",
+            ]
+        );
+        let e = with_sets(&mut settings, &["nothing".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("KNOB=VALUE"), "{e}");
+    }
 }
