@@ -688,6 +688,9 @@ impl Point<'_> {
                 self.info.isolation
             ));
         }
+        if let Some(w) = firebird3_contention(&self.info.version, m.retries, &m.errors_by_kind) {
+            warnings.push(w);
+        }
         if let Some(late) = self.late_start().filter(|l| *l > 1.0) {
             warnings.push(format!(
                 "the clients started {late:.1} s after --start-at (connecting took that long): this shard's windows begin later than the others'"
@@ -812,5 +815,57 @@ fn shard_part(
             })
             .collect(),
         connect_histogram: Some(b64(&m.connections.histogram)),
+    }
+}
+
+/// Firebird 3.0.11 has been seen to commit a transaction in part on contended rows (an UPDATE
+/// that waited matching no row, or a rolled-back try's update staying; docs/connecting.md):
+/// a Firebird 3 run that met conflicts says so, since its tps may count such transactions and
+/// only `check` afterwards can tell.
+fn firebird3_contention(
+    version: &str,
+    retries: u64,
+    errors: &std::collections::BTreeMap<String, u64>,
+) -> Option<String> {
+    if !version.starts_with("Firebird 3.") {
+        return None;
+    }
+    let kinds = ["serialization", "deadlock", "lock_timeout", "missed_row"];
+    let failed: u64 = kinds.iter().filter_map(|k| errors.get(*k)).sum();
+    let missed = errors.get("missed_row").copied().unwrap_or(0);
+    if retries + failed == 0 {
+        return None;
+    }
+    Some(format!(
+        "{version} met conflicts ({retries} retries, {failed} failed transactions{}): under contention Firebird 3 has been seen to commit a transaction in part, which no client can see; run `dbduel check` on the workload after (docs/connecting.md, Firebird's isolation and lock wait)",
+        if missed > 0 {
+            format!(", {missed} of them an UPDATE that changed no row it must")
+        } else {
+            String::new()
+        }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn firebird3_under_contention_is_warned() {
+        let none = std::collections::BTreeMap::new();
+        let mut errors = std::collections::BTreeMap::new();
+        errors.insert("missed_row".to_string(), 2);
+        errors.insert("serialization".to_string(), 3);
+        errors.insert("other_x".to_string(), 5);
+        let w = firebird3_contention("Firebird 3.0.11", 10, &errors).unwrap();
+        assert!(
+            w.contains("10 retries, 5 failed transactions, 2 of them")
+                && w.contains("dbduel check"),
+            "{w}"
+        );
+        assert!(firebird3_contention("Firebird 3.0.11", 4, &none).is_some());
+        assert_eq!(firebird3_contention("Firebird 3.0.11", 0, &none), None);
+        assert_eq!(firebird3_contention("Firebird 4.0.5", 10, &errors), None);
+        assert_eq!(firebird3_contention("PostgreSQL 15.18", 10, &errors), None);
     }
 }
