@@ -140,6 +140,8 @@ BEGIN
     END
   END
   UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = :p_w AND d_id = :p_d RETURNING d_next_o_id - 1, d_tax INTO :order_id, :v_d_tax;
+  IF (ROW_COUNT <> 1) THEN
+    EXCEPTION dbduel_missed_row USING ('district', ROW_COUNT);
   INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (:order_id, :p_d, :p_w, :p_c, CURRENT_TIMESTAMP, NULL, :v_lines, :v_all_local);
   v_items = SUBSTRING(p_items FROM 2 FOR CHAR_LENGTH(p_items) - 2) || ',';
   v_supply = SUBSTRING(p_supply FROM 2 FOR CHAR_LENGTH(p_supply) - 2) || ',';
@@ -164,6 +166,8 @@ BEGIN
     ELSE
       v_stock = v_stock - v_q + 91;
     UPDATE stock SET s_quantity = :v_stock, s_ytd = s_ytd + :v_q, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN :v_s = :p_w THEN 0 ELSE 1 END WHERE s_w_id = :v_s AND s_i_id = :v_i;
+    IF (ROW_COUNT <> 1) THEN
+      EXCEPTION dbduel_missed_row USING ('stock', ROW_COUNT);
     v_amount = ROUND(v_q * v_price, 2);
     v_total = v_total + v_amount;
     INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (:order_id, :p_d, :p_w, :v_k, :v_i, :v_s, NULL, :v_q, :v_amount, :v_dist);

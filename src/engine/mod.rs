@@ -107,8 +107,8 @@ pub enum ErrorClass {
     /// The server's statement timeout (`--statement-timeout`) cancelled the statement.
     StatementTimeout,
     /// Retryable: an UPDATE of a row that must exist matched none, so committing would apply
-    /// the transaction in part. Firebird 3.0.11 does this to an UPDATE that waited on a hot row
-    /// (docs/connecting.md, Firebird's lock wait); the built-in workloads check for it.
+    /// the transaction in part. Firebird 3.0.11 has been seen to do this to an UPDATE that waited on
+    /// a hot row (docs/connecting.md, Firebird's lock wait); the built-in workloads check for it.
     MissedRow,
     /// Fatal for the session: the client reconnects and the loss is counted.
     ConnectionLost,

@@ -230,7 +230,12 @@ fn write_conf(layout: &Layout, port: u16, settings: &[(String, String)]) -> std:
          RemoteServicePort = {port}\nSecurityDatabase = {}\nWireCrypt = Enabled\nUdfAccess = None\n",
         root.join("security3.fdb").display()
     );
-    for (k, v) in settings {
+    // A knob given twice (`server start --set`) is written once, with its last value: how
+    // firebird.conf treats a repeated line is not something to lean on.
+    for (i, (k, v)) in settings.iter().enumerate() {
+        if settings[i + 1..].iter().any(|(later, _)| later == k) {
+            continue;
+        }
         text.push_str(&format!("{k} = {v}\n"));
     }
     std::fs::write(root.join("firebird.conf"), text)

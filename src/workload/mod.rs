@@ -557,23 +557,28 @@ pub fn in_parallel(
     }
 }
 
-/// Turn a database error met outside the measured run into a user-facing error.
 /// An UPDATE of a row that must exist changed `updated` rows: one that matched none would let
 /// the transaction commit in part (Firebird 3 has been seen to skip a row that way,
 /// docs/connecting.md), so it fails as `missed_row`, retryable, and the transaction is rolled
 /// back.
 pub fn one_row(updated: u64, table: &str) -> DbResult<()> {
-    if updated == 1 {
+    rows_changed(updated, 1, table)
+}
+
+/// As `one_row`, for an UPDATE of `want` rows that must all exist.
+pub fn rows_changed(updated: u64, want: u64, table: &str) -> DbResult<()> {
+    if updated == want {
         return Ok(());
     }
     Err(DbError::new(
         ErrorClass::MissedRow,
         format!(
-            "UPDATE {table} matched {updated} rows instead of 1; the transaction is rolled back"
+            "UPDATE {table} matched {updated} rows instead of {want}; the transaction is rolled back"
         ),
     ))
 }
 
+/// Turn a database error met outside the measured run into a user-facing error.
 pub fn db_error(e: DbError, doing: &str) -> Error {
     match e.class {
         ErrorClass::Interrupted => Error::Interrupted,

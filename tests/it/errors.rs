@@ -355,10 +355,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
                     "run",
                     "tpcb",
                     "--dsn",
-                    "firebird://u:pw@127.0.0.1:3050/tmp/x.fdb?lock_wait=5",
+                    "firebird://u:pw@127.0.0.1:3050/tmp/x.fdb?lock_wait=soon",
                 ])
             },
-            "unknown lock_wait '5' in --dsn firebird://u@127.0.0.1:3050/tmp/x.fdb?lock_wait=5: use wait or nowait",
+            "unknown lock_wait 'soon' in --dsn firebird://u@127.0.0.1:3050/tmp/x.fdb?lock_wait=soon: use wait, nowait or a lock timeout in whole seconds",
         ),
         wrong_password(env, Target::Postgres),
         wrong_password(env, Target::MariaDb("InnoDB")),

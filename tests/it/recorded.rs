@@ -28,7 +28,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
 /// Every result names the isolation level its transactions ran at (the session's, not the
 /// server's default among the settings), the summary prints it, and a Firebird database that
 /// dbduel creates has 16 KiB pages, recorded with the result, as is whether its transactions
-/// wait on locks (`?lock_wait=nowait`).
+/// wait on locks (`?lock_wait=nowait`, or for how long: `?lock_wait=7`).
 fn isolation_recorded(env: &Env) -> Result<(), String> {
     let cases = [
         (Target::Sqlite, "", "serializable"),
@@ -41,6 +41,7 @@ fn isolation_recorded(env: &Env) -> Result<(), String> {
             "read committed",
         ),
         (Target::Firebird, "?lock_wait=nowait", "snapshot"),
+        (Target::Firebird, "?lock_wait=7", "snapshot"),
     ];
     for (i, (target, param, level)) in cases.into_iter().enumerate() {
         let dsn = prepared_tpcb(env, target, "isolation")? + param;
@@ -78,6 +79,8 @@ fn isolation_recorded(env: &Env) -> Result<(), String> {
             // Read back from the server (MON$TRANSACTIONS), not from the DSN.
             let want = if param.contains("nowait") {
                 "nowait"
+            } else if param.contains("lock_wait=7") {
+                "wait 7 s"
             } else {
                 "wait"
             };

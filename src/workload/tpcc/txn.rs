@@ -16,7 +16,7 @@ use super::rand::{Constants, cents, last_name, nurand};
 use super::{CUSTOMERS, DISTRICTS, ITEMS};
 use crate::engine::{DbError, DbResult, ErrorClass, Session, StmtId, Value};
 use crate::sql::SqlSet;
-use crate::workload::{Client, one_row};
+use crate::workload::{Client, one_row, rows_changed};
 
 /// A stock row as New-Order reads it (S_QUANTITY, S_DATA, S_DIST_01..10), by (warehouse, item).
 type StockRow = ((i64, i64), Vec<Value>);
@@ -133,6 +133,9 @@ pub struct TpccClient {
     /// items.
     stocks_by_count: Vec<StmtId>,
     stock_updates_by_count: Vec<StmtId>,
+    /// New-Order's D_NEXT_O_ID bump gives the district's row back (RETURNING): else it is
+    /// checked by its count and the row read after it.
+    bump_returns: bool,
     /// `--procedures`: one call per transaction instead of the statements above (which are
     /// then not prepared).
     calls: Option<Calls>,
@@ -191,6 +194,10 @@ impl TpccClient {
         let mut rng = SmallRng::seed_from_u64(seed);
         let deck = deck(&mut rng);
         Ok(TpccClient {
+            bump_returns: sql
+                .get("no_district_bump")
+                .to_ascii_uppercase()
+                .contains("RETURNING"),
             rng,
             mix: None,
             home,
@@ -375,12 +382,19 @@ impl TpccClient {
                 .map_or(0.0, |r| num(&r[1]))
         };
         // D_NEXT_O_ID: incremented and read in one statement where the engine can.
-        let mut district = s.query(self.st(Stmt::NoDistrictBump), &[w.clone(), d.clone()])?;
-        n += 1;
-        if district.is_empty() {
-            district = s.query(self.st(Stmt::NoDistrict), &[w.clone(), d.clone()])?;
+        // Its one row changed, as every UPDATE of a row that must exist (`one_row`): a bump
+        // skipped would give the next order the number of the last one.
+        let bump = self.st(Stmt::NoDistrictBump);
+        let district = if self.bump_returns {
+            let rows = s.query(bump, &[w.clone(), d.clone()])?;
+            one_row(rows.len() as u64, "district")?;
+            rows
+        } else {
+            one_row(s.exec(bump, &[w.clone(), d.clone()])?, "district")?;
             n += 1;
-        }
+            s.query(self.st(Stmt::NoDistrict), &[w.clone(), d.clone()])?
+        };
+        n += 1;
         let district = first(district);
         let o_id = district[0].as_i64().unwrap_or(0);
         let d_tax = num(&district[1]);
@@ -545,8 +559,11 @@ impl TpccClient {
         params.extend(pairs(&|u| u.2));
         params.push(Value::Int(self.home.w_id));
         params.extend(home.iter().map(|&i| Value::Int(i)));
-        s.exec(self.stock_updates_by_count[home.len()], &params)?;
-        Ok(())
+        rows_changed(
+            s.exec(self.stock_updates_by_count[home.len()], &params)?,
+            home.len() as u64,
+            "stock",
+        )
     }
 
     /// Clause 2.5.2.2.
