@@ -6,7 +6,9 @@
 //! included, as pgbench times them. A failed call counts against its own statement.
 //!
 //! The hot path neither allocates nor hashes text: a statement's line is found by index (the
-//! `StmtId`, then the transaction type), two clock reads per call, and the timings of the
+//! `StmtId`, then the transaction type), two clock reads per call (the monotonic clock's
+//! nanoseconds as one integer: `Instant`'s arithmetic was a fifth of the clock's instructions
+//! per call, BENCHMARKS.md), and the timings of the
 //! transaction in flight wait in a reused buffer until the runner settles it (`settle`): kept
 //! when the transaction is measured (past the warm-up, not cut short by the end of the run),
 //! dropped otherwise. Each client keeps its own lines and histograms, across new connections
@@ -15,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
@@ -68,8 +70,8 @@ struct Clock {
     /// Per transaction type: its line for each of a script's commands, as index + 1.
     commands: Vec<Vec<u32>>,
     txn: usize,
-    /// The script command timed now: its line and when it began.
-    open: Option<(u32, Instant)>,
+    /// The script command timed now: its line and when it began (`now_ns`).
+    open: Option<(u32, u64)>,
     pending: Vec<Pending>,
 }
 
@@ -127,8 +129,10 @@ impl Clock {
     }
 
     fn line(&mut self, key: Key) -> u32 {
-        let at = *slot_of(&mut self.calls, self.txn, key.slot());
-        if at != 0 {
+        // Every call after a line's first: two bounds checks.
+        if let Some(&at) = self.calls.get(self.txn).and_then(|row| row.get(key.slot()))
+            && at != 0
+        {
             return at - 1;
         }
         let (order, text) = match key {
@@ -145,7 +149,7 @@ impl Clock {
 
     /// A script's command `index` begins: the one before it ends.
     fn command(&mut self, index: usize, text: &str) {
-        let now = Instant::now();
+        let now = now_ns();
         let mut at = *slot_of(&mut self.commands, self.txn, index);
         // One command may be several steps (an \elif's jump and test): timed as one.
         if self.open.is_some_and(|(line, _)| at != 0 && line == at - 1) {
@@ -159,9 +163,9 @@ impl Clock {
         self.open = Some((at - 1, now));
     }
 
-    fn close(&mut self, now: Instant) {
+    fn close(&mut self, now: u64) {
         if let Some((line, began)) = self.open.take() {
-            self.pending.push((line, Some(nanos(now - began))));
+            self.pending.push((line, Some(now.saturating_sub(began))));
         }
     }
 
@@ -169,7 +173,10 @@ impl Clock {
     /// its failed calls, the last one failed the transaction when `failed`; the others were
     /// tried again.
     fn settle(&mut self, keep: bool, failed: bool) {
-        self.close(Instant::now());
+        // The clock is read only to end a script's command still open.
+        if self.open.is_some() {
+            self.close(now_ns());
+        }
         if keep {
             let last_error = self.pending.iter().rposition(|p| p.1.is_none());
             for (i, &(line, took)) in self.pending.iter().enumerate() {
@@ -191,8 +198,19 @@ impl Clock {
     }
 }
 
-fn nanos(d: Duration) -> u64 {
-    d.as_nanos() as u64
+/// The monotonic clock (`Instant`'s own, CLOCK_MONOTONIC) in nanoseconds, one integer: a
+/// call's time is one subtraction.
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on every Linux, so
+    // the call cannot fail (its result is all zeros if it ever did, which only skews a time).
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
 }
 
 /// A statement's text for display and matching: whitespace runs made one space.
@@ -304,9 +322,9 @@ impl Timed {
             }
             return out;
         }
-        let began = Instant::now();
+        let began = now_ns();
         let out = call(self.inner.as_mut());
-        let took = nanos(began.elapsed());
+        let took = now_ns().saturating_sub(began);
         let line = clock.line(key);
         clock.pending.push((line, out.as_ref().ok().map(|_| took)));
         out
