@@ -16,8 +16,8 @@ use crate::engine::activity::WaitClass;
 /// deviation and by more than 5% of it. The run's last measured second is left out, as
 /// `compare` leaves it out of its seconds: it is usually a part of a second (the run ends
 /// within it), and its few transactions would count as a deep dip on either side. Returns
-/// (covered mean, others' mean, differs).
-pub fn background_differs(windows: &[Window], seconds: &[u32]) -> Option<(f64, f64, bool)> {
+/// (covered mean, others' mean, differs, the covered seconds compared).
+pub fn background_differs(windows: &[Window], seconds: &[u32]) -> Option<(f64, f64, bool, usize)> {
     let measured: Vec<&Window> = windows.iter().filter(|w| !w.warmup).collect();
     let whole = &measured[..measured.len().saturating_sub(1)];
     let (inside, outside): (Vec<&Window>, Vec<&Window>) =
@@ -31,7 +31,12 @@ pub fn background_differs(windows: &[Window], seconds: &[u32]) -> Option<(f64, f
     let (m_in, m_out) = (mean(&tin), mean(&tout));
     let var = tout.iter().map(|x| (x - m_out).powi(2)).sum::<f64>() / (tout.len() - 1) as f64;
     let gap = (m_in - m_out).abs();
-    Some((m_in, m_out, gap > 2.0 * var.sqrt() && gap > 0.05 * m_out))
+    Some((
+        m_in,
+        m_out,
+        gap > 2.0 * var.sqrt() && gap > 0.05 * m_out,
+        inside.len(),
+    ))
 }
 
 /// A result's counters made per transaction (over the run's measured `transactions`) and
@@ -71,7 +76,7 @@ pub fn refine(
 ) {
     let Some(c) = c else { return };
     for b in &mut c.background {
-        let Some((tin, tout, differs)) = background_differs(windows, &b.seconds) else {
+        let Some((tin, tout, differs, compared)) = background_differs(windows, &b.seconds) else {
             continue;
         };
         (b.tps_in, b.tps_out, b.differs) = (Some(tin), Some(tout), differs);
@@ -80,7 +85,7 @@ pub fn refine(
                 v.says,
                 "; {} covered {} s, {:.0} tps in them against {:.0} in the others ({:+.0}%)",
                 b.event,
-                b.seconds.len(),
+                compared,
                 tin,
                 tout,
                 100.0 * (tin - tout) / tout.max(f64::MIN_POSITIVE)
@@ -214,15 +219,19 @@ mod tests {
 
     #[test]
     fn the_runs_last_part_second_is_not_a_dip() {
-        // A real run's seconds (PostgreSQL, a CHECKPOINT in its 4th): the run ended 2
-        // transactions into its last second, which would make the others' spread hide the dip.
+        // Seconds shaped after a real run (PostgreSQL, a CHECKPOINT in one second): the run
+        // ended 2 transactions into its last second, which would make the others' spread hide
+        // the dip.
         let w = windows(&[5600, 5500, 5550, 3600, 5580, 5450, 5520, 2]);
-        let (tin, tout, differs) = background_differs(&w, &[4]).expect("enough seconds");
+        let (tin, tout, differs, compared) = background_differs(&w, &[4]).expect("enough seconds");
+        assert_eq!(compared, 1);
         assert_eq!(tin, 3600.0);
         assert!((tout - 5533.33).abs() < 0.01, "{tout}");
         assert!(differs);
         // A covered last second is not compared either.
         assert_eq!(background_differs(&w, &[8]), None);
+        let (.., compared) = background_differs(&w, &[4, 8]).expect("one covered second");
+        assert_eq!(compared, 1);
     }
 
     #[test]

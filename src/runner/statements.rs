@@ -7,9 +7,9 @@
 //!
 //! The hot path neither allocates nor hashes text: a statement's line is found by index (the
 //! `StmtId`, then the transaction type), two clock reads per call (the monotonic clock's
-//! nanoseconds as one integer: `Instant`'s arithmetic was a fifth of the clock's instructions
-//! per call, BENCHMARKS.md), and the timings of the
-//! transaction in flight wait in a reused buffer until the runner settles it (`settle`): kept
+//! nanoseconds as one integer: `Instant`'s arithmetic was about a fifth of the clock's
+//! instructions per transaction, BENCHMARKS.md), and the timings of the transaction in flight
+//! wait in a reused buffer until the runner settles it (`settle`): kept
 //! when the transaction is measured (past the warm-up, not cut short by the end of the run),
 //! dropped otherwise. Each client keeps its own lines and histograms, across new connections
 //! (`rebind` prepares its statements again under the same ids), and sends them once at its end
@@ -205,9 +205,11 @@ fn now_ns() -> u64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on every Linux, so
-    // the call cannot fail (its result is all zeros if it ever did, which only skews a time).
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: `ts` is a valid, writable timespec. CLOCK_MONOTONIC exists on every Linux, so
+    // the call does not fail; were it to, `ts` would stay zero and the call timed from or to
+    // it would be off by the machine's uptime, so that is checked in debug builds.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    debug_assert_eq!(rc, 0, "clock_gettime(CLOCK_MONOTONIC) failed");
     (ts.tv_sec as u64)
         .wrapping_mul(1_000_000_000)
         .wrapping_add(ts.tv_nsec as u64)
