@@ -617,9 +617,46 @@ impl FbSession {
             None => self.in_tr_now(f),
             Some(dog) => {
                 let outcome = dog.run(|| self.in_tr_now(f));
+                let late = dog.cancel_came_late().then(|| dog.limit());
                 self.watchdog = Some(dog);
+                if let Some(limit) = late {
+                    return self.take_late_cancel(outcome, limit);
+                }
                 outcome
             }
+        }
+    }
+
+    /// The watchdog's cancel reached the server after the statement had ended. Firebird keeps
+    /// a cancel for its attachment and fails the attachment's next call with "operation was
+    /// cancelled", which would fall on an innocent statement. A throwaway transaction's start
+    /// takes it. Then the session attaches again (a cancelled call leaves rsfbclient's
+    /// protocol state in doubt), and a transaction still open is lost: its statement, which
+    /// ran past the limit, is reported as the timeout that ended it. A statement in a
+    /// transaction of its own has committed, and keeps its success.
+    fn take_late_cancel<T>(&mut self, outcome: DbResult<T>, limit: Duration) -> DbResult<T> {
+        let probe = self
+            .cli
+            .begin_transaction(&mut self.db, self.conf)
+            .and_then(|mut tr| self.cli.transaction_operation(&mut tr, TrOp::Rollback));
+        let Err(e) = probe else {
+            return outcome;
+        };
+        let error = self.failed(&e, true);
+        let taken =
+            matches!(&e, FbError::Sql { msg, .. } if msg.contains("operation was cancelled"));
+        match outcome {
+            Ok(_) if taken && self.tr.is_some() => {
+                let limit = limit.as_secs_f64();
+                Err(DbError::new(
+                    ErrorClass::StatementTimeout,
+                    format!(
+                        "statement ran past the statement timeout ({limit} s) and ended just before dbduel's cancel arrived; the cancel ended its transaction: {}",
+                        error.message
+                    ),
+                ))
+            }
+            other => other,
         }
     }
 

@@ -1,6 +1,8 @@
 //! A statement timeout kept by the client for an engine whose server has none (Firebird 3): a
 //! thread per session that cancels the running statement through the session's `Cancel` once
-//! it has run past the limit, and the error that follows told apart as a timeout.
+//! it has run past the limit, and the error that follows told apart as a timeout. A cancel
+//! that reached the server only after its statement had ended is reported to the session, whose
+//! server may keep it for the next call (Firebird does).
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -27,6 +29,8 @@ struct State {
     cancelling: bool,
     /// Why the last cancel could not be sent (the statement then ran on past the limit).
     refused: Option<String>,
+    /// The last statement succeeded although a cancel was sent for it: the cancel came late.
+    late: bool,
     quit: bool,
 }
 
@@ -66,6 +70,7 @@ impl Watchdog {
             while s.cancelling {
                 s = wake.wait(s).expect("watchdog lock");
             }
+            s.late = s.fired == Some(number) && s.refused.is_none() && outcome.is_ok();
             (
                 s.fired == Some(number),
                 s.refused.take().filter(|_| s.fired == Some(number)),
@@ -90,6 +95,18 @@ impl Watchdog {
             )),
             (other, None) => other,
         }
+    }
+
+    /// The limit it keeps.
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// Whether the last statement run succeeded although the watchdog had sent a cancel for
+    /// it (it ended between the limit and the cancel's arrival): a server that keeps a cancel
+    /// for its connection's next call would fail that call, so the session must take it.
+    pub fn cancel_came_late(&self) -> bool {
+        self.shared.0.lock().expect("watchdog lock").late
     }
 }
 
@@ -229,5 +246,31 @@ mod tests {
         );
         // The next statement, within the limit, is untouched.
         dog.run(|| -> DbResult<()> { Ok(()) }).unwrap();
+        assert!(!dog.cancel_came_late());
+    }
+
+    /// A statement that ends after the limit but before the cancel lands keeps its success,
+    /// and the watchdog says a cancel came late; the next statement within the limit clears it.
+    #[test]
+    fn a_cancel_after_the_statement_ended_is_told() {
+        let door = Arc::new(Sleeper::default());
+        let dog = Watchdog::new(Duration::from_millis(10), door.clone());
+        dog.run(|| -> DbResult<()> {
+            std::thread::sleep(Duration::from_millis(100));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(door.cancels.load(Ordering::SeqCst), 1);
+        assert!(dog.cancel_came_late());
+        // The session takes the cancel its server kept (here, the sleeper's flag).
+        assert!(door.cancelled.swap(false, Ordering::SeqCst));
+        dog.run(|| -> DbResult<()> { Ok(()) }).unwrap();
+        assert!(!dog.cancel_came_late());
+        // A statement the cancel ended is a timeout, not a late cancel.
+        let e = dog
+            .run(|| statement(&door, Duration::from_secs(5)))
+            .unwrap_err();
+        assert_eq!(e.class, ErrorClass::StatementTimeout);
+        assert!(!dog.cancel_came_late());
     }
 }
