@@ -720,12 +720,18 @@ pub struct TuneArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// What the search ranks by: tps (the workload's headline, such as TPC-C's NOPM, at full
-    /// speed), or a latency percentile (p50, p95, p99) at the fixed rate --rate gives.
+    /// speed), a latency percentile (p50, p95, p99) at the fixed rate --rate gives, or
+    /// capacity: the highest rate that meets every --slo.
     #[arg(long, value_name = "FIGURE")]
     pub objective: Option<String>,
     /// Transactions a second every trial offers (open loop), for a percentile --objective.
     #[arg(short = 'R', long, value_name = "TPS")]
     pub rate: Option<f64>,
+    /// Rank by the capacity under this objective (repeatable, as `capacity --slo` takes it:
+    /// 'p99<10ms', 'errors<0.1%'): each trial's closed loop, then a staircase of rates up to
+    /// it, each step a trial's length; the highest step met with every step below it.
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub slo: Vec<String>,
     /// Query protocol: simple, extended or prepared.
     #[arg(short = 'M', long)]
     pub protocol: Option<String>,

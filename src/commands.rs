@@ -252,7 +252,7 @@ pub fn tune(a: &crate::cli::TuneArgs, stop: &Arc<AtomicBool>) -> Result<Outcome,
         options: a.workload_flags.params.clone(),
         space: a.space.clone(),
         json: a.json.clone(),
-        goal: crate::tune::Goal::parse(a.objective.as_deref(), a.rate)?,
+        goal: crate::tune::Goal::parse(a.objective.as_deref(), a.rate, &a.slo)?,
         html: a.html.clone(),
     };
     crate::tune::run(&plan, stop)

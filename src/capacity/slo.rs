@@ -1,8 +1,9 @@
 //! `capacity --slo`: the objectives every step of the search must meet, parsed before anything
 //! connects ('p99<10ms', 'p99.9<=250us', 'mean<2ms', 'errors<0.1%', in any case), and judged on a
-//! run.
+//! run or on one phase of a run in phases (`tune --slo`'s staircase).
 
 use crate::error::Error;
+use crate::metrics::Latency;
 use crate::result::RunResult;
 
 /// What an objective limits.
@@ -117,14 +118,19 @@ impl Objective {
     /// The run's value of the figure: milliseconds, or percent.
     pub fn value(&self, r: &RunResult) -> f64 {
         let m = &r.measurement;
-        let l = &m.latency_ms;
+        self.value_of(&m.latency_ms, m.transactions, m.errors)
+    }
+
+    /// The value of the figure over transactions of these latencies, `transactions` of them
+    /// successful and `errors` failed (a run's, or a phase's of a run in phases).
+    pub fn value_of(&self, l: &Latency, transactions: u64, errors: u64) -> f64 {
         match self.figure {
             Figure::Errors => {
-                let ended = m.transactions + m.errors;
+                let ended = transactions + errors;
                 if ended == 0 {
                     0.0
                 } else {
-                    m.errors as f64 * 100.0 / ended as f64
+                    errors as f64 * 100.0 / ended as f64
                 }
             }
             Figure::Latency(None) => l.mean,

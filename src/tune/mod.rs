@@ -6,7 +6,8 @@
 //! data, so the results store keeps every trial and the same command run again resumes where
 //! it stopped; a candidate the server refuses is recorded and dropped. The winner is then
 //! measured again against `default` and `tuned`, the three taking turns over the repeats, and
-//! judged by `compare`'s rule (the bootstrap interval of the difference of the means): the
+//! judged by `compare`'s rule (the bootstrap interval of the difference of the means; over the
+//! repeats' values for a capacity, which each trial finds by a staircase of rates): the
 //! verdict says by how much it beats each, or that it does not beyond the noise. Each of the
 //! winner's knobs is then put back to its shipped value in turn (ablation), to say which ones
 //! mattered. The winner's knobs are written as the engine's own configuration, and printed as
@@ -21,7 +22,9 @@ use std::sync::atomic::AtomicBool;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
+use crate::capacity::slo::{Figure, Objective};
 use crate::error::Error;
+use crate::metrics::phases::PhaseResult;
 use crate::point::Outcome;
 use crate::report::compare::{self, FigureComparison, Run, Side, Verdict};
 use crate::server::profile::{Facts, Knob, Tuning};
@@ -74,16 +77,50 @@ pub enum Goal {
     /// A latency percentile at a fixed rate (open loop, arrivals at `rate` a second): less is
     /// better, and a configuration that cannot keep the rate pays for its queue.
     Latency { figure: &'static str, rate: f64 },
+    /// The capacity under latency objectives (`--slo 'p99<10ms'`, as `capacity` takes them):
+    /// each trial's closed loop gives its ceiling, then a staircase of open-loop rates (the
+    /// shares in STAIRS of that ceiling, one run in phases) finds the highest rate that, with
+    /// every rate below it, met every objective and kept its schedule; more is better.
+    Capacity { objectives: Vec<Objective> },
 }
+
+/// The staircase of a capacity trial: its rates as shares of the trial's closed-loop ceiling.
+pub const STAIRS: &[f64] = &[0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0];
 
 /// The percentiles a latency goal may rank by: those every stored run keeps and `compare`
 /// judges.
 const PERCENTILES: &[&str] = &["p50", "p95", "p99"];
 
 impl Goal {
-    /// `--objective` (tps, or a percentile) and `--rate`, checked together.
-    pub fn parse(objective: Option<&str>, rate: Option<f64>) -> Result<Goal, Error> {
+    /// `--objective` (tps, a percentile, or capacity), `--rate` and `--slo`, checked together.
+    pub fn parse(
+        objective: Option<&str>,
+        rate: Option<f64>,
+        slo: &[String],
+    ) -> Result<Goal, Error> {
         let figure = objective.map(str::to_lowercase);
+        if !slo.is_empty() || figure.as_deref() == Some("capacity") {
+            if let Some(f) = figure.as_deref().filter(|f| *f != "capacity") {
+                return Err(Error::Usage(format!(
+                    "--objective {f} with --slo: --slo ranks by the capacity under the objectives; drop --objective, or drop --slo"
+                )));
+            }
+            if rate.is_some() {
+                return Err(Error::Usage(
+                    "--rate with --slo: a capacity trial chooses its rates itself (a staircase up to its own ceiling): drop --rate".into(),
+                ));
+            }
+            if slo.is_empty() {
+                return Err(Error::Usage(
+                    "--objective capacity: give the objectives the capacity must meet, e.g. --slo 'p99<10ms'".into(),
+                ));
+            }
+            let objectives = slo
+                .iter()
+                .map(|s| Objective::parse(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Goal::Capacity { objectives });
+        }
         match (figure.as_deref(), rate) {
             (None | Some("tps"), None) => Ok(Goal::Throughput),
             (None | Some("tps"), Some(_)) => Err(Error::Usage(
@@ -92,7 +129,7 @@ impl Goal {
             (Some(f), rate) => {
                 let Some(figure) = PERCENTILES.iter().copied().find(|p| *p == f) else {
                     return Err(Error::Usage(format!(
-                        "--objective {f}: give tps, or a latency percentile at a fixed rate ({})",
+                        "--objective {f}: give tps, a latency percentile at a fixed rate ({}), or capacity with --slo",
                         PERCENTILES.join(", ")
                     )));
                 };
@@ -116,6 +153,7 @@ impl Goal {
         match self {
             Goal::Throughput => "tps",
             Goal::Latency { figure, .. } => figure,
+            Goal::Capacity { .. } => compare::CAPACITY.name,
         }
     }
 
@@ -123,11 +161,24 @@ impl Goal {
         match self {
             Goal::Throughput => "tps".into(),
             Goal::Latency { figure, .. } => format!("ms {figure}"),
+            Goal::Capacity { .. } => "tps capacity".into(),
         }
     }
 
     fn higher_is_better(&self) -> bool {
-        matches!(self, Goal::Throughput)
+        !matches!(self, Goal::Latency { .. })
+    }
+
+    /// The objectives as written, joined: "p99<10ms, errors<1%".
+    fn objectives_text(&self) -> String {
+        match self {
+            Goal::Capacity { objectives } => objectives
+                .iter()
+                .map(|o| o.text.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => String::new(),
+        }
     }
 
     /// The run's figure the final comparison and the ablation judge: tps, or the percentile.
@@ -139,6 +190,8 @@ impl Goal {
                 "p95" => row.p95_ms,
                 _ => row.p99_ms,
             },
+            // A capacity is a staircase's (`capacity_of`), not one row's: never asked here.
+            Goal::Capacity { .. } => f64::NAN,
         }
     }
 
@@ -151,7 +204,7 @@ impl Goal {
                 .iter()
                 .find_map(|h| row.metrics.get(*h).copied())
                 .unwrap_or(row.tps),
-            Goal::Latency { .. } => self.judged(row),
+            Goal::Latency { .. } | Goal::Capacity { .. } => self.judged(row),
         }
     }
 
@@ -160,6 +213,7 @@ impl Goal {
         match self {
             Goal::Throughput => entry.headline.first().copied().unwrap_or("tps").into(),
             Goal::Latency { figure, rate } => format!("{figure} ms at {rate} tps"),
+            Goal::Capacity { .. } => format!("tps capacity ({})", self.objectives_text()),
         }
     }
 
@@ -561,12 +615,30 @@ fn describe(c: &Candidate) -> String {
     )
 }
 
+/// What a trial's point offers: a closed loop for its seconds, or phases (`--phase` specs).
+enum Load {
+    Closed(u64),
+    Phases(Vec<String>),
+}
+
+impl Load {
+    /// The load of a trial of `seconds` for the goal: a capacity trial's first point is its
+    /// closed loop (the ceiling its staircase climbs to).
+    fn of(goal: &Goal, seconds: u64) -> Load {
+        match goal {
+            Goal::Throughput | Goal::Capacity { .. } => Load::Closed(seconds),
+            // Arrivals at the rate for the trial's seconds: one phase.
+            Goal::Latency { rate, .. } => Load::Phases(vec![format!("{seconds}s:rate={rate}")]),
+        }
+    }
+}
+
 /// The plan of one trial: one point of the candidate, its own name in the store.
 fn trial_plan(
     p: &TunePlan,
     name: &str,
     c: &Candidate,
-    seconds: u64,
+    load: &Load,
 ) -> Result<(PlanFile, String), Error> {
     let count = |n: u64| toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX));
     let text = |s: &str| toml::Value::String(s.to_string());
@@ -580,12 +652,9 @@ fn trial_plan(
         ("repeats", count(1)),
         ("scale", count(p.scale.into())),
     ];
-    match p.goal {
-        Goal::Throughput => pairs.push(("time", count(seconds))),
-        // Arrivals at the rate for the trial's seconds: one phase.
-        Goal::Latency { rate, .. } => {
-            pairs.push(("phases", vec![format!("{seconds}s:rate={rate}")].into()))
-        }
+    match load {
+        Load::Closed(seconds) => pairs.push(("time", count(*seconds))),
+        Load::Phases(specs) => pairs.push(("phases", specs.clone().into())),
     }
     if let Some(protocol) = &p.protocol {
         pairs.push(("protocol", text(protocol)));
@@ -629,8 +698,140 @@ fn trial(
     stop: &Arc<AtomicBool>,
 ) -> Result<Result<f64, String>, Error> {
     let name = format!("tune-{id}-{tag}-{}", c.name);
+    if let Goal::Capacity { objectives } = &p.goal {
+        return capacity(p, &name, c, seconds, objectives, stop);
+    }
     let entry = crate::workload::find(&p.workload)?;
     Ok(point(p, &name, c, seconds, stop)?.map(|row| p.goal.ranked(entry, &row)))
+}
+
+/// The figure the final comparison and the ablation judge for candidate `c`, stored under
+/// `name`: a capacity trial's capacity, or the one run's tps or percentile.
+fn judged_value(
+    p: &TunePlan,
+    name: &str,
+    c: &Candidate,
+    seconds: u64,
+    stop: &Arc<AtomicBool>,
+) -> Result<Result<f64, String>, Error> {
+    if let Goal::Capacity { objectives } = &p.goal {
+        return capacity(p, name, c, seconds, objectives, stop);
+    }
+    Ok(point(p, name, c, seconds, stop)?.map(|row| p.goal.judged(&row)))
+}
+
+/// A capacity trial of candidate `c`: its closed loop (`NAME-ceiling`), then a staircase
+/// of open-loop rates up to that ceiling in one run (`NAME-stairs`), each step `seconds` long
+/// (stretched, up to MAX_STRETCH times, until the strictest percentile has the transactions it
+/// needs, as `capacity`'s steps are); the capacity found, or why there is none.
+fn capacity(
+    p: &TunePlan,
+    name: &str,
+    c: &Candidate,
+    seconds: u64,
+    objectives: &[Objective],
+    stop: &Arc<AtomicBool>,
+) -> Result<Result<f64, String>, Error> {
+    let ceiling = match point(p, &format!("{name}-ceiling"), c, seconds, stop)? {
+        Ok(row) => row.tps,
+        Err(why) => return Ok(Err(why)),
+    };
+    let needed = objectives
+        .iter()
+        .map(Objective::transactions_needed)
+        .fold(0.0, f64::max);
+    let specs: Vec<String> = STAIRS
+        .iter()
+        .map(|share| {
+            let rate = share * ceiling;
+            let want = (needed / rate).ceil() as u64;
+            let secs = want.clamp(seconds, seconds * MAX_STRETCH);
+            format!("{secs}s:rate={rate:.3}")
+        })
+        .collect();
+    let stairs = format!("{name}-stairs");
+    let row = match point_loaded(p, &stairs, c, &Load::Phases(specs), stop)? {
+        Ok(row) => row,
+        Err(why) => return Ok(Err(why)),
+    };
+    let result = Store::open(&p.results)?.result(row.id)?;
+    let phases: Vec<PhaseResult> = match serde_json::from_value(result["phases"].clone()) {
+        Ok(phases) => phases,
+        Err(e) => return Ok(Err(format!("run {}: its phases unreadable: {e}", row.id))),
+    };
+    let steps: Vec<String> = phases
+        .iter()
+        .map(|phase| {
+            let misses = step_misses(phase, objectives, p.clients);
+            let rate = offered(phase);
+            if misses.is_empty() {
+                format!("{rate:.1} met")
+            } else {
+                format!("{rate:.1} FAILED ({})", misses.join(", "))
+            }
+        })
+        .collect();
+    errln!(
+        "tune: {}: ceiling {ceiling:.1} tps; staircase (tps offered): {}",
+        c.name,
+        steps.join("; ")
+    );
+    Ok(Ok(capacity_of(&phases, objectives, p.clients)))
+}
+
+/// A step's offered rate: its arrivals over its seconds.
+fn offered(phase: &PhaseResult) -> f64 {
+    phase.due.unwrap_or(phase.transactions) as f64 / phase.seconds.max(f64::MIN_POSITIVE)
+}
+
+/// A step of the staircase too slow for its percentile is stretched at most this many times.
+const MAX_STRETCH: u64 = 10;
+
+/// Why a step of the staircase failed (empty: it passed): an objective missed, the rate not
+/// kept (`capacity::rate_kept`), no transaction, or failed transactions where no objective
+/// allows some, by the rules of `capacity`'s steps.
+pub fn step_misses(phase: &PhaseResult, objectives: &[Objective], clients: u32) -> Vec<String> {
+    let mut failed: Vec<String> = objectives
+        .iter()
+        .map(|o| {
+            (
+                o,
+                o.value_of(&phase.latency_ms, phase.transactions, phase.errors),
+            )
+        })
+        .filter(|(o, v)| !o.met(*v))
+        .map(|(o, v)| format!("{} ({})", o.text, o.show(v)))
+        .collect();
+    if let (Some(due), Some(started)) = (phase.due, phase.started)
+        && !crate::capacity::rate_kept(due, started, clients)
+    {
+        failed.push(format!(
+            "rate not kept ({} of {due} due never started)",
+            due - started
+        ));
+    }
+    if phase.transactions == 0 {
+        failed.push("no transaction completed".into());
+    }
+    let errors_judged = objectives.iter().any(|o| o.figure == Figure::Errors);
+    if phase.errors > 0 && !errors_judged {
+        failed.push(format!("{} transactions failed", phase.errors));
+    }
+    failed
+}
+
+/// The capacity a staircase found: the offered rate of its highest step that passed with
+/// every step below it (`step_misses`), 0 when its first step failed. A step's offered rate
+/// is its arrivals over its seconds.
+pub fn capacity_of(phases: &[PhaseResult], objectives: &[Objective], clients: u32) -> f64 {
+    let mut found = 0.0;
+    for phase in phases {
+        if !step_misses(phase, objectives, clients).is_empty() {
+            break;
+        }
+        found = offered(phase);
+    }
+    found
 }
 
 /// One point of candidate `c`, stored under the plan `name`: measured, or found in the store
@@ -643,7 +844,18 @@ fn point(
     seconds: u64,
     stop: &Arc<AtomicBool>,
 ) -> Result<Result<RunRow, String>, Error> {
-    let (plan, text) = trial_plan(p, name, c, seconds)?;
+    point_loaded(p, name, c, &Load::of(&p.goal, seconds), stop)
+}
+
+/// One point of candidate `c` offering `load`, stored under the plan `name` (see `point`).
+fn point_loaded(
+    p: &TunePlan,
+    name: &str,
+    c: &Candidate,
+    load: &Load,
+    stop: &Arc<AtomicBool>,
+) -> Result<Result<RunRow, String>, Error> {
+    let (plan, text) = trial_plan(p, name, c, load)?;
     let matrix = Matrix::new(&plan, text)?;
     let ran = crate::sweep::run(&matrix, &p.results, stop);
     if stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -705,12 +917,24 @@ fn verify(
     );
     let mut failed = 0;
     let mut runs: BTreeMap<String, Vec<RunRow>> = BTreeMap::new();
+    let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in 0..p.repeats {
         let k = r as usize % sides.len();
         for c in sides[k..].iter().chain(&sides[..k]) {
             let name = format!("tune-{id}-v{}-{}", r + 1, c.name);
-            match point(p, &name, c, seconds, stop)? {
-                Ok(row) => runs.entry(c.name.clone()).or_default().push(row),
+            // A capacity is judged over the repeats' values; another figure over the runs
+            // themselves (their seconds too, when the repeats are few).
+            let measured = match &p.goal {
+                Goal::Capacity { .. } => {
+                    judged_value(p, &name, c, seconds, stop)?.map(|v| (v, None))
+                }
+                _ => point(p, &name, c, seconds, stop)?.map(|row| (p.goal.judged(&row), Some(row))),
+            };
+            match measured {
+                Ok((value, row)) => {
+                    values.entry(c.name.clone()).or_default().push(value);
+                    runs.entry(c.name.clone()).or_default().extend(row);
+                }
                 Err(why) => {
                     errln!(
                         "tune: the final comparison's run of {}: not measured: {why}",
@@ -746,22 +970,25 @@ fn verify(
         if base.name == winner.name {
             continue;
         }
+        if let Goal::Capacity { .. } = p.goal {
+            let of = |name: &str| values.get(name).cloned().unwrap_or_default();
+            let f = compare::judge_repeats(&compare::CAPACITY, &of(&base.name), &of(&winner.name));
+            against.push((base.name.clone(), f));
+            continue;
+        }
         let a = side(&base.name)?;
         if let Some(f) = compare::judge_one(p.goal.figure(), &a, &b) {
             against.push((base.name.clone(), f));
         }
     }
-    let winner_values = runs
-        .get(&winner.name)
-        .into_iter()
-        .flatten()
-        .map(|r| p.goal.judged(r))
-        .collect();
+    let winner_values = values.get(&winner.name).cloned().unwrap_or_default();
     let sides = sides
         .iter()
         .map(|c| {
-            let runs = runs.get(&c.name).into_iter().flatten();
-            (c.name.clone(), runs.map(|r| p.goal.judged(r)).collect())
+            (
+                c.name.clone(),
+                values.get(&c.name).cloned().unwrap_or_default(),
+            )
         })
         .collect();
     Ok(Verdicts {
@@ -829,7 +1056,7 @@ fn ablate(
             knobs: rest,
         };
         let name = format!("tune-{id}-a{:02}", i + 1);
-        let without = point(p, &name, &c, seconds, stop)?.map(|row| p.goal.judged(&row));
+        let without = judged_value(p, &name, &c, seconds, stop)?;
         out.push(Ablation {
             knob: knob.clone(),
             value: value.clone(),
@@ -997,7 +1224,8 @@ fn json_record(
             "figure": p.goal.figure(),
             "ranked": crate::workload::find(&p.workload).ok().map(|e| p.goal.ranked_name(e)),
             "higher_is_better": p.goal.higher_is_better(),
-            "rate": match p.goal { Goal::Latency { rate, .. } => Some(rate), Goal::Throughput => None },
+            "rate": match p.goal { Goal::Latency { rate, .. } => Some(rate), _ => None },
+            "slo": match &p.goal { Goal::Capacity { objectives } => objectives.iter().map(|o| o.text.clone()).collect(), _ => Vec::new() },
         },
         "trials": trials.iter().map(|t| {
             let mut o = outcome(&t.outcome);
@@ -1238,16 +1466,19 @@ mod tests {
 
     #[test]
     fn goals_are_checked_together() {
-        assert_eq!(Goal::parse(None, None).unwrap(), Goal::Throughput);
-        assert_eq!(Goal::parse(Some("TPS"), None).unwrap(), Goal::Throughput);
+        assert_eq!(Goal::parse(None, None, &[]).unwrap(), Goal::Throughput);
         assert_eq!(
-            Goal::parse(Some("P99"), Some(500.0)).unwrap(),
+            Goal::parse(Some("TPS"), None, &[]).unwrap(),
+            Goal::Throughput
+        );
+        assert_eq!(
+            Goal::parse(Some("P99"), Some(500.0), &[]).unwrap(),
             Goal::Latency {
                 figure: "p99",
                 rate: 500.0
             }
         );
-        let refused = |o: Option<&str>, r: Option<f64>| match Goal::parse(o, r) {
+        let refused = |o: Option<&str>, r: Option<f64>| match Goal::parse(o, r, &[]) {
             Err(Error::Usage(m)) => m,
             other => panic!("{other:?}"),
         };
@@ -1256,12 +1487,81 @@ mod tests {
         assert!(refused(Some("p42"), Some(100.0)).contains("p50, p95, p99"));
         assert!(refused(Some("p95"), Some(0.0)).contains("above 0"));
         // Less is better for a latency: the lowest first.
-        let g = Goal::parse(Some("p95"), Some(10.0)).unwrap();
+        let g = Goal::parse(Some("p95"), Some(10.0), &[]).unwrap();
         let mut v = [3.0, 1.0, 2.0];
         v.sort_by(|a, b| g.better(*a, *b));
         assert_eq!(v, [1.0, 2.0, 3.0]);
         v.sort_by(|a, b| Goal::Throughput.better(*a, *b));
         assert_eq!(v, [3.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn a_capacity_goal_takes_objectives_and_no_rate() {
+        let slo = ["p99<10ms".to_string(), "errors<1%".to_string()];
+        let g = Goal::parse(None, None, &slo).unwrap();
+        let Goal::Capacity { objectives } = &g else {
+            panic!("{g:?}")
+        };
+        assert_eq!(objectives.len(), 2);
+        assert_eq!(Goal::parse(Some("Capacity"), None, &slo).unwrap(), g);
+        // More capacity is better.
+        let mut v = [1.0, 3.0, 2.0];
+        v.sort_by(|a, b| g.better(*a, *b));
+        assert_eq!(v, [3.0, 2.0, 1.0]);
+        let refused = |o: Option<&str>, r: Option<f64>, slo: &[String]| match Goal::parse(o, r, slo)
+        {
+            Err(Error::Usage(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert!(refused(None, Some(100.0), &slo).contains("drop --rate"));
+        assert!(refused(Some("p99"), None, &slo).contains("drop --objective"));
+        assert!(refused(Some("capacity"), None, &[]).contains("--slo 'p99<10ms'"));
+        assert!(refused(None, None, &["p99>1ms".to_string()]).contains("FIGURE<LIMIT"));
+    }
+
+    /// A step of a staircase at `rate` a second for 2 s: its p99, the arrivals that never
+    /// started, its failed transactions.
+    fn step(rate: f64, p99: f64, unstarted: u64, errors: u64) -> PhaseResult {
+        let due = (rate * 2.0) as u64;
+        serde_json::from_value(serde_json::json!({
+            "name": "p", "load": "", "start_s": 0.0, "seconds": 2.0,
+            "transactions": due - unstarted - errors, "tps": rate, "due": due,
+            "started": due - unstarted, "errors": errors, "retries": 0,
+            "latency_ms": {"mean": 1.0, "p50": 1.0, "p90": 1.0, "p95": 1.0, "p99": p99,
+                           "p99_9": p99, "max": p99},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_capacity_is_the_highest_step_met_with_every_step_below() {
+        let slo = [Objective::parse("p99<10ms").unwrap()];
+        let stairs = [
+            step(100.0, 2.0, 0, 0),
+            step(200.0, 4.0, 0, 0),
+            step(300.0, 12.0, 0, 0),
+            // Met again above a failed step: a queue's chance, not the capacity.
+            step(400.0, 5.0, 0, 0),
+        ];
+        assert_eq!(capacity_of(&stairs, &slo, 4), 200.0);
+        assert_eq!(
+            step_misses(&stairs[2], &slo, 4),
+            ["p99<10ms (12.000 ms)".to_string()]
+        );
+        // The first step failed: no capacity on the staircase.
+        assert_eq!(capacity_of(&stairs[2..], &slo, 4), 0.0);
+        // A step whose arrivals did not all start missed its rate, however fast the rest
+        // were: 50 of 400 left, over 1% and over 10 a client.
+        let behind = [step(100.0, 2.0, 0, 0), step(200.0, 2.0, 50, 0)];
+        assert_eq!(capacity_of(&behind, &slo, 4), 100.0);
+        assert!(step_misses(&behind[1], &slo, 4)[0].contains("rate not kept"));
+        // ... but 30 left at 4 clients is a queue that comes and goes.
+        assert_eq!(capacity_of(&[step(200.0, 2.0, 30, 0)], &slo, 4), 200.0);
+        // A failed transaction fails the step, unless an objective allows some.
+        let failing = [step(100.0, 2.0, 0, 0), step(200.0, 2.0, 0, 3)];
+        assert_eq!(capacity_of(&failing, &slo, 4), 100.0);
+        let allowed = [slo[0].clone(), Objective::parse("errors<1%").unwrap()];
+        assert_eq!(capacity_of(&failing, &allowed, 4), 200.0);
     }
 
     #[test]

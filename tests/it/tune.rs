@@ -3,7 +3,8 @@
 //! rule (each verdict agrees with its interval), what mattered is judged by its stated rule,
 //! its PRAGMAs and `--json` are written, the same command run again measures nothing new; an
 //! engine dbduel cannot tune, and an outcome file it cannot write, are refused before any
-//! trial; a knob PostgreSQL refuses is recorded and the search goes on.
+//! trial; a knob PostgreSQL refuses is recorded and the search goes on; the capacity under an
+//! objective is ranked by each trial's staircase, judged over the repeats, and resumed.
 
 use std::sync::Arc;
 
@@ -12,9 +13,10 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Test, dbduel, ensure, expect_code, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 4] = [
+    let tests: [(&str, Test); 5] = [
         ("search_judge_write_and_resume::sqlite", search),
         ("latency_at_a_fixed_rate::sqlite", latency),
+        ("capacity_under_an_objective::sqlite", capacity),
         ("refused_knob_recorded::postgres", refused_knob),
         ("engine_it_cannot_tune_refused", refused),
     ];
@@ -170,6 +172,102 @@ fn latency(_: &Env) -> Result<(), String> {
                 .all(|a| a["comparison"]["name"] == "p95"),
         || format!("{record:#}"),
     )
+}
+
+/// The capacity under an objective: each trial climbs a staircase of rates to its own closed
+/// loop's ceiling and is ranked by the highest step met with every step below it (printed);
+/// the final comparison judges the capacities over the repeats, the record says so, and the
+/// same command again measures nothing new (the staircase's rates come from the stored
+/// ceiling, so its plan is found again).
+fn capacity(_: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let store = dir.path().join("r.db");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let (store_s, conf_s, json_s) = (path("r.db"), path("s.conf"), path("t.json"));
+    let args = [
+        &SMALL_SEARCH[..SMALL_SEARCH.len() - 4],
+        &[
+            "--trials",
+            "3",
+            "--repeats",
+            "3",
+            "--slo",
+            "p90<50ms",
+            "--results",
+            &store_s,
+            "-o",
+            &conf_s,
+            "--json",
+            &json_s,
+        ],
+    ]
+    .concat();
+    let out = dbduel(&args);
+    expect_code(&out, 0, "tune --slo 'p90<50ms'")?;
+    let said = text(&out);
+    // Each staircase's capacity is the rate of its highest step met with every step below.
+    let mut staircases = 0;
+    for line in said
+        .lines()
+        .filter(|l| l.contains("; staircase (tps offered): "))
+    {
+        staircases += 1;
+        let steps = line.split_once("(tps offered): ").map_or("", |s| s.1);
+        let met: Vec<f64> = steps
+            .split("; ")
+            .map_while(|s| s.strip_suffix(" met"))
+            .filter_map(|r| r.parse().ok())
+            .collect();
+        ensure(steps.split("; ").count() == 10 && !met.is_empty(), || {
+            format!("ten steps, the first met at 1 client under p90<50ms: {line}")
+        })?;
+    }
+    // Three trials (default, tuned, c01), then three repeats of default, tuned and the
+    // winner (if it is neither).
+    ensure(staircases == 9 || staircases == 12, || {
+        format!("3 + 3 x 2 or 3 staircases:\n{said}")
+    })?;
+    let values: Vec<f64> = said
+        .lines()
+        .skip_while(|l| !l.contains("tps capacity (p90<50ms)"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  1 "))
+        .filter_map(|l| l.split_whitespace().nth(3)?.parse().ok())
+        .collect();
+    ensure(
+        values.len() == 3 && values[..2].iter().all(|v| *v > 0.0),
+        || format!("three trials ranked by their capacity, default's and tuned's found:\n{said}"),
+    )?;
+    let v = verdicts(&said);
+    ensure(
+        !v.is_empty() && v.iter().all(|(l, _)| l.contains(" tps, ")),
+        || format!("verdicts on the capacity:\n{said}"),
+    )?;
+    agree_with_intervals(&v, true)?;
+    let record: serde_json::Value = std::fs::read_to_string(dir.path().join("t.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or("no --json record")?;
+    ensure(
+        record["objective"]["figure"] == "capacity"
+            && record["objective"]["slo"] == serde_json::json!(["p90<50ms"])
+            && record["objective"]["higher_is_better"] == true
+            && record["against"].as_array().is_some_and(|a| {
+                !a.is_empty() && a.iter().all(|a| a["comparison"]["name"] == "capacity")
+            }),
+        || format!("{record:#}"),
+    )?;
+    let before = stored_runs(&store)?;
+    let again = dbduel(&args);
+    expect_code(&again, 0, "the same tune again")?;
+    let after = stored_runs(&store)?;
+    // Each staircase is a run, and so is the closed loop before it.
+    ensure(before == after && before == 2 * staircases, || {
+        format!(
+            "{} runs stored, none added by the same command again: {before} then {after}",
+            2 * staircases
+        )
+    })
 }
 
 fn stored_runs(store: &std::path::Path) -> Result<i64, String> {

@@ -59,6 +59,16 @@ pub struct FigureDef {
     second: &'static str,
 }
 
+/// The capacity under a latency objective (`tune --slo`): a figure a whole run has, judged
+/// over repeats only (`judge_repeats`), never read from a result.
+pub const CAPACITY: FigureDef = FigureDef {
+    name: "capacity",
+    unit: "tps",
+    higher_is_better: true,
+    run: &[],
+    second: "",
+};
+
 pub const FIGURES: &[FigureDef] = &[
     FigureDef {
         name: "tps",
@@ -440,7 +450,49 @@ fn figure(
 ) -> FigureComparison {
     let runs = |s: &Side| -> Vec<f64> { s.runs.iter().filter_map(|r| run_value(r, f)).collect() };
     let (ra, rb) = (runs(a), runs(b));
-    let (va, vb) = (resample::mean(&ra), resample::mean(&rb));
+    let samples = match method {
+        Method::Repeats => Ok((
+            ra.clone(),
+            rb.clone(),
+            Scheme::Independent,
+            Scheme::Independent,
+        )),
+        Method::Seconds => second_samples(f, a, b),
+    };
+    judge(f, &ra, &rb, samples, level, seed)
+}
+
+/// Values of a figure that only whole runs have, one a run (a tune's capacities under an
+/// objective), b's against a's by the same rule over repeats; too few repeats are not judged.
+pub fn judge_repeats(f: &'static FigureDef, ra: &[f64], rb: &[f64]) -> FigureComparison {
+    let samples = if ra.len().min(rb.len()) < MIN_REPEATS {
+        Err(format!(
+            "{} and {} runs, fewer than {MIN_REPEATS} a side: give --repeats {MIN_REPEATS} or more",
+            ra.len(),
+            rb.len()
+        ))
+    } else {
+        Ok((
+            ra.to_vec(),
+            rb.to_vec(),
+            Scheme::Independent,
+            Scheme::Independent,
+        ))
+    };
+    judge(f, ra, rb, samples, CONFIDENCE, SEED + FIGURES.len() as u64)
+}
+
+/// A figure's values a run on each side, and the samples its interval resamples (or why
+/// there are none), judged.
+fn judge(
+    f: &'static FigureDef,
+    ra: &[f64],
+    rb: &[f64],
+    samples: Result<Samples, String>,
+    level: f64,
+    seed: u64,
+) -> FigureComparison {
+    let (va, vb) = (resample::mean(ra), resample::mean(rb));
     let mut out = FigureComparison {
         name: f.name,
         unit: f.unit,
@@ -453,15 +505,6 @@ fn figure(
         ci_pct: None,
         verdict: Verdict::Unknown,
         note: None,
-    };
-    let samples = match method {
-        Method::Repeats => Ok((
-            ra.clone(),
-            rb.clone(),
-            Scheme::Independent,
-            Scheme::Independent,
-        )),
-        Method::Seconds => second_samples(f, a, b),
     };
     let (sa, sb, scheme_a, scheme_b) = match samples {
         Ok(s) => s,
@@ -515,7 +558,7 @@ fn figure(
         ));
     }
     // Repeats that do not overlap are never "no difference": too few to judge, at most.
-    if let (Verdict::NoDifference, Some(above)) = (out.verdict, apart(&ra, &rb)) {
+    if let (Verdict::NoDifference, Some(above)) = (out.verdict, apart(ra, rb)) {
         out.verdict = Verdict::Unknown;
         out.note = Some(format!(
             "every repeat of B is {} every repeat of A, but {} and {} repeats are too few to judge at this confidence: run {} or more repeats a side",
