@@ -740,10 +740,14 @@ fn capacity(
         .iter()
         .map(Objective::transactions_needed)
         .fold(0.0, f64::max);
-    let specs: Vec<String> = STAIRS
+    // Each step's rate as its spec gives it (to a thousandth of a transaction a second).
+    let rates: Vec<f64> = STAIRS
         .iter()
-        .map(|share| {
-            let rate = share * ceiling;
+        .map(|share| (share * ceiling * 1000.0).round() / 1000.0)
+        .collect();
+    let specs: Vec<String> = rates
+        .iter()
+        .map(|rate| {
             let want = (needed / rate).ceil() as u64;
             let secs = want.clamp(seconds, seconds * MAX_STRETCH);
             format!("{secs}s:rate={rate:.3}")
@@ -761,9 +765,9 @@ fn capacity(
     };
     let steps: Vec<String> = phases
         .iter()
-        .map(|phase| {
+        .zip(&rates)
+        .map(|(phase, rate)| {
             let misses = step_misses(phase, objectives, p.clients);
-            let rate = offered(phase);
             if misses.is_empty() {
                 format!("{rate:.1} met")
             } else {
@@ -776,12 +780,7 @@ fn capacity(
         c.name,
         steps.join("; ")
     );
-    Ok(Ok(capacity_of(&phases, objectives, p.clients)))
-}
-
-/// A step's offered rate: its arrivals over its seconds.
-fn offered(phase: &PhaseResult) -> f64 {
-    phase.due.unwrap_or(phase.transactions) as f64 / phase.seconds.max(f64::MIN_POSITIVE)
+    Ok(Ok(capacity_of(&phases, &rates, objectives, p.clients)))
 }
 
 /// A step of the staircase too slow for its percentile is stretched at most this many times.
@@ -820,16 +819,21 @@ pub fn step_misses(phase: &PhaseResult, objectives: &[Objective], clients: u32) 
     failed
 }
 
-/// The capacity a staircase found: the offered rate of its highest step that passed with
-/// every step below it (`step_misses`), 0 when its first step failed. A step's offered rate
-/// is its arrivals over its seconds.
-pub fn capacity_of(phases: &[PhaseResult], objectives: &[Objective], clients: u32) -> f64 {
+/// The capacity a staircase found: the rate offered by its highest step (`rates`, in the
+/// phases' order) that passed with every step below it (`step_misses`), 0 when its first
+/// step failed; a step the run never reached fails.
+pub fn capacity_of(
+    phases: &[PhaseResult],
+    rates: &[f64],
+    objectives: &[Objective],
+    clients: u32,
+) -> f64 {
     let mut found = 0.0;
-    for phase in phases {
+    for (phase, rate) in phases.iter().zip(rates) {
         if !step_misses(phase, objectives, clients).is_empty() {
             break;
         }
-        found = offered(phase);
+        found = *rate;
     }
     found
 }
@@ -1543,25 +1547,35 @@ mod tests {
             // Met again above a failed step: a queue's chance, not the capacity.
             step(400.0, 5.0, 0, 0),
         ];
-        assert_eq!(capacity_of(&stairs, &slo, 4), 200.0);
+        assert_eq!(
+            capacity_of(&stairs, &[100.0, 200.0, 300.0, 400.0], &slo, 4),
+            200.0
+        );
         assert_eq!(
             step_misses(&stairs[2], &slo, 4),
             ["p99<10ms (12.000 ms)".to_string()]
         );
         // The first step failed: no capacity on the staircase.
-        assert_eq!(capacity_of(&stairs[2..], &slo, 4), 0.0);
+        assert_eq!(capacity_of(&stairs[2..], &[300.0, 400.0], &slo, 4), 0.0);
         // A step whose arrivals did not all start missed its rate, however fast the rest
         // were: 50 of 400 left, over 1% and over 10 a client.
         let behind = [step(100.0, 2.0, 0, 0), step(200.0, 2.0, 50, 0)];
-        assert_eq!(capacity_of(&behind, &slo, 4), 100.0);
+        assert_eq!(capacity_of(&behind, &[100.0, 200.0], &slo, 4), 100.0);
         assert!(step_misses(&behind[1], &slo, 4)[0].contains("rate not kept"));
         // ... but 30 left at 4 clients is a queue that comes and goes.
-        assert_eq!(capacity_of(&[step(200.0, 2.0, 30, 0)], &slo, 4), 200.0);
+        assert_eq!(
+            capacity_of(&[step(200.0, 2.0, 30, 0)], &[200.0], &slo, 4),
+            200.0
+        );
+        // The rate is the one offered, whatever the arrivals drawn; a step never reached
+        // fails.
+        assert_eq!(capacity_of(&stairs[..2], &[100.5, 199.5], &slo, 4), 199.5);
+        assert_eq!(capacity_of(&stairs[..1], &[100.0, 200.0], &slo, 4), 100.0);
         // A failed transaction fails the step, unless an objective allows some.
         let failing = [step(100.0, 2.0, 0, 0), step(200.0, 2.0, 0, 3)];
-        assert_eq!(capacity_of(&failing, &slo, 4), 100.0);
+        assert_eq!(capacity_of(&failing, &[100.0, 200.0], &slo, 4), 100.0);
         let allowed = [slo[0].clone(), Objective::parse("errors<1%").unwrap()];
-        assert_eq!(capacity_of(&failing, &allowed, 4), 200.0);
+        assert_eq!(capacity_of(&failing, &[100.0, 200.0], &allowed, 4), 200.0);
     }
 
     #[test]
