@@ -617,19 +617,22 @@ impl FbSession {
             None => self.in_tr_now(f),
             Some(dog) => {
                 let outcome = dog.run(|| self.in_tr_now(f));
-                let late = dog.cancel_came_late().then(|| dog.limit());
+                let sent = dog.cancel_sent().then(|| dog.limit());
                 self.watchdog = Some(dog);
-                if let Some(limit) = late {
-                    return self.take_late_cancel(outcome, limit);
+                // A statement the cancel ended took it (and its session attaches again).
+                let took_it = matches!(&outcome, Err(e) if e.message.contains(CANCELLED));
+                match sent {
+                    Some(limit) if !took_it => self.take_late_cancel(outcome, limit),
+                    _ => outcome,
                 }
-                outcome
             }
         }
     }
 
-    /// The watchdog's cancel reached the server after the statement had ended. Firebird keeps
-    /// a cancel for its attachment and fails the attachment's next call with "operation was
-    /// cancelled", which would fall on an innocent statement. A throwaway transaction's start
+    /// The watchdog sent a cancel, but the statement ended first (with its success, or an
+    /// error of its own such as a lock timeout). Firebird keeps a cancel for its attachment
+    /// and fails the attachment's next call with "operation was cancelled", which would fall
+    /// on an innocent statement. A throwaway transaction's start
     /// takes it. Then the session attaches again (a cancelled call leaves rsfbclient's
     /// protocol state in doubt), and a transaction still open is lost: its statement, which
     /// ran past the limit, is reported as the timeout that ended it. A statement in a
@@ -643,8 +646,7 @@ impl FbSession {
             return outcome;
         };
         let error = self.failed(&e, true);
-        let taken =
-            matches!(&e, FbError::Sql { msg, .. } if msg.contains("operation was cancelled"));
+        let taken = matches!(&e, FbError::Sql { msg, .. } if msg.contains(CANCELLED));
         match outcome {
             Ok(_) if taken && self.tr.is_some() => {
                 let limit = limit.as_secs_f64();
@@ -695,8 +697,7 @@ impl FbSession {
     fn failed(&mut self, e: &FbError, always: bool) -> DbError {
         let suspect = match e {
             FbError::Sql { msg, .. } => {
-                msg.contains("operation was cancelled")
-                    || (msg.contains("invalid") && msg.contains(" handle"))
+                msg.contains(CANCELLED) || (msg.contains("invalid") && msg.contains(" handle"))
             }
             FbError::Io(_) | FbError::Other(_) => true,
         };
@@ -1139,6 +1140,9 @@ const DESYNC: &[&str] = &[
     "Fetch returned no columns",
     "too many empty batches",
 ];
+
+/// Firebird's words for a cancelled call (isc_cancelled).
+const CANCELLED: &str = "operation was cancelled";
 
 /// Firebird errors by message (the pure client reports the SQLCODE, not the GDS code).
 fn classify(e: &FbError, connecting: bool) -> DbError {

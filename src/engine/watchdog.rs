@@ -1,8 +1,8 @@
 //! A statement timeout kept by the client for an engine whose server has none (Firebird 3): a
 //! thread per session that cancels the running statement through the session's `Cancel` once
-//! it has run past the limit, and the error that follows told apart as a timeout. A cancel
-//! that reached the server only after its statement had ended is reported to the session, whose
-//! server may keep it for the next call (Firebird does).
+//! it has run past the limit, and the error that follows told apart as a timeout. The session is
+//! told when a cancel was sent for its last statement: if the statement ended before the cancel
+//! arrived, its server may keep the cancel for the next call (Firebird does).
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -29,8 +29,8 @@ struct State {
     cancelling: bool,
     /// Why the last cancel could not be sent (the statement then ran on past the limit).
     refused: Option<String>,
-    /// The last statement succeeded although a cancel was sent for it: the cancel came late.
-    late: bool,
+    /// A cancel was sent for the last statement run (and not refused).
+    sent: bool,
     quit: bool,
 }
 
@@ -70,7 +70,7 @@ impl Watchdog {
             while s.cancelling {
                 s = wake.wait(s).expect("watchdog lock");
             }
-            s.late = s.fired == Some(number) && s.refused.is_none() && outcome.is_ok();
+            s.sent = s.fired == Some(number) && s.refused.is_none();
             (
                 s.fired == Some(number),
                 s.refused.take().filter(|_| s.fired == Some(number)),
@@ -102,11 +102,12 @@ impl Watchdog {
         self.limit
     }
 
-    /// Whether the last statement run succeeded although the watchdog had sent a cancel for
-    /// it (it ended between the limit and the cancel's arrival): a server that keeps a cancel
-    /// for its connection's next call would fail that call, so the session must take it.
-    pub fn cancel_came_late(&self) -> bool {
-        self.shared.0.lock().expect("watchdog lock").late
+    /// Whether the watchdog sent a cancel for the last statement run. When the statement's
+    /// outcome is not that cancel (it succeeded, or failed otherwise, between the limit and the
+    /// cancel's arrival), a server that keeps a cancel for its connection's next call would fail
+    /// that call: the session must take it.
+    pub fn cancel_sent(&self) -> bool {
+        self.shared.0.lock().expect("watchdog lock").sent
     }
 }
 
@@ -246,11 +247,11 @@ mod tests {
         );
         // The next statement, within the limit, is untouched.
         dog.run(|| -> DbResult<()> { Ok(()) }).unwrap();
-        assert!(!dog.cancel_came_late());
+        assert!(!dog.cancel_sent());
     }
 
     /// A statement that ends after the limit but before the cancel lands keeps its success,
-    /// and the watchdog says a cancel came late; the next statement within the limit clears it.
+    /// and the watchdog says a cancel was sent; the next statement within the limit clears it.
     #[test]
     fn a_cancel_after_the_statement_ended_is_told() {
         let door = Arc::new(Sleeper::default());
@@ -261,16 +262,17 @@ mod tests {
         })
         .unwrap();
         assert_eq!(door.cancels.load(Ordering::SeqCst), 1);
-        assert!(dog.cancel_came_late());
+        assert!(dog.cancel_sent());
         // The session takes the cancel its server kept (here, the sleeper's flag).
         assert!(door.cancelled.swap(false, Ordering::SeqCst));
         dog.run(|| -> DbResult<()> { Ok(()) }).unwrap();
-        assert!(!dog.cancel_came_late());
-        // A statement the cancel ended is a timeout, not a late cancel.
+        assert!(!dog.cancel_sent());
+        // A statement the cancel ended is a timeout, its cancel sent too (the session tells
+        // the cancel's own error from another).
         let e = dog
             .run(|| statement(&door, Duration::from_secs(5)))
             .unwrap_err();
         assert_eq!(e.class, ErrorClass::StatementTimeout);
-        assert!(!dog.cancel_came_late());
+        assert!(dog.cancel_sent());
     }
 }

@@ -395,9 +395,23 @@ fn search_id(p: &TunePlan) -> String {
         &p.space,
     )
         .hash(&mut h);
-    // A throughput search keeps the ids it had before goals were added.
-    if p.goal != Goal::Throughput {
-        format!("{:?}", p.goal).hash(&mut h);
+    // A throughput search keeps the ids it had before goals were added; a capacity's
+    // objectives count by what they mean, in any order or case.
+    match &p.goal {
+        Goal::Throughput => {}
+        Goal::Capacity { objectives } => {
+            let mut meant: Vec<String> = objectives
+                .iter()
+                .map(|o| {
+                    let op = if o.inclusive { "<=" } else { "<" };
+                    format!("{}{op}{}", o.figure_name(), o.limit)
+                })
+                .collect();
+            meant.sort();
+            meant.dedup();
+            format!("Capacity {meant:?}").hash(&mut h);
+        }
+        goal => format!("{goal:?}").hash(&mut h),
     }
     format!("{:08x}", h.finish() as u32)
 }
@@ -753,12 +767,23 @@ fn capacity(
             format!("{secs}s:rate={rate:.3}")
         })
         .collect();
+    // Steps too slow for the strictest objective's transactions even stretched, as
+    // `capacity` warns of its own.
+    let short = |rate: f64| needed / rate > (seconds * MAX_STRETCH) as f64;
     let stairs = format!("{name}-stairs");
     let row = match point_loaded(p, &stairs, c, &Load::Phases(specs), stop)? {
         Ok(row) => row,
         Err(why) => return Ok(Err(why)),
     };
     let result = Store::open(&p.results)?.result(row.id)?;
+    // A lost client fails `capacity`'s step; a staircase cannot say which step it left in.
+    if let Some(lost) = result["lost_clients"].as_array().filter(|l| !l.is_empty()) {
+        return Ok(Err(format!(
+            "run {}: {} clients lost during the staircase",
+            row.id,
+            lost.len()
+        )));
+    }
     let phases: Vec<PhaseResult> = match serde_json::from_value(result["phases"].clone()) {
         Ok(phases) => phases,
         Err(e) => return Ok(Err(format!("run {}: its phases unreadable: {e}", row.id))),
@@ -768,10 +793,15 @@ fn capacity(
         .zip(&rates)
         .map(|(phase, rate)| {
             let misses = step_misses(phase, objectives, p.clients);
-            if misses.is_empty() {
-                format!("{rate:.1} met")
+            let few = if short(*rate) {
+                " (too few transactions for the objectives)"
             } else {
-                format!("{rate:.1} FAILED ({})", misses.join(", "))
+                ""
+            };
+            if misses.is_empty() {
+                format!("{rate:.1} met{few}")
+            } else {
+                format!("{rate:.1} FAILED ({}){few}", misses.join(", "))
             }
         })
         .collect();
@@ -1182,7 +1212,17 @@ pub fn verdict_line(winner: &str, base: &str, f: &FigureComparison) -> String {
     } else {
         (format!("{} {}", f.unit, f.name), 3)
     };
-    let figures = format!("{b:.digits$} against {a:.digits$} {unit}, {d:+.1}%{interval}");
+    let figures = if d.is_finite() {
+        format!("{b:.digits$} against {a:.digits$} {unit}, {d:+.1}%{interval}")
+    } else {
+        // A baseline with nothing (a capacity of 0 in every run): no ratio, the note says why.
+        let note = f
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        format!("{b:.digits$} against {a:.digits$} {unit}{note}")
+    };
     match f.verdict {
         Verdict::Faster => format!("{winner} beats {base}: {figures}"),
         Verdict::Slower => format!("{winner} is slower than {base}: {figures}"),
@@ -1242,7 +1282,7 @@ fn json_record(
             "name": winner.name,
             "unsafe": winner.unsafe_profile,
             "knobs": winner.knobs.iter().cloned().collect::<BTreeMap<_, _>>(),
-            // The final comparison's runs: tps, or the goal's percentile in ms.
+            // The final comparison's runs: tps, the goal's percentile in ms, or the capacity.
             "runs": v.winner_values,
         },
         "against": v.against.iter().map(|(base, f)| serde_json::json!({
@@ -1521,6 +1561,43 @@ mod tests {
         assert!(refused(Some("p99"), None, &slo).contains("drop --objective"));
         assert!(refused(Some("capacity"), None, &[]).contains("--slo 'p99<10ms'"));
         assert!(refused(None, None, &["p99>1ms".to_string()]).contains("FIGURE<LIMIT"));
+    }
+
+    /// The same objectives in another order or case resume the same search; another limit
+    /// is another search.
+    #[test]
+    fn a_capacity_search_is_named_by_what_its_objectives_mean() {
+        let plan = |slo: &[&str]| TunePlan {
+            engine: "sqlite".into(),
+            workload: "tpcb".into(),
+            scale: 1,
+            clients: 1,
+            trial_s: 1,
+            warmup_s: 0,
+            trials: 4,
+            repeats: 3,
+            allow_unsafe: false,
+            seed: 1,
+            protocol: None,
+            data_dir: None,
+            bin_dir: None,
+            results: "r.db".into(),
+            out: "s.conf".into(),
+            options: BTreeMap::new(),
+            space: None,
+            json: None,
+            goal: Goal::parse(
+                None,
+                None,
+                &slo.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+            html: None,
+        };
+        let id = search_id(&plan(&["p99<10ms", "errors<1%"]));
+        assert_eq!(id, search_id(&plan(&["Errors < 1%", "P99<10MS"])));
+        assert_ne!(id, search_id(&plan(&["p99<20ms", "errors<1%"])));
+        assert_ne!(id, search_id(&plan(&["p99<=10ms", "errors<1%"])));
     }
 
     /// A step of a staircase at `rate` a second for 2 s: its p99, the arrivals that never

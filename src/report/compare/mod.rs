@@ -464,10 +464,34 @@ fn figure(
 
 /// Values of a figure that only whole runs have, one a run (a tune's capacities under an
 /// objective), b's against a's by the same rule over repeats; too few repeats are not judged.
+/// A side none of whose repeats found any (all 0: no rate met the objectives) has no ratio to
+/// take: the other side, every repeat of which found some, is beyond it whatever the noise.
 pub fn judge_repeats(f: &'static FigureDef, ra: &[f64], rb: &[f64]) -> FigureComparison {
-    let samples = if ra.len().min(rb.len()) < MIN_REPEATS {
+    let enough = ra.len().min(rb.len()) >= MIN_REPEATS;
+    let none = |v: &[f64]| v.iter().all(|x| *x == 0.0);
+    let some = |v: &[f64]| v.iter().all(|x| *x > 0.0);
+    if enough && (none(ra) && some(rb) || some(ra) && none(rb)) {
+        let empty = if none(ra) { "A" } else { "B" };
+        let mut out = judge(
+            f,
+            ra,
+            rb,
+            Err(format!(
+                "every repeat of side {empty} found none (0), every repeat of the other some"
+            )),
+            CONFIDENCE,
+            SEED,
+        );
+        out.verdict = if some(rb) == f.higher_is_better {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        };
+        return out;
+    }
+    let samples = if !enough {
         Err(format!(
-            "{} and {} runs, fewer than {MIN_REPEATS} a side: give --repeats {MIN_REPEATS} or more",
+            "{} and {} runs measured, fewer than {MIN_REPEATS} a side: give --repeats {MIN_REPEATS} or more (failed runs are not counted)",
             ra.len(),
             rb.len()
         ))
@@ -705,6 +729,33 @@ fn facts(run: &Run) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Capacities a repeat each, judged over the repeats: apart beyond the noise, within it,
+    /// too few to judge, and a side that found none in any repeat.
+    #[test]
+    fn capacities_judged_over_repeats() {
+        let apart = judge_repeats(
+            &CAPACITY,
+            &[100.0, 101.0, 99.0, 100.0],
+            &[150.0, 151.0, 149.0, 150.0],
+        );
+        assert_eq!(apart.verdict, Verdict::Faster);
+        assert!(apart.ci_pct.is_some_and(|[lo, _]| lo > 0.0));
+        let within = judge_repeats(&CAPACITY, &[100.0, 130.0, 90.0], &[110.0, 95.0, 125.0]);
+        assert_eq!(within.verdict, Verdict::NoDifference);
+        let few = judge_repeats(&CAPACITY, &[100.0, 101.0], &[150.0, 151.0]);
+        assert_eq!(few.verdict, Verdict::Unknown);
+        assert!(few.note.unwrap().contains("--repeats 3"));
+        // No ratio to a side that found nothing: the side that always found some is beyond it.
+        let none = judge_repeats(&CAPACITY, &[0.0, 0.0, 0.0], &[10.0, 12.0, 11.0]);
+        assert_eq!(none.verdict, Verdict::Faster);
+        assert!(none.note.unwrap().contains("side A found none"));
+        let lost = judge_repeats(&CAPACITY, &[10.0, 12.0, 11.0], &[0.0, 0.0, 0.0]);
+        assert_eq!(lost.verdict, Verdict::Slower);
+        // ... but one repeat of it that found some leaves the judgement to the interval.
+        let once = judge_repeats(&CAPACITY, &[0.0, 0.0, 11.0], &[10.0, 12.0, 11.0]);
+        assert!(once.note.is_none_or(|n| !n.contains("found none")));
+    }
 
     fn run(tps: &[f64], p99: f64, variant: &str) -> Run {
         let windows: Vec<Value> = tps
