@@ -1,6 +1,7 @@
 //! pgbench's pipeline mode (`\startpipeline`, `\syncpipeline`, `\endpipeline`): the pipelined
 //! tpcb-like script shipped in bench/scripts keeps tpcb's invariants on every engine (PostgreSQL
-//! pipelines, the others run the statements as they come), and on PostgreSQL the statements'
+//! pipelines, the others run the statements as they come; Firebird 3's known partial commit on
+//! hot rows gets one more try, as in script.rs), and on PostgreSQL the statements'
 //! time shows at `\endpipeline`, as pgbench's -r shows it; the cases of pgbench's own TAP tests
 //! (a second \startpipeline, \endpipeline with no start, \gset in a pipeline, a script ending
 //! with its pipeline open, `\syncpipeline` segments, a serializable transaction in a pipeline
@@ -52,17 +53,47 @@ const TPCB_PIPELINE: &str = concat!(
 );
 
 fn tpcb_like(env: &Env, target: Target) -> Result<(), String> {
+    match tpcb_like_once(env, target) {
+        // Firebird 3.0.11 has been seen to commit a transaction in part on hot rows, with no
+        // client involved (docs/connecting.md; bench/firebird-lost-update reproduces it through
+        // isql), rarely without lock waits: as script::tpcb_like_keeps_invariants, an
+        // invariant `check` finds broken once (its FAILED lines) is printed and the whole test
+        // runs once more on new data, which must pass.
+        Err(e)
+            if matches!(target, Target::Firebird)
+                && e.contains("check tpcb after the pipelined script")
+                && e.contains("FAILED ") =>
+        {
+            eprintln!(
+                "pipeline::tpcb_like_keeps_invariants::firebird: the server broke an invariant (a known Firebird 3 fault); once more on new data:\n{e}"
+            );
+            tpcb_like_once(env, target)
+        }
+        other => other,
+    }
+}
+
+fn tpcb_like_once(env: &Env, target: Target) -> Result<(), String> {
     let dsn = env.fresh_db(target, "pipe_tpcb");
     let mut prepare = vec!["prepare", "tpcb", "--dsn", &dsn];
     let flags = target.flags();
     prepare.extend(flags.iter().map(String::as_str));
     expect_code(&dbduel(&prepare), 0, "prepare tpcb")?;
     let json = env.path(&format!("pipe_tpcb_{}.json", target.label()));
+    // Firebird: no lock waits (`lock_wait=nowait`, as docs/connecting.md advises for
+    // contended scripts on Firebird 3), the conflicts retried.
+    let run_dsn = match target {
+        Target::Firebird => {
+            let sep = if dsn.contains('?') { '&' } else { '?' };
+            format!("{dsn}{sep}lock_wait=nowait")
+        }
+        _ => dsn.clone(),
+    };
     let out = dbduel(&[
         "run",
         TPCB_PIPELINE,
         "--dsn",
-        &dsn,
+        &run_dsn,
         "-c",
         "4",
         "-T",
