@@ -128,7 +128,10 @@ GROUP BY su_nationkey, {state_initial}, {entry_year}
 ORDER BY su_nationkey, {state_initial}, {entry_year}
 
 -- name: q8
-SELECT {entry_year} AS l_year, sum(CASE WHEN n2.n_name = 'Germany' THEN ol_amount ELSE 0 END) / sum(ol_amount) AS mkt_share
+-- The paper divides by sum(ol_amount), which is 0 when every line matched belongs to an order
+-- loaded as delivered (TPC-C 4.3.3.1: ol_amount 0 below o_id 2101): PostgreSQL and Firebird
+-- then fail with a division by zero where MariaDB and SQLite give NULL; NULLIF gives NULL on all.
+SELECT {entry_year} AS l_year, sum(CASE WHEN n2.n_name = 'Germany' THEN ol_amount ELSE 0 END) / NULLIF(sum(ol_amount), 0) AS mkt_share
 FROM item, supplier, stock, order_line, orders, customer, nation n1, nation n2, region
 WHERE i_id = s_i_id AND ol_i_id = s_i_id AND ol_supply_w_id = s_w_id AND {supplier} = su_suppkey
 AND ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
