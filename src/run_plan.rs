@@ -609,7 +609,11 @@ impl RunInput {
             ));
         }
         let (clients, limit, transactions) = self.run_length(built.as_ref(), limit)?;
-        workload.clients = clients;
+        // A workload that runs some of the clients asked keeps their number in its options
+        // (CH's side alone: the mix's split).
+        if built.clients_run().is_none() {
+            workload.clients = clients;
+        }
         if let Some(s) = &mut shape {
             s.run_clients = clients;
             if s.mixed() {
@@ -713,6 +717,9 @@ impl RunInput {
             self.refuse_fixed()?;
             let most = each.iter().copied().max().unwrap_or(1);
             return Ok((each.len() as u32, Limit::Transactions(most), Some(most)));
+        }
+        if let Some(n) = built.clients_run() {
+            return Ok((n, limit, self.transactions));
         }
         if self.time.is_none()
             && self.transactions.is_none()

@@ -29,6 +29,8 @@ pub struct ReportData {
     pub profiles: Vec<ProfileSettings>,
     /// Each profile against the first profile of its engine, point by point.
     pub comparisons: Vec<ProfileComparison>,
+    /// Each side of a CH-benCHmark mix against itself alone (`report::sides`).
+    pub sides: Vec<super::sides::SideCost>,
 }
 
 /// A profile's repeats against the baseline profile's at the same point.
@@ -139,6 +141,9 @@ pub struct PointSummary {
     pub workload: String,
     pub variant: String,
     pub clients: u32,
+    /// The clients that ran, where fewer than `clients` did (CH's side alone, filed under the
+    /// mix's clients).
+    pub clients_ran: Option<u32>,
     pub repeats: u32,
     pub tps_median: f64,
     pub tps_min: f64,
@@ -222,6 +227,14 @@ pub struct TypeFigures {
 }
 
 impl PointSummary {
+    /// The point's clients as the tables show them: "4", or "4 (3 ran)".
+    pub fn clients_text(&self) -> String {
+        match self.clients_ran {
+            Some(ran) => format!("{} ({ran} ran)", self.clients),
+            None => self.clients.to_string(),
+        }
+    }
+
     /// The point in words for the counters' table: engine, profile, workload, clients.
     pub fn counters_label(&self) -> String {
         let profile = if self.profile.is_empty() {
@@ -760,6 +773,21 @@ pub(crate) fn sample() -> ReportData {
             profile: "tuned".into(),
             ratio: 1.8,
             verdict: "faster".into(),
+            note: None,
+        }],
+        sides: vec![super::sides::SideCost {
+            plan: String::new(),
+            engine: "postgres".into(),
+            profile: "default".into(),
+            clients: 4,
+            cold: false,
+            side: "terminals".into(),
+            figure: "nopm".into(),
+            alone: 1000.0,
+            mix: 700.0,
+            change_pct: -30.0,
+            ci_pct: Some([-33.5, -26.1]),
+            verdict: "slower in the mix".into(),
             note: None,
         }],
     }

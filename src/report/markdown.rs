@@ -41,6 +41,7 @@ pub fn markdown(data: &ReportData) -> String {
         out += &types(data);
         out += &statement_latencies(data);
         out += &profile_comparisons(data);
+        out += &sides(data);
         out += &counters(data);
         out += "## Resources\n\n";
         out += &resources(&data.resources());
@@ -127,6 +128,33 @@ fn profile_comparisons(data: &ReportData) -> String {
         );
     }
     w!(out, "\n{}\n\n", super::compare::NOISE_RULE);
+    out
+}
+
+/// Each side of a CH-benCHmark mix against itself alone: what the other side cost it.
+fn sides(data: &ReportData) -> String {
+    if data.sides.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## CH-benCHmark: each side in the mix against itself alone\n\n| engine | profile | clients | figure | alone | in the mix | change [interval] | verdict |\n|---|---|--:|---|--:|--:|--:|---|\n",
+    );
+    for c in &data.sides {
+        w!(
+            out,
+            "| {} | {} | {}{} | {} | {:.1} | {:.1} | {} | {} |\n",
+            cell(&c.engine),
+            cell(&super::data::with_plan(&c.profile, &c.plan)),
+            c.clients,
+            if c.cold { " cold" } else { "" },
+            cell(&c.what()),
+            c.alone,
+            c.mix,
+            cell(&c.change()),
+            cell(&c.verdict_text())
+        );
+    }
+    w!(out, "\n{}\n\n", cell(super::sides::SIDES_RULE));
     out
 }
 
@@ -316,7 +344,7 @@ fn comparison_row(
         cell(&p.isolation),
         cell(&p.workload),
         cell(&p.variant),
-        p.clients,
+        p.clients_text(),
         sig3(p.p95_ms),
         sig3(p.p99_ms),
         p.first_ms.map_or("—".to_string(), sig3),
@@ -556,6 +584,17 @@ mod tests {
             md.contains("| spike &lt;x10&gt; | 6.0 | rate 10000/s (poisson) |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn the_sides_of_a_ch_mix_and_their_rule() {
+        let md = markdown(&sample());
+        assert!(md.contains("## CH-benCHmark: each side in the mix against itself alone"));
+        assert!(
+            md.contains("| postgres | default | 4 | terminals' NOPM | 1000.0 | 700.0 | -30.0% \\[-33.5..-26.1\\] | slower in the mix |"),
+            "{md}"
+        );
+        assert!(md.contains("slower in the mix only when the whole interval is below 0"));
     }
 
     #[test]

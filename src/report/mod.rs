@@ -14,6 +14,7 @@ pub mod export;
 pub mod html;
 pub mod markdown;
 pub mod pgbench;
+pub mod sides;
 pub mod statement_latencies;
 pub mod statements;
 pub mod stored;

@@ -72,6 +72,7 @@ pub fn report_data(store: &Store, plan: Option<&str>) -> Result<ReportData, Erro
         timelines: runs.iter().map(|r| timeline(r, several)).collect(),
         plans,
         comparisons: comparisons(&groups, several),
+        sides: super::sides::costs(&side_points(&groups), several),
         profiles: store
             .settings(plan)?
             .into_iter()
@@ -147,6 +148,26 @@ fn comparisons(groups: &[(String, Vec<&RunFacts>)], several: bool) -> Vec<Profil
         });
     }
     out
+}
+
+/// The points as the sides of a CH-benCHmark mix are matched (`report::sides`).
+fn side_points<'a>(groups: &'a [(String, Vec<&RunFacts>)]) -> Vec<super::sides::PointRuns<'a>> {
+    groups
+        .iter()
+        .map(|(_, members)| {
+            let r = &members[0].row;
+            super::sides::PointRuns {
+                plan: &r.plan,
+                engine: &r.engine,
+                profile: &r.profile,
+                workload: &r.workload,
+                variant: &r.variant,
+                clients: r.clients,
+                cold: r.cold,
+                results: members.iter().map(|m| &m.result).collect(),
+            }
+        })
+        .collect()
 }
 
 fn host_facts(result: &serde_json::Value) -> BTreeMap<String, String> {
@@ -230,6 +251,11 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         workload: first.workload.clone(),
         variant: first.variant.clone(),
         clients: first.clients,
+        clients_ran: members
+            .iter()
+            .filter_map(|m| m.result["options"]["clients"].as_u64())
+            .map(|c| c as u32)
+            .find(|c| *c != first.clients),
         repeats: members.len() as u32,
         tps_median: s.median,
         tps_min: s.min,

@@ -71,8 +71,10 @@ pub struct Point {
     pub run: Arc<RunPlan>,
 }
 
+/// The run of a variant at a client count.
+type Run = (String, u32, Arc<RunPlan>);
 /// The run of each variant at each client count, in the plan's order.
-type Runs = Vec<(String, u32, Arc<RunPlan>)>;
+type Runs = Vec<Run>;
 
 impl Matrix {
     /// The plan made into its points; every mistake a plan can hold is refused here, before a
@@ -314,26 +316,32 @@ pub fn embedded_dsn(engine: &str, path: &Path, knobs: &[(String, String)]) -> Re
 }
 
 /// The points of one profile on one engine, in the order they are measured: variant, clients,
-/// repeat, cold before warm.
+/// repeat, cold before warm; with `order = "rounds"`, repeat first.
 fn points(plan: &PlanFile, runs: &Runs, workload: &str, engine: &str, profile: &str) -> Vec<Point> {
     let mut out = Vec::new();
-    for (variant, clients, run) in runs {
-        for repeat in 1..=plan.repeats {
-            for cold in plan.cold.states() {
-                out.push(Point {
-                    key: PointKey {
-                        engine: engine.into(),
-                        profile: profile.into(),
-                        workload: workload.into(),
-                        variant: variant.clone(),
-                        scale: plan.scale,
-                        clients: *clients,
-                        repeat,
-                        cold,
-                    },
-                    run: Arc::clone(run),
-                });
-            }
+    let mut order: Vec<(u32, &Run)> = runs
+        .iter()
+        .flat_map(|r| (1..=plan.repeats).map(move |repeat| (repeat, r)))
+        .collect();
+    if plan.order == "rounds" {
+        // A stable sort: within a round, the plan's order of variants and clients.
+        order.sort_by_key(|(repeat, _)| *repeat);
+    }
+    for (repeat, (variant, clients, run)) in order {
+        for cold in plan.cold.states() {
+            out.push(Point {
+                key: PointKey {
+                    engine: engine.into(),
+                    profile: profile.into(),
+                    workload: workload.into(),
+                    variant: variant.clone(),
+                    scale: plan.scale,
+                    clients: *clients,
+                    repeat,
+                    cold,
+                },
+                run: Arc::clone(run),
+            });
         }
     }
     out
@@ -386,6 +394,40 @@ mod tests {
         assert_eq!(last.run.run.clients, 2);
         assert_eq!(last.run.workload.variant.as_deref(), Some("tpcb-like"));
         assert_eq!(last.run.time_s, Some(3));
+    }
+
+    #[test]
+    fn rounds_measure_every_variant_once_before_the_next_repeat() {
+        let m = matrix(
+            "variants = [\"select-only\", \"tpcb-like\"]\nclients = [1, 2]\nrepeats = 2\norder = \"rounds\"\ntime = 3\n",
+        )
+        .unwrap();
+        let keys: Vec<String> = m.engines[0].profiles[0]
+            .points
+            .iter()
+            .map(|p| format!("{} c{} r{}", p.key.variant, p.key.clients, p.key.repeat))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "select-only c1 r1",
+                "select-only c2 r1",
+                "tpcb-like c1 r1",
+                "tpcb-like c2 r1",
+                "select-only c1 r2",
+                "select-only c2 r2",
+                "tpcb-like c1 r2",
+                "tpcb-like c2 r2",
+            ]
+        );
+        let Err(e) = matrix("order = \"random\"\n") else {
+            panic!("an unknown order accepted");
+        };
+        assert!(
+            e.to_string()
+                .contains("key `order`: 'random' is not points or rounds"),
+            "{e}"
+        );
     }
 
     /// A bad last profile, or a DSN that cannot be used for the last engine, is refused when

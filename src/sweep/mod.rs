@@ -397,8 +397,14 @@ fn point_line(id: i64, p: &PointKey, r: &crate::result::RunResult) -> String {
     if !r.server_restarts.is_empty() {
         flags.push("server restarted");
     }
+    // A point that ran some of its clients (CH's side alone) says how many.
+    let ran = if r.options.clients == p.clients {
+        String::new()
+    } else {
+        format!(" ({} ran)", r.options.clients)
+    };
     format!(
-        "  run {id}: {}/{} {} c={} r={}: {:.1} tps, p95 {:.2} ms{}",
+        "  run {id}: {}/{} {} c={}{ran} r={}: {:.1} tps, p95 {:.2} ms{}",
         p.engine,
         p.profile,
         p.variant,

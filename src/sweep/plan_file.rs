@@ -59,6 +59,11 @@ pub struct PlanFile {
     pub warmup: u64,
     #[serde(default = "one")]
     pub repeats: u32,
+    /// "points" (default): each point's repeats one after another (variant, clients, repeat);
+    /// "rounds": the repeats in rounds, each round measuring every variant and client count
+    /// once, so that what drifts over a sweep (data that grows, caches) falls on all alike.
+    #[serde(default = "default_order")]
+    pub order: String,
     /// The random seed of every point and repeat (as `run --seed`): the same keys, mix and
     /// TPC-H substitution parameters on every engine and profile. Default: one derived from
     /// the plan's name.
@@ -205,6 +210,9 @@ fn default_clients() -> Vec<u32> {
 }
 fn default_protocol() -> String {
     "prepared".into()
+}
+fn default_order() -> String {
+    "points".into()
 }
 fn default_data() -> String {
     "continue".into()
@@ -447,6 +455,12 @@ impl PlanFile {
             return bad(format!(
                 "key `protocol`: '{}' is not simple, extended or prepared",
                 self.protocol
+            ));
+        }
+        if !["points", "rounds"].contains(&self.order.as_str()) {
+            return bad(format!(
+                "key `order`: '{}' is not points or rounds",
+                self.order
             ));
         }
         if !["continue", "reload"].contains(&self.data.as_str()) {

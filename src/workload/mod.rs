@@ -354,6 +354,12 @@ pub trait Workload: Send + Sync {
     fn fixed_clients(&self) -> Option<Vec<u64>> {
         None
     }
+    /// The clients the run starts when the workload runs only some of `--clients` (CH's side
+    /// alone: the mix's terminals or its streams), its options keeping the number asked;
+    /// None: all of them.
+    fn clients_run(&self) -> Option<u32> {
+        None
+    }
     /// Why this run cannot be split over processes (`run --shard`), in a sentence that says
     /// what to change; None: its clients can run in separate processes.
     fn shards_refused(&self) -> Option<String> {

@@ -2,7 +2,8 @@
 //! queries' answers on one seeded dataset (`--data-seed`, one warehouse, then `SPREAD`'s changes,
 //! so that no answer is empty or all alike) are the known ones of `ch-answers.txt` on SQLite,
 //! PostgreSQL, MariaDB and Firebird, each dialect's SQL answering as the others do; a run reports the terminals' NOPM beside the streams' QphH, and each side alone;
-//! bad options are refused. `DBDUEL_CH_ANSWERS_WRITE=1` makes the PostgreSQL trial write the file
+//! one sweep runs the mix and each side alone in rounds, and its report judges what each side
+//! cost the other; bad options are refused. `DBDUEL_CH_ANSWERS_WRITE=1` makes the PostgreSQL trial write the file
 //! anew (after a deliberate change of the queries or the data).
 
 use std::fmt::Write as _;
@@ -61,6 +62,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         out.push(with_env(env, name, move |env| known_answers(env, target)));
     }
     out.push(with_env(env, "ch::both_sides_and_each_alone", both_sides));
+    out.push(with_env(env, "ch::sides_in_one_sweep", sides_in_one_sweep));
     out
 }
 
@@ -269,4 +271,116 @@ fn both_sides(env: &Env) -> Result<(), String> {
         format!("the stream alone: {:?}", figures[2])
     })?;
     expect_code(&dbduel(&["check", "ch", "--dsn", &dsn]), 0, "check ch")
+}
+
+/// The shipped plan `plans/ch-sides.toml` on SQLite alone, its rounds one second long, at 3
+/// clients (2 terminals and the stream) on one warehouse.
+fn sides_plan() -> Result<String, String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plans/ch-sides.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut plan: toml::Table = toml::from_str(&text).map_err(|e| e.to_string())?;
+    let set = [
+        ("engines", toml::Value::Array(vec!["sqlite".into()])),
+        ("clients", toml::Value::Array(vec![3.into()])),
+        ("time", 1.into()),
+        ("warmup", 0.into()),
+        ("scale", 1.into()),
+    ];
+    for (key, value) in set {
+        plan.insert(key.into(), value);
+    }
+    toml::to_string(&plan).map_err(|e| e.to_string())
+}
+
+/// One sweep measures the mix and each of its sides alone, round by round, each side alone
+/// with the mix's own clients of that side (2 terminals, 1 stream); the report sets each side's
+/// figure in the mix beside itself alone: the means of the stored runs, and a verdict that
+/// follows its interval.
+fn sides_in_one_sweep(env: &Env) -> Result<(), String> {
+    let plan = env.path("ch-sides.toml");
+    std::fs::write(&plan, sides_plan()?).map_err(|e| e.to_string())?;
+    let store = env.path("ch-sides-results.db");
+    let (plan_s, store_s) = (plan.display().to_string(), store.display().to_string());
+    let sweep = dbduel(&["sweep", &plan_s, "--results", &store_s]);
+    expect_code(&sweep, 0, "sweep")?;
+    let runs: Vec<String> = text(&sweep)
+        .lines()
+        .filter(|l| l.trim_start().starts_with("run "))
+        .map(str::to_string)
+        .collect();
+    let round = [
+        "ch c=3 r=",
+        "terminals-alone c=3 (2 ran) r=",
+        "streams-alone c=3 (1 ran) r=",
+    ];
+    ensure(runs.len() == 9, || format!("9 runs: {runs:#?}"))?;
+    for (i, line) in runs.iter().enumerate() {
+        let want = format!("{}{}", round[i % 3], i / 3 + 1);
+        ensure(line.contains(&want), || {
+            format!("run {} is not `{want}`: {runs:#?}", i + 1)
+        })?;
+    }
+    let export = dbduel(&[
+        "results",
+        "export",
+        "--results",
+        &store_s,
+        "--format",
+        "json",
+    ]);
+    expect_code(&export, 0, "results export")?;
+    let stored: Vec<serde_json::Value> =
+        serde_json::from_slice(&export.stdout).map_err(|e| format!("export: {e}"))?;
+    let mean = |variant: &str, figure: &str| -> Result<f64, String> {
+        let v: Vec<f64> = stored
+            .iter()
+            .filter(|r| r["variant"] == variant)
+            .filter_map(|r| r["metrics"][figure].as_f64())
+            .collect();
+        ensure(v.len() == 3, || format!("{variant}'s {figure}: {v:?}"))?;
+        Ok(v.iter().sum::<f64>() / 3.0)
+    };
+    let report = dbduel(&["report", "--results", &store_s, "--format", "markdown"]);
+    expect_code(&report, 0, "report")?;
+    let md = String::from_utf8_lossy(&report.stdout).to_string();
+    ensure(
+        md.contains("| ch | terminals-alone | 3 (2 ran) |")
+            && md.contains("| ch | streams-alone | 3 (1 ran) |"),
+        || format!("the points' clients:\n{md}"),
+    )?;
+    for (what, alone, figure) in [
+        ("terminals' NOPM", "terminals-alone", "nopm"),
+        ("streams' QphH", "streams-alone", "qphh"),
+    ] {
+        let prefix = format!("| sqlite | tuned | 3 | {what} | ");
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .ok_or_else(|| format!("no line for the {what}:\n{md}"))?;
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let (a, m) = (mean(alone, figure)?, mean("ch", figure)?);
+        ensure(
+            cells[4] == format!("{a:.1}") && cells[5] == format!("{m:.1}"),
+            || format!("{what}: alone {a:.1}, in the mix {m:.1}, the report: {line}"),
+        )?;
+        // "-22.3% \\[-36.0..-7.6\\]": the interval's ends, then the verdict they give.
+        let change = cells[6].replace('\\', "");
+        let (lo, hi) = change
+            .split_once('[')
+            .and_then(|(_, r)| r.trim_end_matches(']').split_once(".."))
+            .and_then(|(lo, hi)| Some((lo.parse::<f64>().ok()?, hi.parse::<f64>().ok()?)))
+            .ok_or_else(|| format!("{what}: no interval in {line}"))?;
+        let verdict = cells[7].trim_end_matches(" |");
+        let want = if hi < 0.0 {
+            "slower in the mix"
+        } else if lo > 0.0 {
+            "faster in the mix"
+        } else {
+            "no difference beyond the noise"
+        };
+        ensure(verdict == want, || {
+            format!("{what}: [{lo}..{hi}] gives `{want}`, the report says `{verdict}`")
+        })?;
+    }
+    Ok(())
 }

@@ -7,11 +7,20 @@ use libtest_mimic::Trial;
 
 use crate::env::{Env, TARGETS, Target, dbduel, ensure, expect_code, read_result, with_env};
 
+/// Variants that run a part of another variant's clients and nothing else: CH-benCHmark's
+/// sides alone run the mix's own terminals or streams, whose statements the mix's trial runs
+/// on every target (`ch::sides_in_one_sweep` runs them; the unit test of the engine seam runs
+/// every variant).
+const PARTS: [(&str, &str); 2] = [("ch", "terminals-alone"), ("ch", "streams-alone")];
+
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let mut out = Vec::new();
     for entry in dbduel::workload::all() {
         for &target in TARGETS {
             for &variant in entry.variants {
+                if PARTS.contains(&(entry.name, variant)) {
+                    continue;
+                }
                 let name = format!("conformance::{}::{}::{variant}", entry.name, target.label());
                 out.push(with_env(env, name, move |env| {
                     run_variant(env, target, entry.name, variant)

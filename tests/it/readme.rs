@@ -50,6 +50,10 @@ const PAGES: &[(&str, &str)] = pages![
 const NOT_RUN: &[(&str, &str)] = &[
     ("./scripts/test", "the test suite itself"),
     (
+        "dbduel sweep plans/ch-sides.toml --report ch-sides.html",
+        "four engines' CH-benCHmark loads and nine points each: ch::sides_in_one_sweep runs this plan on SQLite, its rounds a second long",
+    ),
+    (
         "cargo build --release && cp target/release/dbduel /usr/local/bin/",
         "installs into the system",
     ),

@@ -368,6 +368,7 @@ fn fixture() -> ReportData {
         timelines: timelines(),
         profiles: profiles(),
         comparisons: vec![],
+        sides: vec![],
         plans: vec!["engines".into()],
     }
 }

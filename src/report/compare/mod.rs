@@ -69,6 +69,23 @@ pub const CAPACITY: FigureDef = FigureDef {
     second: "",
 };
 
+/// CH-benCHmark's figures, the terminals' NOPM and the streams' QphH: judged over repeats
+/// only (`judge_repeats`), by the reports' sides of a mix (`report::sides`).
+pub const NOPM: FigureDef = FigureDef {
+    name: "nopm",
+    unit: "NOPM",
+    higher_is_better: true,
+    run: &[],
+    second: "",
+};
+pub const QPHH: FigureDef = FigureDef {
+    name: "qphh",
+    unit: "QphH",
+    higher_is_better: true,
+    run: &[],
+    second: "",
+};
+
 pub const FIGURES: &[FigureDef] = &[
     FigureDef {
         name: "tps",

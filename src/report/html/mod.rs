@@ -68,6 +68,7 @@ pub fn html(data: &ReportData) -> String {
                 nothing to chart or compare yet.</p></section>\n";
     } else {
         out += &throughput_section(data, &styles);
+        out += &sides_section(data);
         out += &latency_section(data, &styles);
     }
     out += &timelines_section(data, &styles);
@@ -117,7 +118,11 @@ fn header(data: &ReportData) -> String {
     if let Some(note) = data.plans_note() {
         w!(out, "<p class=\"sub\">{}</p>", esc(&note));
     }
-    out += "<nav><a href=\"#throughput\">Throughput</a><a href=\"#latency\">Latency</a>\
+    out += "<nav><a href=\"#throughput\">Throughput</a>";
+    if !data.sides.is_empty() {
+        out += "<a href=\"#ch-sides\">CH sides</a>";
+    }
+    out += "<a href=\"#latency\">Latency</a>\
             <a href=\"#timelines\">Timelines</a><a href=\"#resources\">Resources</a>\
             <a href=\"#comparison\">All points</a>";
     if !data.typed_points().is_empty() {
@@ -1441,6 +1446,39 @@ fn type_bars_section(data: &ReportData) -> String {
     out
 }
 
+/// Each side of a CH-benCHmark mix against itself alone: what the other side cost it, judged
+/// against the noise.
+fn sides_section(data: &ReportData) -> String {
+    if data.sides.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<section id=\"ch-sides\"><h2>CH-benCHmark: each side in the mix against itself alone</h2><p class=\"note\">{}</p>\
+         <table class=\"data\"><thead><tr><th>engine</th><th>profile</th><th class=\"num\">clients</th>\
+         <th>figure</th><th class=\"num\">alone</th><th class=\"num\">in the mix</th>\
+         <th class=\"num\">change [interval]</th><th>verdict</th></tr></thead><tbody>",
+        esc(super::sides::SIDES_RULE)
+    );
+    for c in &data.sides {
+        w!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}{}</td><td>{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            esc(&c.engine),
+            esc(&super::data::with_plan(&c.profile, &c.plan)),
+            c.clients,
+            if c.cold { " cold" } else { "" },
+            esc(&c.what()),
+            sig3(c.alone),
+            sig3(c.mix),
+            esc(&c.change()),
+            esc(&c.verdict_text())
+        );
+    }
+    out += "</tbody></table></section>\n";
+    out
+}
+
 /// Each profile against its engine's baseline profile, with the verdict of the noise test.
 fn profile_comparison_section(data: &ReportData) -> String {
     if data.comparisons.is_empty() {
@@ -1502,7 +1540,7 @@ fn comparison_row(
         esc(&p.isolation),
         esc(&p.workload),
         esc(&p.variant),
-        p.clients,
+        p.clients_text(),
         sig3(p.p95_ms),
         sig3(p.p99_ms),
         p.first_ms.map_or("&mdash;".to_string(), sig3),
@@ -1687,6 +1725,19 @@ mod tests {
         assert!(page.contains("mariadb/fast <span class=\"unsafe-label\">(unsafe)</span>"));
         assert_eq!(count(&page, "<g class=\"point unstable\">"), 2 * 4);
         assert_eq!(count(&page, "<g class=\"point client-bound\">"), 2 * 4);
+    }
+
+    #[test]
+    fn the_sides_of_a_ch_mix_have_a_section_and_a_link_only_when_measured() {
+        let page = html(&sample());
+        assert!(page.contains("<a href=\"#ch-sides\">CH sides</a>"));
+        assert!(page.contains(
+            "<td>terminals&#39; NOPM</td><td class=\"num\">1000</td><td class=\"num\">700</td><td class=\"num\">-30.0% [-33.5..-26.1]</td><td>slower in the mix</td>"
+        ), "{page}");
+        let mut none = sample();
+        none.sides.clear();
+        let page = html(&none);
+        assert!(!page.contains("ch-sides"));
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub use client::QUERIES;
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "ch",
     about: "CH-benCHmark: TPC-C's terminals and 22 analytical query streams on the same data at once (HTAP); scale = warehouses",
-    variants: &["ch"],
+    // The mix, and each of its sides alone: the paper's comparison, one point each in a plan.
+    variants: &["ch", "terminals-alone", "streams-alone"],
     // TPC-C's warehouses; the added tables are a few MiB.
     bytes_per_scale: tpcc::ENTRY.bytes_per_scale,
     headline: &["nopm", "qphh"],
@@ -60,6 +61,15 @@ pub const OPTIONS: Table = Table {
             value_name: "N",
         },
         Opt {
+            name: "alone",
+            short: None,
+            help: "Run one side of the mix alone, to set beside the mix: its terminals (the --clients less the streams) or its --analytical-streams; the variants terminals-alone and streams-alone in a plan",
+            kind: Kind::Choice(&["terminals", "streams"]),
+            phase: Phase::Run,
+            default: "",
+            value_name: "SIDE",
+        },
+        Opt {
             name: "query_timeout",
             short: None,
             help: "The engine's own limit on each statement of the run, in seconds (PostgreSQL statement_timeout, MariaDB max_statement_time): a query past it is an error of the run and its stream goes on",
@@ -82,14 +92,61 @@ pub const OPTIONS: Table = Table {
 
 pub struct Ch {
     tpcc: Tpcc,
-    /// `--analytical-streams`: clients 0 to streams - 1 run the queries.
+    /// The streams that run: `--analytical-streams` (none with the terminals alone); clients 0
+    /// to streams - 1 run the queries.
     streams: u32,
+    /// The mix, or which of its sides runs alone.
+    side: Side,
     /// `--query-timeout`, in seconds.
     timeout: Option<f64>,
     /// `--data-seed` given to `prepare`; in a run, the seed the data was loaded from (its fact).
     data_seed: Option<u64>,
     /// The run's clients (0 outside a run, and in `merge`, whose figures follow the counts).
     clients: u32,
+}
+
+/// What a run of `ch` runs: the mix of terminals and streams, or one of its sides alone (the
+/// mix's own terminals or streams, so that each side's figures set beside the mix's compare).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Side {
+    Mix,
+    TerminalsAlone,
+    StreamsAlone,
+}
+
+impl Side {
+    /// The side named by a variant or by `--alone`; both given must agree.
+    fn of(variant: Option<&str>, alone: Option<&str>) -> Result<Side, Error> {
+        let from_alone = match alone {
+            Some("terminals") => Some(Side::TerminalsAlone),
+            Some("streams") => Some(Side::StreamsAlone),
+            _ => None,
+        };
+        let from_variant = match variant {
+            None => None,
+            Some("ch") => Some(Side::Mix),
+            Some("terminals-alone") => Some(Side::TerminalsAlone),
+            Some("streams-alone") => Some(Side::StreamsAlone),
+            Some(other) => {
+                return Err(Error::Usage(format!(
+                    "'{other}' is not a variant of ch: use {}",
+                    ENTRY.variants.join(", ")
+                )));
+            }
+        };
+        match (from_variant, from_alone) {
+            (Some(v), Some(a)) if v != a => Err(Error::Usage(format!(
+                "variant {} and --alone {} ask for different runs: give one of them",
+                v.name(),
+                alone.unwrap_or_default()
+            ))),
+            (v, a) => Ok(v.or(a).unwrap_or(Side::Mix)),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        ENTRY.variants[self as usize]
+    }
 }
 
 /// The fact that records the seed of a seeded load (`--data-seed`).
@@ -105,7 +162,30 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
         )));
     }
     let timeout = super::tpch::query_timeout(&g)?;
-    let streams = streams as u32;
+    let side = Side::of(o.variant.as_deref(), g.text("alone"))?;
+    let mix_streams = streams as u32;
+    let mix_terminals = o.clients.saturating_sub(mix_streams);
+    // A side alone runs the mix's own clients of that side: none of them is refused.
+    if o.clients > 0 {
+        let empty = match side {
+            Side::TerminalsAlone if mix_terminals == 0 => Some(format!(
+                "all {} clients are analytical streams: no terminal to run alone; give --clients above --analytical-streams",
+                o.clients
+            )),
+            Side::StreamsAlone if mix_streams == 0 => Some(
+                "--analytical-streams is 0: no stream to run alone; give --analytical-streams 1 or more".to_string(),
+            ),
+            _ => None,
+        };
+        if let Some(why) = empty {
+            return Err(Error::Usage(format!("{}: {why}", side.name())));
+        }
+    }
+    let (streams, terminal_count) = match side {
+        Side::Mix => (mix_streams, mix_terminals),
+        Side::TerminalsAlone => (0, mix_terminals),
+        Side::StreamsAlone => (mix_streams, 0),
+    };
     // TPC-C's own options reach the terminals' workload; the run's other clients are streams.
     let terminals = WorkloadOptions {
         params: o
@@ -114,13 +194,15 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
             .filter(|(k, _)| tpcc::OPTIONS.get(&k.replace('-', "_")).is_some())
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        clients: o.clients.saturating_sub(streams),
+        clients: terminal_count,
+        variant: None,
         ..o.clone()
     };
     let data_seed = g.number("data_seed");
     Ok(Box::new(Ch {
         tpcc: Tpcc::from_options(&terminals)?.seeded(data_seed),
         streams,
+        side,
         timeout,
         data_seed,
         clients: o.clients,
@@ -178,7 +260,7 @@ impl Workload for Ch {
         "ch"
     }
     fn variant(&self) -> &'static str {
-        "ch"
+        self.side.name()
     }
     fn scale(&self) -> Option<u32> {
         self.tpcc.scale()
@@ -245,7 +327,7 @@ impl Workload for Ch {
 
     fn attach(&mut self, engine: &dyn Engine, s: &mut dyn Session) -> Result<Vec<String>, Error> {
         let mut warnings = self.tpcc.attach(engine, s)?;
-        if self.streams > 0 && self.tpcc.terminals() == 0 {
+        if self.side == Side::Mix && self.streams > 0 && self.tpcc.terminals() == 0 {
             warnings.push(format!(
                 "all {} client{} of this run are analytical streams: no TPC-C terminal runs (give --clients {} or more for both sides, --analytical-streams 0 for the terminals alone)",
                 self.streams,
@@ -269,6 +351,23 @@ impl Workload for Ch {
         }
         self.data_seed = held;
         Ok(warnings)
+    }
+
+    fn clients_run(&self) -> Option<u32> {
+        match self.side {
+            Side::Mix => None,
+            Side::TerminalsAlone => Some(self.tpcc.terminals()),
+            Side::StreamsAlone => Some(self.streams),
+        }
+    }
+
+    fn shards_refused(&self) -> Option<String> {
+        (self.side != Side::Mix).then(|| {
+            format!(
+                "{} runs one side of the mix alone, from one process: drop --shard, or shard the mix",
+                self.side.name()
+            )
+        })
     }
 
     fn transaction_types(&self) -> Vec<&'static str> {
@@ -315,6 +414,11 @@ impl Workload for Ch {
         out.remove("spec_timing");
         out.insert("analytical_streams".into(), self.streams.to_string());
         out.insert("terminals".into(), self.tpcc.terminals().to_string());
+        match self.side {
+            Side::Mix => {}
+            Side::TerminalsAlone => _ = out.insert("alone".into(), "terminals".into()),
+            Side::StreamsAlone => _ = out.insert("alone".into(), "streams".into()),
+        }
         if let Some(t) = self.timeout {
             out.insert("query_timeout_s".into(), t.to_string());
         }
@@ -385,6 +489,65 @@ mod tests {
             panic!("--procedures accepted");
         };
         assert!(m.starts_with("--procedures does not apply to ch"), "{m}");
+    }
+
+    #[test]
+    fn a_side_alone_runs_the_mixs_own_clients_of_that_side() {
+        let mix = ch(4, &[("analytical_streams", "1")]).expect("valid");
+        assert_eq!((mix.variant(), mix.clients_run()), ("ch", None));
+        let terminals = ch(4, &[("analytical_streams", "1"), ("alone", "terminals")]).unwrap();
+        assert_eq!(terminals.variant(), "terminals-alone");
+        assert_eq!(terminals.clients_run(), Some(3));
+        let s = terminals.settings();
+        assert_eq!(
+            (s["terminals"].as_str(), s["analytical_streams"].as_str()),
+            ("3", "0")
+        );
+        assert_eq!(s["alone"], "terminals");
+        let streams = new(&WorkloadOptions {
+            clients: 4,
+            variant: Some("streams-alone".into()),
+            params: [("analytical_streams".to_string(), "2".to_string())].into(),
+            ..WorkloadOptions::default()
+        })
+        .unwrap();
+        assert_eq!(streams.clients_run(), Some(2));
+        assert_eq!(streams.settings()["terminals"], "0");
+        assert!(streams.shards_refused().is_some() && mix.shards_refused().is_none());
+        // A side with no client of its own in the mix, or two names for different runs.
+        for (clients, params, variant, want) in [
+            (
+                2,
+                [("analytical_streams", "2"), ("alone", "terminals")],
+                None,
+                "terminals-alone: all 2 clients are analytical streams",
+            ),
+            (
+                2,
+                [("analytical_streams", "0"), ("alone", "streams")],
+                None,
+                "streams-alone: --analytical-streams is 0",
+            ),
+            (
+                2,
+                [("analytical_streams", "1"), ("alone", "streams")],
+                Some("terminals-alone"),
+                "variant terminals-alone and --alone streams ask for different runs",
+            ),
+        ] {
+            let Err(Error::Usage(m)) = new(&WorkloadOptions {
+                clients,
+                variant: variant.map(String::from),
+                params: params
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                ..WorkloadOptions::default()
+            }) else {
+                panic!("{params:?} {variant:?} accepted");
+            };
+            assert!(m.starts_with(want), "{m}");
+        }
     }
 
     #[test]
