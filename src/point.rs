@@ -539,7 +539,13 @@ impl Point<'_> {
         let client_bound = !engine.embedded()
             && m.transactions > 0
             && metrics::client_bound(&m.client_threads, share).is_some();
-        let clients = self.plan.run.clients.max(self.plan.workload.clients);
+        // A shard's verdict weighs the whole run's clients; a run of some of the clients asked
+        // (CH's side alone), those that ran.
+        let clients = if self.plan.shard.is_some() {
+            self.plan.run.clients.max(self.plan.workload.clients)
+        } else {
+            self.plan.run.clients
+        };
         // An engine with no server to sample judged by its connections' own figures, when
         // observation is on.
         let embedded = measured

@@ -610,8 +610,18 @@ impl RunInput {
         }
         let (clients, limit, transactions) = self.run_length(built.as_ref(), limit)?;
         // A workload that runs some of the clients asked keeps their number in its options
-        // (CH's side alone: the mix's split).
-        if built.clients_run().is_none() {
+        // (CH's side alone: the mix's split), and starts them at their own ids.
+        let part = built.clients_run();
+        if let Some((_, n)) = part {
+            // A rate or phases spread over the clients that run would not be the whole's.
+            let name = built.variant();
+            if self.rate.is_some() || shape.is_some() {
+                return usage(format!(
+                    "{name} runs {n} of the {} clients asked, and a rate or phases spread over them would not be the load they carry in the whole: drop --rate and --phase (a plan's phases), or run the whole",
+                    self.clients
+                ));
+            }
+        } else {
             workload.clients = clients;
         }
         if let Some(s) = &mut shape {
@@ -639,7 +649,7 @@ impl RunInput {
             protocol: self.protocol,
             run: RunConfig {
                 clients: shard.map_or(clients, |s| s.clients),
-                first_client: shard.map_or(0, |s| s.first_client),
+                first_client: shard.map_or(part.map_or(0, |(first, _)| first), |s| s.first_client),
                 limit,
                 warmup: Duration::from_secs(self.warmup),
                 // A shard keeps its clients' share of the run's rate.
@@ -718,7 +728,7 @@ impl RunInput {
             let most = each.iter().copied().max().unwrap_or(1);
             return Ok((each.len() as u32, Limit::Transactions(most), Some(most)));
         }
-        if let Some(n) = built.clients_run() {
+        if let Some((_, n)) = built.clients_run() {
             return Ok((n, limit, self.transactions));
         }
         if self.time.is_none()

@@ -142,7 +142,7 @@ pub struct PointSummary {
     pub variant: String,
     pub clients: u32,
     /// The clients that ran, where fewer than `clients` did (CH's side alone, filed under the
-    /// mix's clients).
+    /// mix's clients; a workload that sets its own clients, as TPC-H's streams, is not told).
     pub clients_ran: Option<u32>,
     pub repeats: u32,
     pub tps_median: f64,

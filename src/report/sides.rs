@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::compare::{self, FigureDef, Verdict};
 
 /// The rule every line of the sides' table follows, as the reports state it.
-pub const SIDES_RULE: &str = "Each side of a CH-benCHmark mix against that side run alone at the same point (plan, engine, profile, the mix's clients, cold or warm: variants terminals-alone and streams-alone): the terminals' NOPM, the streams' QphH. The change is the mean of the mix's repeats over the mean of the side's alone, less one; its interval and verdict are compare's over repeats (3 or more a side): slower in the mix only when the whole interval is below 0, faster only when it is above.";
+pub const SIDES_RULE: &str = "Each side of a CH-benCHmark mix against that side run alone at the same point (plan, engine, profile, the mix's clients, cold or warm: variants terminals-alone and streams-alone): the terminals' NOPM, the streams' QphH. Runs with failed transactions, lost clients or a server restart are not counted. The change is the mean of the mix's repeats over the mean of the side's alone, less one; its interval and verdict are compare's over repeats (3 or more a side): slower in the mix only when the whole interval is below 0, faster only when it is above; a side that made none (0) in every repeat against one that made some in every repeat is slower or faster with no interval.";
 
 /// One side of a mix against itself alone.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -78,10 +78,16 @@ pub fn costs(points: &[PointRuns], several: bool) -> Vec<SideCost> {
             let values = |p: &PointRuns| -> Vec<f64> {
                 p.results
                     .iter()
+                    .filter(|r| counted(r))
                     .filter_map(|r| r["workload"]["metrics"][figure.name].as_f64())
                     .collect()
             };
             let c = compare::judge_repeats(figure, &values(alone), &values(mix));
+            // compare's sides A and B are the side alone and the mix here.
+            let note = c.note.map(|n| {
+                n.replace("side A", "the side alone")
+                    .replace("side B", "the mix")
+            });
             out.push(SideCost {
                 plan: if several {
                     mix.plan.to_string()
@@ -99,11 +105,19 @@ pub fn costs(points: &[PointRuns], several: bool) -> Vec<SideCost> {
                 change_pct: c.difference_pct,
                 ci_pct: c.ci_pct,
                 verdict: verdict(c.verdict).to_string(),
-                note: c.note,
+                note,
             });
         }
     }
     out
+}
+
+/// Whether a stored run counts: no failed transaction, no lost client, no server restart.
+fn counted(r: &serde_json::Value) -> bool {
+    let empty = |v: &serde_json::Value| v.as_array().is_none_or(|a| a.is_empty());
+    r["errors"].as_u64().unwrap_or(0) == 0
+        && empty(&r["lost_clients"])
+        && empty(&r["server_restarts"])
 }
 
 /// The verdict on the mix against the side alone, in this table's words.
@@ -230,5 +244,52 @@ mod tests {
         assert!(costs(&[point("ch", &mix), other], false).is_empty());
         // No mix, no line.
         assert!(costs(&[point("terminals-alone", &alone)], false).is_empty());
+        // A run with failed transactions, a lost client or a server restart is not counted:
+        // three repeats of which one failed leave two.
+        let mut failed = results("nopm", &[1000.0, 1010.0, 990.0]);
+        let mix3 = results("nopm", &[700.0, 710.0, 690.0]);
+        for (i, (key, value)) in [
+            ("errors", json!(3)),
+            ("lost_clients", json!([{"client": 1}])),
+            ("server_restarts", json!([{"at_s": 1.0}])),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut runs = failed.clone();
+            runs[i % 3][key] = value;
+            let c = costs(
+                &[point("ch", &mix3), point("terminals-alone", &runs)],
+                false,
+            );
+            assert_eq!(c[0].verdict, "noise unknown", "{key}: {c:?}");
+            assert!(
+                c[0].note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("2 and 3 runs")),
+                "{c:?}"
+            );
+        }
+        failed[0]["errors"] = json!(0);
+        let c = costs(
+            &[point("ch", &mix3), point("terminals-alone", &failed)],
+            false,
+        );
+        assert_eq!(c[0].verdict, "slower in the mix");
+        // A side alone that made nothing in any repeat: the mix is faster, with no interval,
+        // and the note names the sides in this table's words.
+        let none = results("nopm", &[0.0, 0.0, 0.0]);
+        let c = costs(
+            &[point("ch", &mix3), point("terminals-alone", &none)],
+            false,
+        );
+        assert_eq!(c[0].verdict, "faster in the mix", "{c:?}");
+        assert!(c[0].ci_pct.is_none());
+        assert!(
+            c[0].note
+                .as_deref()
+                .is_some_and(|n| n.contains("the side alone")),
+            "{c:?}"
+        );
     }
 }

@@ -255,7 +255,7 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
             .iter()
             .filter_map(|m| m.result["options"]["clients"].as_u64())
             .map(|c| c as u32)
-            .find(|c| *c != first.clients),
+            .find(|c| *c < first.clients),
         repeats: members.len() as u32,
         tps_median: s.median,
         tps_min: s.min,

@@ -316,17 +316,24 @@ pub fn embedded_dsn(engine: &str, path: &Path, knobs: &[(String, String)]) -> Re
 }
 
 /// The points of one profile on one engine, in the order they are measured: variant, clients,
-/// repeat, cold before warm; with `order = "rounds"`, repeat first.
+/// repeat, cold before warm; with `order = "rounds"`, repeat first, each round starting one
+/// run further along the plan's order, so that no run always follows the same others (with as
+/// many rounds as runs, each run takes each place once).
 fn points(plan: &PlanFile, runs: &Runs, workload: &str, engine: &str, profile: &str) -> Vec<Point> {
     let mut out = Vec::new();
-    let mut order: Vec<(u32, &Run)> = runs
-        .iter()
-        .flat_map(|r| (1..=plan.repeats).map(move |repeat| (repeat, r)))
-        .collect();
-    if plan.order == "rounds" {
-        // A stable sort: within a round, the plan's order of variants and clients.
-        order.sort_by_key(|(repeat, _)| *repeat);
-    }
+    let order: Vec<(u32, &Run)> = if plan.order == "rounds" {
+        let n = runs.len().max(1);
+        (1..=plan.repeats)
+            .flat_map(|repeat| {
+                let start = (repeat as usize - 1) % n;
+                (0..runs.len()).map(move |k| (repeat, &runs[(start + k) % n]))
+            })
+            .collect()
+    } else {
+        runs.iter()
+            .flat_map(|r| (1..=plan.repeats).map(move |repeat| (repeat, r)))
+            .collect()
+    };
     for (repeat, (variant, clients, run)) in order {
         for cold in plan.cold.states() {
             out.push(Point {
@@ -397,7 +404,7 @@ mod tests {
     }
 
     #[test]
-    fn rounds_measure_every_variant_once_before_the_next_repeat() {
+    fn rounds_measure_every_variant_once_before_the_next_repeat_each_from_the_next() {
         let m = matrix(
             "variants = [\"select-only\", \"tpcb-like\"]\nclients = [1, 2]\nrepeats = 2\norder = \"rounds\"\ntime = 3\n",
         )
@@ -414,10 +421,10 @@ mod tests {
                 "select-only c2 r1",
                 "tpcb-like c1 r1",
                 "tpcb-like c2 r1",
-                "select-only c1 r2",
                 "select-only c2 r2",
                 "tpcb-like c1 r2",
                 "tpcb-like c2 r2",
+                "select-only c1 r2",
             ]
         );
         let Err(e) = matrix("order = \"random\"\n") else {

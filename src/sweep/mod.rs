@@ -398,7 +398,7 @@ fn point_line(id: i64, p: &PointKey, r: &crate::result::RunResult) -> String {
         flags.push("server restarted");
     }
     // A point that ran some of its clients (CH's side alone) says how many.
-    let ran = if r.options.clients == p.clients {
+    let ran = if r.options.clients >= p.clients {
         String::new()
     } else {
         format!(" ({} ran)", r.options.clients)

@@ -61,7 +61,8 @@ pub struct PlanFile {
     pub repeats: u32,
     /// "points" (default): each point's repeats one after another (variant, clients, repeat);
     /// "rounds": the repeats in rounds, each round measuring every variant and client count
-    /// once, so that what drifts over a sweep (data that grows, caches) falls on all alike.
+    /// once, each from the next in turn, so that what drifts over a sweep (data that grows,
+    /// caches) falls on all alike.
     #[serde(default = "default_order")]
     pub order: String,
     /// The random seed of every point and repeat (as `run --seed`): the same keys, mix and

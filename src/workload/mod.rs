@@ -355,9 +355,10 @@ pub trait Workload: Send + Sync {
         None
     }
     /// The clients the run starts when the workload runs only some of `--clients` (CH's side
-    /// alone: the mix's terminals or its streams), its options keeping the number asked;
-    /// None: all of them.
-    fn clients_run(&self) -> Option<u32> {
+    /// alone: the mix's terminals or its streams), as the first client's id and their count, so
+    /// that each is the very client it is in the whole (its id, its seed); its options keep the
+    /// number asked. None: all of them.
+    fn clients_run(&self) -> Option<(u32, u32)> {
         None
     }
     /// Why this run cannot be split over processes (`run --shard`), in a sentence that says

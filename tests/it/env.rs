@@ -533,6 +533,31 @@ pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
     if cond { Ok(()) } else { Err(msg()) }
 }
 
+/// A test `trial` of hot-row tpcb on `target`, run once more on new data when Firebird broke an
+/// invariant: Firebird 3.0.11 has been seen to commit a transaction in part on hot rows, with no
+/// client involved (docs/connecting.md; bench/firebird-lost-update reproduces it through isql),
+/// rarely with its files on disk, as here. Only `check`'s FAILED lines after `step` (not
+/// another failure of check, nor any other error) count; they are printed, and the second run
+/// must pass.
+pub fn again_if_firebird_broke_an_invariant(
+    name: &str,
+    target: Target,
+    step: &str,
+    trial: impl Fn() -> Result<(), String>,
+) -> Result<(), String> {
+    match trial() {
+        Err(e)
+            if matches!(target, Target::Firebird) && e.contains(step) && e.contains("FAILED ") =>
+        {
+            eprintln!(
+                "{name}: the server broke an invariant (a known Firebird 3 fault); once more on new data:\n{e}"
+            );
+            trial()
+        }
+        other => other,
+    }
+}
+
 /// A sweep of one point (2 clients, 2 s of tpcb) on `engine` at `dsn`, stored in a store of
 /// its own; its HTML report and its markdown report.
 pub fn stored_reports(engine: &str, dsn: &str) -> Result<(String, String), String> {

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use libtest_mimic::Trial;
 
 use crate::env::{
-    Env, TARGETS, Target, dbduel, ensure, expect_code, per_target, prepared_tpcb, read_result,
-    session, text,
+    Env, TARGETS, Target, again_if_firebird_broke_an_invariant, dbduel, ensure, expect_code,
+    per_target, prepared_tpcb, read_result, session, text,
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
@@ -53,24 +53,13 @@ const TPCB_PIPELINE: &str = concat!(
 );
 
 fn tpcb_like(env: &Env, target: Target) -> Result<(), String> {
-    match tpcb_like_once(env, target) {
-        // Firebird 3.0.11 has been seen to commit a transaction in part on hot rows, with no
-        // client involved (docs/connecting.md; bench/firebird-lost-update reproduces it through
-        // isql), rarely without lock waits: as script::tpcb_like_keeps_invariants, an
-        // invariant `check` finds broken once (its FAILED lines) is printed and the whole test
-        // runs once more on new data, which must pass.
-        Err(e)
-            if matches!(target, Target::Firebird)
-                && e.contains("check tpcb after the pipelined script")
-                && e.contains("FAILED ") =>
-        {
-            eprintln!(
-                "pipeline::tpcb_like_keeps_invariants::firebird: the server broke an invariant (a known Firebird 3 fault); once more on new data:\n{e}"
-            );
-            tpcb_like_once(env, target)
-        }
-        other => other,
-    }
+    // Firebird 3's fault on hot rows happens rarely even without lock waits.
+    again_if_firebird_broke_an_invariant(
+        "pipeline::tpcb_like_keeps_invariants::firebird",
+        target,
+        "check tpcb after the pipelined script",
+        || tpcb_like_once(env, target),
+    )
 }
 
 fn tpcb_like_once(env: &Env, target: Target) -> Result<(), String> {

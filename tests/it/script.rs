@@ -13,7 +13,8 @@ use std::sync::Arc;
 use libtest_mimic::Trial;
 
 use crate::env::{
-    Env, TARGETS, Target, dbduel, ensure, expect_code, read_result, session, text, with_env,
+    Env, TARGETS, Target, again_if_firebird_broke_an_invariant, dbduel, ensure, expect_code,
+    read_result, session, text, with_env,
 };
 
 const EVERYTHING: &str = r"-- every construct of pgbench's script language
@@ -316,7 +317,15 @@ fn every_construct(env: &Env, target: Target) -> Result<(), String> {
 }
 
 fn tpcb_like(env: &Env, target: Target) -> Result<(), String> {
-    match tpcb_like_once(env, target) {
+    let trial = || {
+        again_if_firebird_broke_an_invariant(
+            "script::tpcb_like_keeps_invariants::firebird",
+            target,
+            "check tpcb after the script",
+            || tpcb_like_once(env, target),
+        )
+    };
+    match trial() {
         // Aria and MyISAM lock whole tables, and their writes share the server's page cache
         // and (Aria) its log: the test server is shared with every other test, and under that
         // load a table-locking engine has been seen to stall every session of the server at
@@ -331,22 +340,7 @@ fn tpcb_like(env: &Env, target: Target) -> Result<(), String> {
                 "script::tpcb_like_keeps_invariants::{}: a client was stuck (the server stalled?); once more on new data:\n{e}",
                 target.label()
             );
-            tpcb_like_once(env, target)
-        }
-        // Firebird 3.0.11 has been seen to commit a transaction in part on hot rows, with no
-        // client involved (docs/connecting.md; bench/firebird-lost-update reproduces it through
-        // isql): rarely with its files on disk, as here. An invariant `check` finds broken
-        // once (its FAILED lines; not another failure of check) is printed and the whole test
-        // runs once more on new data, which must pass.
-        Err(e)
-            if matches!(target, Target::Firebird)
-                && e.contains("check tpcb after the script")
-                && e.contains("FAILED ") =>
-        {
-            eprintln!(
-                "script::tpcb_like_keeps_invariants::firebird: the server broke an invariant (a known Firebird 3 fault); once more on new data:\n{e}"
-            );
-            tpcb_like_once(env, target)
+            trial()
         }
         other => other,
     }

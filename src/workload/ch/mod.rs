@@ -92,9 +92,11 @@ pub const OPTIONS: Table = Table {
 
 pub struct Ch {
     tpcc: Tpcc,
-    /// The streams that run: `--analytical-streams` (none with the terminals alone); clients 0
-    /// to streams - 1 run the queries.
+    /// `--analytical-streams`: clients 0 to streams - 1 run the queries, the others are
+    /// terminals (a side alone runs the ids of its side only: `clients_run`).
     streams: u32,
+    /// The mix's terminals (`--clients` less the streams), whichever side runs.
+    mix_terminals: u32,
     /// The mix, or which of its sides runs alone.
     side: Side,
     /// `--query-timeout`, in seconds.
@@ -169,7 +171,7 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     if o.clients > 0 {
         let empty = match side {
             Side::TerminalsAlone if mix_terminals == 0 => Some(format!(
-                "all {} clients are analytical streams: no terminal to run alone; give --clients above --analytical-streams",
+                "--clients {} with --analytical-streams {mix_streams} leaves no terminal to run alone; give more clients than streams",
                 o.clients
             )),
             Side::StreamsAlone if mix_streams == 0 => Some(
@@ -181,10 +183,10 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
             return Err(Error::Usage(format!("{}: {why}", side.name())));
         }
     }
-    let (streams, terminal_count) = match side {
-        Side::Mix => (mix_streams, mix_terminals),
-        Side::TerminalsAlone => (0, mix_terminals),
-        Side::StreamsAlone => (mix_streams, 0),
+    // The terminals' workload has the mix's terminals, none when the streams run alone.
+    let terminal_count = match side {
+        Side::StreamsAlone => 0,
+        Side::Mix | Side::TerminalsAlone => mix_terminals,
     };
     // TPC-C's own options reach the terminals' workload; the run's other clients are streams.
     let terminals = WorkloadOptions {
@@ -201,7 +203,8 @@ fn new(o: &WorkloadOptions) -> Result<Box<dyn Workload>, Error> {
     let data_seed = g.number("data_seed");
     Ok(Box::new(Ch {
         tpcc: Tpcc::from_options(&terminals)?.seeded(data_seed),
-        streams,
+        streams: mix_streams,
+        mix_terminals,
         side,
         timeout,
         data_seed,
@@ -353,11 +356,11 @@ impl Workload for Ch {
         Ok(warnings)
     }
 
-    fn clients_run(&self) -> Option<u32> {
+    fn clients_run(&self) -> Option<(u32, u32)> {
         match self.side {
             Side::Mix => None,
-            Side::TerminalsAlone => Some(self.tpcc.terminals()),
-            Side::StreamsAlone => Some(self.streams),
+            Side::TerminalsAlone => Some((self.streams, self.tpcc.terminals())),
+            Side::StreamsAlone => Some((0, self.streams)),
         }
     }
 
@@ -413,7 +416,8 @@ impl Workload for Ch {
         out.remove("procedures");
         out.remove("spec_timing");
         out.insert("analytical_streams".into(), self.streams.to_string());
-        out.insert("terminals".into(), self.tpcc.terminals().to_string());
+        // The mix's split, whichever side ran (`alone` says which).
+        out.insert("terminals".into(), self.mix_terminals.to_string());
         match self.side {
             Side::Mix => {}
             Side::TerminalsAlone => _ = out.insert("alone".into(), "terminals".into()),
@@ -443,7 +447,10 @@ impl Workload for Ch {
         };
         let (terminals, streams) = match self.clients {
             0 => (done(false) > 0, done(true) > 0),
-            _ => (self.tpcc.terminals() > 0, self.streams > 0),
+            _ => (
+                self.side != Side::StreamsAlone && self.tpcc.terminals() > 0,
+                self.side != Side::TerminalsAlone && self.streams > 0,
+            ),
         };
         let mut out = BTreeMap::new();
         if terminals {
@@ -497,11 +504,12 @@ mod tests {
         assert_eq!((mix.variant(), mix.clients_run()), ("ch", None));
         let terminals = ch(4, &[("analytical_streams", "1"), ("alone", "terminals")]).unwrap();
         assert_eq!(terminals.variant(), "terminals-alone");
-        assert_eq!(terminals.clients_run(), Some(3));
+        // Clients 1 to 3, the mix's terminals, with their ids.
+        assert_eq!(terminals.clients_run(), Some((1, 3)));
         let s = terminals.settings();
         assert_eq!(
             (s["terminals"].as_str(), s["analytical_streams"].as_str()),
-            ("3", "0")
+            ("3", "1")
         );
         assert_eq!(s["alone"], "terminals");
         let streams = new(&WorkloadOptions {
@@ -511,8 +519,21 @@ mod tests {
             ..WorkloadOptions::default()
         })
         .unwrap();
-        assert_eq!(streams.clients_run(), Some(2));
-        assert_eq!(streams.settings()["terminals"], "0");
+        assert_eq!(streams.clients_run(), Some((0, 2)));
+        assert_eq!(streams.settings()["terminals"], "2");
+        // Each side's figure only.
+        let count = |name: &str, transactions| super::super::TypeCounts {
+            name: name.into(),
+            transactions,
+            rollbacks: 0,
+        };
+        let counts = Counts {
+            duration_s: 60.0,
+            types: vec![count("new_order", 30), count("Q1", 4)],
+        };
+        let (t, q) = (terminals.metrics(&counts), streams.metrics(&counts));
+        assert!(t.contains_key("nopm") && !t.contains_key("qphh"), "{t:?}");
+        assert!(q.contains_key("qphh") && !q.contains_key("nopm"), "{q:?}");
         assert!(streams.shards_refused().is_some() && mix.shards_refused().is_none());
         // A side with no client of its own in the mix, or two names for different runs.
         for (clients, params, variant, want) in [
@@ -520,7 +541,7 @@ mod tests {
                 2,
                 [("analytical_streams", "2"), ("alone", "terminals")],
                 None,
-                "terminals-alone: all 2 clients are analytical streams",
+                "terminals-alone: --clients 2 with --analytical-streams 2 leaves no terminal",
             ),
             (
                 2,
