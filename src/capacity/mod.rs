@@ -173,13 +173,18 @@ impl Search {
                 "capacity needs --dsn (or DBDUEL_DSN): the database whose capacity to find, prepared",
             );
         };
-        if (plan.target.workload.new)(&plan.workload)?
-            .fixed_clients()
-            .is_some()
-        {
+        let built = (plan.target.workload.new)(&plan.workload)?;
+        if built.fixed_clients().is_some() {
             return usage(format!(
                 "capacity: {} runs a fixed set of streams to their end and takes no rate",
                 plan.target.workload.name
+            ));
+        }
+        if let Some((_, n)) = built.clients_run() {
+            return usage(format!(
+                "capacity: {} runs {n} of the {} clients asked, and the rates a step offers would be spread over them, not the load they carry in the whole: find the whole mix's capacity",
+                built.variant(),
+                plan.workload.clients
             ));
         }
         if let Some(path) = &plan.json {

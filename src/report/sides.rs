@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::compare::{self, FigureDef, Verdict};
 
 /// The rule every line of the sides' table follows, as the reports state it.
-pub const SIDES_RULE: &str = "Each side of a CH-benCHmark mix against that side run alone at the same point (plan, engine, profile, the mix's clients, cold or warm: variants terminals-alone and streams-alone): the terminals' NOPM, the streams' QphH. Runs with failed transactions, lost clients or a server restart are not counted. The change is the mean of the mix's repeats over the mean of the side's alone, less one; its interval and verdict are compare's over repeats (3 or more a side): slower in the mix only when the whole interval is below 0, faster only when it is above; a side that made none (0) in every repeat against one that made some in every repeat is slower or faster with no interval.";
+pub const SIDES_RULE: &str = "Each side of a CH-benCHmark mix against that side run alone at the same point (plan, engine, profile, the mix's clients, cold or warm: variants terminals-alone and streams-alone): the terminals' NOPM, the streams' QphH. Failed runs (failed transactions, lost clients, no transaction, a server restart) are not counted. The change is the mean of the mix's repeats over the mean of the side's alone, less one; its interval and verdict are compare's over repeats (3 or more a side): slower in the mix only when the whole interval is below 0, faster only when it is above; a side that made none (0) in every repeat against one that made some in every repeat is slower or faster with no interval.";
 
 /// One side of a mix against itself alone.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -112,12 +112,15 @@ pub fn costs(points: &[PointRuns], several: bool) -> Vec<SideCost> {
     out
 }
 
-/// Whether a stored run counts: no failed transaction, no lost client, no server restart.
+/// Whether a stored run counts: not failed as a sweep judges it (`RunResult::failed`): no failed
+/// transaction, no lost client, some transaction, no server restart, its record written.
 fn counted(r: &serde_json::Value) -> bool {
     let empty = |v: &serde_json::Value| v.as_array().is_none_or(|a| a.is_empty());
     r["errors"].as_u64().unwrap_or(0) == 0
         && empty(&r["lost_clients"])
+        && r["transactions"].as_u64().unwrap_or(0) > 0
         && empty(&r["server_restarts"])
+        && r["unrecorded"].is_null()
 }
 
 /// The verdict on the mix against the side alone, in this table's words.
@@ -166,7 +169,7 @@ mod tests {
     fn results(figure: &str, values: &[f64]) -> Vec<serde_json::Value> {
         values
             .iter()
-            .map(|v| json!({"workload": {"metrics": {figure: v}}}))
+            .map(|v| json!({"transactions": 100, "workload": {"metrics": {figure: v}}}))
             .collect()
     }
 
@@ -188,7 +191,7 @@ mod tests {
         // The mix's runs carry both figures; each side alone its own.
         let mix: Vec<serde_json::Value> = [(700.0, 40.0), (710.0, 41.0), (690.0, 39.0)]
             .iter()
-            .map(|(n, q)| json!({"workload": {"metrics": {"nopm": n, "qphh": q}}}))
+            .map(|(n, q)| json!({"transactions": 100, "workload": {"metrics": {"nopm": n, "qphh": q}}}))
             .collect();
         let terminals = results("nopm", &[1000.0, 1010.0, 990.0]);
         let streams = results("qphh", &[30.0, 50.0, 41.0]);
@@ -252,6 +255,8 @@ mod tests {
             ("errors", json!(3)),
             ("lost_clients", json!([{"client": 1}])),
             ("server_restarts", json!([{"at_s": 1.0}])),
+            ("transactions", json!(0)),
+            ("unrecorded", json!("the store refused it")),
         ]
         .into_iter()
         .enumerate()

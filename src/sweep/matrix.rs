@@ -317,8 +317,8 @@ pub fn embedded_dsn(engine: &str, path: &Path, knobs: &[(String, String)]) -> Re
 
 /// The points of one profile on one engine, in the order they are measured: variant, clients,
 /// repeat, cold before warm; with `order = "rounds"`, repeat first, each round starting one
-/// run further along the plan's order, so that no run always follows the same others (with as
-/// many rounds as runs, each run takes each place once).
+/// run further along the plan's order (with as many rounds as runs, each run takes each place
+/// in a round once; which run comes just before another is not balanced).
 fn points(plan: &PlanFile, runs: &Runs, workload: &str, engine: &str, profile: &str) -> Vec<Point> {
     let mut out = Vec::new();
     let order: Vec<(u32, &Run)> = if plan.order == "rounds" {

@@ -420,6 +420,27 @@ fn search_id(p: &TunePlan) -> String {
 pub fn run(p: &TunePlan, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
     let tuning = tuning(&p.engine)?;
     let entry = crate::workload::find(&p.workload)?;
+    if !matches!(p.goal, Goal::Throughput) {
+        // Rates spread over some of the clients asked (CH's side alone) are not the load they
+        // carry in the whole: refused before any trial, as `run --rate` refuses them.
+        let built = (entry.new)(&crate::workload::WorkloadOptions {
+            clients: p.clients,
+            params: p.options.clone(),
+            ..Default::default()
+        })?;
+        if let Some((_, n)) = built.clients_run() {
+            return Err(Error::Usage(format!(
+                "tune --{}: {} runs {n} of the {} clients asked, and a trial's rates would be spread over them, not the load they carry in the whole: tune the whole mix, or rank by throughput",
+                if matches!(p.goal, Goal::Capacity { .. }) {
+                    "slo"
+                } else {
+                    "rate"
+                },
+                built.variant(),
+                p.clients
+            )));
+        }
+    }
     let host = crate::metrics::Host::read();
     let facts = Facts {
         ram_bytes: host.ram_bytes,

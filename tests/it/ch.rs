@@ -34,7 +34,7 @@ const SPREAD: [&str; 5] = [
 ];
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let refused: [(&str, &[&str], &str); 5] = [
+    let refused: [(&str, &[&str], &str); 6] = [
         (
             "more_streams_than_clients",
             &["run", "ch", "-c", "2", "--analytical-streams", "3"],
@@ -49,6 +49,22 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "a_side_alone_with_a_rate",
             &["run", "ch", "-c", "3", "--alone", "terminals", "-R", "100"],
             "terminals-alone runs 2 of the 3 clients asked, and a rate or phases spread over them",
+        ),
+        (
+            "a_side_alone_capacity",
+            &[
+                "capacity",
+                "ch",
+                "--dsn",
+                "sqlite:///nonexistent/ch.db",
+                "-c",
+                "3",
+                "--alone",
+                "terminals",
+                "--slo",
+                "p99<100ms",
+            ],
+            "capacity: terminals-alone runs 2 of the 3 clients asked",
         ),
         (
             "a_side_alone_with_no_client",

@@ -520,6 +520,24 @@ fn refused(_: &Env) -> Result<(), String> {
         expect_code(&out, 2, &argv.join(" "))?;
         ensure(text(&out).contains(says), || text(&out))?;
     }
+    // A rate spread over a side of CH's mix alone is refused before any trial.
+    let out = dbduel(&[
+        "tune",
+        "ch",
+        "--engine",
+        "sqlite",
+        "-c",
+        "3",
+        "--alone",
+        "terminals",
+        "--slo",
+        "p99<100ms",
+    ]);
+    expect_code(&out, 2, "tune ch --alone terminals --slo")?;
+    ensure(
+        text(&out).contains("tune --slo: terminals-alone runs 2 of the 3 clients asked"),
+        || text(&out),
+    )?;
     // Where the outcome would go is checked before any trial: nothing measured, no store.
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let store = dir.path().join("r.db");
