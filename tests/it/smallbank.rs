@@ -3,13 +3,17 @@
 //! (PostgreSQL's read committed, InnoDB's repeatable read) four clients on two customers lose
 //! updates, and `check` says money vanished or appeared; at serializable the same run keeps
 //! every cent.
-//! Damaged data fails the check by name, and bad options are refused.
+//! Damaged data fails the check by name, and bad options are refused. The pgbench scripts of
+//! its transactions (bench/scripts/smallbank/, bench/vs-smallbank's floor) move the money each
+//! is meant to move on dbduel's data.
 
 use std::sync::Arc;
 
 use libtest_mimic::Trial;
 
-use crate::env::{Env, Target, dbduel, ensure, expect_code, refusals, text, with_env};
+use crate::env::{
+    Env, Target, dbduel, ensure, expect_code, refusals, run_json, session, text, with_env,
+};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
     let refused: [(&str, &[&str], &str); 3] = [
@@ -51,6 +55,11 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         env,
         "smallbank::check_fails_on_damage",
         check_fails_on_damage,
+    ));
+    out.push(with_env(
+        env,
+        "smallbank::pgbench_scripts_move_the_money::postgres",
+        pgbench_scripts,
     ));
     out
 }
@@ -161,4 +170,94 @@ fn check_fails_on_damage(env: &Env) -> Result<(), String> {
         ),
     ];
     crate::env::damaged_fails_check("smallbank", &dsn, &damages)
+}
+
+/// The total of every balance, in cents.
+fn total(dsn: &str) -> Result<i64, String> {
+    let rows = session(dsn)
+        .query_text("SELECT (SELECT sum(bal) FROM savings) + (SELECT sum(bal) FROM checking)")
+        .map_err(|e| e.to_string())?;
+    rows.first()
+        .and_then(|r| r[0].as_i64())
+        .ok_or_else(|| "no total".to_string())
+}
+
+/// bench/scripts/smallbank/ on dbduel's SmallBank data, run by dbduel as pgbench would run
+/// them: the four that move money change the total by exactly their amounts times the
+/// transactions each ran (no refusal or overdraft is possible on fresh balances of 10,000
+/// dollars and more), and the two that only move it between customers (Amalgamate,
+/// SendPayment) leave it unchanged while Amalgamate empties accounts.
+fn pgbench_scripts(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "smallbank_scripts");
+    let prepare = ["prepare", "smallbank", "--scale", "1", "--dsn", &dsn];
+    expect_code(&dbduel(&prepare), 0, "prepare")?;
+    let script = |name: &str| {
+        format!(
+            "{}/bench/scripts/smallbank/{name}.sql",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    let run = |label: &str, names: &[&str]| {
+        let files: Vec<String> = names.iter().map(|n| script(n)).collect();
+        let mut args = vec![
+            "run",
+            "--dsn",
+            &dsn,
+            "-c",
+            "2",
+            "-t",
+            "40",
+            "-M",
+            "prepared",
+            "-D",
+            "customers=100000",
+        ];
+        for f in &files {
+            args.extend(["-f", f.as_str()]);
+        }
+        let r = run_json(env, label, &args, 0)?;
+        let ran = |name: &str| {
+            r["transaction_types"]
+                .as_array()
+                .and_then(|types| types.iter().find(|t| t["name"] == format!("{name}.sql")))
+                .and_then(|t| t["transactions"].as_i64())
+                .unwrap_or(0)
+        };
+        let counts: Vec<i64> = names.iter().map(|n| ran(n)).collect();
+        ensure(
+            r["errors"] == 0 && counts.iter().sum::<i64>() == 80 && counts.iter().all(|&n| n > 0),
+            || format!("{label}: 80 transactions, none failed, every script's among them: {r}"),
+        )?;
+        Ok::<Vec<i64>, String>(counts)
+    };
+    let before = total(&dsn)?;
+    let moving = [
+        "deposit-checking",
+        "transact-savings",
+        "write-check",
+        "balance",
+    ];
+    let n = run("smallbank_scripts_moving", &moving)?;
+    let after = total(&dsn)?;
+    // DepositChecking +1.30, TransactSavings -20.20, WriteCheck -5.00, Balance nothing.
+    let expected = 130 * n[0] - 2020 * n[1] - 500 * n[2];
+    ensure(after - before == expected, || {
+        format!(
+            "the total moved by {} cents, the scripts' amounts say {expected} ({n:?})",
+            after - before
+        )
+    })?;
+    run("smallbank_scripts_between", &["amalgamate", "send-payment"])?;
+    let emptied = session(&dsn)
+        .query_text("SELECT count(*) FROM savings WHERE bal = 0")
+        .map_err(|e| e.to_string())?
+        .first()
+        .and_then(|r| r[0].as_i64())
+        .unwrap_or(0);
+    let last = total(&dsn)?;
+    ensure(last == after && emptied > 0, || {
+        format!(
+            "money kept between customers ({after} then {last}) and savings emptied ({emptied})"
+        )
+    })
 }
