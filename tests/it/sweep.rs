@@ -14,6 +14,10 @@ pub fn trials() -> Vec<Trial> {
         crate::env::trial("sweep::two_profiles_two_client_counts_every_engine", || {
             Ok(every_engine()?)
         }),
+        crate::env::trial(
+            "sweep::tatp_and_smallbank_in_plans_store_and_report",
+            || Ok(tatp_and_smallbank()?),
+        ),
         crate::env::trial("sweep::tpcc_figures_in_store_export_and_report", || {
             Ok(tpcc_figures()?)
         }),
@@ -465,6 +469,72 @@ fn tpcc_figures() -> Result<(), String> {
     ensure(md.contains("nopm "), || {
         format!("markdown lacks NOPM:\n{md}")
     })
+}
+
+/// TATP and SmallBank as plans' workloads (their own options under `[options]`) in one store:
+/// TATP's headline MQTh stored and reported, each one's transaction types in the report, and
+/// the options reaching the runs.
+fn tatp_and_smallbank() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let results = dir.path().join("r.db").display().to_string();
+    let html = dir.path().join("r.html").display().to_string();
+    let plans = [
+        (
+            "tatp.toml",
+            "name = \"tatp\"\nengines = [\"sqlite\"]\nworkload = \"tatp\"\nclients = [1]\ntime = 1\n[options]\nkeys = \"uniform\"\n",
+        ),
+        (
+            "smallbank.toml",
+            "name = \"smallbank\"\nengines = [\"sqlite\"]\nworkload = \"smallbank\"\nclients = [1]\ntime = 1\n[options]\nhotspot = 100\n",
+        ),
+    ];
+    for (name, text) in plans {
+        let plan = write(dir.path(), name, text);
+        let out = dbduel(&["sweep", &plan, "--results", &results]);
+        expect_code(&out, 0, name)?;
+    }
+    let rows = exported(&results)?;
+    ensure(
+        rows.len() == 2
+            && rows[0]["workload"] == "tatp"
+            && rows[0]["metrics"]["mqth"].as_f64() > Some(0.0)
+            && rows[1]["workload"] == "smallbank",
+        || format!("a tatp run with its MQTh, then a smallbank run, stored: {rows:?}"),
+    )?;
+    let shown = |id: &str| -> Result<serde_json::Value, String> {
+        let show = dbduel(&["results", "show", id, "--results", &results]);
+        expect_code(&show, 0, "results show")?;
+        serde_json::from_slice(&show.stdout).map_err(|e| e.to_string())
+    };
+    let (tatp, bank) = (shown("1")?, shown("2")?);
+    ensure(
+        tatp["workload"]["settings"]["keys"] == "uniform"
+            && bank["workload"]["settings"]["hotspot"] == "100",
+        || {
+            format!(
+                "the plans' [options] did not reach the runs: {} / {}",
+                tatp["workload"]["settings"], bank["workload"]["settings"]
+            )
+        },
+    )?;
+    let out = dbduel(&["report", "--results", &results, "-o", &html]);
+    expect_code(&out, 0, "html report")?;
+    let md = dbduel(&["report", "--format", "markdown", "--results", &results]);
+    expect_code(&md, 0, "markdown report")?;
+    let md = String::from_utf8_lossy(&md.stdout).to_string();
+    ensure(md.contains("mqth "), || {
+        format!("markdown lacks MQTh:\n{md}")
+    })?;
+    for t in ["get_subscriber_data", "amalgamate", "send_payment"] {
+        ensure(md.contains(&format!("| {t} |")), || {
+            format!("markdown report lacks transaction type {t}:\n{md}")
+        })?;
+    }
+    let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
+    ensure(
+        page.contains("<section id=\"types\">") && page.contains("get_subscriber_data"),
+        || "the HTML report has no per-type section with TATP's types".into(),
+    )
 }
 
 fn resume() -> Result<(), String> {
