@@ -468,6 +468,15 @@ impl Workload for Ch {
 mod tests {
     use super::*;
 
+    /// A transaction type's count in a run, none rolled back.
+    fn count(name: &str, transactions: u64) -> super::super::TypeCounts {
+        super::super::TypeCounts {
+            name: name.into(),
+            transactions,
+            rollbacks: 0,
+        }
+    }
+
     fn ch(clients: u32, params: &[(&str, &str)]) -> Result<Box<dyn Workload>, Error> {
         new(&WorkloadOptions {
             clients,
@@ -522,11 +531,6 @@ mod tests {
         assert_eq!(streams.clients_run(), Some((0, 2)));
         assert_eq!(streams.settings()["terminals"], "2");
         // Each side's figure only.
-        let count = |name: &str, transactions| super::super::TypeCounts {
-            name: name.into(),
-            transactions,
-            rollbacks: 0,
-        };
         let counts = Counts {
             duration_s: 60.0,
             types: vec![count("new_order", 30), count("Q1", 4)],
@@ -574,11 +578,6 @@ mod tests {
     #[test]
     fn qphh_counts_the_queries_and_nopm_the_new_orders() {
         let w = ch(3, &[("analytical_streams", "1")]).expect("valid");
-        let count = |name: &str, transactions| super::super::TypeCounts {
-            name: name.into(),
-            transactions,
-            rollbacks: 0,
-        };
         let counts = Counts {
             duration_s: 60.0,
             types: vec![count("new_order", 30), count("Q1", 4), count("Q22", 6)],
