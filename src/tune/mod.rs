@@ -1250,12 +1250,14 @@ pub fn verdict_line(winner: &str, base: &str, f: &FigureComparison) -> String {
         Verdict::NoDifference => {
             format!("{winner} does not beat {base} beyond the noise: {figures}")
         }
-        Verdict::Unknown => format!(
-            "{winner} against {base}: not judged ({})",
+        // The figures still show: a reader sees what could not be judged, and why.
+        Verdict::Unknown if d.is_finite() => format!(
+            "{winner} against {base}: {figures}; not judged ({})",
             f.note
                 .as_deref()
                 .unwrap_or("the noise could not be estimated")
         ),
+        Verdict::Unknown => format!("{winner} against {base}: {figures}; not judged"),
     }
 }
 
@@ -1723,6 +1725,36 @@ mod tests {
             draw(&space, 4, false, 7),
             safe,
             "the same seed, the same draws"
+        );
+    }
+
+    #[test]
+    fn a_verdict_not_judged_still_shows_its_figures() {
+        let f = FigureComparison {
+            name: "tps",
+            unit: "tps",
+            higher_is_better: true,
+            a: 2408.8,
+            b: 2957.8,
+            difference: 549.0,
+            difference_pct: 22.8,
+            ci: None,
+            ci_pct: Some([-3.5, 51.0]),
+            verdict: Verdict::Unknown,
+            note: Some("3 and 3 repeats are too few".into()),
+        };
+        assert_eq!(
+            verdict_line("default", "tuned", &f),
+            "default against tuned: 2957.8 against 2408.8 tps, +22.8% (95% interval -3.5% to +51.0%); not judged (3 and 3 repeats are too few)"
+        );
+        let judged = FigureComparison {
+            verdict: Verdict::NoDifference,
+            note: None,
+            ..f
+        };
+        assert!(
+            verdict_line("default", "tuned", &judged)
+                .starts_with("default does not beat tuned beyond the noise: 2957.8 against")
         );
     }
 }

@@ -49,11 +49,11 @@ fn verdicts(said: &str) -> Vec<(String, Option<(f64, f64)>)> {
             l.contains(" beats ")
                 || l.contains(" is slower than ")
                 || l.contains(" does not beat ")
-                || l.contains(": not judged")
+                || l.contains("; not judged")
         })
         .map(|l| {
             let interval = l.split_once("(95% interval ").and_then(|(_, rest)| {
-                let (lo, hi) = rest.trim_end_matches(')').split_once(" to ")?;
+                let (lo, hi) = rest.split_once(')')?.0.split_once(" to ")?;
                 let pct = |s: &str| s.trim().trim_end_matches('%').parse::<f64>().ok();
                 Some((pct(lo)?, pct(hi)?))
             });
