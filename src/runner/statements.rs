@@ -11,7 +11,10 @@
 //! instructions per transaction, BENCHMARKS.md), and the timings of the transaction in flight
 //! wait in a reused buffer until the runner settles it (`settle`): kept
 //! when the transaction is measured (past the warm-up, not cut short by the end of the run),
-//! dropped otherwise. Each client keeps its own lines and histograms, across new connections
+//! dropped otherwise. Kept calls stay in the buffer until a batch of them is full, then go to
+//! their lines at once (`flush`): with many clients on a core, a client's lines and histograms
+//! are out of the processor's cache by its next transaction, so each was a few memory reads a
+//! call; now it is a few a batch. Each client keeps its own lines and histograms, across new connections
 //! (`rebind` prepares its statements again under the same ids), and sends them once at its end
 //! (`Event::Statements`); the metrics merge them.
 
@@ -56,8 +59,19 @@ impl Key {
 /// the statements in the order they were prepared, then the rest.
 const LAST: u32 = 1 << 30;
 
-/// A call's timing inside the transaction in flight: its line, its time (None: it failed).
-type Pending = (u32, Option<u64>);
+/// A call's timing: its line, and its time in nanoseconds or, for a call that failed, one of
+/// the marks below (a real time never comes near them: u64::MAX ns is 584 years).
+type Pending = (u32, u64);
+
+/// A failed call of the transaction in flight, until the runner settles it as one of the two below.
+const ERR: u64 = u64::MAX;
+/// The failed call that failed its transaction.
+const FAILED: u64 = u64::MAX - 1;
+/// A failed call whose transaction was tried again.
+const RETRIED: u64 = u64::MAX - 2;
+
+/// Kept calls wait in the buffer until there are this many, then go to their lines at once.
+const BATCH: usize = 128;
 
 /// One client's lines and the transaction in flight.
 struct Clock {
@@ -72,7 +86,9 @@ struct Clock {
     txn: usize,
     /// The script command timed now: its line and when it began (`now_ns`).
     open: Option<(u32, u64)>,
+    /// The kept calls not yet on their lines (`..settled`), then the transaction in flight's.
     pending: Vec<Pending>,
+    settled: usize,
 }
 
 /// A line's slot in a table grown on first sight (the only allocation, once per line).
@@ -98,6 +114,7 @@ impl Clock {
             txn: 0,
             open: None,
             pending: Vec::with_capacity(64),
+            settled: 0,
         }
     }
 
@@ -165,8 +182,15 @@ impl Clock {
 
     fn close(&mut self, now: u64) {
         if let Some((line, began)) = self.open.take() {
-            self.pending.push((line, Some(now.saturating_sub(began))));
+            self.pending.push((line, timed(began, now)));
         }
+    }
+
+    /// A new transaction, or a new connection: the calls of the one in flight are dropped,
+    /// the kept ones stay.
+    fn drop_in_flight(&mut self) {
+        self.open = None;
+        self.pending.truncate(self.settled);
     }
 
     /// The runner's verdict on the transaction in flight: its timings kept when `keep`. Of
@@ -177,25 +201,51 @@ impl Clock {
         if self.open.is_some() {
             self.close(now_ns());
         }
-        if keep {
-            let last_error = self.pending.iter().rposition(|p| p.1.is_none());
-            for (i, &(line, took)) in self.pending.iter().enumerate() {
-                let l = &mut self.lines[line as usize];
-                match took {
-                    Some(ns) => {
-                        l.calls += 1;
-                        l.sum_ns += ns;
-                        l.max_ns = l.max_ns.max(ns);
-                        // It grows to hold the value (an allocation only then): never fails.
-                        let _ = l.hist.record(ns / 1000);
-                    }
-                    None if failed && Some(i) == last_error => l.failures += 1,
-                    None => l.retries += 1,
+        if !keep {
+            self.drop_in_flight();
+            return;
+        }
+        let calls = &mut self.pending[self.settled..];
+        let last_error = calls.iter().rposition(|p| p.1 == ERR);
+        for (i, call) in calls.iter_mut().enumerate() {
+            if call.1 == ERR {
+                call.1 = if failed && Some(i) == last_error {
+                    FAILED
+                } else {
+                    RETRIED
+                };
+            }
+        }
+        self.settled = self.pending.len();
+        if self.settled >= BATCH {
+            self.flush();
+        }
+    }
+
+    /// The kept calls onto their lines.
+    fn flush(&mut self) {
+        for &(line, took) in &self.pending[..self.settled] {
+            let l = &mut self.lines[line as usize];
+            match took {
+                FAILED => l.failures += 1,
+                RETRIED => l.retries += 1,
+                ns => {
+                    l.calls += 1;
+                    l.sum_ns += ns;
+                    l.max_ns = l.max_ns.max(ns);
+                    // It grows to hold the value (an allocation only then): never fails.
+                    let _ = l.hist.record(ns / 1000);
                 }
             }
         }
-        self.pending.clear();
+        self.pending.drain(..self.settled);
+        self.settled = 0;
     }
+}
+
+/// A call's time from two clock readings, below the marks of a failed call.
+fn timed(began: u64, now: u64) -> u64 {
+    now.saturating_sub(began).min(RETRIED - 1)
 }
 
 /// The monotonic clock (`Instant`'s own, CLOCK_MONOTONIC) in nanoseconds, one integer: a
@@ -269,8 +319,7 @@ impl Timed {
             *id = fresh_id;
         }
         if let Some(c) = self.clock.as_mut() {
-            c.open = None;
-            c.pending.clear();
+            c.drop_in_flight();
         }
         (old, Ok(()))
     }
@@ -285,8 +334,7 @@ impl Timed {
     pub fn start(&mut self, txn: usize) {
         if let Some(c) = self.clock.as_mut() {
             c.txn = txn;
-            c.open = None;
-            c.pending.clear();
+            c.drop_in_flight();
         }
     }
 
@@ -299,8 +347,11 @@ impl Timed {
 
     /// The lines timed so far, for the client's last event (None when timing is off).
     pub fn take_lines(&mut self) -> Option<Vec<StatementTimes>> {
+        let clock = self.clock.as_mut()?;
+        clock.drop_in_flight();
+        clock.flush();
         // A line seen only outside the measured transactions (the warm-up's) has nothing.
-        let lines: Vec<StatementTimes> = std::mem::take(&mut self.clock.as_mut()?.lines)
+        let lines: Vec<StatementTimes> = std::mem::take(&mut clock.lines)
             .into_iter()
             .filter(|l| l.calls + l.failures + l.retries > 0)
             .collect();
@@ -320,15 +371,17 @@ impl Timed {
             let out = call(self.inner.as_mut());
             if out.is_err() {
                 clock.open = None;
-                clock.pending.push((line, None));
+                clock.pending.push((line, ERR));
             }
             return out;
         }
         let began = now_ns();
         let out = call(self.inner.as_mut());
-        let took = now_ns().saturating_sub(began);
+        let took = timed(began, now_ns());
         let line = clock.line(key);
-        clock.pending.push((line, out.as_ref().ok().map(|_| took)));
+        clock
+            .pending
+            .push((line, if out.is_ok() { took } else { ERR }));
         out
     }
 
@@ -537,14 +590,57 @@ mod tests {
         let mut c = Clock::new();
         let l = c.line(Key::Commit);
         for _ in 0..99 {
-            c.pending.push((l, Some(5_000_000)));
+            c.pending.push((l, 5_000_000));
         }
-        c.pending.push((l, Some(300_000)));
+        c.pending.push((l, 300_000));
         c.settle(true, false);
+        c.flush();
         let h = &c.lines[l as usize].hist;
         let p50 = h.value_at_quantile(0.5);
         assert!((4950..=5050).contains(&p50), "p50 {p50} µs");
         assert_eq!(c.lines[l as usize].calls, 100);
+    }
+
+    #[test]
+    fn batches_keep_every_kept_call_and_no_other() {
+        // Transactions of two calls, kept or dropped, failed or tried again, across several
+        // batches and a new connection: every kept call on its line, once.
+        let mut c = Clock::new();
+        let (a, b) = (c.line(Key::Begin), c.line(Key::Commit));
+        let (mut calls, mut failures, mut retries) = (0u64, 0u64, 0u64);
+        for i in 0..1000u64 {
+            c.txn = 0;
+            c.drop_in_flight();
+            c.pending.push((a, 1_000 + i));
+            let keep = i % 7 != 3;
+            let (second, failed) = match i % 5 {
+                0 => (ERR, true),
+                1 => (ERR, false),
+                _ => (2_000, false),
+            };
+            c.pending.push((b, second));
+            if i % 97 == 50 {
+                // A lost connection in the middle of a transaction: its calls go.
+                c.drop_in_flight();
+                continue;
+            }
+            c.settle(keep, failed);
+            if keep {
+                calls += 1 + u64::from(second != ERR);
+                failures += u64::from(second == ERR && failed);
+                retries += u64::from(second == ERR && !failed);
+            }
+            assert!(c.pending.len() <= BATCH + 2, "flushed as batches fill");
+        }
+        c.drop_in_flight();
+        c.flush();
+        let sum = |f: fn(&StatementTimes) -> u64| c.lines.iter().map(f).sum::<u64>();
+        assert_eq!(sum(|l| l.calls), calls);
+        assert_eq!(sum(|l| l.hist.len()), calls);
+        assert_eq!(sum(|l| l.failures), failures);
+        assert_eq!(sum(|l| l.retries), retries);
+        assert!(failures > 0 && retries > 0 && calls > 2 * BATCH as u64);
+        assert_eq!(c.lines[b as usize].max_ns, 2_000);
     }
 
     #[test]
