@@ -603,44 +603,68 @@ mod tests {
 
     #[test]
     fn batches_keep_every_kept_call_and_no_other() {
-        // Transactions of two calls, kept or dropped, failed or tried again, across several
-        // batches and a new connection: every kept call on its line, once.
+        // Transactions of three calls, kept or dropped, failed or tried again (errors on one
+        // line or two), across several batches and a new connection: every kept call on its
+        // line, once; of a failed transaction's errors the last failed it, the others were
+        // tried again.
         let mut c = Clock::new();
-        let (a, b) = (c.line(Key::Begin), c.line(Key::Commit));
-        let (mut calls, mut failures, mut retries) = (0u64, 0u64, 0u64);
+        c.statement("SELECT 1");
+        let ids = [
+            c.line(Key::Begin),
+            c.line(Key::Stmt(0)),
+            c.line(Key::Commit),
+        ];
+        // Expected by line: calls, failures, retries.
+        let mut want = [[0u64; 3]; 3];
         for i in 0..1000u64 {
             c.txn = 0;
             c.drop_in_flight();
-            c.pending.push((a, 1_000 + i));
-            let keep = i % 7 != 3;
-            let (second, failed) = match i % 5 {
-                0 => (ERR, true),
-                1 => (ERR, false),
-                _ => (2_000, false),
+            // Which of the second and third calls failed, and whether the transaction did.
+            let (errs, failed) = match i % 6 {
+                0 => ([true, true], true),
+                1 => ([true, false], false),
+                2 => ([true, false], true),
+                3 => ([false, true], true),
+                4 => ([false, true], false),
+                _ => ([false, false], false),
             };
-            c.pending.push((b, second));
+            c.pending.push((ids[0], 1_000 + i));
+            for (k, err) in errs.iter().enumerate() {
+                c.pending.push((ids[k + 1], if *err { ERR } else { 2_000 }));
+            }
             if i % 97 == 50 {
                 // A lost connection in the middle of a transaction: its calls go.
                 c.drop_in_flight();
                 continue;
             }
+            let keep = i % 7 != 3;
             c.settle(keep, failed);
             if keep {
-                calls += 1 + u64::from(second != ERR);
-                failures += u64::from(second == ERR && failed);
-                retries += u64::from(second == ERR && !failed);
+                want[0][0] += 1;
+                let last = errs.iter().rposition(|e| *e);
+                for (k, err) in errs.iter().enumerate() {
+                    let slot = match (err, failed && Some(k) == last) {
+                        (false, _) => 0,
+                        (true, true) => 1,
+                        (true, false) => 2,
+                    };
+                    want[k + 1][slot] += 1;
+                }
             }
-            assert!(c.pending.len() <= BATCH + 2, "flushed as batches fill");
+            assert!(c.pending.len() <= BATCH + 3, "flushed as batches fill");
         }
         c.drop_in_flight();
         c.flush();
-        let sum = |f: fn(&StatementTimes) -> u64| c.lines.iter().map(f).sum::<u64>();
-        assert_eq!(sum(|l| l.calls), calls);
-        assert_eq!(sum(|l| l.hist.len()), calls);
-        assert_eq!(sum(|l| l.failures), failures);
-        assert_eq!(sum(|l| l.retries), retries);
-        assert!(failures > 0 && retries > 0 && calls > 2 * BATCH as u64);
-        assert_eq!(c.lines[b as usize].max_ns, 2_000);
+        for (k, &id) in ids.iter().enumerate() {
+            let l = &c.lines[id as usize];
+            assert_eq!([l.calls, l.failures, l.retries], want[k], "line {k}");
+            assert_eq!(l.hist.len(), l.calls, "line {k}");
+        }
+        // Failures and retries on both erring lines, in unequal numbers (a swap would show).
+        assert!(want[1][1] > 0 && want[1][2] > 0 && want[2][1] > 0 && want[2][2] > 0);
+        assert!(want[1][1] != want[1][2] && want[0][0] > 2 * BATCH as u64);
+        assert_eq!(c.lines[ids[1] as usize].max_ns, 2_000);
+        assert_eq!(c.lines[ids[0] as usize].max_ns, 1_999);
     }
 
     #[test]
