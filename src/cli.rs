@@ -629,10 +629,16 @@ pub struct ServerStartArgs {
     /// Directory holding the server's binaries (default: PATH and the usual Debian locations).
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
+    /// Keep the server's own figures per statement, for every result's "where the server's
+    /// time went": PostgreSQL with pg_stat_statements loaded, MariaDB with performance_schema
+    /// and its statement digests on (Firebird keeps none, so nothing changes). Off by default, as the
+    /// engines ship: keeping them costs the server 5-8% of point-select throughput
+    /// (BENCHMARKS.md).
+    #[arg(long)]
+    pub server_statements: bool,
     /// A server setting on top of the profile's, in the engine's own words (repeatable):
-    /// postgresql.conf's for postgres (`--set shared_preload_libraries=` starts it without
-    /// pg_stat_statements), mysqld's options for mysql (`--set performance_schema=OFF`),
-    /// firebird.conf's for firebird. The server judges it when it starts; the connection limit
+    /// postgresql.conf's for postgres, mysqld's options for mysql, firebird.conf's for
+    /// firebird. The server judges it when it starts; the connection limit
     /// --connections needs still holds, and `server status` names the settings. A knob given
     /// twice is passed twice (MariaDB's performance-schema-instrument takes a pattern each
     /// time).
@@ -781,6 +787,11 @@ pub struct DuelArgs {
     /// others: 1].
     #[arg(short = 's', long)]
     pub scale: Option<u32>,
+    /// The managed servers keep their own figures per statement (as `server start
+    /// --server-statements`): results say where each server's time went, at a cost to every
+    /// server (BENCHMARKS.md).
+    #[arg(long)]
+    pub server_statements: bool,
     /// The results store: a SQLite file, or a PostgreSQL database (postgres://...) that several
     /// machines share.
     #[arg(

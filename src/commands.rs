@@ -78,6 +78,9 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
     })?;
     let mut settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
     let mut profile_name = chosen.name.clone();
+    if a.server_statements {
+        profile_name.push_str(", server statements");
+    }
     for (knob, value) in with_sets(&mut settings, &a.set)? {
         profile_name.push_str(&format!(", {knob}={value}"));
     }
@@ -90,6 +93,7 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
         port: a.port,
         bin_dir: a.bin_dir.clone(),
         settings,
+        statements: a.server_statements,
         keep_running: true,
         temp_in: None,
     };
@@ -212,6 +216,7 @@ pub fn duel(a: &DuelArgs, stop: &Arc<AtomicBool>) -> Result<Outcome, Error> {
         ("repeats", count(a.repeats.into())),
         ("scale", count(scale.into())),
         ("max_tries", count(a.max_tries.into())),
+        ("server_statements", a.server_statements.into()),
     ])?;
     let matrix = Matrix::new(&plan, text)?;
     errln!(

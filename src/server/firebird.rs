@@ -24,7 +24,14 @@ pub static FIREBIRD: ServerKind = ServerKind {
     setup,
     fresh_db,
     tuning: TUNING,
+    statements,
 };
+
+/// `--server-statements`: nothing to turn on (Firebird keeps no cumulative figures per
+/// statement; its MON$ tables are always there).
+fn statements(_: &Path) -> Result<Vec<super::Setting>, String> {
+    Ok(Vec::new())
+}
 
 /// The profile rules: `tuned` below, for `unsafe` too.
 const TUNING: Tuning = Tuning {

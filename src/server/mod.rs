@@ -78,6 +78,8 @@ pub type Account = Option<(u32, u32)>;
 
 /// Settings given to a server at start: (name, value).
 pub type Settings = [(String, String)];
+/// One setting: its knob and value, in the engine's own words.
+pub type Setting = (String, String);
 
 /// A kind of server dbduel can manage. Each kind lives in its own file.
 pub struct ServerKind {
@@ -106,6 +108,10 @@ pub struct ServerKind {
     pub fresh_db: fn(&mut dyn Session, &str) -> Result<(), Error>,
     /// Its profile rules (`profile::builtin`).
     pub tuning: Tuning,
+    /// The settings that make it keep its own figures per statement (`--server-statements`;
+    /// given before the profile's, which may undo them), from its server binary; or why it
+    /// cannot keep them.
+    pub statements: fn(&Path) -> Result<Vec<Setting>, String>,
 }
 
 /// A fresh database by SQL: DROP DATABASE IF EXISTS, then CREATE DATABASE.
@@ -153,6 +159,10 @@ pub struct ServerOptions {
     /// Where its binaries are, before PATH and the usual Debian locations.
     pub bin_dir: Option<PathBuf>,
     pub settings: Vec<(String, String)>,
+    /// Keep the server's own figures per statement (PostgreSQL's pg_stat_statements, MariaDB's
+    /// performance_schema digests): off by default, as the engines ship, since keeping them
+    /// costs the server (BENCHMARKS.md: 5-8% of point-select throughput).
+    pub statements: bool,
     /// Keep the server running when dbduel exits (`server start`); otherwise the kernel stops
     /// it if dbduel dies without stopping it.
     pub keep_running: bool,
@@ -211,6 +221,8 @@ pub struct Server {
     server_bin: PathBuf,
     password: Option<String>,
     settings: Vec<(String, String)>,
+    /// The settings that keep the server's figures per statement (empty: not kept).
+    statements: Vec<(String, String)>,
     keep_running: bool,
     child: Option<Child>,
     _temp: Option<tempfile::TempDir>,
@@ -247,6 +259,17 @@ impl Server {
                 .map(|p| p.trim().to_string())
         };
 
+        let statements = if opts.statements {
+            (kind.statements)(&server_bin).unwrap_or_else(|why| {
+                crate::errln!(
+                    "note: {why}: {} starts without its figures per statement, and results will have none",
+                    kind.product
+                );
+                Vec::new()
+            })
+        } else {
+            Vec::new()
+        };
         let mut server = Server {
             kind,
             port,
@@ -255,6 +278,7 @@ impl Server {
             server_bin,
             password,
             settings: opts.settings.clone(),
+            statements,
             keep_running: opts.keep_running,
             child: None,
             _temp: temp,
@@ -273,11 +297,19 @@ impl Server {
 
     fn launch(&mut self) -> Result<(), Error> {
         let account = service_account(self.kind.account);
+        // The figures' settings first, so that a profile's own (its shared_preload_libraries,
+        // its performance_schema) win.
+        let settings: Vec<(String, String)> = self
+            .statements
+            .iter()
+            .chain(&self.settings)
+            .cloned()
+            .collect();
         let mut cmd = (self.kind.command)(
             &self.layout,
             &self.server_bin,
             self.port,
-            &self.settings,
+            &settings,
             account,
         );
         if !self.keep_running {
@@ -884,7 +916,8 @@ pub fn full_dsn(dir: &Path) -> Result<String, Error> {
 }
 
 /// A server for the test suite: temporary directory (in `temp_in`, else the system's),
-/// password authentication. With
+/// password authentication, the server's own figures per statement kept (`--server-statements`,
+/// which the suite's tests of those figures read; a setting in `settings` may undo it). With
 /// `DBDUEL_TEST_BIN_DIR_POSTGRES` (or `_MYSQL`, `_FIREBIRD`: the engine's name) set to a directory
 /// of binaries, the suite's servers of that engine are those (another major version than the
 /// installed one) rather than the ones found on the machine.
@@ -917,6 +950,7 @@ pub fn start_for_tests_in(
             settings,
             bin_dir,
             temp_in: temp_in.map(Path::to_path_buf),
+            statements: true,
             ..ServerOptions::default()
         },
     )

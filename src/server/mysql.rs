@@ -1,7 +1,8 @@
 //! A managed MariaDB server: mariadb-install-db, mariadbd on a loopback port with the given
 //! settings and files kept to its data directory, a `dbduel` superuser and root with the
 //! server's password, the socket in the closed run directory; performance_schema on, with its
-//! statement digests, so that results have the figures per statement.
+//! statement digests, when started with `--server-statements` (results then have the figures
+//! per statement; MariaDB ships with it off).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,7 +27,19 @@ pub static MARIADB: ServerKind = ServerKind {
     setup,
     fresh_db: super::fresh_db_by_sql,
     tuning: TUNING,
+    statements,
 };
+
+/// `--server-statements`: performance_schema on, with its statement digests.
+fn statements(_: &Path) -> Result<Vec<super::Setting>, String> {
+    Ok(vec![
+        ("performance-schema".into(), "ON".into()),
+        (
+            "performance-schema-consumer-statements-digest".into(),
+            "ON".into(),
+        ),
+    ])
+}
 
 /// The profile rules: `tuned` below; `unsafe` turns durability off on top of it.
 const TUNING: Tuning = Tuning {
@@ -142,11 +155,6 @@ fn server_command(
     ));
     // LOAD DATA and SELECT ... INTO OUTFILE stay inside the data directory.
     cmd.arg(format!("--secure-file-priv={}", layout.data.display()));
-    // Before the settings, so that a profile may turn them off again.
-    cmd.args([
-        "--performance-schema=ON",
-        "--performance-schema-consumer-statements-digest=ON",
-    ]);
     for (k, v) in settings {
         cmd.arg(format!("--{k}={v}"));
     }

@@ -1,8 +1,9 @@
 //! A managed PostgreSQL server: initdb (SCRAM passwords on loopback TCP, peer on the socket),
 //! postgres on a loopback port with the given settings, its Unix socket in the server's run
-//! directory (closed to other users). pg_stat_statements is preloaded where the server's
-//! $libdir has it, and created in template1 and postgres at the first start, so that every
-//! database dbduel (or a test) creates has the statements' figures.
+//! directory (closed to other users). pg_stat_statements is created in template1 and postgres
+//! at the first start, where the server's $libdir has it, and preloaded when the server is
+//! started with `--server-statements`: every database dbduel (or a test) creates then has
+//! the statements' figures.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,6 +28,7 @@ pub static POSTGRES: ServerKind = ServerKind {
     setup,
     fresh_db: super::fresh_db_by_sql,
     tuning: TUNING,
+    statements,
 };
 
 /// The profile rules: `tuned` below; `unsafe` turns durability off on top of it.
@@ -296,16 +298,6 @@ fn server_command(
     ]);
     cmd.arg("-c")
         .arg(format!("unix_socket_directories={}", layout.run.display()));
-    // Before the settings, so that a profile's own shared_preload_libraries wins.
-    match statements_library(postgres) {
-        Ok(_) => {
-            cmd.arg("-c")
-                .arg(format!("shared_preload_libraries={STATEMENTS}"));
-        }
-        Err(missing) => crate::errln!(
-            "note: {missing}: PostgreSQL starts without {STATEMENTS}, and results will have no figures per statement"
-        ),
-    }
     for (k, v) in settings {
         cmd.arg("-c").arg(format!("{k}={v}"));
     }
@@ -314,6 +306,12 @@ fn server_command(
 
 /// The extension that keeps the figures per statement (`Session::statements`).
 const STATEMENTS: &str = "pg_stat_statements";
+
+/// `--server-statements`: pg_stat_statements preloaded, where the server has its library.
+fn statements(postgres: &Path) -> Result<Vec<super::Setting>, String> {
+    statements_library(postgres)?;
+    Ok(vec![("shared_preload_libraries".into(), STATEMENTS.into())])
+}
 
 /// Its library in the server's $libdir, or what is missing. The $libdir is beside the binaries'
 /// `bin`: `lib` (Debian's layout, and a build whose prefix names postgres or pgsql) or

@@ -49,6 +49,8 @@ pub enum Place {
         kind: &'static ServerKind,
         dir: Option<PathBuf>,
         bin_dir: Option<PathBuf>,
+        /// Keep the server's own figures per statement (the plan's `server_statements`).
+        statements: bool,
     },
     /// A file of the sweep's own, the knobs as DSN parameters.
     Embedded,
@@ -251,7 +253,12 @@ fn place(plan: &PlanFile, engine: &str) -> Result<Place, Error> {
     if let Some(dir) = &dir {
         server::check_dir(kind, dir).map_err(|e| bad(format!("key `data_dir`: {e}")))?;
     }
-    Ok(Place::Managed { kind, dir, bin_dir })
+    Ok(Place::Managed {
+        kind,
+        dir,
+        bin_dir,
+        statements: plan.server_statements,
+    })
 }
 
 /// The plan's engine options and protocol, checked by the engine as it will meet them on the

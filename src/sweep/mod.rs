@@ -39,6 +39,7 @@ enum Target {
         server: Option<Server>,
         dir: Option<PathBuf>,
         bin_dir: Option<PathBuf>,
+        statements: bool,
     },
     Embedded {
         engine: String,
@@ -52,11 +53,17 @@ impl Target {
     fn new(engine: &str, place: &Place, temp: &Path) -> Result<Target, Error> {
         Ok(match place {
             Place::Given(dsn) => Target::Given(dsn.clone()),
-            Place::Managed { kind, dir, bin_dir } => Target::Managed {
+            Place::Managed {
+                kind,
+                dir,
+                bin_dir,
+                statements,
+            } => Target::Managed {
                 kind,
                 server: None,
                 dir: dir.clone(),
                 bin_dir: bin_dir.clone(),
+                statements: *statements,
             },
             Place::Embedded => {
                 let path = temp.join(format!("{engine}.db"));
@@ -78,6 +85,7 @@ impl Target {
                 server,
                 dir,
                 bin_dir,
+                statements,
             } => {
                 // A start or restart can take a minute (Firebird): say what is under way.
                 let started = std::time::Instant::now();
@@ -98,6 +106,7 @@ impl Target {
                             dir: dir.clone(),
                             bin_dir: bin_dir.clone(),
                             settings: knobs.to_vec(),
+                            statements: *statements,
                             ..Default::default()
                         };
                         let s = Server::start(kind, &opts)?;

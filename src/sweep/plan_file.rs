@@ -98,6 +98,9 @@ pub struct PlanFile {
     /// Directory of server binaries, per engine.
     #[serde(default)]
     pub bin_dir: BTreeMap<String, String>,
+    /// Managed servers keep their own figures per statement (`server start --server-statements`).
+    #[serde(default)]
+    pub server_statements: bool,
     /// MariaDB storage engine.
     pub table_engine: Option<String>,
     /// The workload's own options, named as `dbduel run` takes them, without the dashes

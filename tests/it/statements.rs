@@ -1,11 +1,12 @@
 //! Where the server's time went, statement by statement: a tpcb run on PostgreSQL (the test
-//! server preloads pg_stat_statements, as every managed server does) and on MariaDB (its
-//! performance_schema digests, on by default on managed servers) names tpcb's UPDATE of
+//! server preloads pg_stat_statements, as a managed server started with `--server-statements`
+//! does) and on MariaDB (its performance_schema digests, likewise) names tpcb's UPDATE of
 //! pgbench_accounts among its top statements, once per transaction, in the result and the
 //! summary, and the HTML and markdown reports of a sweep's store, joined to the clients' own
 //! timing of it (a client-side mean that holds the server's); a database without the
 //! extension, or a MariaDB started without performance_schema, gets the note saying how to
-//! enable it; Firebird and SQLite say why they have no figures, and so does `--no-waits`.
+//! enable it, and so does a server `dbduel server start` leaves as the engine ships (which the
+//! same server started again with the flag does not); Firebird and SQLite say why they have no figures, and so does `--no-waits`.
 //! Each fails when the figures or the note are taken out of the result.
 
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 9] = [
+    let tests: [(&str, Test); 11] = [
         ("postgres_tpcb_top_statements", postgres_tpcb),
         ("reports_read_them_from_the_store", reports),
         ("mariadb_tpcb_top_statements", mariadb_tpcb),
@@ -26,6 +27,14 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         (
             "mariadb_without_performance_schema_says_how",
             mariadb_without_performance_schema,
+        ),
+        (
+            "postgres_managed_keeps_none_unless_asked",
+            postgres_managed_default,
+        ),
+        (
+            "mariadb_managed_keeps_none_unless_asked",
+            mariadb_managed_default,
         ),
         ("no_waits_says_so", no_waits),
         ("mariadb_full_digest_table_says_so", full_digests),
@@ -155,7 +164,7 @@ fn postgres_without_extension(env: &Env) -> Result<(), String> {
     )
 }
 
-/// A MariaDB started with performance_schema off (a setting after dbduel's own, as a
+/// A MariaDB started with performance_schema off (a setting after `--server-statements`', as a
 /// profile's would be): the note says to turn it on.
 fn mariadb_without_performance_schema(env: &Env) -> Result<(), String> {
     let server =
@@ -164,6 +173,57 @@ fn mariadb_without_performance_schema(env: &Env) -> Result<(), String> {
     let dsn = server.dsn_text("");
     let (r, summary) = tpcb(env, "maria-off", &dsn, Target::MariaDb("InnoDB"), &[])?;
     absent(&r, &summary, "start MariaDB with performance_schema=ON")
+}
+
+/// A server as `dbduel server start` leaves it without `--server-statements` keeps no figures
+/// per statement (as the engine ships: keeping them costs it), and the note names the flag;
+/// started again on the same directory with it, the figures are there.
+fn managed_default(env: &Env, engine: &str, target: Target, why: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let d = dir.path().join(engine).display().to_string();
+    let start = |extra: &[&str]| {
+        let out = dbduel(&[&["server", "start", engine, "--data-dir", &d], extra].concat());
+        expect_code(&out, 0, "server start")?;
+        let dsn = dbduel(&["server", "dsn", "--data-dir", &d]);
+        expect_code(&dsn, 0, "server dsn")?;
+        Ok::<_, String>((
+            text(&out),
+            String::from_utf8_lossy(&dsn.stdout).trim().to_string(),
+        ))
+    };
+    let checked = (|| {
+        let (started, dsn) = start(&[])?;
+        ensure(!started.contains("server statements"), || {
+            format!("a default start says it keeps the statements:\n{started}")
+        })?;
+        let (r, summary) = tpcb(env, &format!("{engine}-default"), &dsn, target, &[])?;
+        absent(&r, &summary, why)?;
+        absent(&r, &summary, "start it with --server-statements")?;
+        expect_code(
+            &dbduel(&["server", "stop", "--data-dir", &d]),
+            0,
+            "server stop",
+        )?;
+        let (started, dsn) = start(&["--server-statements"])?;
+        ensure(
+            started.contains("profile default, server statements"),
+            || format!("the start does not say it keeps the statements:\n{started}"),
+        )?;
+        let (r, summary) = tpcb(env, &format!("{engine}-kept"), &dsn, target, &[])?;
+        names_the_update(&r, &summary)
+    })();
+    let _ = dbduel(&["server", "stop", "--data-dir", &d]);
+    checked
+}
+
+fn postgres_managed_default(env: &Env) -> Result<(), String> {
+    let why = "pg_stat_statements is created in this database but not loaded";
+    managed_default(env, "postgres", Target::Postgres, why)
+}
+
+fn mariadb_managed_default(env: &Env) -> Result<(), String> {
+    let why = "performance_schema is off";
+    managed_default(env, "mysql", Target::MariaDb("InnoDB"), why)
 }
 
 /// A MariaDB whose digest table holds two rows: the run's statements are counted in its
