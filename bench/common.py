@@ -105,10 +105,10 @@ def owner_of(path):
     return st.st_uid, st.st_gid
 
 
-def start_server(engine, root, connections=None, settings=(), name=None):
+def start_server(engine, root, connections=None, settings=(), name=None, flags=()):
     """A managed server of `engine` (postgres, mariadb or firebird) in root/`name` (default: root/engine), taking
     `connections` at once when given, with `settings` (KNOB=VALUE, `server start --set`) on top of the default
-    profile, in the session BENCH_SERVER_SESSION names (default: the caller's, see server_session): (data
+    profile and `flags` (`server start`'s own, as --server-statements), in the session BENCH_SERVER_SESSION names (default: the caller's, see server_session): (data
     directory, DSN with its password)."""
     kind = {"postgres": "postgres", "mariadb": "mysql", "mysql": "mysql", "firebird": "firebird"}.get(engine)
     if kind is None:
@@ -122,6 +122,7 @@ def start_server(engine, root, connections=None, settings=(), name=None):
         argv += ["--connections", str(connections)]
     for setting in settings:
         argv += ["--set", setting]
+    argv += list(flags)
     out = subprocess.run(argv, capture_output=True, text=True)
     if out.returncode != 0:
         die(f"cannot start {engine}: {out.stdout}{out.stderr}")
