@@ -5,16 +5,19 @@
 //! (`Session::command`): each is then timed from its start to the next one's, meta-commands
 //! included, as pgbench times them. A failed call counts against its own statement.
 //!
-//! The hot path neither allocates nor hashes text: a statement's line is found by index (the
-//! `StmtId`, then the transaction type), two clock reads per call (the monotonic clock's
-//! nanoseconds as one integer: `Instant`'s arithmetic was about a fifth of the clock's
-//! instructions per transaction, BENCHMARKS.md), and the timings of the transaction in flight
-//! wait in a reused buffer until the runner settles it (`settle`): kept
-//! when the transaction is measured (past the warm-up, not cut short by the end of the run),
-//! dropped otherwise. Kept calls stay in the buffer until a batch of them is full, then go to
-//! their lines at once (`flush`): with many clients on a core, a client's lines and histograms
-//! are out of the processor's cache by its next transaction, so each was a few memory reads a
-//! call; now it is a few a batch. Each client keeps its own lines and histograms, across new connections
+//! The hot path neither allocates nor hashes text, and touches as little memory as it can:
+//! with many clients on a core, a client's state is out of the processor's cache by its next
+//! transaction, so every cache line it touches is a memory read (BENCHMARKS.md). A call is two
+//! clock reads (`Ticks`: the processor's time-stamp counter where the kernel keeps time by it,
+//! else the monotonic clock's nanoseconds as one integer) and one entry in a reused buffer
+//! naming its statement by transaction type and slot; the state a call touches lies in one
+//! cache line (`Clock`'s first fields), and a prepared statement's index lies beside the
+//! engine's id for it. The timings of the transaction in flight wait in that buffer until the
+//! runner settles it (`settle`): kept when the transaction is measured (past the warm-up, not
+//! cut short by the end of the run), dropped otherwise. Kept calls stay in the buffer until a
+//! batch of them is full, then go to their lines at once (`flush`), which is when a statement's
+//! line is looked up (made on its first kept call) and the ticks become nanoseconds. Each
+//! client keeps its own lines and histograms, across new connections
 //! (`rebind` prepares its statements again under the same ids), and sends them once at its end
 //! (`Event::Statements`); the metrics merge them.
 
@@ -59,9 +62,34 @@ impl Key {
 /// the statements in the order they were prepared, then the rest.
 const LAST: u32 = 1 << 30;
 
-/// A call's timing: its line, and its time in nanoseconds or, for a call that failed, one of
-/// the marks below (a real time never comes near them: u64::MAX ns is 584 years).
+/// A call's timing: its line or its key (`KEYED`), and its time in ticks (`Ticks`) or, for a
+/// call that failed, one of the marks below (a real time never comes near them: u64::MAX ns is
+/// 584 years, and the counter ticks a few times a nanosecond at most).
 type Pending = (u32, u64);
+
+/// A pending call's first figure is a key when this bit is set: its transaction type (15 bits)
+/// and its slot (`Key::slot`, 16 bits), looked up as a line when its batch is flushed. Else it
+/// is a line (a script's command, or a call past the key's range).
+const KEYED: u32 = 1 << 31;
+
+/// The key of a call of transaction type `txn`, when it fits.
+fn key_code(txn: usize, key: Key) -> Option<u32> {
+    let slot = key.slot();
+    (txn < 1 << 15 && slot < 1 << 16).then_some(KEYED | (txn as u32) << 16 | slot as u32)
+}
+
+/// The transaction type and key a `key_code` names.
+fn from_code(code: u32) -> (usize, Key) {
+    let txn = (code >> 16 & 0x7fff) as usize;
+    let key = match (code & 0xffff) as usize {
+        0 => Key::Begin,
+        1 => Key::Commit,
+        2 => Key::Rollback,
+        3 => Key::Text,
+        slot => Key::Stmt(slot - 4),
+    };
+    (txn, key)
+}
 
 /// A failed call of the transaction in flight, until the runner settles it as one of the two below.
 const ERR: u64 = u64::MAX;
@@ -73,8 +101,19 @@ const RETRIED: u64 = u64::MAX - 2;
 /// Kept calls wait in the buffer until there are this many, then go to their lines at once.
 const BATCH: usize = 128;
 
-/// One client's lines and the transaction in flight.
+/// One client's lines and the transaction in flight. The fields before `lines` are all that a
+/// call touches, and they fill one cache line (`repr(C)` keeps their order, the alignment keeps
+/// them on one line).
+#[repr(C, align(64))]
 struct Clock {
+    txn: usize,
+    /// The kept calls not yet on their lines (`..settled`), then the transaction in flight's.
+    settled: usize,
+    /// The script command timed now: its line and when it began (ticks).
+    open: Option<(u32, u64)>,
+    pending: Vec<Pending>,
+    /// The clock read: the time-stamp counter (true) or the monotonic clock (`Ticks`).
+    tsc: bool,
     lines: Vec<StatementTimes>,
     /// The texts this client prepared, and their index (read at `prepare` only).
     texts: Vec<String>,
@@ -83,12 +122,9 @@ struct Clock {
     calls: Vec<Vec<u32>>,
     /// Per transaction type: its line for each of a script's commands, as index + 1.
     commands: Vec<Vec<u32>>,
-    txn: usize,
-    /// The script command timed now: its line and when it began (`now_ns`).
-    open: Option<(u32, u64)>,
-    /// The kept calls not yet on their lines (`..settled`), then the transaction in flight's.
-    pending: Vec<Pending>,
-    settled: usize,
+    /// A reading of both clocks when the client began: ticks become nanoseconds by the ratio of
+    /// the time since then on each (`Ticks::ns_per_tick`).
+    base: (u64, u64),
 }
 
 /// A line's slot in a table grown on first sight (the only allocation, once per line).
@@ -104,23 +140,26 @@ fn slot_of(table: &mut Vec<Vec<u32>>, txn: usize, slot: usize) -> &mut u32 {
 }
 
 impl Clock {
-    fn new() -> Clock {
+    /// A clock reading the time-stamp counter when `tsc`, else the monotonic clock.
+    fn new(tsc: bool) -> Clock {
         Clock {
+            txn: 0,
+            settled: 0,
+            open: None,
+            pending: Vec::with_capacity(2 * BATCH),
+            tsc,
             lines: Vec::new(),
             texts: Vec::new(),
             by_text: HashMap::new(),
             calls: Vec::new(),
             commands: Vec::new(),
-            txn: 0,
-            open: None,
-            pending: Vec::with_capacity(64),
-            settled: 0,
+            base: (ticks(tsc), now_ns()),
         }
     }
 
-    fn new_line(&mut self, order: u32, text: String, as_written: bool) -> u32 {
+    fn new_line(&mut self, txn: usize, order: u32, text: String, as_written: bool) -> u32 {
         self.lines.push(StatementTimes {
-            txn: self.txn as u16,
+            txn: txn as u16,
             order,
             text,
             as_written,
@@ -145,9 +184,9 @@ impl Clock {
         self.texts.len() - 1
     }
 
-    fn line(&mut self, key: Key) -> u32 {
-        // Every call after a line's first: two bounds checks.
-        if let Some(&at) = self.calls.get(self.txn).and_then(|row| row.get(key.slot()))
+    /// The line of `key` in transaction type `txn`, made on first sight.
+    fn line_at(&mut self, txn: usize, key: Key) -> u32 {
+        if let Some(&at) = self.calls.get(txn).and_then(|row| row.get(key.slot()))
             && at != 0
         {
             return at - 1;
@@ -159,14 +198,19 @@ impl Clock {
             Key::Commit => (LAST + 1, "COMMIT".to_string()),
             Key::Rollback => (LAST + 2, "ROLLBACK".to_string()),
         };
-        let line = self.new_line(order, text, false);
-        *slot_of(&mut self.calls, self.txn, key.slot()) = line + 1;
+        let line = self.new_line(txn, order, text, false);
+        *slot_of(&mut self.calls, txn, key.slot()) = line + 1;
         line
+    }
+
+    /// The line of `key` in the running transaction type.
+    fn line(&mut self, key: Key) -> u32 {
+        self.line_at(self.txn, key)
     }
 
     /// A script's command `index` begins: the one before it ends.
     fn command(&mut self, index: usize, text: &str) {
-        let now = now_ns();
+        let now = ticks(self.tsc);
         let mut at = *slot_of(&mut self.commands, self.txn, index);
         // One command may be several steps (an \elif's jump and test): timed as one.
         if self.open.is_some_and(|(line, _)| at != 0 && line == at - 1) {
@@ -174,7 +218,7 @@ impl Clock {
         }
         self.close(now);
         if at == 0 {
-            at = self.new_line(index as u32, normalise(text), true) + 1;
+            at = self.new_line(self.txn, index as u32, normalise(text), true) + 1;
             *slot_of(&mut self.commands, self.txn, index) = at;
         }
         self.open = Some((at - 1, now));
@@ -184,6 +228,12 @@ impl Clock {
         if let Some((line, began)) = self.open.take() {
             self.pending.push((line, timed(began, now)));
         }
+    }
+
+    /// The transaction of type `txn` starts.
+    fn start_txn(&mut self, txn: usize) {
+        self.txn = txn;
+        self.drop_in_flight();
     }
 
     /// A new transaction, or a new connection: the calls of the one in flight are dropped,
@@ -199,7 +249,7 @@ impl Clock {
     fn settle(&mut self, keep: bool, failed: bool) {
         // The clock is read only to end a script's command still open.
         if self.open.is_some() {
-            self.close(now_ns());
+            self.close(ticks(self.tsc));
         }
         if !keep {
             self.drop_in_flight();
@@ -222,14 +272,45 @@ impl Clock {
         }
     }
 
-    /// The kept calls onto their lines.
+    /// Nanoseconds a tick, by both clocks' time since the client began (1 on the monotonic
+    /// clock). A batch comes a few milliseconds after the start at the soonest, and each
+    /// reading is off by tens of nanoseconds at most: the ratio is good to 1 in 10,000.
+    fn ns_per_tick(&self) -> f64 {
+        if !self.tsc {
+            return 1.0;
+        }
+        let (t0, n0) = self.base;
+        let (t1, n1) = (ticks(true), now_ns());
+        match t1.saturating_sub(t0) {
+            0 => 1.0,
+            dt => n1.saturating_sub(n0) as f64 / dt as f64,
+        }
+    }
+
+    /// The kept calls onto their lines, their ticks made nanoseconds.
     fn flush(&mut self) {
-        for &(line, took) in &self.pending[..self.settled] {
+        if self.settled == 0 {
+            return;
+        }
+        let per_tick = self.ns_per_tick();
+        for i in 0..self.settled {
+            let (code, took) = self.pending[i];
+            let line = if code & KEYED != 0 {
+                let (txn, key) = from_code(code);
+                self.line_at(txn, key)
+            } else {
+                code
+            };
             let l = &mut self.lines[line as usize];
             match took {
                 FAILED => l.failures += 1,
                 RETRIED => l.retries += 1,
-                ns => {
+                t => {
+                    let ns = if self.tsc {
+                        (t as f64 * per_tick) as u64
+                    } else {
+                        t
+                    };
                     l.calls += 1;
                     l.sum_ns += ns;
                     l.max_ns = l.max_ns.max(ns);
@@ -246,6 +327,34 @@ impl Clock {
 /// A call's time from two clock readings, below the marks of a failed call.
 fn timed(began: u64, now: u64) -> u64 {
     now.saturating_sub(began).min(RETRIED - 1)
+}
+
+/// Whether the statement clock reads the processor's time-stamp counter: on x86-64 where the
+/// kernel keeps time by it (its clocksource is `tsc`: the kernel found the counter constant
+/// and the same on every processor). Read once. A read is a third of the monotonic clock's
+/// (8 against 17 ns here, BENCHMARKS.md), and a call takes two.
+fn tsc_usable() -> bool {
+    static USABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *USABLE.get_or_init(|| {
+        cfg!(target_arch = "x86_64")
+            && std::fs::read_to_string(
+                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            )
+            .is_ok_and(|s| s.trim() == "tsc")
+    })
+}
+
+/// A clock reading in ticks: the time-stamp counter's when `tsc`, else nanoseconds.
+#[inline]
+fn ticks(tsc: bool) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if tsc {
+        // SAFETY: RDTSC exists on every x86-64 processor and reads a counter; `tsc` is true
+        // only where the kernel keeps time by it.
+        return unsafe { core::arch::x86_64::_rdtsc() };
+    }
+    let _ = tsc;
+    now_ns()
 }
 
 /// The monotonic clock (`Instant`'s own, CLOCK_MONOTONIC) in nanoseconds, one integer: a
@@ -274,12 +383,11 @@ fn normalise(sql: &str) -> String {
 /// every call goes straight through).
 pub struct Timed {
     inner: Box<dyn Session>,
-    /// Each `StmtId` this session gave (its index): the text prepared, and its id on the
-    /// engine's session now (they differ once the session was bound to a new connection).
+    /// Each `StmtId` this session gave (its index): the text prepared; its id on the engine's
+    /// session now (they differ once the session was bound to a new connection) and its
+    /// statement index in the clock (u32::MAX: none), side by side so that a call reads one.
     texts: Vec<String>,
-    ids: Vec<StmtId>,
-    /// Each `StmtId` of this session: its statement index (usize::MAX: not known).
-    stmts: Vec<usize>,
+    ids: Vec<(StmtId, u32)>,
     clock: Option<Box<Clock>>,
 }
 
@@ -289,8 +397,7 @@ impl Timed {
             inner,
             texts: Vec::new(),
             ids: Vec::new(),
-            stmts: Vec::new(),
-            clock: on.then(|| Box::new(Clock::new())),
+            clock: on.then(|| Box::new(Clock::new(tsc_usable()))),
         }
     }
 
@@ -316,7 +423,7 @@ impl Timed {
         }
         let old = std::mem::replace(&mut self.inner, fresh);
         for (id, fresh_id) in self.ids.iter_mut().zip(ids) {
-            *id = fresh_id;
+            id.0 = fresh_id;
         }
         if let Some(c) = self.clock.as_mut() {
             c.drop_in_flight();
@@ -333,8 +440,7 @@ impl Timed {
     /// The transaction of type `txn` starts.
     pub fn start(&mut self, txn: usize) {
         if let Some(c) = self.clock.as_mut() {
-            c.txn = txn;
-            c.drop_in_flight();
+            c.start_txn(txn);
         }
     }
 
@@ -375,21 +481,17 @@ impl Timed {
             }
             return out;
         }
-        let began = now_ns();
+        let began = ticks(clock.tsc);
         let out = call(self.inner.as_mut());
-        let took = timed(began, now_ns());
-        let line = clock.line(key);
+        let took = timed(began, ticks(clock.tsc));
+        let code = match key_code(clock.txn, key) {
+            Some(code) => code,
+            None => clock.line(key),
+        };
         clock
             .pending
-            .push((line, if out.is_ok() { took } else { ERR }));
+            .push((code, if out.is_ok() { took } else { ERR }));
         out
-    }
-
-    fn key_of(&self, stmt: StmtId) -> Key {
-        match self.stmts.get(stmt.0) {
-            Some(&i) if i != usize::MAX => Key::Stmt(i),
-            _ => Key::Text,
-        }
     }
 }
 
@@ -398,14 +500,12 @@ impl Session for Timed {
         let inner = self.inner.prepare(sql)?;
         let id = StmtId(self.ids.len());
         self.texts.push(sql.to_string());
-        self.ids.push(inner);
-        if let Some(clock) = self.clock.as_mut() {
-            let index = clock.statement(sql);
-            if self.stmts.len() <= id.0 {
-                self.stmts.resize(id.0 + 1, usize::MAX);
-            }
-            self.stmts[id.0] = index;
-        }
+        let index = self
+            .clock
+            .as_mut()
+            .and_then(|c| u32::try_from(c.statement(sql)).ok())
+            .unwrap_or(u32::MAX);
+        self.ids.push((inner, index));
         Ok(id)
     }
 
@@ -415,8 +515,11 @@ impl Session for Timed {
         params: &[Value],
         rows: Option<&mut Vec<Vec<Value>>>,
     ) -> DbResult<u64> {
-        let key = self.key_of(stmt);
-        let inner = self.ids.get(stmt.0).copied().unwrap_or(stmt);
+        let (inner, key) = match self.ids.get(stmt.0) {
+            Some(&(id, i)) if i != u32::MAX => (id, Key::Stmt(i as usize)),
+            Some(&(id, _)) => (id, Key::Text),
+            None => (stmt, Key::Text),
+        };
         self.time(key, |s| s.execute(inner, params, rows))
     }
 
@@ -587,7 +690,7 @@ mod tests {
 
     #[test]
     fn long_calls_keep_their_percentiles() {
-        let mut c = Clock::new();
+        let mut c = Clock::new(false);
         let l = c.line(Key::Commit);
         for _ in 0..99 {
             c.pending.push((l, 5_000_000));
@@ -602,12 +705,70 @@ mod tests {
     }
 
     #[test]
+    fn ticks_become_the_nanoseconds_that_passed() {
+        // On this machine's clock (the time-stamp counter where the kernel keeps time by it):
+        // a call's ticks, made nanoseconds at the flush, are the time that passed, as the
+        // monotonic clock around it saw it.
+        let mut c = Clock::new(tsc_usable());
+        c.start_txn(0);
+        let outer = std::time::Instant::now();
+        let began = ticks(c.tsc);
+        std::thread::sleep(Duration::from_millis(20));
+        let took = timed(began, ticks(c.tsc));
+        let outer = outer.elapsed().as_nanos() as u64;
+        c.pending.push((key_code(0, Key::Commit).unwrap(), took));
+        c.settle(true, false);
+        c.flush();
+        let ns = c.lines[0].sum_ns;
+        assert!(
+            ns <= outer && ns + 1_000_000 >= outer,
+            "{ns} ns from {took} ticks, {outer} ns around them"
+        );
+    }
+
+    #[test]
+    fn keys_become_their_lines_when_flushed() {
+        // Calls named by key are looked up at the flush, each in its own transaction type; a
+        // type past the keys' range gets its line at once; a statement met only in dropped
+        // transactions gets no line.
+        assert_eq!(from_code(key_code(7, Key::Stmt(3)).unwrap()).0, 7);
+        assert!(matches!(
+            from_code(key_code(32_767, Key::Stmt(65_531)).unwrap()).1,
+            Key::Stmt(65_531)
+        ));
+        assert!(
+            key_code(1 << 15, Key::Begin).is_none() && key_code(0, Key::Stmt(65_532)).is_none()
+        );
+        let mut c = Clock::new(false);
+        c.statement("SELECT 1");
+        c.statement("SELECT 2");
+        for (txn, key, keep) in [
+            (0, Key::Stmt(0), true),
+            (1, Key::Stmt(0), true),
+            (1, Key::Stmt(0), true),
+            (2, Key::Stmt(1), false),
+        ] {
+            c.start_txn(txn);
+            c.pending.push((key_code(txn, key).unwrap(), 10));
+            c.settle(keep, false);
+        }
+        assert!(c.lines.is_empty(), "no line before the flush");
+        c.flush();
+        let got: Vec<(u16, &str, u64)> = c
+            .lines
+            .iter()
+            .map(|l| (l.txn, l.text.as_str(), l.calls))
+            .collect();
+        assert_eq!(got, [(0, "SELECT 1", 1), (1, "SELECT 1", 2)]);
+    }
+
+    #[test]
     fn batches_keep_every_kept_call_and_no_other() {
         // Transactions of three calls, kept or dropped, failed or tried again (errors on one
         // line or two), across several batches and a new connection: every kept call on its
         // line, once; of a failed transaction's errors the last failed it, the others were
         // tried again.
-        let mut c = Clock::new();
+        let mut c = Clock::new(false);
         c.statement("SELECT 1");
         let ids = [
             c.line(Key::Begin),
