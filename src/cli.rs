@@ -630,10 +630,11 @@ pub struct ServerStartArgs {
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
     /// Keep the server's own figures per statement, for every result's "where the server's
-    /// time went": PostgreSQL with pg_stat_statements loaded, MariaDB with performance_schema
-    /// and its statement digests on (Firebird keeps none, so nothing changes). Off by default, as the
-    /// engines ship: keeping them costs the server 5-8% of point-select throughput
-    /// (BENCHMARKS.md).
+    /// time went": PostgreSQL with pg_stat_statements loaded (added to a profile's or --set's
+    /// preloaded libraries), MariaDB with performance_schema and its statement digests on (its
+    /// wait times too); Firebird keeps none, so nothing changes. These settings hold over the
+    /// profile's and --set's. Off by default, as the engines ship: on 2 cores keeping them cost
+    /// point selects 8% on MariaDB and 5.5% on PostgreSQL at 64 clients (BENCHMARKS.md).
     #[arg(long)]
     pub server_statements: bool,
     /// A server setting on top of the profile's, in the engine's own words (repeatable):

@@ -78,9 +78,6 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
     })?;
     let mut settings = chosen.knobs.get(kind.engine).cloned().unwrap_or_default();
     let mut profile_name = chosen.name.clone();
-    if a.server_statements {
-        profile_name.push_str(", server statements");
-    }
     for (knob, value) in with_sets(&mut settings, &a.set)? {
         profile_name.push_str(&format!(", {knob}={value}"));
     }
@@ -97,7 +94,11 @@ fn server_start(a: &ServerStartArgs) -> Result<Outcome, Error> {
         keep_running: true,
         temp_in: None,
     };
-    let state = Server::start(kind, &opts)?.detach(&profile_name)?;
+    let server = Server::start(kind, &opts)?;
+    if server.keeps_statements() {
+        profile_name.push_str(", server statements");
+    }
+    let state = server.detach(&profile_name)?;
     // Firebird's version names the product already.
     let product = if state.version.starts_with(kind.product) {
         ""

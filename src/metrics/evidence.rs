@@ -119,7 +119,7 @@ fn data_reads_or_cpu(v: &mut Verdict, c: &ServerCounters, running: f64) {
                 "data-file waits {:.0}% of the running sessions' time",
                 100.0 * s
             )),
-            None => e.push("no data-file wait times (performance_schema off)".into()),
+            None => e.push("no data-file wait times (performance_schema off: a server dbduel manages has it with --server-statements)".into()),
         }
         e.join(", ")
     };

@@ -29,7 +29,7 @@ pub static FIREBIRD: ServerKind = ServerKind {
 
 /// `--server-statements`: nothing to turn on (Firebird keeps no cumulative figures per
 /// statement; its MON$ tables are always there).
-fn statements(_: &Path) -> Result<Vec<super::Setting>, String> {
+fn statements(_: &Path, _: &super::Settings) -> Result<Vec<super::Setting>, String> {
     Ok(Vec::new())
 }
 

@@ -108,10 +108,11 @@ pub struct ServerKind {
     pub fresh_db: fn(&mut dyn Session, &str) -> Result<(), Error>,
     /// Its profile rules (`profile::builtin`).
     pub tuning: Tuning,
-    /// The settings that make it keep its own figures per statement (`--server-statements`;
-    /// given before the profile's, which may undo them), from its server binary; or why it
-    /// cannot keep them.
-    pub statements: fn(&Path) -> Result<Vec<Setting>, String>,
+    /// The settings that make it keep its own figures per statement (`--server-statements`),
+    /// from its server binary and the profile's and `--set`'s settings, which they follow and
+    /// so override (a list they share is merged: PostgreSQL's shared_preload_libraries); or why
+    /// it cannot keep them.
+    pub statements: fn(&Path, &Settings) -> Result<Vec<Setting>, String>,
 }
 
 /// A fresh database by SQL: DROP DATABASE IF EXISTS, then CREATE DATABASE.
@@ -221,8 +222,10 @@ pub struct Server {
     server_bin: PathBuf,
     password: Option<String>,
     settings: Vec<(String, String)>,
-    /// The settings that keep the server's figures per statement (empty: not kept).
-    statements: Vec<(String, String)>,
+    /// Keep the server's figures per statement (`ServerKind::statements` at every launch).
+    statements: bool,
+    /// Whether the last launch applied settings that keep them.
+    keeps_statements: bool,
     keep_running: bool,
     child: Option<Child>,
     _temp: Option<tempfile::TempDir>,
@@ -259,17 +262,6 @@ impl Server {
                 .map(|p| p.trim().to_string())
         };
 
-        let statements = if opts.statements {
-            (kind.statements)(&server_bin).unwrap_or_else(|why| {
-                crate::errln!(
-                    "note: {why}: {} starts without its figures per statement, and results will have none",
-                    kind.product
-                );
-                Vec::new()
-            })
-        } else {
-            Vec::new()
-        };
         let mut server = Server {
             kind,
             port,
@@ -278,7 +270,8 @@ impl Server {
             server_bin,
             password,
             settings: opts.settings.clone(),
-            statements,
+            statements: opts.statements,
+            keeps_statements: false,
             keep_running: opts.keep_running,
             child: None,
             _temp: temp,
@@ -297,14 +290,24 @@ impl Server {
 
     fn launch(&mut self) -> Result<(), Error> {
         let account = service_account(self.kind.account);
-        // The figures' settings first, so that a profile's own (its shared_preload_libraries,
-        // its performance_schema) win.
-        let settings: Vec<(String, String)> = self
-            .statements
-            .iter()
-            .chain(&self.settings)
-            .cloned()
-            .collect();
+        // The figures' settings last: asked for, they hold over a profile's or `--set`'s.
+        let mut settings = self.settings.clone();
+        if self.statements {
+            match (self.kind.statements)(&self.server_bin, &self.settings) {
+                Ok(more) => {
+                    self.keeps_statements = !more.is_empty();
+                    settings.extend(more);
+                }
+                Err(why) => {
+                    crate::errln!(
+                        "note: {why}: {} starts without its figures per statement, and results will have none",
+                        self.kind.product
+                    );
+                    // Said once: a restart does not say it again.
+                    self.statements = false;
+                }
+            }
+        }
         let mut cmd = (self.kind.command)(
             &self.layout,
             &self.server_bin,
@@ -325,6 +328,12 @@ impl Server {
         let ready = wait_ready(&mut child, &self.layout.log, self.kind.product, up);
         self.child = Some(child);
         ready
+    }
+
+    /// Whether it runs with settings that keep its own figures per statement (asked for, and
+    /// the engine has such figures and, for PostgreSQL, the library).
+    pub fn keeps_statements(&self) -> bool {
+        self.statements && self.keeps_statements
     }
 
     /// Stop and start again with other settings (the data stays); after the server exited

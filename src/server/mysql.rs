@@ -30,8 +30,9 @@ pub static MARIADB: ServerKind = ServerKind {
     statements,
 };
 
-/// `--server-statements`: performance_schema on, with its statement digests.
-fn statements(_: &Path) -> Result<Vec<super::Setting>, String> {
+/// `--server-statements`: performance_schema on, with its statement digests (and its wait
+/// summaries, which the counters read).
+fn statements(_: &Path, _: &super::Settings) -> Result<Vec<super::Setting>, String> {
     Ok(vec![
         ("performance-schema".into(), "ON".into()),
         (

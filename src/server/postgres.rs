@@ -307,10 +307,32 @@ fn server_command(
 /// The extension that keeps the figures per statement (`Session::statements`).
 const STATEMENTS: &str = "pg_stat_statements";
 
-/// `--server-statements`: pg_stat_statements preloaded, where the server has its library.
-fn statements(postgres: &Path) -> Result<Vec<super::Setting>, String> {
+/// `--server-statements`: pg_stat_statements preloaded, where the server has its library,
+/// added to the libraries the settings preload (the last `shared_preload_libraries` given).
+fn statements(postgres: &Path, settings: &super::Settings) -> Result<Vec<super::Setting>, String> {
     statements_library(postgres)?;
-    Ok(vec![("shared_preload_libraries".into(), STATEMENTS.into())])
+    Ok(vec![(PRELOAD.into(), preloaded_with_statements(settings))])
+}
+
+const PRELOAD: &str = "shared_preload_libraries";
+
+/// The settings' preloaded libraries with pg_stat_statements among them.
+fn preloaded_with_statements(settings: &super::Settings) -> String {
+    let given = settings
+        .iter()
+        .rev()
+        .find(|(k, _)| k.eq_ignore_ascii_case(PRELOAD))
+        .map(|(_, v)| v.trim().trim_matches('\'').trim())
+        .unwrap_or_default();
+    let mut libraries: Vec<&str> = given
+        .split(',')
+        .map(|l| l.trim().trim_matches('"'))
+        .filter(|l| !l.is_empty())
+        .collect();
+    if !libraries.contains(&STATEMENTS) {
+        libraries.push(STATEMENTS);
+    }
+    libraries.join(",")
 }
 
 /// Its library in the server's $libdir, or what is missing. The $libdir is beside the binaries'
@@ -372,6 +394,35 @@ fn dsn(port: u16, password: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flag_adds_pg_stat_statements_to_the_given_libraries() {
+        let set = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(preloaded_with_statements(&[]), "pg_stat_statements");
+        assert_eq!(
+            preloaded_with_statements(&set(&[("shared_preload_libraries", "")])),
+            "pg_stat_statements"
+        );
+        assert_eq!(
+            preloaded_with_statements(&set(&[
+                ("shared_preload_libraries", "pg_prewarm"),
+                (
+                    "shared_preload_libraries",
+                    "'auto_explain, pg_stat_statements'"
+                ),
+            ])),
+            "auto_explain,pg_stat_statements",
+            "the last given, kept whole"
+        );
+        assert_eq!(
+            preloaded_with_statements(&set(&[("shared_preload_libraries", "auto_explain")])),
+            "auto_explain,pg_stat_statements"
+        );
+    }
 
     #[test]
     fn statements_library_in_either_libdir_layout() {

@@ -126,7 +126,16 @@ impl Matrix {
                     profiles,
                 })
             })
-            .collect::<Result<_, Error>>()?;
+            .collect::<Result<Vec<EngineRuns>, Error>>()?;
+        let managed = engines
+            .iter()
+            .any(|e| matches!(e.place, Place::Managed { .. }));
+        if plan.server_statements && !managed {
+            return Err(Error::Usage(format!(
+                "plan {}: key `server_statements`: no engine of the plan runs on a server dbduel manages (each is given by `[dsn]` or embedded), so none would keep its figures per statement: drop the key, or let dbduel manage a server",
+                plan.name()
+            )));
+        }
         Ok(Matrix {
             name: plan.name().to_string(),
             text,
@@ -452,6 +461,10 @@ mod tests {
             (
                 "profiles = [\"default\", \"odd\"]\n[profile.odd]\nsqlite = { journal_mode = \"sideways\" }\n",
                 "profile 'odd' on sqlite",
+            ),
+            (
+                "engines = [\"sqlite\", \"postgres\"]\nserver_statements = true\n[dsn]\npostgres = \"postgres://u@h/d\"\n",
+                "key `server_statements`: no engine of the plan runs on a server dbduel manages",
             ),
             (
                 "engines = [\"sqlite\", \"postgres\"]\n[dsn]\npostgres = \"mysql://u@h/d\"\n",

@@ -4,9 +4,9 @@
 //! pgbench_accounts among its top statements, once per transaction, in the result and the
 //! summary, and the HTML and markdown reports of a sweep's store, joined to the clients' own
 //! timing of it (a client-side mean that holds the server's); a database without the
-//! extension, or a MariaDB started without performance_schema, gets the note saying how to
-//! enable it, and so does a server `dbduel server start` leaves as the engine ships (which the
-//! same server started again with the flag does not); Firebird and SQLite say why they have no figures, and so does `--no-waits`.
+//! extension gets the note saying how to enable it, and so does a server `dbduel server start`
+//! leaves as the engine ships (which the same server started again with the flag does not),
+//! and a sweep's plan asking for them gets them; Firebird and SQLite say why they have no figures, and so does `--no-waits`.
 //! Each fails when the figures or the note are taken out of the result.
 
 use std::sync::Arc;
@@ -25,10 +25,6 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             postgres_without_extension,
         ),
         (
-            "mariadb_without_performance_schema_says_how",
-            mariadb_without_performance_schema,
-        ),
-        (
             "postgres_managed_keeps_none_unless_asked",
             postgres_managed_default,
         ),
@@ -36,6 +32,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             "mariadb_managed_keeps_none_unless_asked",
             mariadb_managed_default,
         ),
+        ("a_plan_asks_for_them", plan_asks),
         ("no_waits_says_so", no_waits),
         ("mariadb_full_digest_table_says_so", full_digests),
         ("firebird_says_why", firebird),
@@ -164,17 +161,6 @@ fn postgres_without_extension(env: &Env) -> Result<(), String> {
     )
 }
 
-/// A MariaDB started with performance_schema off (a setting after `--server-statements`', as a
-/// profile's would be): the note says to turn it on.
-fn mariadb_without_performance_schema(env: &Env) -> Result<(), String> {
-    let server =
-        dbduel::server::start_for_tests(&dbduel::server::MARIADB, &[("performance_schema", "OFF")])
-            .map_err(|e| e.to_string())?;
-    let dsn = server.dsn_text("");
-    let (r, summary) = tpcb(env, "maria-off", &dsn, Target::MariaDb("InnoDB"), &[])?;
-    absent(&r, &summary, "start MariaDB with performance_schema=ON")
-}
-
 /// A server as `dbduel server start` leaves it without `--server-statements` keeps no figures
 /// per statement (as the engine ships: keeping them costs it), and the note names the flag;
 /// started again on the same directory with it, the figures are there.
@@ -216,13 +202,40 @@ fn managed_default(env: &Env, engine: &str, target: Target, why: &str) -> Result
     checked
 }
 
+/// A sweep's plan with `server_statements = true` on a PostgreSQL it manages: its point has the
+/// figures, which the markdown report shows.
+fn plan_asks(_env: &Env) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = dir.path().join("asks.toml");
+    let toml = "engines = [\"postgres\"]\nclients = [2]\ntime = 2\nserver_statements = true\n";
+    std::fs::write(&plan, toml).map_err(|e| e.to_string())?;
+    let store = dir.path().join("r.db").display().to_string();
+    let plan_s = plan.display().to_string();
+    expect_code(
+        &dbduel(&["sweep", &plan_s, "--results", &store]),
+        0,
+        "sweep",
+    )?;
+    let md = dbduel(&["report", "--results", &store, "--format", "markdown"]);
+    expect_code(&md, 0, "report --format markdown")?;
+    let md = text(&md);
+    let section = md
+        .split("## Where the time went")
+        .nth(1)
+        .unwrap_or_default();
+    let named = section.contains("pgbench\\_accounts") || section.contains("pgbench_accounts");
+    ensure(named, || {
+        format!("the plan's server kept no figures per statement:\n{md}")
+    })
+}
+
 fn postgres_managed_default(env: &Env) -> Result<(), String> {
     let why = "pg_stat_statements is created in this database but not loaded";
     managed_default(env, "postgres", Target::Postgres, why)
 }
 
 fn mariadb_managed_default(env: &Env) -> Result<(), String> {
-    let why = "performance_schema is off";
+    let why = "performance_schema is off: start MariaDB with performance_schema=ON";
     managed_default(env, "mysql", Target::MariaDb("InnoDB"), why)
 }
 

@@ -53,7 +53,7 @@ fn statement_of(r: &[Value]) -> Statement {
 fn switched_off(row: &[Value]) -> Option<String> {
     if row.first().and_then(Value::as_i64) != Some(1) {
         return Some(
-            "performance_schema is off: start MariaDB with performance_schema=ON (mariadbd --performance-schema=ON, or performance_schema=ON in its configuration; a server dbduel manages: start it with --server-statements) to get statement digests".into(),
+            "performance_schema is off: start MariaDB with performance_schema=ON (mariadbd --performance-schema=ON, or performance_schema=ON in its configuration; a server dbduel manages: start it with --server-statements, or server_statements = true in a plan) to get statement digests".into(),
         );
     }
     match row.get(1) {

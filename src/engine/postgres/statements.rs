@@ -22,7 +22,7 @@ fn not_created(database: &str, preloaded: bool) -> String {
         )
     } else {
         format!(
-            "pg_stat_statements is not installed: add pg_stat_statements to shared_preload_libraries, restart, and CREATE EXTENSION pg_stat_statements in this database ({database}) (a server dbduel manages: start it with --server-statements)"
+            "pg_stat_statements is not installed: add pg_stat_statements to shared_preload_libraries, restart, and CREATE EXTENSION pg_stat_statements in this database ({database}) (a server dbduel manages: start it with --server-statements, or server_statements = true in a plan)"
         )
     }
 }
@@ -90,7 +90,7 @@ pub(super) fn read(s: &mut PgSession) -> DbResult<Reading> {
         Ok(rows) => Ok(Reading::Statements(rows.iter().map(|r| statement(r)).collect())),
         // 55000: created in the database, but the library was not loaded at the server's start.
         Err(e) if e.class == ErrorClass::Other("55000".into()) => Ok(Reading::Unavailable(
-            "pg_stat_statements is created in this database but not loaded: add pg_stat_statements to shared_preload_libraries and restart the server (a server dbduel manages: start it with --server-statements)".into(),
+            "pg_stat_statements is created in this database but not loaded: add pg_stat_statements to shared_preload_libraries and restart the server (a server dbduel manages: start it with --server-statements, or server_statements = true in a plan)".into(),
         )),
         Err(e) if e.class == ErrorClass::Other("42501".into()) => Ok(Reading::Unavailable(format!(
             "pg_stat_statements cannot be read by this user ({}): GRANT pg_read_all_stats to it",
