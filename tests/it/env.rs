@@ -561,11 +561,16 @@ pub fn again_if_firebird_broke_an_invariant(
 /// A sweep of one point (2 clients, 2 s of tpcb) on `engine` at `dsn`, stored in a store of
 /// its own; its HTML report and its markdown report.
 pub fn stored_reports(engine: &str, dsn: &str) -> Result<(String, String), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let plan = dir.path().join("one-point.toml");
     let toml = format!(
         "engines = [\"{engine}\"]\nclients = [2]\ntime = 2\n\n[dsn]\n{engine} = \"{dsn}\"\n"
     );
+    sweep_reports(&toml)
+}
+
+/// A sweep of the plan `toml` into a fresh store, then its HTML report and its markdown one.
+pub fn sweep_reports(toml: &str) -> Result<(String, String), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let plan = dir.path().join("one-point.toml");
     std::fs::write(&plan, toml).map_err(|e| e.to_string())?;
     let store = dir.path().join("r.db").display().to_string();
     let plan_s = plan.display().to_string();

@@ -205,20 +205,8 @@ fn managed_default(env: &Env, engine: &str, target: Target, why: &str) -> Result
 /// A sweep's plan with `server_statements = true` on a PostgreSQL it manages: its point has the
 /// figures, which the markdown report shows.
 fn plan_asks(_env: &Env) -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let plan = dir.path().join("asks.toml");
     let toml = "engines = [\"postgres\"]\nclients = [2]\ntime = 2\nserver_statements = true\n";
-    std::fs::write(&plan, toml).map_err(|e| e.to_string())?;
-    let store = dir.path().join("r.db").display().to_string();
-    let plan_s = plan.display().to_string();
-    expect_code(
-        &dbduel(&["sweep", &plan_s, "--results", &store]),
-        0,
-        "sweep",
-    )?;
-    let md = dbduel(&["report", "--results", &store, "--format", "markdown"]);
-    expect_code(&md, 0, "report --format markdown")?;
-    let md = text(&md);
+    let (_, md) = crate::env::sweep_reports(toml)?;
     let section = md
         .split("## Where the time went")
         .nth(1)
