@@ -351,6 +351,12 @@ pub struct RunArgs {
     /// ends failed (pgbench's --verbose-errors); without it the summary counts them by kind.
     #[arg(long)]
     pub verbose_errors: bool,
+    /// With -t: when a client has waited this many seconds inside one transaction and no
+    /// transaction has finished meanwhile, the server is taken as stalled and the run ends
+    /// (its clients cancelled and named, what was measured kept, exit 1); 0 waits forever.
+    /// Default 60, 3600 for tpch and ch.
+    #[arg(long, value_name = "SECONDS")]
+    pub stall_timeout: Option<u64>,
     /// Stop the run when a client aborts (pgbench's --exit-on-abort): what was measured until
     /// then is kept and the run exits 1; without it the other clients go on.
     #[arg(long)]

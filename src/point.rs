@@ -391,12 +391,12 @@ fn measure(
     let mut cpu = ProcessCpu::default();
     cpu.tick(Instant::now(), warmup_end, window_end);
     let mut next_progress = plan.progress.map(|p| (running.start + p, p));
-    let mut last_end_us = 0u64;
+    let last_end_us = std::cell::Cell::new(0u64);
     let mut figures: Option<(ConnectionFigures, u32)> = None;
     let mut take = |agg: &mut Aggregator, rx: &mpsc::Receiver<Vec<Event>>| {
         for ev in rx.try_iter().flatten() {
             match &ev {
-                Event::Txn(s) => last_end_us = last_end_us.max(s.end_us),
+                Event::Txn(s) => last_end_us.set(last_end_us.get().max(s.end_us)),
                 Event::ConnectionFigures(f) => {
                     let (sum, n) = figures.get_or_insert_with(Default::default);
                     sum.add(f);
@@ -411,7 +411,7 @@ fn measure(
         }
     };
     let mut running = running;
-    while !running.watch() {
+    while !running.watch(last_end_us.get()) {
         let now = Instant::now();
         let mut wake = now + Duration::from_millis(100);
         for at in [Some(warmup_end), window_end].into_iter().flatten() {
@@ -458,6 +458,10 @@ fn measure(
             }
         }
     }
+    if let Some(why) = running.stalled() {
+        errln!("dbduel: {why}");
+        doomed.get_or_insert_with(|| why.to_string());
+    }
     let (cpu, cpu_wall) = cpu.finish();
     let ended = running.start.elapsed();
     running.join();
@@ -466,7 +470,7 @@ fn measure(
     // flight at the end finished later (less than -T only when Ctrl-C stopped the run: clients
     // that had nothing to do, or were lost, do not shorten it); for a count of transactions
     // per client, up to the last transaction's end.
-    let tail = Duration::from_micros(last_end_us).saturating_sub(plan.run.warmup);
+    let tail = Duration::from_micros(last_end_us.get()).saturating_sub(plan.run.warmup);
     let measured = match run.limit {
         Limit::Time(t) if stop.load(Ordering::SeqCst) || doomed.is_some() => {
             ended.saturating_sub(plan.run.warmup).min(t)

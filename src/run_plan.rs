@@ -164,6 +164,8 @@ fn start_at(given: &str) -> Result<std::time::SystemTime, Error> {
 /// How far ahead `--start-at` may be: the shards of one run are started together, within
 /// minutes; a time further off is a mistake in the date, not a plan to wait.
 const START_AT_HORIZON: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// `-L`'s bound in milliseconds: a day, far past any transaction and within a `Duration`.
+const LATENCY_LIMIT_MOST_MS: f64 = 86_400_000.0;
 
 fn usage<T>(msg: impl Into<String>) -> Result<T, Error> {
     Err(Error::Usage(msg.into()))
@@ -278,6 +280,8 @@ pub struct RunInput {
     pub exit_on_abort: bool,
     /// `--verbose-errors`: every error a client meets, and what follows it, on stderr.
     pub verbose_errors: bool,
+    /// `--stall-timeout` in seconds; None: the workload's.
+    pub stall_timeout: Option<u64>,
     /// Script files (`FILE[@WEIGHT]`) and their `-D` defines.
     pub scripts: Vec<String>,
     pub defines: Vec<String>,
@@ -352,6 +356,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
         log: log_plan(args)?,
         exit_on_abort: args.exit_on_abort,
         verbose_errors: args.verbose_errors,
+        stall_timeout: args.stall_timeout,
         scripts,
         defines: args.defines.clone(),
         asked_by: AskedBy::Flags,
@@ -671,6 +676,7 @@ impl RunInput {
                     .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
                 threads: self.threads,
                 verbose_errors: self.verbose_errors,
+                stall_timeout: self.stall_timeout.map(Duration::from_secs),
             },
             progress: self.progress.map(Duration::from_secs),
             progress_timestamp: false,
@@ -899,10 +905,10 @@ impl RunInput {
         }
         if let Some(ms) = self
             .latency_limit_ms
-            .filter(|ms| !(ms.is_finite() && *ms > 0.0))
+            .filter(|ms| !(ms.is_finite() && *ms > 0.0 && *ms <= LATENCY_LIMIT_MOST_MS))
         {
             return usage(format!(
-                "-L {ms}: give the latency limit in milliseconds, more than 0"
+                "-L {ms:?}: give the latency limit in milliseconds, more than 0 and at most {LATENCY_LIMIT_MOST_MS} (a day)"
             ));
         }
         let most = most_clients();
@@ -1385,6 +1391,7 @@ mod tests {
             log: None,
             exit_on_abort: false,
             verbose_errors: false,
+            stall_timeout: None,
             progress: None,
             max_tries: None,
             seed: Some(1),

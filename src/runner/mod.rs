@@ -92,6 +92,10 @@ pub struct RunConfig {
     /// `--verbose-errors` (pgbench's): every error a client meets, and whether the
     /// transaction is tried again or ends failed, on stderr.
     pub verbose_errors: bool,
+    /// `--stall-timeout`: a run of `-t` in which a client has been inside one transaction this
+    /// long and no transaction has finished for as long is stalled, and ended as a timed run
+    /// ends (`Running::watch`). None: the workload's (`Workload::stall_timeout`); zero: never.
+    pub stall_timeout: Option<Duration>,
 }
 
 /// Why the clients cannot share threads on this engine and workload (None: they can).
@@ -180,6 +184,10 @@ pub struct Running {
     ending: Ending,
     /// `--idle-connections`, closed when the run is joined.
     idle: connections::Idle,
+    /// When the run was stopped short (Ctrl-C, a doomed run) or found stalled: its end from then.
+    cut: Option<Instant>,
+    /// Why a run of `-t` was ended as stalled (`--stall-timeout`).
+    stalled: Option<String>,
 }
 
 impl Running {
@@ -187,20 +195,36 @@ impl Running {
         self.live.load(Ordering::Acquire) == 0
     }
 
-    /// Called by the measuring loop: true once there is nothing more to wait for. Past the
-    /// end of a timed run, clients still inside a transaction are cancelled (after `GRACE`),
-    /// then their connections shut down and each named as stuck (after `2 * GRACE`); a
-    /// client that returns from none of that is left behind (after another `GRACE`).
-    pub fn watch(&mut self) -> bool {
+    /// Called by the measuring loop with the end of the last transaction it has seen (µs from
+    /// the start): true once there is nothing more to wait for. Past the end of a timed run,
+    /// of a run stopped short, or of a run of `-t` found stalled (`stalled_now`), clients still
+    /// inside a transaction are cancelled (after `GRACE`), then their connections shut down
+    /// and each named as stuck (after `2 * GRACE`); a client that returns from none of that is
+    /// left behind (after another `GRACE`).
+    pub fn watch(&mut self, last_done_us: u64) -> bool {
         if self.finished() {
             return true;
         }
+        let now = Instant::now();
+        if self.cut.is_none() && self.shared.stop.load(Ordering::Relaxed) {
+            self.cut = Some(now);
+        }
+        if self.cut.is_none()
+            && let Some(why) = self.stalled_now(last_done_us, now)
+        {
+            self.stalled = Some(why);
+            self.cut = Some(now);
+            self.shared.stop.store(true, Ordering::SeqCst);
+        }
         let cfg = &self.shared.cfg;
-        let Limit::Time(t) = cfg.limit else {
+        let timed = match cfg.limit {
+            Limit::Time(t) => Some(self.start + cfg.warmup + t),
+            Limit::Transactions(_) => None,
+        };
+        // A run stopped short ends then: its clients' graces count from there.
+        let Some(end) = [timed, self.cut].into_iter().flatten().min() else {
             return false;
         };
-        let end = self.start + cfg.warmup + t;
-        let now = Instant::now();
         match self.ending {
             Ending::Running if now >= end + GRACE => {
                 self.shared.ending.store(true, Ordering::SeqCst);
@@ -245,6 +269,44 @@ impl Running {
             _ => {}
         }
         false
+    }
+
+    /// Why a run of `-t` is stalled now: a client has been inside one transaction for
+    /// `--stall-timeout` and no transaction has finished for as long (a timed run ends anyway;
+    /// a paced client waiting its turn is not stalled).
+    fn stalled_now(&self, last_done_us: u64, now: Instant) -> Option<String> {
+        let cfg = &self.shared.cfg;
+        if !matches!(cfg.limit, Limit::Transactions(_)) {
+            return None;
+        }
+        let after = cfg
+            .stall_timeout
+            .unwrap_or_else(|| self.shared.workload.stall_timeout());
+        if after.is_zero() {
+            return None;
+        }
+        let since_start = |us: u64| self.start + Duration::from_micros(us);
+        if now < since_start(last_done_us) + after {
+            return None;
+        }
+        let oldest = self
+            .shared
+            .busy
+            .iter()
+            .map(|b| b.load(Ordering::Acquire))
+            .filter(|&since| since != 0)
+            .min()?;
+        (now >= since_start(oldest - 1) + after).then(|| {
+            format!(
+                "no transaction finished for {} s while a client waited inside one (a stalled server?): the run was stopped there; --stall-timeout SECONDS waits longer, 0 never stops",
+                after.as_secs_f64()
+            )
+        })
+    }
+
+    /// Why the run was ended as stalled, if it was.
+    pub fn stalled(&self) -> Option<&str> {
+        self.stalled.as_deref()
     }
 
     /// The clients still getting a new connection at the end of the run, each lost: its
@@ -419,6 +481,8 @@ pub fn start(
         shared,
         ending: Ending::Running,
         idle,
+        cut: None,
+        stalled: None,
     })
 }
 
@@ -1430,6 +1494,7 @@ mod tests {
             latency_limit: None,
             threads: None,
             verbose_errors: false,
+            stall_timeout: None,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let running = start(engine, Arc::new(Panicky), cfg, stop, tx).unwrap();

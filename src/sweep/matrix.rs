@@ -190,6 +190,7 @@ fn runs(
                 log: None,
                 exit_on_abort: false,
                 verbose_errors: false,
+                stall_timeout: None,
                 progress: None,
                 max_tries: plan.max_tries,
                 seed: Some(plan.seed()),

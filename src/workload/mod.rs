@@ -322,6 +322,11 @@ pub trait Workload: Send + Sync {
     fn default_max_tries(&self) -> u32 {
         1
     }
+    /// How long a run of `-t` waits on a transaction while none finishes before it is called
+    /// stalled and ended (`--stall-timeout`'s default; `runner::Running::watch`).
+    fn stall_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(60)
+    }
     /// False when its clients wait on each other through a lock or a condition (TPC-H's
     /// streams wait for the power test): each then needs a thread of its own
     /// (`runner::threads`).

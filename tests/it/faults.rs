@@ -1,5 +1,6 @@
 //! Faults a run meets. A server that stops answering in the middle of a run (SIGSTOP) must
-//! not hold the run past its end: the run ends a few seconds after `-T`, names the stuck
+//! not hold the run past its end: the run ends a few seconds after `-T` (or, with `-t`, after
+//! `--stall-timeout` without a transaction finishing), names the stuck
 //! clients, counts their transactions as unfinished, and exits 1. A server killed (SIGKILL) and
 //! started again in the middle of a run, or of a sweep's point, costs the run its lost
 //! transactions and the time without a connection, all counted, and nothing else: the clients
@@ -8,6 +9,7 @@
 //! engine, under conflicts (tpcb at scale 1: one branch row for eight clients) and with
 //! connections killed by the server in the middle of transactions.
 
+use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,14 +26,19 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         .into_iter()
         .map(|(name, kind)| {
             crate::env::trial(format!("faults::{name}::stalled_server"), move || {
-                Ok(stalled(kind, &[])?)
+                Ok(stalled(kind, &[], TIMED)?)
             })
         })
         .collect();
+    // A count of transactions has no end of its own: the stall ends it.
+    out.push(crate::env::trial(
+        "faults::postgres::stalled_server_counted_run",
+        || Ok(stalled(&server::POSTGRES, &["-c", "2"], COUNTED)?),
+    ));
     // Clients as coroutines, four on two threads: stuck the same way, ended the same way.
     out.push(crate::env::trial(
         "faults::postgres::stalled_server_clients_sharing_threads",
-        || Ok(stalled(&server::POSTGRES, &["-c", "4", "-j", "2"])?),
+        || Ok(stalled(&server::POSTGRES, &["-c", "4", "-j", "2"], TIMED)?),
     ));
     // PostgreSQL stays down longer than the ten tries with growing pauses (about 5.5 s) that
     // clients once gave a lost server before giving up: they must wait until the end of -T.
@@ -436,8 +443,14 @@ fn signal_tree(pid: u32, sig: i32) {
     }
 }
 
-/// `clients`: the clients' flags (2 clients on threads of their own when empty).
-fn stalled(kind: &'static ServerKind, clients: &[&str]) -> Result<(), String> {
+/// A stalled run's end: three seconds, or a count of transactions the run cannot reach and
+/// three seconds without one finishing.
+const TIMED: &[&str] = &["-T", "3"];
+const COUNTED: &[&str] = &["-t", "100000000", "--stall-timeout", "3"];
+
+/// `clients`: the clients' flags (2 clients on threads of their own when empty); `limit`:
+/// `TIMED` or `COUNTED`.
+fn stalled(kind: &'static ServerKind, clients: &[&str], limit: &[&str]) -> Result<(), String> {
     let clients = if clients.is_empty() {
         &["-c", "2"][..]
     } else {
@@ -458,8 +471,9 @@ fn stalled(kind: &'static ServerKind, clients: &[&str]) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let json = dir.path().join("r.json");
     let started = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
-        .args(["run", "tpcb", "--dsn", &dsn, "-T", "3"])
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbduel"))
+        .args(["run", "tpcb", "--dsn", &dsn])
+        .args(limit)
         .args(clients)
         .arg("--json")
         .arg(&json)
@@ -469,23 +483,41 @@ fn stalled(kind: &'static ServerKind, clients: &[&str]) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     std::thread::sleep(Duration::from_millis(1500));
     signal_tree(pid, libc::SIGSTOP);
-    let out = child.wait_with_output().map_err(|e| e.to_string());
+    // Bounded, so that a run that hangs fails here rather than holding the suite (its summary
+    // is far smaller than a pipe's buffer).
+    let status = wait_bounded(&mut child, Duration::from_secs(60), "the stalled run");
     let took = started.elapsed();
     signal_tree(pid, libc::SIGCONT);
-    let out = out?;
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    ensure(out.status.code() == Some(1), || {
-        format!("expected exit 1, got {:?}:\n{all}", out.status.code())
+    let status = status?;
+    let mut all = String::new();
+    for pipe in [
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let mut pipe = pipe;
+        pipe.read_to_string(&mut all).map_err(|e| e.to_string())?;
+    }
+    ensure(status.code() == Some(1), || {
+        format!("expected exit 1, got {:?}:\n{all}", status.code())
     })?;
-    // -T 3, then one grace before the cancel, two before giving up, two for the last queries,
-    // and room for a loaded machine: far from the hang it was.
+    // -T 3 (or 1.5 s and a stall of 3), then one grace before the cancel, two before giving
+    // up, two for the last queries, and room for a loaded machine: far from the hang it was.
     ensure(took < Duration::from_secs(3 + 5 + 7), || {
-        format!("the run took {took:?} with -T 3:\n{all}")
+        format!("the run took {took:?} with {limit:?}:\n{all}")
     })?;
+    ensure(
+        limit == TIMED || all.contains("no transaction finished for 3 s"),
+        || format!("the stall is not said:\n{all}"),
+    )?;
     ensure(all.contains("stuck in a transaction"), || {
         format!("the stuck clients are not named:\n{all}")
     })?;

@@ -134,7 +134,7 @@ fn closed_loop(env: &Env) -> Result<(), String> {
 
 fn refused(env: &Env) -> Result<(), String> {
     let (script, dsn) = sleeper(env, "limit_refused", 1)?;
-    for bad in ["0", "-5", "NaN"] {
+    for bad in ["0", "-5", "NaN", "1e300", "inf"] {
         let flag = format!("--latency-limit={bad}");
         let out = dbduel(&["run", &script, "--dsn", &dsn, "-t", "1", &flag]);
         expect_code(&out, 2, &flag)?;

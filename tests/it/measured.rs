@@ -13,13 +13,19 @@ use crate::env::{
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 6] = [
+    let tests: [(&str, Test); 8] = [
         ("transactions_per_client", transactions_limit),
         ("warmup_is_excluded", warmup),
         ("open_loop_paces_and_reports_lag", open_loop),
         ("nothing_measured_exits_1", nothing_measured),
         ("spec_timing_shorter_than_keying_warns", spec_timing_short),
         ("ctrl_c_keeps_partial_result", ctrl_c),
+        ("sigterm_keeps_partial_result", |env| {
+            stopped_by(env, libc::SIGTERM)
+        }),
+        ("sighup_keeps_partial_result", |env| {
+            stopped_by(env, libc::SIGHUP)
+        }),
     ];
     trials_of(env, "measured", tests)
 }
@@ -202,10 +208,18 @@ fn spec_timing_short(env: &Env) -> Result<(), String> {
 }
 
 fn ctrl_c(env: &Env) -> Result<(), String> {
-    let json = env.path("interrupted.json");
+    stopped_by(env, libc::SIGINT)
+}
+
+/// A run on the temporary SQLite database stopped by `signal` (Ctrl-C, a service manager's
+/// stop, a closed terminal) keeps what it measured and leaves no temporary file behind.
+fn stopped_by(env: &Env, signal: i32) -> Result<(), String> {
+    let json = env.path(&format!("interrupted-{signal}.json"));
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbduel"))
         .args(["run", "tpcb", "-T", "60", "-c", "2", "-P", "1", "--json"])
         .arg(&json)
+        .env("TMPDIR", tmp.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -231,7 +245,7 @@ fn ctrl_c(env: &Env) -> Result<(), String> {
     });
     let measured = seen.recv_timeout(Duration::from_secs(120)).is_ok();
     // SAFETY: signals the child we just started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     let stderr = reader.join().unwrap_or_default();
     ensure(measured, || {
@@ -253,5 +267,13 @@ fn ctrl_c(env: &Env) -> Result<(), String> {
     })?;
     ensure(r["duration_s"].as_f64() < Some(20.0), || {
         "the run did not stop".into()
+    })?;
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    ensure(left.is_empty(), || {
+        format!("left behind in TMPDIR: {left:?}")
     })
 }

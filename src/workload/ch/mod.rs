@@ -259,6 +259,10 @@ impl Ch {
 }
 
 impl Workload for Ch {
+    /// A query of the analytical set may run for many minutes at a large scale.
+    fn stall_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(3600)
+    }
     fn name(&self) -> &'static str {
         "ch"
     }

@@ -297,6 +297,10 @@ impl Workload for Tpch {
     fn multiplexed(&self) -> bool {
         false
     }
+    /// A query of the analytical set may run for many minutes at a large scale.
+    fn stall_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(3600)
+    }
     fn variant(&self) -> &'static str {
         if self.options.streams > 0 {
             "throughput"
