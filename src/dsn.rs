@@ -1,5 +1,7 @@
 //! Data source names: parsing `scheme://user:password@host:port/database?key=value` (`Dsn::parse`),
-//! or a file path (`Dsn::parse_file`; `engine::parse_dsn` picks by the scheme's registry entry),
+//! libpq's keyword/value form, `host=... port=... dbname=...` (`Dsn::conninfo`, a PostgreSQL
+//! DSN as psql takes it), or a file path (`Dsn::parse_file`; `engine::parse_dsn` picks by the
+//! scheme's registry entry),
 //! and showing them without the password: `Display` hides the user information's and every secret
 //! parameter's (`is_secret`: `password`, `sslpassword`, `pwd`...). `redact_text` and `redact_raw`
 //! are the one redaction of DSN text, for plans stored and for messages.
@@ -26,6 +28,12 @@ impl Dsn {
     /// engine registry, the schemes whose DSN names a file (`parse_file`).
     pub fn parse(text: &str) -> Result<Dsn, Error> {
         let scheme = Self::scheme_of(text)?;
+        if !text[scheme.len() + 1..].starts_with("//") {
+            return Err(Error::Usage(format!(
+                "malformed --dsn '{}': expected {scheme}://user:password@host:port/database (two slashes after '{scheme}:')",
+                redact_raw(text)
+            )));
+        }
         let url = url::Url::parse(text)
             .map_err(|e| Error::Usage(format!("malformed --dsn '{}': {e}", redact_raw(text))))?;
         let decode = |s: &str| percent_decode(s);
@@ -62,11 +70,99 @@ impl Dsn {
         Ok(scheme)
     }
 
+    /// Whether `text` is libpq's keyword/value form (`host=localhost dbname=bench`): a keyword
+    /// and `=` come before any `:` (a scheme's).
+    pub fn is_conninfo(text: &str) -> bool {
+        text.split_once('=').is_some_and(|(key, _)| {
+            let key = key.trim();
+            !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    }
+
+    /// A PostgreSQL DSN from libpq's keyword/value form, as psql and libpq read it: `key=value`
+    /// pairs apart by spaces, spaces allowed around `=`, a value with spaces or nothing in
+    /// single quotes (`\'` and `\\` inside), each keyword the DSN parameter of its name (so
+    /// `host`, `port`, `user`, `password`, `dbname`, `sslmode`... as in a URL's query). The
+    /// error never shows a value.
+    pub fn conninfo(text: &str) -> Result<Dsn, Error> {
+        let bad = |what: &str| {
+            Err(Error::Usage(format!(
+                "malformed --dsn in libpq's keyword/value form ({what}): write key=value pairs apart by spaces, e.g. \"host=localhost port=5432 dbname=bench user=me\", a value with spaces in single quotes"
+            )))
+        };
+        let mut params = Vec::new();
+        let mut chars = text.chars().peekable();
+        loop {
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+            if chars.peek().is_none() {
+                break;
+            }
+            let mut key = String::new();
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace() && *c != '=') {
+                key.push(c);
+            }
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+            if chars.next() != Some('=') {
+                return bad(&format!("'{key}' has no '='"));
+            }
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+            let mut value = String::new();
+            if chars.next_if_eq(&'\'').is_some() {
+                loop {
+                    match chars.next() {
+                        Some('\\') => match chars.next() {
+                            Some(c) => value.push(c),
+                            None => return bad(&format!("the value of '{key}' ends in '\\'")),
+                        },
+                        Some('\'') => break,
+                        Some(c) => value.push(c),
+                        None => return bad(&format!("the quote of '{key}' is not closed")),
+                    }
+                }
+            } else {
+                while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                    match c {
+                        '\\' => match chars.next() {
+                            Some(c) => value.push(c),
+                            None => return bad(&format!("the value of '{key}' ends in '\\'")),
+                        },
+                        c => value.push(c),
+                    }
+                }
+            }
+            params.push((key, value));
+        }
+        if params.is_empty() {
+            return bad("no key=value pair");
+        }
+        Ok(Self::postgres_params(params))
+    }
+
+    /// A PostgreSQL DSN that is all parameters (each part of the server by its keyword).
+    fn postgres_params(params: Vec<(String, String)>) -> Dsn {
+        Dsn {
+            scheme: "postgres".into(),
+            user: None,
+            password: None,
+            host: None,
+            port: None,
+            database: String::new(),
+            params,
+        }
+    }
+
     /// Parse a DSN that names a file: `scheme:///absolute/path` or `scheme:relative/path`,
-    /// then `?key=value&...`.
+    /// then `?key=value&...`. A file has no login: user information is refused, unshown.
     pub fn parse_file(text: &str) -> Result<Dsn, Error> {
         let scheme = Self::scheme_of(text)?;
         let rest = text[scheme.len() + 1..].trim_start_matches("//");
+        let authority = rest.split(['/', '?']).next().unwrap_or_default();
+        if text[scheme.len() + 1..].starts_with("//") && authority.contains('@') {
+            return Err(Error::Usage(format!(
+                "--dsn '{}': {scheme} opens a file, with no user or password: write {scheme}:///absolute/path or {scheme}:relative/path",
+                redact_raw(text)
+            )));
+        }
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         let params = query
             .split('&')
@@ -102,18 +198,12 @@ impl Dsn {
             ("user", user),
             ("dbname", database),
         ];
-        Dsn {
-            scheme: "postgres".into(),
-            user: None,
-            password: None,
-            host: None,
-            port: None,
-            database: String::new(),
-            params: params
+        Self::postgres_params(
+            params
                 .into_iter()
                 .filter_map(|(k, v)| Some((k.to_string(), v?.to_string())))
                 .collect(),
-        }
+        )
     }
 
     /// A DSN for an SQLite file.
@@ -249,17 +339,24 @@ fn redact_params(text: &str) -> String {
     let mut rest = text;
     while let Some(eq) = rest.find('=') {
         let (head, tail) = rest.split_at(eq);
-        let key_start = head
+        // libpq's keyword/value form allows spaces around '='.
+        let key = head.trim_end();
+        let key_start = key
             .char_indices()
             .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
             .map_or(0, |(i, c)| i + c.len_utf8());
         out.push_str(head);
         out.push('=');
         let tail = &tail[1..];
-        if is_secret(&head[key_start..]) {
-            let end = tail
-                .find(|c: char| matches!(c, '&' | '#' | '"' | '\'' | ';') || c.is_whitespace())
-                .unwrap_or(tail.len());
+        if is_secret(&key[key_start..]) {
+            let spaces = tail.len() - tail.trim_start().len();
+            out.push_str(&tail[..spaces]);
+            let tail = &tail[spaces..];
+            let end = match tail.chars().next() {
+                // A quoted value (libpq's keyword/value form): up to its closing quote.
+                Some(q @ ('\'' | '"')) => quoted_end(tail, q),
+                _ => plain_end(tail),
+            };
             if end > 0 {
                 out.push_str("***");
             }
@@ -270,6 +367,37 @@ fn redact_params(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Where an unquoted value ends in `text`: at a separator of a URL's query, a connection
+/// string's or libpq's keyword/value form, a backslash escaping the next character (libpq's).
+fn plain_end(text: &str) -> usize {
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '&' | '#' | '"' | '\'' | ';' => return i,
+            c if c.is_whitespace() => return i,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// Where a value quoted by `q` ends in `text` (which starts with the quote): after its closing
+/// quote, a backslash escaping the next character; the whole text when it is not closed.
+fn quoted_end(text: &str, q: char) -> usize {
+    let mut escaped = false;
+    for (i, c) in text.char_indices().skip(1) {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            c if c == q => return i + c.len_utf8(),
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 /// The password of each `scheme://user:password@` replaced by `***`.
@@ -301,11 +429,17 @@ fn redact_user_info(text: &str) -> String {
 /// Remove a password from DSN text that could not be parsed: the user information's and
 /// every secret parameter's.
 pub fn redact_raw(text: &str) -> String {
-    let text = match (text.find("://"), text.rfind('@')) {
+    // The user information: from the scheme's ':' and its slashes (any number, when the DSN is
+    // malformed) to the last '@'.
+    let start = text.find(':').map(|s| {
+        let slashes = text[s + 1..].len() - text[s + 1..].trim_start_matches('/').len();
+        s + 1 + slashes
+    });
+    let text = match (start, text.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
-            let creds = &text[s + 3..at];
+            let creds = &text[s..at];
             let user = creds.split(':').next().unwrap_or_default();
-            format!("{}{}@{}", &text[..s + 3], user, &text[at + 1..])
+            format!("{}{}@{}", &text[..s], user, &text[at + 1..])
         }
         _ => text.to_string(),
     };
@@ -399,5 +533,63 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!e.contains("pw@"), "{e}");
+        let e = Dsn::parse("postgres:/db").unwrap_err().to_string();
+        assert!(e.contains("two slashes"), "{e}");
+    }
+
+    #[test]
+    fn libpq_keyword_value_form() {
+        let text = r"host = 127.0.0.1 port=5433 dbname='my db' password='it\'s s3cret' user=me";
+        assert!(Dsn::is_conninfo(text));
+        let d = Dsn::conninfo(text).expect("parses");
+        assert_eq!(d.scheme, "postgres");
+        assert_eq!(d.param("host"), Some("127.0.0.1"));
+        assert_eq!(d.param("port"), Some("5433"));
+        assert_eq!(d.param("dbname"), Some("my db"));
+        assert_eq!(d.param("password"), Some("it's s3cret"));
+        assert_eq!(d.param("user"), Some("me"));
+        assert!(!d.to_string().contains("s3cret"), "{d}");
+        for url in [
+            "postgres://u@h/db?sslmode=require",
+            "sqlite:bench.db?mode=ro",
+            "bench.db",
+        ] {
+            assert!(!Dsn::is_conninfo(url), "{url}");
+        }
+        for bad in [
+            "host=h password='s3cret",
+            "host=h password",
+            "host=h password=s3cret\\",
+        ] {
+            let e = Dsn::conninfo(bad).unwrap_err().to_string();
+            assert!(e.contains("keyword/value") && !e.contains("s3cret"), "{e}");
+        }
+    }
+
+    #[test]
+    fn quoted_and_spaced_secrets_redacted() {
+        for text in [
+            "host=h password='s3cret plumb' dbname=x",
+            "host=h password = \"s3cret\" dbname=x",
+            r"host=h password=s3cret\ plumb dbname=x",
+            "sqlite://u:s3cret@/tmp/x.db",
+        ] {
+            let r = redact_raw(text);
+            assert!(
+                !r.contains("s3cret") && !r.contains("plumb"),
+                "{text} -> {r}"
+            );
+            assert!(
+                r.contains("dbname=x") || r.contains("x.db"),
+                "{text} -> {r}"
+            );
+        }
+        let e = Dsn::parse_file("sqlite://u:s3cret@/tmp/x.db")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no user or password") && !e.contains("s3cret"),
+            "{e}"
+        );
     }
 }

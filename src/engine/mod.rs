@@ -519,9 +519,13 @@ pub fn named(name: &str) -> Option<&'static EngineEntry> {
     ENGINES.iter().find(|e| e.name == name)
 }
 
-/// Parse a DSN: a file path after the scheme where the scheme's engine takes a file, a URL
+/// Parse a DSN: libpq's keyword/value form (PostgreSQL), a file path after the scheme where the
+/// scheme's engine takes a file, a URL
 /// otherwise (an unknown scheme is refused when the engine is opened).
 pub fn parse_dsn(text: &str) -> Result<Dsn, crate::error::Error> {
+    if Dsn::is_conninfo(text) {
+        return Dsn::conninfo(text);
+    }
     match entry_for(&Dsn::scheme_of(text)?) {
         Some(entry) if entry.file => Dsn::parse_file(text),
         _ => Dsn::parse(text),

@@ -94,6 +94,9 @@ fn canary(env: &Env) -> Result<(), String> {
     let bare = format!("postgres://canary_user@127.0.0.1:{port}/{db}");
     let in_userinfo = format!("postgres://canary_user:{CANARY}@127.0.0.1:{port}/{db}");
     let in_param = format!("{bare}?sslmode=prefer&password={CANARY}");
+    // libpq's keyword/value form, as psql takes it, the password quoted.
+    let conninfo =
+        format!("host=127.0.0.1 port={port} user=canary_user dbname={db} password = '{CANARY}'");
     let store = format!("postgres://canary_user:{CANARY}@127.0.0.1:{port}/{store_db}");
     session(&in_userinfo)
         .batch("SELECT 1")
@@ -129,6 +132,7 @@ fn canary(env: &Env) -> Result<(), String> {
     let channels: Vec<Channel> = vec![
         ("user info", vec!["--dsn", &in_userinfo], vec![]),
         ("password= parameter", vec!["--dsn", &in_param], vec![]),
+        ("libpq keyword/value", vec!["--dsn", &conninfo], vec![]),
         (
             "PGPASSWORD",
             vec!["--dsn", &bare],
@@ -164,7 +168,11 @@ fn canary(env: &Env) -> Result<(), String> {
         )?;
         // A bad parameter beside the password: the refusal names the DSN.
         if target.first() == Some(&"--dsn") {
-            let sep = if target[1].contains('?') { '&' } else { '?' };
+            let sep = match (target[1].contains("://"), target[1].contains('?')) {
+                (false, _) => ' ',
+                (true, true) => '&',
+                (true, false) => '?',
+            };
             let bad = format!("{}{sep}bogus=1", target[1]);
             let out = run(
                 d,
@@ -175,6 +183,25 @@ fn canary(env: &Env) -> Result<(), String> {
             expect_code(&out, 2, &format!("a bad parameter through {name}"))?;
         }
         let _ = run(d, &["run", "tpcb", "--help"], vars, &mut seen);
+    }
+    // DSNs that cannot be used, each refused without the password in the refusal.
+    for bad in [
+        format!("host=127.0.0.1 port={port} password='{CANARY}"),
+        format!("host=127.0.0.1 port={port} password={CANARY}\\"),
+        format!("sqlite://canary_user:{CANARY}@/{}/x.db", d.display()),
+        format!("postgres:/canary_user:{CANARY}@127.0.0.1:{port}/{db}"),
+    ] {
+        let out = run(
+            d,
+            &["run", "tpcb", "-T", "1", "--dsn", &bad],
+            nothing,
+            &mut seen,
+        );
+        expect_code(
+            &out,
+            2,
+            &format!("an unusable DSN ({})", bad.replace(CANARY, "***")),
+        )?;
     }
     // A plan's [dsn], into a SQLite store and into a PostgreSQL store, with reports.
     for results in ["store.db", store.as_str()] {
