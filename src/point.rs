@@ -157,6 +157,9 @@ pub fn run_point(
         line
     });
     let size_after = admin.database_size().unwrap_or(0);
+    // Read again: a setting changed during the run (SET GLOBAL, ALTER SYSTEM and a reload)
+    // weakens its durability.
+    let settings_after = admin.server_info().ok().map(|i| i.settings);
     let point = Point {
         plan,
         dsn,
@@ -164,6 +167,7 @@ pub fn run_point(
         workload: workload.as_ref(),
         info,
         sizes: (size_before, size_after),
+        settings_after,
         measured,
         interrupted: stop.load(Ordering::SeqCst),
         warnings,
@@ -505,6 +509,8 @@ struct Point<'a> {
     info: ServerInfo,
     /// The database's size before and after the run.
     sizes: (u64, u64),
+    /// The server's settings read again after the run (None: not read).
+    settings_after: Option<std::collections::BTreeMap<String, String>>,
     measured: Measured,
     interrupted: bool,
     /// The workload's warnings (from `attach`), to which the point's own are added.
@@ -569,7 +575,12 @@ impl Point<'_> {
                 dsn: dsn.to_string(),
                 server_version: info.version,
                 embedded: engine.embedded(),
-                durability: engine::durability::judge(engine.name(), &info.settings),
+                durability: engine::durability::of_run(
+                    engine.name(),
+                    &info.settings,
+                    self.settings_after.as_ref(),
+                    &self.workload.user_statements(),
+                ),
                 settings: info.settings,
                 database_size_bytes: sizes.0,
                 database_size_after_bytes: sizes.1,

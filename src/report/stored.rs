@@ -204,11 +204,16 @@ fn seconds_tps(result: &serde_json::Value) -> Vec<f64> {
 }
 
 /// What a run's settings promise for commits, judged again from the settings it recorded (so
-/// that results stored before dbduel judged durability are judged too).
+/// that results stored before dbduel judged durability are judged too), as weak as the judgment
+/// it recorded (which also counts the settings at its end and what its statements set).
 fn durability_of(result: &serde_json::Value) -> Durability {
     let engine = result["engine"]["name"].as_str().unwrap_or_default();
     let settings = serde_json::from_value(result["engine"]["settings"].clone()).unwrap_or_default();
-    durability::judge(engine, &settings)
+    let judged = durability::judge(engine, &settings);
+    match serde_json::from_value::<Durability>(result["engine"]["durability"].clone()) {
+        Ok(recorded) => judged.weakest(recorded),
+        Err(_) => judged,
+    }
 }
 
 /// A point over its repeats; `several` plans in the report: the point is labelled with its plan.

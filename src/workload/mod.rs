@@ -348,6 +348,12 @@ pub trait Workload: Send + Sync {
     fn dataset(&self) -> Option<String> {
         Some(self.name().to_string())
     }
+    /// The statements its clients send that the user wrote (a script's, a workload file's),
+    /// each with where it is (`file:line`), so that a setting one of them changes counts in
+    /// the run's durability (`engine::durability::of_run`); none for a built-in workload.
+    fn user_statements(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// The operations a run makes in all when neither `-T` nor `-t` is given (YCSB's
     /// operationcount); None: the default duration.
     fn operations(&self) -> Option<u64> {

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use libtest_mimic::Trial;
 
 use crate::env::{
-    Env, Target, Test, dbduel, ensure, expect_code, prepared_tpcb, read_result, text, trials_of,
+    Env, Target, Test, dbduel, ensure, expect_code, prepared_tpcb, read_result, run_json_said,
+    text, trials_of,
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 3] = [
+    let tests: [(&str, Test); 4] = [
         (
             "isolation_and_firebird_page_size_recorded",
             isolation_recorded,
@@ -21,6 +22,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
             sysbench_recorded,
         ),
         ("summary_states_durability", summary_durability),
+        ("durability_counts_what_a_script_sets", script_durability),
     ];
     trials_of(env, "recorded", tests)
 }
@@ -150,6 +152,28 @@ fn sysbench_recorded(env: &Env) -> Result<(), String> {
     ensure(r["options"]["table_engine"] == "Aria", || {
         format!("table_engine: {}", r["options"]["table_engine"])
     })
+}
+
+/// A script that turns durability off in its own sessions is not durable, however the server is
+/// set: SQLite's `PRAGMA synchronous = OFF` on a database opened with synchronous=FULL is
+/// UNSAFE, naming the script's line, in the summary and the JSON (PostgreSQL's `SET
+/// synchronous_commit = off`: `verdicts::durable_runs`, on a server that syncs).
+fn script_durability(env: &Env) -> Result<(), String> {
+    let dsn = format!(
+        "{}?synchronous=full",
+        env.fresh_db(Target::Sqlite, "script_durability")
+    );
+    let script = env.path("durability-sqlite.sql");
+    std::fs::write(&script, "PRAGMA synchronous = OFF;\nSELECT 1;\n").map_err(|e| e.to_string())?;
+    let script = script.display().to_string();
+    let args = ["run", &script, "--dsn", &dsn, "-t", "20"];
+    let (r, said) = run_json_said(env, "durability-sqlite", &args, 0)?;
+    ensure(
+        said.contains("durability: UNSAFE: ") && said.contains("set by durability-sqlite.sql:1"),
+        || format!("no UNSAFE durability naming the script's line:\n{said}"),
+    )?;
+    let level = &r["engine"]["durability"]["level"];
+    ensure(level == "unsafe", || format!("the result says {level}"))
 }
 
 /// The summary says what the measured commits were worth, judged from the settings read back:

@@ -193,6 +193,23 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
             r["engine"]["settings"]["fsync"]
         )
     })?;
+    // A script that turns the sync off in its own sessions is not durable on this server.
+    let sync_off = env.path("verdict-sync-off.sql");
+    std::fs::write(&sync_off, "SET synchronous_commit = off;\nSELECT 1;\n")
+        .map_err(|e| e.to_string())?;
+    let r = run(
+        env,
+        dsn,
+        &[],
+        &sync_off.display().to_string(),
+        &["-c", "1", "-t", "5"],
+    )?;
+    let said = &r["engine"]["durability"];
+    ensure(
+        said["level"] == "not_durable"
+            && said["why"].to_string().contains("verdict-sync-off.sql:1"),
+        || format!("a script's synchronous_commit=off: durability {said}"),
+    )?;
     let one_row = one_row.display().to_string();
     let r = run(env, dsn, &[], &one_row, &["-c", "8", "-T", "3"])?;
     judged_or_led(&r, "lock", "Lock:")?;

@@ -129,6 +129,13 @@ impl Workload for Custom {
     fn variant(&self) -> &'static str {
         ENTRY.variants[0]
     }
+    fn user_statements(&self) -> Vec<(String, String)> {
+        let spec = &self.spec;
+        spec.queries
+            .iter()
+            .map(|q| (format!("{} query {}", spec.name, q.name), q.sql.clone()))
+            .collect()
+    }
     fn scale(&self) -> Option<u32> {
         Some(self.scale)
     }

@@ -300,6 +300,28 @@ impl Workload for ScriptWorkload {
     fn dataset(&self) -> Option<String> {
         None
     }
+    fn user_statements(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for script in &self.program.scripts {
+            for command in &script.commands {
+                let parse::Kind::Sql { statements, .. } = &command.kind else {
+                    continue;
+                };
+                for st in statements {
+                    let text: String = st
+                        .parts
+                        .iter()
+                        .map(|p| match p {
+                            parse::Part::Text(t) => t.clone(),
+                            parse::Part::Var { raw, .. } => format!(":{raw}"),
+                        })
+                        .collect();
+                    out.push((format!("{}:{}", script.name, st.line), text));
+                }
+            }
+        }
+        out
+    }
     fn cleanup(&self, _: &dyn Engine, _: &mut dyn Session) -> Result<(), Error> {
         Err(nothing_to_do("clean up"))
     }
