@@ -248,6 +248,32 @@ impl Dsn {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Whether the server runs on this machine: a file, a socket, or a loopback host (the DSN's,
+    /// else its `host` parameter, else PGHOST for PostgreSQL, else libpq's and the mariadb
+    /// client's default, the local socket).
+    pub fn is_local(&self) -> bool {
+        if self.host.is_none() && self.param("socket").is_some() {
+            return true;
+        }
+        let host = self
+            .host
+            .clone()
+            .or_else(|| self.param("host").map(str::to_string))
+            .or_else(|| {
+                matches!(self.scheme.as_str(), "postgres" | "postgresql")
+                    .then(|| std::env::var("PGHOST").ok())
+                    .flatten()
+            })
+            .unwrap_or_default();
+        let first = host.split(',').next().unwrap_or_default().trim();
+        first.is_empty()
+            || first.starts_with('/')
+            || first.eq_ignore_ascii_case("localhost")
+            || first
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+
     /// `host:port` for messages.
     pub fn address(&self, default_port: u16) -> String {
         host_port(

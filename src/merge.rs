@@ -833,10 +833,29 @@ fn whole_run(
     // Each shard sampled every session of the run on the server (they share its database
     // and application name): the first shard's samples stand for the run, judged with the
     // run's clients.
+    // The busiest shard's machine is the one with the least headroom.
+    merged.host_cpu_busy = results
+        .iter()
+        .filter_map(|r| r.host_cpu_busy)
+        .reduce(f64::max);
+    let judged = crate::metrics::waits::Judged {
+        clients: merged.options.clients,
+        client_bound: merged.client_bound,
+        paced: merged.options.rate.is_some()
+            || merged
+                .options
+                .phases
+                .iter()
+                .any(|p| matches!(p.load, crate::runner::shape::Load::Rate { .. })),
+        host_busy: merged.host_cpu_busy,
+        clients_queued: merged.measurement.client_threads.queued(),
+        measured_s: merged.measurement.duration_s,
+        server_here: merged.engine.embedded
+            || crate::engine::parse_dsn(&merged.engine.dsn).is_ok_and(|d| d.is_local()),
+    };
     merged.verdict = Some(crate::metrics::waits::verdict(
         merged.waits.as_ref(),
-        merged.options.clients,
-        merged.client_bound,
+        judged,
         "the first shard sampled no server sessions",
     ));
     // An embedded engine's shards each counted their own clients' connections: summed.

@@ -274,6 +274,8 @@ struct Measured {
     measurement: Measurement,
     cpu: Duration,
     cpu_wall: Duration,
+    /// The share of the machine busy over the measured window (None: /proc/stat unread).
+    host_busy: Option<f64>,
     started: SystemTime,
     /// Why the run was stopped early: every transaction failed the same lasting way.
     doomed: Option<String>,
@@ -289,15 +291,18 @@ const DOOMED_AFTER: Duration = Duration::from_secs(3);
 /// The process's CPU clock read at the start of the measured window (the end of the warm-up)
 /// and at its end (the end of -T, or when the clients are done), each with its instant: CPU
 /// time and wall time always cover the same stretch, so the share of the machine is one.
+/// The machine's CPU ticks are read with them (`metrics::host_ticks`).
 #[derive(Default)]
 struct ProcessCpu {
-    start: Option<(Instant, Duration)>,
-    end: Option<(Instant, Duration)>,
+    start: Option<CpuRead>,
+    end: Option<CpuRead>,
 }
 
+type CpuRead = (Instant, Duration, Option<(u64, u64)>);
+
 impl ProcessCpu {
-    fn read() -> (Instant, Duration) {
-        (Instant::now(), metrics::cpu_time())
+    fn read() -> CpuRead {
+        (Instant::now(), metrics::cpu_time(), metrics::host_ticks())
     }
 
     /// Called by the measuring loop: read at the window's start and at its end, once each.
@@ -310,13 +315,19 @@ impl ProcessCpu {
         }
     }
 
-    /// The CPU time and the wall time between the two reads (the end read now if not yet).
-    fn finish(self) -> (Duration, Duration) {
-        let Some((t0, c0)) = self.start else {
-            return (Duration::ZERO, Duration::ZERO);
+    /// The CPU time and the wall time between the two reads (the end read now if not yet),
+    /// and the share of the machine's CPU time busy over them.
+    fn finish(self) -> (Duration, Duration, Option<f64>) {
+        let Some((t0, c0, h0)) = self.start else {
+            return (Duration::ZERO, Duration::ZERO, None);
         };
-        let (t1, c1) = self.end.unwrap_or_else(Self::read);
-        (c1.saturating_sub(c0), t1.saturating_duration_since(t0))
+        let (t1, c1, h1) = self.end.unwrap_or_else(Self::read);
+        let busy = h0.zip(h1).and_then(|(a, b)| metrics::host_busy(a, b));
+        (
+            c1.saturating_sub(c0),
+            t1.saturating_duration_since(t0),
+            busy,
+        )
     }
 }
 
@@ -466,7 +477,7 @@ fn measure(
         errln!("dbduel: {why}");
         doomed.get_or_insert_with(|| why.to_string());
     }
-    let (cpu, cpu_wall) = cpu.finish();
+    let (cpu, cpu_wall, host_busy) = cpu.finish();
     let ended = running.start.elapsed();
     running.join();
     take(&mut agg, &rx);
@@ -493,6 +504,7 @@ fn measure(
         measurement: agg.finish(measured),
         cpu,
         cpu_wall,
+        host_busy,
         started,
         doomed,
         figures,
@@ -556,6 +568,16 @@ impl Point<'_> {
         } else {
             self.plan.run.clients
         };
+        let judged = waits::Judged {
+            clients,
+            client_bound,
+            paced: self.plan.run.rate.is_some()
+                || self.plan.run.shape.as_ref().is_some_and(|s| s.open_loop()),
+            host_busy: measured.host_busy,
+            clients_queued: m.client_threads.queued(),
+            measured_s: m.duration_s,
+            server_here: engine.embedded() || dsn.is_local(),
+        };
         // An engine with no server to sample judged by its connections' own figures, when
         // observation is on.
         let embedded = measured
@@ -594,18 +616,14 @@ impl Point<'_> {
             client_cpu_s: cpu_s,
             client_cpu_share: share,
             client_bound,
+            host_cpu_busy: measured.host_busy,
             client_peak_rss_bytes: metrics::peak_rss_bytes(),
             verdict: Some(match &waits {
                 Some((None, absent)) if engine.embedded() => {
                     embedded::verdict(embedded.as_ref(), absent)
                 }
-                Some((w, absent)) => waits::verdict(w.as_ref(), clients, client_bound, absent),
-                None => waits::verdict(
-                    None,
-                    clients,
-                    client_bound,
-                    "wait sampling was off (--no-waits)",
-                ),
+                Some((w, absent)) => waits::verdict(w.as_ref(), judged, absent),
+                None => waits::verdict(None, judged, "wait sampling was off (--no-waits)"),
             }),
             waits: waits.and_then(|(w, _)| w),
             embedded_waits: embedded,

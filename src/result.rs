@@ -93,6 +93,10 @@ pub struct RunResult {
     /// Judged by `metrics::client_bound` (client threads busy, or the process's share of the
     /// machine); never for an embedded engine.
     pub client_bound: bool,
+    /// The share of the machine dbduel ran on that was busy (all its processes, from
+    /// /proc/stat) over the measured window; the verdict's headroom (`waits::Judged`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_busy: Option<f64>,
     pub client_peak_rss_bytes: u64,
     /// What the run's sessions spent their time on, sampled from the server
     /// (`metrics::waits`); None where nothing was sampled.

@@ -198,6 +198,17 @@ pub struct ClientThreads {
     pub busiest: f64,
 }
 
+impl ClientThreads {
+    /// The share of their wall time the client threads waited for a core (None where the
+    /// kernel keeps no scheduler statistics, or they ran not at all).
+    pub fn queued(&self) -> Option<f64> {
+        let wall = self.cpu_s / self.busy;
+        self.run_queue_s
+            .filter(|_| self.busy > 0.0 && wall > 0.0)
+            .map(|q| q / wall)
+    }
+}
+
 /// Client threads busy (running on a core) more than this share of their time spent more of
 /// each transaction on the client's side than waiting for the database.
 pub const CLIENT_BOUND_BUSY: f64 = 0.5;
@@ -818,6 +829,27 @@ pub fn serialize(h: &Histogram<u64>) -> Vec<u8> {
     let mut out = Vec::new();
     let _ = hdrhistogram::serialization::V2Serializer::new().serialize(h, &mut out);
     out
+}
+
+/// The machine's CPU time so far, from /proc/stat's first line, in clock ticks: (busy, all),
+/// busy being all but idle and I/O wait. None where /proc/stat cannot be read.
+pub fn host_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let n: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is inside user's).
+    let all: u64 = n.iter().take(8).sum();
+    let idle = n.get(3)? + n.get(4).copied().unwrap_or(0);
+    Some((all - idle, all))
+}
+
+/// The share of the machine's CPU time busy between two `host_ticks` readings.
+pub fn host_busy(from: (u64, u64), to: (u64, u64)) -> Option<f64> {
+    let all = to.1.checked_sub(from.1).filter(|&a| a > 0)?;
+    Some(to.0.saturating_sub(from.0) as f64 / all as f64)
 }
 
 /// CPU time (user + system) this process has used so far.

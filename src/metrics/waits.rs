@@ -317,10 +317,39 @@ fn limiter_words(class: &str) -> &'static str {
     }
 }
 
+/// What the verdict weighs besides the samples.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Judged {
+    /// The run's clients (a shard's: the whole run's).
+    pub clients: u32,
+    /// `metrics::client_bound`'s finding.
+    pub client_bound: bool,
+    /// An open loop (`-R`, rate phases): a session may wait for its schedule.
+    pub paced: bool,
+    /// The share of the machine dbduel runs on busy over the measured window (None: not read).
+    pub host_busy: Option<f64>,
+    /// The share of their time the client threads waited for a core (`ClientThreads::queued`).
+    pub clients_queued: Option<f64>,
+    /// Whether the server runs on that machine too (a loopback address or a socket).
+    pub server_here: bool,
+    /// The measured run's seconds, which the samples should cover.
+    pub measured_s: f64,
+}
+
+/// At or above this share of the machine busy, with the client threads waiting for a core at
+/// least `QUEUED` of their time, it had no headroom: sessions waiting on the clients were
+/// waiting for a core, not for a round trip (a machine busy with other work while the
+/// clients got their cores leaves the round trips the limiter).
+pub const NO_HEADROOM: f64 = 0.9;
+pub const QUEUED: f64 = 0.25;
+
 /// The rule, in this order: (1) a client-bound run is limited by the client; (2) when fewer
 /// than half of the clients' sessions were in the server on average (the rest on the
 /// client's side of the wire: idle inside a transaction, waiting for its next statement, or
-/// idle between transactions), round trips; (3) the wait class that took at least half of
+/// idle between transactions): in an open loop, the offered rate (the sessions waited for
+/// their schedule); else, with the machine dbduel runs on at least `NO_HEADROOM` busy and
+/// the client threads waiting for a core at least `QUEUED` of their time, its CPU (cpu when
+/// the server shares it, else the client); else round trips; (3) the wait class that took at least half of
 /// the time sessions spent in the server; (4) else mixed, the largest classes named. Without
 /// samples: not determined, with `absent` saying why. The server's counters then add their
 /// evidence (`evidence::refine`): (5) a clause for each background event (checkpoint,
@@ -329,12 +358,41 @@ fn limiter_words(class: &str) -> &'static str {
 /// verdict becomes data reads when data-file waits took at least half of the running
 /// sessions' time, or, without them, when at least 1% of page requests missed the buffer
 /// pool, and server CPU when fewer than 0.1% missed.
-pub fn verdict(waits: Option<&Waits>, clients: u32, client_bound: bool, absent: &str) -> Verdict {
+///
+/// Samples that stopped before the run's end (`Waits::stopped`: the server stopped answering
+/// them) judge it only when they cover at least half of the measured time, and the verdict
+/// then says how much they cover; less, and it is not determined.
+pub fn verdict(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
+    let mut v = from_samples(waits, run, absent);
+    let Some((w, why)) = waits.and_then(|w| Some((w, w.stopped.as_deref()?))) else {
+        return v;
+    };
+    if matches!(v.limiter.as_str(), "client" | "not_determined") {
+        return v;
+    }
+    let covered = w.samples as f64 / f64::from(w.hz.max(1));
+    let measured = run.measured_s;
+    if covered < 0.5 * measured {
+        return Verdict {
+            limiter: "not_determined".into(),
+            says: format!(
+                "not determined: {why}: the samples cover {covered:.1} s of the {measured:.1} s measured, less than half"
+            ),
+        };
+    }
+    v.says +=
+        &format!("; the samples cover {covered:.1} s of the {measured:.1} s measured ({why})");
+    v
+}
+
+/// `verdict`'s rule on the samples as they are.
+fn from_samples(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
     let make = |limiter: &str, says: String| Verdict {
         limiter: limiter.into(),
         says,
     };
-    if client_bound {
+    let clients = run.clients;
+    if run.client_bound {
         return make(
             "client",
             "the client (dbduel's own threads were the bottleneck: see client CPU)".into(),
@@ -359,12 +417,43 @@ pub fn verdict(waits: Option<&Waits>, clients: u32, client_bound: bool, absent: 
         w.samples
     );
     if inside < 0.5 * f64::from(clients) {
-        return make(
-            "round_trips",
-            format!(
-                "round trips: the sessions waited on the clients most of the time ({sessions})"
+        let busy = run.host_busy;
+        let queued = run.clients_queued.unwrap_or(0.0);
+        let pct = |b: f64| format!("{:.0}%", 100.0 * b);
+        return match busy.filter(|&b| b >= NO_HEADROOM && queued >= QUEUED) {
+            _ if run.paced => make(
+                "offered_rate",
+                format!(
+                    "the offered rate: the sessions waited for their next scheduled transaction most of the time ({sessions})"
+                ),
             ),
-        );
+            Some(b) if run.server_here => make(
+                "cpu",
+                format!(
+                    "the machine's CPU (the server's too): {} busy, the sessions waiting on clients that waited for a core {} of their time ({sessions})",
+                    pct(b),
+                    pct(queued)
+                ),
+            ),
+            Some(b) => make(
+                "client",
+                format!(
+                    "the client's machine: its CPU {} busy, the sessions waiting on clients that waited for a core {} of their time ({sessions})",
+                    pct(b),
+                    pct(queued)
+                ),
+            ),
+            None => make(
+                "round_trips",
+                format!(
+                    "round trips: the sessions waited on the clients most of the time ({sessions}; {})",
+                    busy.map_or("the machine's CPU not read".into(), |b| format!(
+                        "the machine {} busy",
+                        pct(b)
+                    ))
+                ),
+            ),
+        };
     }
     let share = |aas: f64| 100.0 * aas / inside.max(f64::MIN_POSITIVE);
     let events = |class: &str| {
@@ -421,13 +510,131 @@ mod tests {
         }
     }
 
+    /// A closed loop of `clients` on a machine with headroom (half busy), the server elsewhere.
+    fn at(clients: u32, client_bound: bool) -> Judged {
+        Judged {
+            clients,
+            client_bound,
+            host_busy: Some(0.5),
+            clients_queued: Some(0.5),
+            ..Judged::default()
+        }
+    }
+
+    #[test]
+    fn sessions_waiting_on_the_clients_by_their_reason() {
+        let turns = waits(&[("client", 3.0), ("lock", 1.0)], &[]);
+        let v = |run: Judged| verdict(Some(&turns), run, "");
+        let v1 = v(at(8, false));
+        assert_eq!(v1.limiter, "round_trips");
+        assert!(v1.says.contains("the machine 50% busy"), "{}", v1.says);
+        let paced = Judged {
+            paced: true,
+            ..at(8, false)
+        };
+        assert_eq!(v(paced).limiter, "offered_rate");
+        // No headroom: a core, not a round trip, is what the sessions waited for.
+        let busy = Judged {
+            host_busy: Some(0.95),
+            ..at(8, false)
+        };
+        let here = v(Judged {
+            server_here: true,
+            ..busy
+        });
+        assert_eq!(here.limiter, "cpu");
+        assert!(
+            here.says.contains("the machine's CPU (the server's too)")
+                && here.says.contains("95% busy")
+                && here.says.contains("core 50% of their time"),
+            "{}",
+            here.says
+        );
+        assert_eq!(v(busy).limiter, "client");
+        // A machine busy with other work while the clients got their cores, or just under
+        // the bound: round trips.
+        let here_busy = Judged {
+            server_here: true,
+            ..busy
+        };
+        for headroom in [
+            Judged {
+                clients_queued: Some(0.2),
+                ..here_busy
+            },
+            Judged {
+                clients_queued: None,
+                ..here_busy
+            },
+            Judged {
+                host_busy: Some(0.89),
+                ..here_busy
+            },
+        ] {
+            assert_eq!(v(headroom).limiter, "round_trips", "{headroom:?}");
+        }
+        let unread = v(Judged {
+            host_busy: None,
+            ..busy
+        });
+        assert!(
+            unread.limiter == "round_trips" && unread.says.contains("CPU not read"),
+            "{}",
+            unread.says
+        );
+        // Sessions in the server: the bound plays no part.
+        let locks = waits(&[("lock", 7.0), ("client", 0.5)], &[]);
+        assert_eq!(
+            verdict(
+                Some(&locks),
+                Judged {
+                    server_here: true,
+                    ..busy
+                },
+                ""
+            )
+            .limiter,
+            "lock"
+        );
+    }
+
+    #[test]
+    fn samples_that_stopped_judge_only_what_they_cover() {
+        let mut locks = waits(&[("lock", 7.0), ("client", 0.5)], &[]);
+        locks.stopped = Some("sampling stopped at 3.0 s: timed out".into());
+        // 100 samples at 10 a second: 10 s.
+        let run = |measured_s: f64| Judged {
+            measured_s,
+            ..at(8, false)
+        };
+        let v = verdict(Some(&locks), run(15.0), "");
+        assert_eq!(v.limiter, "lock");
+        assert!(v.says.ends_with("the samples cover 10.0 s of the 15.0 s measured (sampling stopped at 3.0 s: timed out)"), "{}", v.says);
+        let v = verdict(Some(&locks), run(30.0), "");
+        assert_eq!(v.limiter, "not_determined");
+        assert!(v.says.contains("sampling stopped at 3.0 s: timed out: the samples cover 10.0 s of the 30.0 s measured, less than half"), "{}", v.says);
+        // The client's finding stands on the client's own clocks.
+        assert_eq!(
+            verdict(
+                Some(&locks),
+                Judged {
+                    client_bound: true,
+                    ..run(30.0)
+                },
+                ""
+            )
+            .limiter,
+            "client"
+        );
+    }
+
     #[test]
     fn the_rule_in_its_order() {
         let locks = waits(
             &[("lock", 5.0), ("cpu", 2.0), ("client", 0.5)],
             &[("Lock:transactionid", "lock", 4.0), ("CPU", "cpu", 2.0)],
         );
-        let v = verdict(Some(&locks), 8, false, "");
+        let v = verdict(Some(&locks), at(8, false), "");
         assert_eq!(v.limiter, "lock");
         assert!(
             v.says.starts_with("locks: Lock:transactionid 57%"),
@@ -435,12 +642,15 @@ mod tests {
             v.says
         );
         // The client comes first.
-        assert_eq!(verdict(Some(&locks), 8, true, "").limiter, "client");
+        assert_eq!(verdict(Some(&locks), at(8, true), "").limiter, "client");
         // Fewer than half of the sessions in the server: round trips, whatever they waited on.
-        assert_eq!(verdict(Some(&locks), 16, false, "").limiter, "round_trips");
+        assert_eq!(
+            verdict(Some(&locks), at(16, false), "").limiter,
+            "round_trips"
+        );
         // Sessions idle inside a transaction are on the client's side, not in the server.
         let turns = waits(&[("client", 3.0), ("lock", 2.0), ("cpu", 1.0)], &[]);
-        let v = verdict(Some(&turns), 8, false, "");
+        let v = verdict(Some(&turns), at(8, false), "");
         assert_eq!(v.limiter, "round_trips", "{}", v.says);
         assert!(
             v.says.contains("3.0 idle inside a transaction"),
@@ -449,15 +659,15 @@ mod tests {
         );
         // No class at half of the time in the server: mixed, the largest named.
         let mixed = waits(&[("lock", 3.0), ("cpu", 2.5), ("commit", 2.5)], &[]);
-        let v = verdict(Some(&mixed), 8, false, "");
+        let v = verdict(Some(&mixed), at(8, false), "");
         assert_eq!(v.limiter, "mixed");
         assert!(v.says.contains("lock 38%"), "{}", v.says);
         // Exactly half is enough.
         let half = waits(&[("commit", 2.0), ("cpu", 2.0)], &[]);
-        assert_eq!(verdict(Some(&half), 4, false, "").limiter, "commit");
+        assert_eq!(verdict(Some(&half), at(4, false), "").limiter, "commit");
         // No session ever in the server (clients idle in their own turn): none, not "-0.0".
         let idle = waits(&[("client", 0.0)], &[]);
-        let v = verdict(Some(&idle), 2, false, "");
+        let v = verdict(Some(&idle), at(2, false), "");
         assert_eq!(v.limiter, "round_trips");
         assert!(v.says.contains("(0.0 of 2 sessions"), "{}", v.says);
     }
@@ -486,12 +696,12 @@ mod tests {
 
     #[test]
     fn no_samples_is_not_determined_and_says_why() {
-        let v = verdict(None, 4, false, "SQLite is embedded");
+        let v = verdict(None, at(4, false), "SQLite is embedded");
         assert_eq!(v.limiter, "not_determined");
         assert!(v.says.contains("SQLite is embedded"));
         let empty = Waits::default();
         assert_eq!(
-            verdict(Some(&empty), 4, false, "x").limiter,
+            verdict(Some(&empty), at(4, false), "x").limiter,
             "not_determined"
         );
     }

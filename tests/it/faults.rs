@@ -530,7 +530,20 @@ fn stalled(kind: &'static ServerKind, clients: &[&str], limit: &[&str]) -> Resul
     )?;
     ensure(r["unfinished"].as_u64().unwrap_or(0) >= 1, || {
         format!("unfinished: {}", r["unfinished"])
-    })
+    })?;
+    // The sampler's reads stalled with the server: the verdict says how little they cover.
+    let says = r["verdict"]["says"].as_str().unwrap_or_default();
+    ensure(
+        r["waits"]["stopped"].is_null()
+            || says.starts_with("not determined")
+            || says.contains("the samples cover"),
+        || {
+            format!(
+                "sampling stopped ({}), verdict: {says}",
+                r["waits"]["stopped"]
+            )
+        },
+    )
 }
 
 /// A database on a test's own server, for tpcb: its DSN.
