@@ -318,6 +318,9 @@ pub fn compare(a: &CompareArgs) -> Result<Outcome, Error> {
     let side_a = compare::load(&specs[0], &a.a, &a.results, &mut store)?;
     let side_b = compare::load(&specs[1], &a.b, &a.results, &mut store)?;
     let mut c = compare::compare(&side_a, &side_b)?;
+    for cond in &conditions {
+        fail_if::check(cond, &c.figures)?;
+    }
     c.fail_if = conditions
         .iter()
         .map(|cond| fail_if::judge(cond, &c.figures))

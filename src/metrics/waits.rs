@@ -399,7 +399,9 @@ fn from_samples(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
         );
     }
     let Some(w) = waits.filter(|w| w.samples > 0) else {
-        return make("not_determined", format!("not determined: {absent}"));
+        // A sampler that stopped before its first measured sample says why.
+        let why = waits.and_then(|w| w.stopped.as_deref()).unwrap_or(absent);
+        return make("not_determined", format!("not determined: {why}"));
     };
     let client = WaitClass::Client.name();
     let in_transaction = w.by_class.get(client).copied().unwrap_or(0.0);
@@ -613,6 +615,16 @@ mod tests {
         let v = verdict(Some(&locks), run(30.0), "");
         assert_eq!(v.limiter, "not_determined");
         assert!(v.says.contains("sampling stopped at 3.0 s: timed out: the samples cover 10.0 s of the 30.0 s measured, less than half"), "{}", v.says);
+        // Stopped before its first measured sample: the verdict says why, not "not sampled".
+        let none = Waits {
+            samples: 0,
+            ..locks.clone()
+        };
+        let v = verdict(Some(&none), run(30.0), "not sampled by this version");
+        assert_eq!(
+            v.says,
+            "not determined: sampling stopped at 3.0 s: timed out"
+        );
         // The client's finding stands on the client's own clocks.
         assert_eq!(
             verdict(

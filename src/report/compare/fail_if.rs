@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{FIGURES, FigureComparison, MIN_REPEATS, Verdict};
+use super::{FIGURES, FigureComparison, HEADLINES, MIN_REPEATS, Verdict};
 use crate::error::Error;
 
 /// A figure's change, in percent of side A, below (`tps<-5%`) or above (`p99>+10%`) a limit.
@@ -26,7 +26,7 @@ pub struct Judgement {
 }
 
 pub fn parse(text: &str) -> Result<Condition, Error> {
-    let names: Vec<&str> = FIGURES.iter().map(|f| f.name).collect();
+    let names: Vec<&str> = FIGURES.iter().chain(HEADLINES).map(|f| f.name).collect();
     let bad = |why: &str| {
         Error::Usage(format!(
             "--fail-if '{text}': {why}; write FIGURE<CHANGE% or FIGURE>CHANGE% with FIGURE one of {} (e.g. --fail-if 'tps<-5%' --fail-if 'p99>+10%')",
@@ -39,6 +39,7 @@ pub fn parse(text: &str) -> Result<Condition, Error> {
     let above = rest.starts_with('>');
     let figure = FIGURES
         .iter()
+        .chain(HEADLINES)
         .find(|f| f.name.eq_ignore_ascii_case(name))
         .ok_or_else(|| bad(&format!("unknown figure '{name}'")))?
         .name;
@@ -58,12 +59,27 @@ pub fn parse(text: &str) -> Result<Condition, Error> {
     })
 }
 
-/// Whether the comparison meets the condition, and why.
+/// The condition's figure among those compared: a workload's own figure (`nopm`) the
+/// compared workload does not have is refused, naming those it has.
+pub fn check(c: &Condition, figures: &[FigureComparison]) -> Result<(), Error> {
+    if figures.iter().any(|f| f.name == c.figure) {
+        return Ok(());
+    }
+    let names: Vec<&str> = figures.iter().map(|f| f.name).collect();
+    Err(Error::Usage(format!(
+        "--fail-if '{}': these runs have no {}; their figures are {}",
+        c.text,
+        c.figure,
+        names.join(", ")
+    )))
+}
+
+/// Whether the comparison meets the condition, and why (`check` first).
 pub fn judge(c: &Condition, figures: &[FigureComparison]) -> Judgement {
     let f = figures
         .iter()
         .find(|f| f.name == c.figure)
-        .expect("every figure is compared");
+        .expect("the condition's figure was checked");
     let (sign, side) = if c.above {
         (">", "above")
     } else {

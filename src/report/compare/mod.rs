@@ -86,6 +86,50 @@ pub const QPHH: FigureDef = FigureDef {
     second: "",
 };
 
+/// The workloads' own figures (`WorkloadEntry::headline`), whole runs' figures read from a
+/// result's `workload.metrics`: judged over repeats only, first, for a workload that has them.
+pub const HEADLINES: &[FigureDef] = &[
+    own("nopm", "NOPM", &["workload", "metrics", "nopm"]),
+    own("qphh", "QphH", &["workload", "metrics", "qphh"]),
+    own(
+        "qphh_at_size",
+        "QphH@Size",
+        &["workload", "metrics", "qphh_at_size"],
+    ),
+    own(
+        "power_at_size",
+        "Power@Size",
+        &["workload", "metrics", "power_at_size"],
+    ),
+    own(
+        "throughput_at_size",
+        "Throughput@Size",
+        &["workload", "metrics", "throughput_at_size"],
+    ),
+];
+
+/// A workload's own figure: more is better, no value per second.
+const fn own(name: &'static str, unit: &'static str, run: &'static [&'static str]) -> FigureDef {
+    FigureDef {
+        name,
+        unit,
+        higher_is_better: true,
+        run,
+        second: "",
+    }
+}
+
+/// The figures compared for a workload: its own (`HEADLINES`, those the workload ranks by),
+/// then tps and the latency percentiles.
+pub fn figures_for(workload: &str) -> Vec<&'static FigureDef> {
+    let own = crate::workload::headline(workload);
+    HEADLINES
+        .iter()
+        .filter(|f| own.contains(&f.name))
+        .chain(FIGURES)
+        .collect()
+}
+
 pub const FIGURES: &[FigureDef] = &[
     FigureDef {
         name: "tps",
@@ -386,8 +430,19 @@ pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
         )));
     }
     let method = method_for(a, b);
-    let per_figure = 1.0 - (1.0 - CONFIDENCE) / FIGURES.len() as f64;
-    let figures = FIGURES
+    // A workload's own figures a side's runs do not all have (an older dbduel's, a TPC-H
+    // run of some queries) are left out.
+    let defs: Vec<&'static FigureDef> = figures_for(&wa.0)
+        .into_iter()
+        .filter(|f| {
+            !f.second.is_empty()
+                || [a, b]
+                    .iter()
+                    .all(|s| s.runs.iter().all(|r| run_value(r, f).is_some()))
+        })
+        .collect();
+    let per_figure = 1.0 - (1.0 - CONFIDENCE) / defs.len() as f64;
+    let figures = defs
         .iter()
         .enumerate()
         .map(|(i, f)| figure(f, a, b, method, per_figure, SEED + i as u64))
@@ -473,6 +528,12 @@ fn figure(
             rb.clone(),
             Scheme::Independent,
             Scheme::Independent,
+        )),
+        // A whole run's figure has no seconds to resample.
+        Method::Seconds if f.second.is_empty() => Err(format!(
+            "{} and {} runs, fewer than {MIN_REPEATS} a side: a whole run's figure is judged over repeats; give --repeats {MIN_REPEATS} or more",
+            ra.len(),
+            rb.len()
         )),
         Method::Seconds => second_samples(f, a, b),
     };
@@ -963,6 +1024,44 @@ mod tests {
         assert!(
             clean >= 19,
             "{clean} of 20 tables without a false difference"
+        );
+    }
+
+    /// A TPC-H run: its queries' tps, and its own figures in `workload.metrics`.
+    fn tpch(tps: f64, qphh: f64) -> Run {
+        let mut r = run(&[tps; 12], 5.0, "power");
+        r.result["workload"] = serde_json::json!({"name": "tpch", "variant": "power",
+            "metrics": {"qphh_at_size": qphh, "power_at_size": qphh}});
+        r
+    }
+
+    #[test]
+    fn a_workloads_own_figures_come_first_judged_over_repeats() {
+        let names = |c: &Comparison| c.figures.iter().map(|f| f.name).collect::<Vec<_>>();
+        // One run a side: the own figures shown, not judged (no seconds to resample).
+        let c = compare(&side(vec![tpch(1.0, 100.0)]), &side(vec![tpch(1.0, 200.0)])).unwrap();
+        assert_eq!(names(&c)[..3], ["qphh_at_size", "power_at_size", "tps"]);
+        assert_eq!(c.figures[0].verdict, Verdict::Unknown);
+        assert!(
+            c.figures[0].note.as_ref().unwrap().contains("--repeats 3"),
+            "{:?}",
+            c.figures[0].note
+        );
+        // Three repeats a side apart: B's QphH@Size is higher, whatever tps says.
+        let a = side((0..3).map(|i| tpch(1.0, 100.0 + f64::from(i))).collect());
+        let b = side((0..3).map(|i| tpch(1.0, 200.0 + f64::from(i))).collect());
+        let c = compare(&a, &b).unwrap();
+        assert_eq!(c.figures[0].name, "qphh_at_size");
+        assert_eq!(c.figures[0].verdict, Verdict::Faster);
+        // tpcb has none of them; --fail-if on one it lacks is refused, naming those it has.
+        let t = side(vec![run(&[100.0; 12], 5.0, "tpcb-like")]);
+        let c = compare(&t, &t).unwrap();
+        assert_eq!(names(&c)[0], "tps");
+        let cond = fail_if::parse("nopm<-5%").unwrap();
+        let e = fail_if::check(&cond, &c.figures).unwrap_err().to_string();
+        assert!(
+            e.contains("these runs have no nopm; their figures are tps, p50"),
+            "{e}"
         );
     }
 

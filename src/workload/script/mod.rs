@@ -51,6 +51,9 @@ pub struct Script {
     pub commands: Vec<Command>,
     /// Whether it may write (SQLite then takes the write lock at BEGIN).
     pub writes: bool,
+    /// The first 12 hex digits of its text's SHA-256: two scripts of one file name that
+    /// differ are told apart in results (`compare`'s "what differs").
+    pub digest: String,
 }
 
 /// How a run's script list names one of tpcb's built-in scripts run as a script
@@ -116,8 +119,14 @@ pub fn load(
             name = format!("{base}#{k}");
             k += 1;
         }
+        let digest = {
+            use sha2::Digest;
+            let sum = sha2::Sha256::digest(src.as_bytes());
+            sum.iter().take(6).map(|b| format!("{b:02x}")).collect()
+        };
         scripts.push(Script {
             name: Box::leak(name.into_boxed_str()),
+            digest,
             weight,
             writes: writes(&parsed.commands),
             commands: parsed.commands,
@@ -299,6 +308,14 @@ impl Workload for ScriptWorkload {
     /// A script runs on whatever data is there: none of its own.
     fn dataset(&self) -> Option<String> {
         None
+    }
+    /// Each script's text by its digest, so that a result tells two scripts of one name apart.
+    fn settings(&self) -> std::collections::BTreeMap<String, String> {
+        self.program
+            .scripts
+            .iter()
+            .map(|s| (format!("sha256 of {}", s.name), s.digest.clone()))
+            .collect()
     }
     fn user_statements(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
@@ -639,6 +656,40 @@ mod tests {
         assert_eq!(split_weight("a.sql").unwrap(), ("a.sql", 1));
         let e = split_weight("a.sql@-1").unwrap_err().to_string();
         assert!(e.contains("invalid weight specification '@-1'"), "{e}");
+    }
+
+    #[test]
+    fn scripts_of_one_name_and_other_texts_are_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings_of = |sub: &str, text: &str| {
+            let d = dir.path().join(sub);
+            std::fs::create_dir_all(&d).unwrap();
+            let path = d.join("q.sql");
+            std::fs::write(&path, text).unwrap();
+            let program = load(
+                &[path.display().to_string()],
+                &[],
+                Protocol::Simple,
+                1,
+                None,
+            )
+            .unwrap();
+            let w = ScriptWorkload {
+                program: Arc::new(program),
+                seeds: rand::Seeds {
+                    seed: 1,
+                    clients: 1,
+                },
+                scale: 1,
+                variant: "q.sql@1",
+            };
+            w.settings()
+        };
+        let a = settings_of("a", "SELECT 1;\n");
+        let b = settings_of("b", "SELECT 2;\n");
+        assert_eq!(a.keys().collect::<Vec<_>>(), ["sha256 of q.sql"]);
+        assert_ne!(a, b);
+        assert_eq!(a, settings_of("c", "SELECT 1;\n"));
     }
 
     #[test]
