@@ -317,6 +317,7 @@ pub fn compare(a: &CompareArgs) -> Result<Outcome, Error> {
     let mut store = None;
     let side_a = compare::load(&specs[0], &a.a, &a.results, &mut store)?;
     let side_b = compare::load(&specs[1], &a.b, &a.results, &mut store)?;
+    compare::distinct(&side_a, &side_b)?;
     let mut c = compare::compare(&side_a, &side_b)?;
     for cond in &conditions {
         fail_if::check(cond, &c.figures)?;

@@ -107,20 +107,10 @@ fn result_files() -> Result<(), String> {
             .is_some_and(|d| d.iter().any(|d| d["name"] == "options.rate")),
         || format!("the rate is not among the differences: {cmp}"),
     )?;
-    // A run against itself: no difference. Its noise may be unknown when the machine was busy
-    // (a rate-limited run catching up makes its seconds follow each other: too few
-    // independent ones), never a faster or a slower.
-    let same = compare_json(&[&a, &a])?;
-    let tps = same["figures"]
-        .as_array()
-        .and_then(|f| f.iter().find(|f| f["name"] == "tps"))
-        .cloned()
-        .unwrap_or_default();
-    ensure(
-        ["no_difference", "unknown"].contains(&verdict(&same, "tps").as_str())
-            && tps["difference"].as_f64() == Some(0.0),
-        || same.to_string(),
-    )?;
+    // A run against itself is no comparison: refused, naming it.
+    let same = dbduel(&["compare", &a, &a]);
+    expect_code(&same, 2, "compare a run with itself")?;
+    ensure(text(&same).contains("are the same run"), || text(&same))?;
     let txt = run_ok(&["compare", &a, &b, "--fail-if", "tps<-5%"], 1)?;
     ensure(
         txt.contains("circular block bootstrap") && txt.contains("fail-if tps<-5%: FAILED"),

@@ -420,6 +420,29 @@ fn one_workload(side: &Side) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuse a run on both sides (the same file twice, a copy of it, one store id twice): its
+/// difference from itself is no comparison. A run is known by its start, server and figures.
+pub fn distinct(a: &Side, b: &Side) -> Result<(), Error> {
+    let key = |r: &Run| {
+        let v = &r.result;
+        (
+            v["started_at"].to_string(),
+            v["engine"]["dsn"].to_string(),
+            v["transactions"].to_string(),
+            v["tps"].to_string(),
+        )
+    };
+    for ra in &a.runs {
+        if let Some(rb) = b.runs.iter().find(|rb| key(rb) == key(ra)) {
+            return Err(Error::Usage(format!(
+                "{} (A) and {} (B) are the same run (started {}): compare two different runs",
+                ra.source, rb.source, ra.result["started_at"]
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Compare side b against side a.
 pub fn compare(a: &Side, b: &Side) -> Result<Comparison, Error> {
     let (wa, wb) = (workload_of(&a.runs[0]), workload_of(&b.runs[0]));
@@ -1061,6 +1084,26 @@ mod tests {
         let e = fail_if::check(&cond, &c.figures).unwrap_err().to_string();
         assert!(
             e.contains("these runs have no nopm; their figures are tps, p50"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_run_on_both_sides_is_refused() {
+        let mut one = run(&[100.0; 12], 5.0, "tpcb-like");
+        one.result["started_at"] = "2026-12-05T08:00:00Z".into();
+        let mut other = run(&[100.0; 12], 5.0, "tpcb-like");
+        other.result["started_at"] = "2026-12-05T09:00:00Z".into();
+        let copy = Run {
+            source: "copy.json".into(),
+            result: one.result.clone(),
+            profile: None,
+        };
+        let e = distinct(&side(vec![one]), &side(vec![other, copy]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("test (A) and copy.json (B) are the same run"),
             "{e}"
         );
     }
