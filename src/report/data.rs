@@ -171,6 +171,11 @@ pub struct PointSummary {
     /// Why the point is unstable (empty when it is not): repeats spread, throughput collapses.
     pub unstable: Vec<String>,
     pub cold: bool,
+    /// What the server's observation missed in its repeats (the wait sampler's samples, the
+    /// counters' readings: the server answered slower than asked), in sentences; empty when
+    /// nothing was missed.
+    #[serde(default)]
+    pub missed: Vec<String>,
     /// Peak resident memory of the server's processes during the runs.
     pub server_rss_bytes: Option<u64>,
     /// Server CPU time per transaction, microseconds.
@@ -393,6 +398,9 @@ impl PointSummary {
         }
         if self.cold {
             flags.push("cold");
+        }
+        if !self.missed.is_empty() {
+            flags.push("samples missed");
         }
         flags
     }
@@ -828,6 +836,7 @@ fn sample_points() -> Vec<PointSummary> {
                     Durability::durable()
                 },
                 client_bound: unsafe_profile && clients == 4,
+                missed: Vec::new(),
                 limited_by: String::new(),
                 limited_by_says: String::new(),
                 counters: Vec::new(),

@@ -216,6 +216,31 @@ fn durability_of(result: &serde_json::Value) -> Durability {
     }
 }
 
+/// What the observation of a point's repeats missed: the wait sampler's samples and the
+/// counters' readings each repeat missed, summed, in a sentence each.
+fn missed(results: &[&serde_json::Value]) -> Vec<String> {
+    let sum = |path: [&str; 2]| -> u64 {
+        results
+            .iter()
+            .filter_map(|r| r[path[0]][path[1]].as_u64())
+            .sum()
+    };
+    let mut out = Vec::new();
+    let samples = sum(["waits", "missed"]);
+    if samples > 0 {
+        out.push(format!(
+            "the wait sampler missed {samples} of its samples (the server answered slower than asked): the sessions' shares rest on fewer samples, and seconds without one are empty"
+        ));
+    }
+    let readings = sum(["server_counters", "missed"]);
+    if readings > 0 {
+        out.push(format!(
+            "{readings} of the server counters' readings were missed (the server answered slower than once a second)"
+        ));
+    }
+    out
+}
+
 /// A point over its repeats; `several` plans in the report: the point is labelled with its plan.
 fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
     let first = &members[0].row;
@@ -291,6 +316,7 @@ fn summarise(members: &[&RunFacts], several: bool) -> PointSummary {
         server_restarted: members.iter().any(|m| m.row.server_restarts > 0),
         unstable: stats::unstable_reasons(&tps, &seconds),
         cold: first.cold,
+        missed: missed(&members.iter().map(|m| &m.result).collect::<Vec<_>>()),
         server_rss_bytes: members
             .iter()
             .filter_map(|m| peak(&m.resources, "server_rss_bytes"))
@@ -562,6 +588,31 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn what_the_observation_missed_is_said_and_what_a_run_recorded_weakens_it() {
+        let full = json!({"waits": {"missed": 0}, "server_counters": {"missed": 0}});
+        assert!(missed(&[&full]).is_empty());
+        let short = json!({"waits": {"missed": 7}, "server_counters": {"missed": 2}});
+        let said = missed(&[&full, &short, &short]);
+        assert_eq!(said.len(), 2);
+        assert!(
+            said[0].starts_with("the wait sampler missed 14 of its samples"),
+            "{said:?}"
+        );
+        assert!(
+            said[1].starts_with("4 of the server counters' readings"),
+            "{said:?}"
+        );
+        // A run whose script turned the sync off recorded it: the report keeps it, though the
+        // server's settings alone are durable.
+        let settings = json!({"journal_mode": "wal", "synchronous": "2"});
+        let mut r = json!({"engine": {"name": "sqlite", "settings": settings}});
+        assert_eq!(durability_of(&r).level, durability::Level::Durable);
+        r["engine"]["durability"] =
+            json!({"level": "unsafe", "why": ["synchronous=OFF (set by s.sql:1)"]});
+        assert_eq!(durability_of(&r).level, durability::Level::Unsafe);
+    }
 
     #[test]
     fn a_connect_row_only_for_points_that_opened_more_than_their_clients_first_connections() {

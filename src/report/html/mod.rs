@@ -1559,6 +1559,7 @@ fn flags_html(p: &PointSummary) -> String {
             "client-bound" => "dbduel's client threads were busy more than half of the time, or dbduel used more than half of the machine's CPU: this number measures the client".to_string(),
             "unstable" => p.unstable.join("; "),
             "UNSAFE" | "not durable" => p.durability.text(),
+            "samples missed" => p.missed.join("; "),
             "server restarted" => "the managed server exited during the run and was started again: the figures hold the crash, its lost transactions and the reconnections".to_string(),
             _ => "caches dropped before each run".to_string(),
         };
