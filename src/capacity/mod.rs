@@ -76,6 +76,16 @@ pub struct Step {
     /// What limited the step (`metrics::waits::verdict`): its key and its sentence.
     pub limiter: String,
     pub limited_by: String,
+    /// The evidence the verdict rests on, as a run's result keeps it: the sessions' waits (or
+    /// an embedded engine's connections' figures), the server's counters, where the time went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits: Option<crate::metrics::waits::Waits>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedded_waits: Option<crate::metrics::embedded::EmbeddedWaits>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_counters: Option<crate::metrics::counters::ServerCounters>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statements: Option<crate::metrics::statements::Statements>,
 }
 
 impl Step {
@@ -392,6 +402,10 @@ impl Search {
             short,
             limiter: r.verdict.as_ref().map_or("", |v| &v.limiter).to_string(),
             limited_by: r.verdict.as_ref().map_or("", |v| &v.says).to_string(),
+            waits: r.waits.clone(),
+            embedded_waits: r.embedded_waits.clone(),
+            server_counters: r.server_counters.clone(),
+            statements: r.statements.clone(),
         }
     }
 }
@@ -639,6 +653,10 @@ mod tests {
             short,
             limiter: "cpu".into(),
             limited_by: format!("server CPU at {rate}"),
+            waits: None,
+            embedded_waits: None,
+            server_counters: None,
+            statements: None,
         }
     }
 

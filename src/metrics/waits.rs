@@ -336,6 +336,10 @@ pub struct Judged {
     pub measured_s: f64,
 }
 
+/// Fewer measured samples than this judge nothing: a verdict on a handful of instants (a
+/// short run, a slow sampling rate with many clients) would be chance.
+pub const MIN_SAMPLES: u64 = 10;
+
 /// At or above this share of the machine busy, with the client threads waiting for a core at
 /// least `QUEUED` of their time, it had no headroom: sessions waiting on the clients were
 /// waiting for a core, not for a round trip (a machine busy with other work while the
@@ -403,6 +407,15 @@ fn from_samples(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
         let why = waits.and_then(|w| w.stopped.as_deref()).unwrap_or(absent);
         return make("not_determined", format!("not determined: {why}"));
     };
+    if w.samples < MIN_SAMPLES {
+        return make(
+            "not_determined",
+            format!(
+                "not determined: {} samples ({} a second), fewer than {MIN_SAMPLES}: run longer (-T)",
+                w.samples, w.hz
+            ),
+        );
+    }
     let client = WaitClass::Client.name();
     let in_transaction = w.by_class.get(client).copied().unwrap_or(0.0);
     let mut classes: Vec<(&String, f64)> = w
@@ -624,6 +637,18 @@ mod tests {
         assert_eq!(
             v.says,
             "not determined: sampling stopped at 3.0 s: timed out"
+        );
+        // Too few samples judge nothing.
+        let few = Waits {
+            samples: MIN_SAMPLES - 1,
+            ..waits(&[("lock", 7.0)], &[])
+        };
+        let v = verdict(Some(&few), at(8, false), "");
+        assert_eq!(v.limiter, "not_determined");
+        assert!(
+            v.says.contains("9 samples (10 a second), fewer than 10"),
+            "{}",
+            v.says
         );
         // The client's finding stands on the client's own clocks.
         assert_eq!(

@@ -186,13 +186,15 @@ fn known_capacity(env: &Env) -> Result<(), String> {
     ensure(failing > found, || {
         format!("failing rate {failing} not above {found}")
     })?;
-    // Every step says what limited it; past the capacity, the sessions sleep in the server
-    // (PostgreSQL's Timeout:PgSleep, an "other" wait), and the summary says so.
+    // Every step says what limited it, with its evidence (the sessions' samples, the server's
+    // counters); past the capacity, the sessions sleep in the server (PostgreSQL's
+    // Timeout:PgSleep, an "other" wait), and the summary says so.
     ensure(
-        steps
-            .iter()
-            .all(|s| s["limiter"].as_str().is_some_and(|l| !l.is_empty()))
-            && summary.contains("the lowest rate that failed, by other waits: Timeout:PgSleep"),
+        steps.iter().all(|s| {
+            s["limiter"].as_str().is_some_and(|l| !l.is_empty())
+                && s["waits"]["samples"].as_u64() > Some(0)
+                && s["server_counters"].is_object()
+        }) && summary.contains("the lowest rate that failed, by other waits: Timeout:PgSleep"),
         || format!("steps' limiters or the boundary's reason missing:\n{summary}"),
     )?;
     let page = std::fs::read_to_string(&html).map_err(|e| e.to_string())?;
