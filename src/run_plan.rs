@@ -328,7 +328,7 @@ pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Error> {
     let mut target = if scripts.is_empty() {
         target(&args.target, "run")?
     } else {
-        script_target(args)?
+        script_target(args, &scripts)?
     };
     target.engine.lazy_begin = args.lazy_begin;
     load_options_refused(&target, &args.workload.params)?;
@@ -1310,8 +1310,16 @@ fn target_dsn(args: &TargetArgs) -> Result<Option<Dsn>, Error> {
 }
 
 /// The target of a script run: any engine, on data the user prepared.
-fn script_target(args: &RunArgs) -> Result<Target, Error> {
+fn script_target(args: &RunArgs, scripts: &[String]) -> Result<Target, Error> {
     let Some(dsn) = target_dsn(&args.target)? else {
+        if scripts
+            .iter()
+            .all(|s| s.starts_with(workload::script::BUILTIN))
+        {
+            return usage(
+                "tpcb's built-in scripts together (-S with -N, several -b) run as scripts, on data you prepared: give --dsn (or DBDUEL_DSN) after `dbduel prepare tpcb --dsn ...`; one alone (-S, -N, -b NAME) also runs on the temporary SQLite database",
+            );
+        }
         return usage(
             "a script runs on a database you prepared: give --dsn (or DBDUEL_DSN), e.g. after `dbduel prepare tpcb --dsn ...`",
         );

@@ -65,7 +65,16 @@ INSERT INTO script_out (kind, client_id, r) VALUES ('b', :client_id, :x);
 ";
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let mut out = Vec::new();
+    // Built-in scripts together run as scripts: without a DSN the refusal says so, and that
+    // one alone runs on the temporary database.
+    let mut out = crate::env::refusals(
+        "script",
+        [(
+            "builtins_together_without_a_dsn",
+            &["run", "tpcb", "-S", "-N", "-T", "1"][..],
+            "one alone (-S, -N, -b NAME) also runs on the temporary SQLite database",
+        )],
+    );
     for &target in TARGETS {
         out.push(with_env(
             env,
