@@ -13,13 +13,16 @@
 
 use std::sync::Arc;
 
+use dbduel::server::Server;
 use libtest_mimic::Trial;
 
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 12] = [
+    let tests: [(&str, Test); 14] = [
         ("locks_mariadb_innodb", locks_innodb),
+        ("commit_flushes_mariadb_innodb", commit_mariadb),
+        ("data_reads_mariadb_innodb", data_reads_mariadb),
         ("locks_and_commit_flushes_postgres", durable_postgres),
         ("round_trips_postgres", round_trips),
         ("server_cpu_postgres", server_cpu),
@@ -174,18 +177,12 @@ fn durable_postgres(env: &Env) -> Result<(), String> {
 }
 
 fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
-    let one_row = env.path("verdict-one-row.sql");
-    std::fs::write(
-        &one_row,
+    let one_row = script_file(
+        env,
+        "verdict-one-row.sql",
         "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\n",
-    )
-    .map_err(|e| e.to_string())?;
-    let any_row = env.path("verdict-any-row.sql");
-    std::fs::write(
-        &any_row,
-        "\\set aid random(1, 100000)\nUPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;\n",
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
+    let any_row = script_file(env, "verdict-any-row.sql", ANY_ROW)?;
     let r = tpcb(env, dsn, &[], &["-c", "1", "-T", "1"])?;
     ensure(r["engine"]["settings"]["fsync"] == "on", || {
         format!(
@@ -194,26 +191,20 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
         )
     })?;
     // A script that turns the sync off in its own sessions is not durable on this server.
-    let sync_off = env.path("verdict-sync-off.sql");
-    std::fs::write(&sync_off, "SET synchronous_commit = off;\nSELECT 1;\n")
-        .map_err(|e| e.to_string())?;
-    let r = run(
+    let sync_off = script_file(
         env,
-        dsn,
-        &[],
-        &sync_off.display().to_string(),
-        &["-c", "1", "-t", "5"],
+        "verdict-sync-off.sql",
+        "SET synchronous_commit = off;\nSELECT 1;\n",
     )?;
+    let r = run(env, dsn, &[], &sync_off, &["-c", "1", "-t", "5"])?;
     let said = &r["engine"]["durability"];
     ensure(
         said["level"] == "not_durable"
             && said["why"].to_string().contains("verdict-sync-off.sql:1"),
         || format!("a script's synchronous_commit=off: durability {said}"),
     )?;
-    let one_row = one_row.display().to_string();
     let r = run(env, dsn, &[], &one_row, &["-c", "8", "-T", "3"])?;
     judged_or_led(&r, "lock", "Lock:")?;
-    let any_row = any_row.display().to_string();
     // Four clients on rows of their own: each commit waits on the log's sync or on another's
     // (group commit). On a machine loaded by the rest of the suite the debug-built clients'
     // own turn can outgrow that (33% and 44% of the sessions' time in the server were seen):
@@ -260,7 +251,7 @@ fn judged_or_led(r: &serde_json::Value, class_is: &str, event_has: &str) -> Resu
 /// the server, the limiter the machine's headroom calls for (its CPU when it was at least 90%
 /// busy and the client threads waited for a core a quarter of their time, else round trips);
 /// None when the sessions were in the server.
-fn client_side_limiter(r: &serde_json::Value) -> Option<&'static str> {
+pub fn client_side_limiter(r: &serde_json::Value) -> Option<&'static str> {
     let clients = r["options"]["clients"].as_f64().unwrap_or(1.0);
     let inside: f64 = r["waits"]["by_class"]
         .as_object()?
@@ -379,13 +370,11 @@ fn server_cpu(env: &Env) -> Result<(), String> {
         0,
         "prepare",
     )?;
-    let script = env.path("verdict-cpu.sql");
-    std::fs::write(
-        &script,
+    let script = script_file(
+        env,
+        "verdict-cpu.sql",
         "\\set aid random(1, 95000)\nSELECT sum(abalance), count(*) FROM pgbench_accounts WHERE aid BETWEEN :aid AND :aid + 5000;\n",
-    )
-    .map_err(|e| e.to_string())?;
-    let script = script.display().to_string();
+    )?;
     let r = run(
         env,
         &dsn,
@@ -434,6 +423,93 @@ fn data_reads(env: &Env) -> Result<(), String> {
     judged_in_server(&r?, "data_read", "IO:DataFileRead")
 }
 
+/// A MariaDB server of the trial's own, as dbduel manages it with `settings` on top (the
+/// shared test server writes its redo log at each commit without syncing it), and a database
+/// on it.
+fn own_mariadb(env: &Env, settings: &[(&str, &str)]) -> Result<(Server, String), String> {
+    let server = env.own_server(&dbduel::server::MARIADB, settings)?;
+    crate::env::session(&server.dsn_text(""))
+        .batch("CREATE DATABASE IF NOT EXISTS verdicts")
+        .map_err(|e| e.to_string())?;
+    let dsn = server.dsn_text("verdicts");
+    Ok((server, dsn))
+}
+
+/// One client's one-row updates on a MariaDB that syncs its redo log at each commit
+/// (`innodb_flush_log_at_trx_commit=1`, as MariaDB ships): the processlist shows the
+/// sessions in their commit, and the verdict is commit flushes.
+fn commit_mariadb(env: &Env) -> Result<(), String> {
+    let (_server, dsn) = own_mariadb(env, &[])?;
+    let flags = Target::MariaDb("InnoDB").flags();
+    let r = tpcb(env, &dsn, &flags, &["-c", "1", "-T", "1"])?;
+    ensure(r["engine"]["durability"]["level"] == "durable", || {
+        format!("the server's durability: {}", r["engine"]["durability"])
+    })?;
+    let script = script_file(env, "verdict-maria-any-row.sql", ANY_ROW)?;
+    let r = run(env, &dsn, &flags, &script, &["-c", "1", "-T", "3"])?;
+    judged_in_server(&r, "commit", "Commit")?;
+    // The counters agree: the redo log synced about once a transaction (MariaDB 10.8 and
+    // later count its syncs with the data files').
+    let fsyncs = ["Innodb_os_log_fsyncs", "Innodb_data_fsyncs"]
+        .map(|c| per_transaction(&r, &format!("global_status.{c}")))
+        .into_iter()
+        .fold(0.0, f64::max);
+    ensure(fsyncs > 0.5, || {
+        format!("redo fsyncs per transaction {fsyncs}")
+    })
+}
+
+/// A server counter's figure per measured transaction (0 when not read).
+fn per_transaction(r: &serde_json::Value, counter: &str) -> f64 {
+    r["server_counters"]["counters"][counter]["per_transaction"]
+        .as_f64()
+        .unwrap_or(0.0)
+}
+
+/// Four clients' point selects on a MariaDB whose buffer pool (6 MB) holds a fraction of
+/// tpcb's accounts at scale 4 (50 MB), its data files read past the operating system's cache
+/// (O_DIRECT): the processlist says only "running", and the buffer pool's misses make it data
+/// reads. Without the counters' rule the verdict would stay "running".
+fn data_reads_mariadb(env: &Env) -> Result<(), String> {
+    let (_server, dsn) = own_mariadb(
+        env,
+        &[
+            ("innodb_buffer_pool_size", "6M"),
+            ("innodb_flush_method", "O_DIRECT"),
+        ],
+    )?;
+    let flags = Target::MariaDb("InnoDB").flags();
+    let mut prepare = vec!["prepare", "tpcb", "--scale", "4", "--dsn", &dsn];
+    prepare.extend(flags.iter().map(String::as_str));
+    expect_code(&dbduel(&prepare), 0, "prepare")?;
+    let r = run(
+        env,
+        &dsn,
+        &flags,
+        "tpcb",
+        &["-c", "4", "-T", "3", "-S", "-M", "prepared"],
+    )?;
+    let says = r["verdict"]["says"].as_str().unwrap_or_default();
+    let misses = per_transaction(&r, "global_status.Innodb_buffer_pool_reads");
+    let expected = client_side_limiter(&r).unwrap_or("data_read");
+    ensure(
+        limiter(&r) == expected && misses > 0.1 && sessions(&r, "running") > 0.0,
+        || {
+            format!(
+                "verdict {} ({says}) where the rule says {expected}; pages read per transaction {misses}; waits {}",
+                limiter(&r),
+                r["waits"]
+            )
+        },
+    )?;
+    if expected == "data_read" {
+        ensure(says.contains("of page requests missed the cache"), || {
+            format!("the verdict does not give the misses: {says}")
+        })?;
+    }
+    Ok(())
+}
+
 /// Ask the operating system to drop every file under `dir` from its page cache.
 fn evict(dir: &std::path::Path) {
     use std::os::fd::AsRawFd;
@@ -462,14 +538,22 @@ fn undetermined(r: &serde_json::Value, why: &str) -> Result<(), String> {
 
 /// A script of one transaction updating tpcb's branch row (every client on the same row).
 fn one_row_script(env: &Env, name: &str) -> Result<String, String> {
-    let path = env.path(name);
-    std::fs::write(
-        &path,
+    script_file(
+        env,
+        name,
         "BEGIN;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nEND;\n",
     )
-    .map_err(|e| e.to_string())?;
+}
+
+/// A script file of this trial's: its path.
+fn script_file(env: &Env, name: &str, text: &str) -> Result<String, String> {
+    let path = env.path(name);
+    std::fs::write(&path, text).map_err(|e| e.to_string())?;
     Ok(path.display().to_string())
 }
+
+/// One row of tpcb's accounts updated, at random: a durable small write.
+const ANY_ROW: &str = "\\set aid random(1, 100000)\nUPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;\n";
 
 /// A class's average active sessions in the sampled waits.
 fn sessions(r: &serde_json::Value, class: &str) -> f64 {

@@ -62,9 +62,9 @@ const STATUS: &[(&str, Kind)] = &[
     ("Bytes_sent", Kind::Cumulative),
 ];
 
-/// The parts MariaDB's counters play: commits, buffer-pool misses, redo fsyncs, flushed
-/// pages and row lock waits as headlines; the page cleaner's flushing and InnoDB's
-/// checkpoints (counted only where that monitor is enabled) as background events; misses,
+/// The parts MariaDB's counters play: commits, buffer-pool misses, redo fsyncs (from
+/// MariaDB 10.8, all fsyncs), flushed pages and row lock waits as headlines; the page
+/// cleaner's flushing and InnoDB's checkpoints (counted only where that monitor is enabled) as background events; misses,
 /// requests and data-file wait time for telling data reads from CPU.
 const ROLES: &[(&str, Role)] = &[
     ("global_status.Com_commit", Role::Headline),
@@ -74,7 +74,9 @@ const ROLES: &[(&str, Role)] = &[
         "global_status.Innodb_buffer_pool_read_requests",
         Role::PageRequests,
     ),
+    // The redo log's syncs: MariaDB 10.8 and later count them with the data files' only.
     ("global_status.Innodb_os_log_fsyncs", Role::Headline),
+    ("global_status.Innodb_data_fsyncs", Role::Headline),
     (
         "global_status.Innodb_buffer_pool_pages_flushed",
         Role::Headline,
