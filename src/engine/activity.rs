@@ -59,12 +59,61 @@ pub struct Activity {
     pub class: WaitClass,
     /// The engine's own name: "CPU", "IO:WALSync", "Lock:transactionid", "row lock wait".
     pub event: String,
+    /// A session waiting on a lock: what the session at the head of its queue (the holder, or
+    /// the holder's holder while that one waits too) was doing at that instant,
+    /// in the same words (PostgreSQL: `pg_blocking_pids`; MariaDB: `INNODB_LOCK_WAITS`; None
+    /// where not read).
+    pub holder: Option<Holder>,
+}
+
+/// What a session holding an awaited lock was doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub class: WaitClass,
+    pub event: String,
+}
+
+/// The head of a queue of lock waits: from `start`, the holder `next` names, then its holder
+/// while it has one, until a session that waits on no one (or a cycle: a deadlock the server
+/// has not broken yet, its last new member then). At most 64 steps.
+pub fn head_of_queue<K: PartialEq + Clone>(start: K, next: impl Fn(&K) -> Option<K>) -> K {
+    let mut seen = vec![start.clone()];
+    let mut at = start;
+    while let Some(up) = next(&at) {
+        if seen.contains(&up) || seen.len() > 64 {
+            break;
+        }
+        seen.push(up.clone());
+        at = up;
+    }
+    at
+}
+
+/// A PostgreSQL lock holder from its `pg_stat_activity` state and wait event: as a session of
+/// the run would be named; idle between transactions, it holds a session-level lock.
+pub fn postgres_holder(state: &str, wait_type: Option<&str>, wait: Option<&str>) -> Holder {
+    match postgres(state, wait_type, wait) {
+        Some(a) => Holder {
+            class: a.class,
+            event: a.event,
+        },
+        None => Holder {
+            class: WaitClass::Client,
+            event: "Client:idle (a session-level lock)".into(),
+        },
+    }
 }
 
 /// PostgreSQL's `pg_stat_activity` state and wait event of one backend, as a class and an
 /// event (None: idle between transactions, not part of the run's load).
 pub fn postgres(state: &str, wait_type: Option<&str>, wait: Option<&str>) -> Option<Activity> {
-    let named = |class, event: String| Some(Activity { class, event });
+    let named = |class, event: String| {
+        Some(Activity {
+            class,
+            event,
+            holder: None,
+        })
+    };
     if state == "idle" {
         return None;
     }
@@ -103,6 +152,7 @@ pub fn mysql(command: &str, state: &str, trx_state: Option<&str>) -> Option<Acti
         Some(Activity {
             class,
             event: event.to_string(),
+            holder: None,
         })
     };
     let state = state.to_ascii_lowercase();
@@ -139,6 +189,7 @@ pub fn firebird(statement: Option<i64>, lock_wait: bool) -> Activity {
     let named = |class, event: &str| Activity {
         class,
         event: event.to_string(),
+        holder: None,
     };
     match statement {
         Some(1) if lock_wait => named(WaitClass::Lock, "Lock:record wait"),
@@ -154,6 +205,34 @@ pub fn firebird(statement: Option<i64>, lock_wait: bool) -> Activity {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_queue_is_followed_to_its_head() {
+        // 1 waits on 2, 2 on 3, 3 on no one.
+        let next = |k: &u32| [(1, 2), (2, 3)].iter().find(|(a, _)| a == k).map(|p| p.1);
+        assert_eq!(head_of_queue(1, next), 3);
+        assert_eq!(head_of_queue(3, next), 3);
+        // A cycle (a deadlock not yet broken) ends at its last new member.
+        let cycle = |k: &u32| Some(if *k == 1 { 2 } else { 1 });
+        assert_eq!(head_of_queue(1, cycle), 2);
+    }
+
+    #[test]
+    fn postgres_lock_holders_in_the_sessions_words() {
+        let h = postgres_holder("idle in transaction", Some("Client"), Some("ClientRead"));
+        assert_eq!(
+            (h.class, h.event.as_str()),
+            (WaitClass::Client, "Client:idle in transaction")
+        );
+        let h = postgres_holder("active", Some("IO"), Some("WALSync"));
+        assert_eq!(
+            (h.class, h.event.as_str()),
+            (WaitClass::Commit, "IO:WALSync")
+        );
+        let h = postgres_holder("idle", None, None);
+        assert_eq!(h.class, WaitClass::Client);
+        assert!(h.event.contains("session-level lock"), "{}", h.event);
+    }
 
     #[test]
     fn postgres_events_map_to_their_classes() {

@@ -73,6 +73,12 @@ pub struct Waits {
     pub by_class: BTreeMap<String, f64>,
     /// The events that took the most session time, most first.
     pub top_events: Vec<EventShare>,
+    /// What the sessions holding the locks the run's sessions waited on were doing, as the
+    /// average sessions waiting behind each (PostgreSQL and MariaDB; a lock released before
+    /// it was asked about has none), most first: holders idle in their transaction point at
+    /// the clients' round trips inside a transaction, committing ones at the log's flushes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lock_holders: Vec<EventShare>,
     /// Average active sessions by class in each second of the run (t as the windows': the
     /// end of the second, warm-up included).
     pub seconds: Vec<SecondWaits>,
@@ -188,6 +194,7 @@ fn sample(
     let period = Duration::from_secs(1) / hz;
     let mut seconds: BTreeMap<u32, Second> = BTreeMap::new();
     let mut events: HashMap<String, (WaitClass, u64)> = HashMap::new();
+    let mut holders: HashMap<String, (WaitClass, u64)> = HashMap::new();
     let mut out = Waits {
         hz,
         ..Waits::default()
@@ -242,6 +249,9 @@ fn sample(
             second.sessions[a.class as usize] += 1;
             if measured {
                 events.entry(a.event).or_insert((a.class, 0)).1 += 1;
+                if let Some(h) = a.holder {
+                    holders.entry(h.event).or_insert((h.class, 0)).1 += 1;
+                }
             }
         }
         due += period;
@@ -264,12 +274,19 @@ fn sample(
         by_class[*class as usize] += n;
     }
     out.by_class = averages(&by_class, out.samples);
+    out.top_events = most(events, out.samples);
+    out.lock_holders = most(holders, out.samples);
+    (waits_known.then_some(out), counters.finish())
+}
+
+/// Events counted over `samples` as average sessions, the `TOP_EVENTS` largest first.
+fn most(events: HashMap<String, (WaitClass, u64)>, samples: u64) -> Vec<EventShare> {
     let mut top: Vec<EventShare> = events
         .into_iter()
         .map(|(event, (class, n))| EventShare {
             event,
             class: class.name().into(),
-            sessions: n as f64 / out.samples.max(1) as f64,
+            sessions: n as f64 / samples.max(1) as f64,
         })
         .collect();
     top.sort_by(|a, b| {
@@ -278,8 +295,7 @@ fn sample(
             .then(a.event.cmp(&b.event))
     });
     top.truncate(TOP_EVENTS);
-    out.top_events = top;
-    (waits_known.then_some(out), counters.finish())
+    top
 }
 
 /// Sessions per class over `samples`, the classes seen only.
@@ -299,6 +315,25 @@ fn averages(sessions: &[u64; WaitClass::ALL.len()], samples: u64) -> BTreeMap<St
 pub struct Verdict {
     pub limiter: String,
     pub says: String,
+}
+
+/// What the locks' holders were doing, for a verdict of locks: their two largest events, each
+/// as a share of the lock waits whose holder was seen (empty where none was).
+fn holders_said(w: &Waits) -> String {
+    let seen: f64 = w.lock_holders.iter().map(|h| h.sessions).sum();
+    if seen <= 0.0 {
+        return String::new();
+    }
+    let named: Vec<String> = w
+        .lock_holders
+        .iter()
+        .take(2)
+        .map(|h| format!("{} {:.0}%", h.event, 100.0 * h.sessions / seen))
+        .collect();
+    format!(
+        "; the sessions at the head of the lock queues were in {}",
+        named.join(", ")
+    )
 }
 
 /// A class's limiter as the verdict names it.
@@ -485,9 +520,14 @@ fn from_samples(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
         Some((class, aas)) if share(*aas) >= 50.0 => make(
             class,
             format!(
-                "{}: {} of the sessions' time in the server ({sessions})",
+                "{}: {} of the sessions' time in the server ({sessions}){}",
                 limiter_words(class),
-                events(class)
+                events(class),
+                if class.as_str() == WaitClass::Lock.name() {
+                    holders_said(w)
+                } else {
+                    String::new()
+                }
             ),
         ),
         _ => {
@@ -707,6 +747,41 @@ mod tests {
         let v = verdict(Some(&idle), at(2, false), "");
         assert_eq!(v.limiter, "round_trips");
         assert!(v.says.contains("(0.0 of 2 sessions"), "{}", v.says);
+    }
+
+    #[test]
+    fn a_lock_verdict_names_what_the_holders_were_doing() {
+        let mut locks = waits(
+            &[("lock", 5.0), ("cpu", 2.0)],
+            &[("Lock:transactionid", "lock", 5.0), ("CPU", "cpu", 2.0)],
+        );
+        let v = verdict(Some(&locks), at(8, false), "");
+        assert!(!v.says.contains("holding"), "{}", v.says);
+        let holder = |event: &str, class: &str, sessions| EventShare {
+            event: event.into(),
+            class: class.into(),
+            sessions,
+        };
+        locks.lock_holders = vec![
+            holder("Client:idle in transaction", "client", 3.0),
+            holder("IO:WALSync", "commit", 1.0),
+            holder("CPU", "cpu", 0.5),
+            holder("Lock:transactionid", "lock", 0.5),
+        ];
+        let v = verdict(Some(&locks), at(8, false), "");
+        assert_eq!(v.limiter, "lock");
+        assert!(
+            v.says.ends_with(
+                "; the sessions at the head of the lock queues were in Client:idle in transaction 60%, IO:WALSync 20%"
+            ),
+            "{}",
+            v.says
+        );
+        // Another limiter says nothing of holders.
+        locks.by_class = [("cpu".to_string(), 6.0), ("lock".to_string(), 1.0)].into();
+        let v = verdict(Some(&locks), at(8, false), "");
+        assert_eq!(v.limiter, "cpu");
+        assert!(!v.says.contains("holding"), "{}", v.says);
     }
 
     #[test]

@@ -502,12 +502,15 @@ fn summary_waits(out: &mut String, w: &crate::metrics::waits::Waits) {
         .iter()
         .map(|(c, a)| format!("{c} {a:.2}"))
         .collect();
-    let events: Vec<String> = w
-        .top_events
-        .iter()
-        .take(5)
-        .map(|e| format!("{} {:.2}", e.event, e.sessions))
-        .collect();
+    // An event list's five largest, with their average sessions.
+    let five = |list: &[crate::metrics::waits::EventShare]| {
+        list.iter()
+            .take(5)
+            .map(|e| format!("{} {:.2}", e.event, e.sessions))
+            .collect::<Vec<String>>()
+            .join(", ")
+    };
+    let events = five(&w.top_events);
     let _ = writeln!(
         out,
         "  server sessions (average active, sampled {} times a second, {} samples): {}; most time in {}",
@@ -521,9 +524,16 @@ fn summary_waits(out: &mut String, w: &crate::metrics::waits::Waits) {
         if events.is_empty() {
             "nothing".to_string()
         } else {
-            events.join(", ")
+            events
         }
     );
+    if !w.lock_holders.is_empty() {
+        let _ = writeln!(
+            out,
+            "  lock waits by what the head of their queue was doing (average sessions waiting behind it): {}",
+            five(&w.lock_holders)
+        );
+    }
     if w.missed > 0 {
         let _ = writeln!(
             out,

@@ -116,8 +116,8 @@ fn judged(r: &serde_json::Value, limiter_is: &str, event_has: &str) -> Result<()
     })
 }
 
-/// Eight clients on tpcb's one branch row (tpcb-like at scale 1): InnoDB's row lock waits;
-/// and `compare` against one client's run (no one to wait for) names the locks' share as
+/// Eight clients on tpcb's one branch row (tpcb-like at scale 1): InnoDB's row lock waits,
+/// with what their holders were doing; and `compare` against one client's run (no one to wait for) names the locks' share as
 /// what moved.
 fn locks_innodb(env: &Env) -> Result<(), String> {
     let target = Target::MariaDb("InnoDB");
@@ -125,6 +125,7 @@ fn locks_innodb(env: &Env) -> Result<(), String> {
     // Long enough for compare to judge the seconds' noise (10 measured seconds a side).
     let r = tpcb(env, &dsn, &target.flags(), &["-c", "8", "-T", "11"])?;
     judged(&r, "lock", "Lock:")?;
+    held(&r)?;
     let alone = run(env, &dsn, &target.flags(), "tpcb", &["-c", "1", "-T", "11"])?;
     let file = |name: &str, v: &serde_json::Value| {
         let path = env.path(&format!("verdict-{name}-{}.json", rand_suffix()));
@@ -205,6 +206,7 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
     )?;
     let r = run(env, dsn, &[], &one_row, &["-c", "8", "-T", "3"])?;
     judged_or_led(&r, "lock", "Lock:")?;
+    held(&r)?;
     // Four clients on rows of their own: each commit waits on the log's sync or on another's
     // (group commit). On a machine loaded by the rest of the suite the debug-built clients'
     // own turn can outgrow that (33% and 44% of the sessions' time in the server were seen):
@@ -212,6 +214,32 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
     // log's (`judged_in_server`).
     let r = run(env, dsn, &[], &any_row, &["-c", "4", "-T", "3"])?;
     judged_in_server(&r, "commit", "WAL")
+}
+
+/// The lock waits come with what their holders were doing, for at least half of the waiting
+/// sessions' time (a lock released before it was asked about has no holder), and a verdict of
+/// locks names the holders.
+fn held(r: &serde_json::Value) -> Result<(), String> {
+    let holders = r["waits"]["lock_holders"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let behind: f64 = holders.iter().filter_map(|h| h["sessions"].as_f64()).sum();
+    ensure(
+        !holders.is_empty() && behind >= 0.5 * sessions(r, "lock"),
+        || {
+            format!(
+                "lock holders {holders:?} for {} sessions waiting on locks",
+                sessions(r, "lock")
+            )
+        },
+    )?;
+    let says = r["verdict"]["says"].as_str().unwrap_or_default();
+    ensure(
+        limiter(r) != "lock"
+            || says.contains("the sessions at the head of the lock queues were in "),
+        || format!("a verdict of locks without their holders: {says}"),
+    )
 }
 
 /// `judged`, or, when the rule said mixed (eight sessions queued on one row also contend for

@@ -293,6 +293,7 @@ impl Engine for MySql {
             sql: String::new(),
             innodb_metrics: true,
             innodb_trx: true,
+            lock_holders: true,
             local_load: true,
             stats: stats::Parts::default(),
             lazy_begin: self.lazy_begin,
@@ -357,6 +358,9 @@ struct MySession {
     innodb_metrics: bool,
     /// Whether `activity` may read INNODB_TRX (false once refused: no PROCESS privilege).
     innodb_trx: bool,
+    /// Whether `activity` may ask INNODB_LOCK_WAITS who holds an awaited row lock (false once
+    /// refused: MySQL 8 has no such table).
+    lock_holders: bool,
     /// The parts of the counters' query (`stats.rs`) the server has not refused.
     stats: stats::Parts,
     /// Whether loads go through LOAD DATA LOCAL INFILE (until the server refuses one).
@@ -696,7 +700,9 @@ impl Session for MySession {
 
     /// The threads of this database, this one left out, with their InnoDB transaction's
     /// state where INNODB_TRX can be read (it takes the PROCESS privilege; without it, row
-    /// lock waits look like running threads and idle transactions like idle threads).
+    /// lock waits look like running threads and idle transactions like idle threads). When
+    /// one waits on a row lock, a second query names what the head of its queue (its holder,
+    /// or the holder's holder while that one waits too) was doing.
     fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
         let rows = match self.query_text(if self.innodb_trx {
             MY_ACTIVITY_TRX
@@ -713,15 +719,50 @@ impl Session for MySession {
             None | Some(Value::Null) => None,
             Some(v) => Some(v.to_string()),
         };
-        Ok(Some(
-            rows.iter()
-                .filter_map(|r| {
-                    let command = text(r.first())?;
-                    let state = text(r.get(1)).unwrap_or_default();
-                    activity::mysql(&command, &state, text(r.get(2)).as_deref())
-                })
-                .collect(),
-        ))
+        let mut seen: Vec<(Activity, Option<String>)> = rows
+            .iter()
+            .filter_map(|r| {
+                let command = text(r.first())?;
+                let state = text(r.get(1)).unwrap_or_default();
+                let a = activity::mysql(&command, &state, text(r.get(2)).as_deref())?;
+                Some((a, text(r.get(3))))
+            })
+            .collect();
+        let waiting =
+            |a: &Activity| a.class == activity::WaitClass::Lock && a.event.contains("row");
+        if self.lock_holders && seen.iter().any(|(a, _)| waiting(a)) {
+            match self.query_text(MY_HOLDERS) {
+                Ok(rows) => {
+                    // Each waiting transaction's first holder, then that one's while it waits.
+                    let holder = |trx: &String| {
+                        rows.iter()
+                            .find(|r| text(r.first()).as_ref() == Some(trx))
+                            .and_then(|r| text(r.get(1)))
+                    };
+                    for (a, trx) in seen.iter_mut().filter(|(a, _)| waiting(a)) {
+                        let Some(first) = trx.as_ref().and_then(holder) else {
+                            continue;
+                        };
+                        let head = activity::head_of_queue(first, holder);
+                        // The head's thread and transaction state, from a row that names it.
+                        let row = rows.iter().find(|r| text(r.get(1)).as_ref() == Some(&head));
+                        a.holder = row.and_then(|r| {
+                            let command = text(r.get(2)).unwrap_or_else(|| "Sleep".into());
+                            let state = text(r.get(3)).unwrap_or_default();
+                            let held =
+                                activity::mysql(&command, &state, text(r.get(4)).as_deref())?;
+                            Some(activity::Holder {
+                                class: held.class,
+                                event: held.event,
+                            })
+                        });
+                    }
+                }
+                Err(e) if e.class == ErrorClass::ConnectionLost => return Err(e),
+                Err(_) => self.lock_holders = false,
+            }
+        }
+        Ok(Some(seen.into_iter().map(|(a, _)| a).collect()))
     }
     fn statements(&mut self) -> DbResult<super::statements::Reading> {
         statements::read(self)
@@ -731,10 +772,18 @@ impl Session for MySession {
 /// The database's other threads (`activity`), with and without their InnoDB transaction.
 const MY_ACTIVITY: &str = "SELECT COMMAND, STATE FROM information_schema.PROCESSLIST \
      WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND <> 'Sleep'";
-const MY_ACTIVITY_TRX: &str = "SELECT p.COMMAND, p.STATE, t.trx_state \
+const MY_ACTIVITY_TRX: &str = "SELECT p.COMMAND, p.STATE, t.trx_state, t.trx_id \
      FROM information_schema.PROCESSLIST p LEFT JOIN information_schema.INNODB_TRX t \
      ON t.trx_mysql_thread_id = p.ID WHERE p.DB = DATABASE() AND p.ID <> CONNECTION_ID() \
      AND (p.COMMAND <> 'Sleep' OR t.trx_id IS NOT NULL)";
+
+/// Who holds each awaited row lock (asked only when a sample saw a row lock wait): the waiting
+/// transaction, its holder's, and the holder's thread and transaction state.
+const MY_HOLDERS: &str = "SELECT w.requesting_trx_id, w.blocking_trx_id, hp.COMMAND, hp.STATE, \
+     ht.trx_state \
+     FROM information_schema.INNODB_LOCK_WAITS w JOIN information_schema.INNODB_TRX ht \
+     ON ht.trx_id = w.blocking_trx_id LEFT JOIN information_schema.PROCESSLIST hp \
+     ON hp.ID = ht.trx_mysql_thread_id";
 
 /// The current database's size (NULL when the session has no current database).
 const MY_SIZE: &str = "IF(DATABASE() IS NULL, NULL, (SELECT COALESCE(SUM(data_length + \

@@ -715,26 +715,66 @@ impl Session for PgSession {
     }
 
     /// The run's backends: this database's client backends under dbduel's application name,
-    /// this session's own left out, those idle between transactions left on the server.
+    /// this session's own left out, those idle between transactions left on the server. A
+    /// backend waiting on a lock comes with the first session holding it (`pg_blocking_pids`,
+    /// asked for those backends only: it takes the lock manager's partition locks) and what
+    /// that one was doing (read for them only: a run without lock waits reads the activity
+    /// once, as before); a holder among the sampled backends that waits on a lock too is
+    /// followed to the head of the queue.
     fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
         let rows = self.query_text(
-            "SELECT state, wait_event_type, wait_event FROM pg_stat_activity \
-             WHERE datname = current_database() AND pid <> pg_backend_pid() \
-             AND backend_type = 'client backend' \
-             AND application_name = current_setting('application_name') AND state <> 'idle'",
+            "SELECT a.pid, a.state, a.wait_event_type, a.wait_event, b.pid, \
+             CASE WHEN b.pid IS NOT NULL THEN (SELECT coalesce(h.state, '') || '|' \
+             || coalesce(h.wait_event_type, '') || '|' || coalesce(h.wait_event, '') \
+             FROM pg_stat_activity h WHERE h.pid = b.pid) END \
+             FROM pg_stat_activity a LEFT JOIN LATERAL (SELECT (pg_blocking_pids(a.pid))[1] AS pid \
+             WHERE a.wait_event_type = 'Lock') b ON true \
+             WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() \
+             AND a.backend_type = 'client backend' \
+             AND a.application_name = current_setting('application_name') AND a.state <> 'idle'",
         )?;
         let text = |v: &Value| match v {
             Value::Null => None,
             v => Some(v.to_string()),
         };
-        Ok(Some(
-            rows.iter()
-                .filter_map(|r| {
-                    let (state, kind, event) = (text(&r[0])?, text(&r[1]), text(&r[2]));
-                    activity::postgres(&state, kind.as_deref(), event.as_deref())
-                })
-                .collect(),
-        ))
+        let sessions: Vec<(String, Option<String>, Activity)> = rows
+            .iter()
+            .filter_map(|r| {
+                let (state, kind, event) = (text(&r[1])?, text(&r[2]), text(&r[3]));
+                let a = activity::postgres(&state, kind.as_deref(), event.as_deref())?;
+                Some((text(&r[0])?, text(&r[4]), a))
+            })
+            .collect();
+        // The holder outside the sampled backends (another application's, or idle), as read.
+        let described = |pid: &str| {
+            let r = rows.iter().find(|r| text(&r[4]).as_deref() == Some(pid))?;
+            let h = text(&r[5])?;
+            let mut parts = h.splitn(3, '|').map(|p| Some(p).filter(|p| !p.is_empty()));
+            let mut next = || parts.next().flatten();
+            let (state, kind, event) = (next(), next(), next());
+            Some(activity::postgres_holder(
+                state.unwrap_or("idle"),
+                kind,
+                event,
+            ))
+        };
+        let sampled = |pid: &str| sessions.iter().find(|(p, _, _)| p == pid);
+        let mut out = Vec::with_capacity(sessions.len());
+        for (_, blocker, a) in &sessions {
+            let mut a = a.clone();
+            if let Some(first) = blocker {
+                let head = activity::head_of_queue(first.clone(), |pid| sampled(pid)?.1.clone());
+                a.holder = match sampled(&head) {
+                    Some((_, _, h)) => Some(activity::Holder {
+                        class: h.class,
+                        event: h.event.clone(),
+                    }),
+                    None => described(&head),
+                };
+            }
+            out.push(a);
+        }
+        Ok(Some(out))
     }
 
     fn statements(&mut self) -> DbResult<super::statements::Reading> {
