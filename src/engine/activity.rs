@@ -145,6 +145,9 @@ pub fn postgres(state: &str, wait_type: Option<&str>, wait: Option<&str>) -> Opt
     named(class, format!("{kind}:{event}"))
 }
 
+/// A MariaDB/MySQL thread's InnoDB row lock wait (its transaction in LOCK WAIT).
+pub const ROW_LOCK_WAIT: &str = "Lock:row lock wait";
+
 /// A MariaDB/MySQL thread as `information_schema.PROCESSLIST` and `INNODB_TRX` show it
 /// (`trx_state` None: no InnoDB transaction, or INNODB_TRX not readable).
 pub fn mysql(command: &str, state: &str, trx_state: Option<&str>) -> Option<Activity> {
@@ -163,7 +166,7 @@ pub fn mysql(command: &str, state: &str, trx_state: Option<&str>) -> Option<Acti
         };
     }
     if trx_state == Some("LOCK WAIT") {
-        return named(WaitClass::Lock, "Lock:row lock wait");
+        return named(WaitClass::Lock, ROW_LOCK_WAIT);
     }
     if state.contains("metadata lock") {
         return named(WaitClass::Lock, "Lock:metadata lock");

@@ -293,7 +293,7 @@ impl Engine for MySql {
             sql: String::new(),
             innodb_metrics: true,
             innodb_trx: true,
-            lock_holders: true,
+            holders_refused: None,
             local_load: true,
             stats: stats::Parts::default(),
             lazy_begin: self.lazy_begin,
@@ -358,9 +358,9 @@ struct MySession {
     innodb_metrics: bool,
     /// Whether `activity` may read INNODB_TRX (false once refused: no PROCESS privilege).
     innodb_trx: bool,
-    /// Whether `activity` may ask INNODB_LOCK_WAITS who holds an awaited row lock (false once
-    /// refused: MySQL 8 has no such table).
-    lock_holders: bool,
+    /// Why `activity` no longer asks INNODB_LOCK_WAITS who holds an awaited row lock (the
+    /// server's refusal: MySQL 8 has no such table); None while it may.
+    holders_refused: Option<String>,
     /// The parts of the counters' query (`stats.rs`) the server has not refused.
     stats: stats::Parts,
     /// Whether loads go through LOAD DATA LOCAL INFILE (until the server refuses one).
@@ -728,9 +728,8 @@ impl Session for MySession {
                 Some((a, text(r.get(3))))
             })
             .collect();
-        let waiting =
-            |a: &Activity| a.class == activity::WaitClass::Lock && a.event.contains("row");
-        if self.lock_holders && seen.iter().any(|(a, _)| waiting(a)) {
+        let waiting = |a: &Activity| a.event == activity::ROW_LOCK_WAIT;
+        if self.holders_refused.is_none() && seen.iter().any(|(a, _)| waiting(a)) {
             match self.query_text(MY_HOLDERS) {
                 Ok(rows) => {
                     // Each waiting transaction's first holder, then that one's while it waits.
@@ -759,7 +758,16 @@ impl Session for MySession {
                     }
                 }
                 Err(e) if e.class == ErrorClass::ConnectionLost => return Err(e),
-                Err(_) => self.lock_holders = false,
+                Err(e) => self.holders_refused = Some(e.message),
+            }
+        }
+        if let Some(why) = &self.holders_refused {
+            // Said where the holders would be: the summary's line and the lock verdict.
+            for (a, _) in seen.iter_mut().filter(|(a, _)| waiting(a)) {
+                a.holder = Some(activity::Holder {
+                    class: activity::WaitClass::Other,
+                    event: format!("(not named: INNODB_LOCK_WAITS refused: {why})"),
+                });
             }
         }
         Ok(Some(seen.into_iter().map(|(a, _)| a).collect()))

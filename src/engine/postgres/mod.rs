@@ -715,66 +715,71 @@ impl Session for PgSession {
     }
 
     /// The run's backends: this database's client backends under dbduel's application name,
-    /// this session's own left out, those idle between transactions left on the server. A
-    /// backend waiting on a lock comes with the first session holding it (`pg_blocking_pids`,
-    /// asked for those backends only: it takes the lock manager's partition locks) and what
-    /// that one was doing (read for them only: a run without lock waits reads the activity
-    /// once, as before); a holder among the sampled backends that waits on a lock too is
-    /// followed to the head of the queue.
+    /// this session's own left out, those idle between transactions left on the server. When
+    /// some wait on a lock, a second query asks, for the lock waiters only, who holds each
+    /// lock first (`pg_blocking_pids`: it takes the lock manager's partition locks) and what
+    /// that one was doing; a holder that waits on a lock too is followed to the head of the
+    /// queue, within that second instant. A sample without lock waits costs one query, as
+    /// before.
     fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
         let rows = self.query_text(
-            "SELECT a.pid, a.state, a.wait_event_type, a.wait_event, b.pid, \
-             CASE WHEN b.pid IS NOT NULL THEN (SELECT coalesce(h.state, '') || '|' \
-             || coalesce(h.wait_event_type, '') || '|' || coalesce(h.wait_event, '') \
-             FROM pg_stat_activity h WHERE h.pid = b.pid) END \
-             FROM pg_stat_activity a LEFT JOIN LATERAL (SELECT (pg_blocking_pids(a.pid))[1] AS pid \
-             WHERE a.wait_event_type = 'Lock') b ON true \
-             WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() \
-             AND a.backend_type = 'client backend' \
-             AND a.application_name = current_setting('application_name') AND a.state <> 'idle'",
+            "SELECT pid, state, wait_event_type, wait_event FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid() \
+             AND backend_type = 'client backend' \
+             AND application_name = current_setting('application_name') AND state <> 'idle'",
         )?;
         let text = |v: &Value| match v {
             Value::Null => None,
             v => Some(v.to_string()),
         };
-        let sessions: Vec<(String, Option<String>, Activity)> = rows
+        let mut sessions: Vec<(i64, Activity)> = rows
             .iter()
             .filter_map(|r| {
                 let (state, kind, event) = (text(&r[1])?, text(&r[2]), text(&r[3]));
                 let a = activity::postgres(&state, kind.as_deref(), event.as_deref())?;
-                Some((text(&r[0])?, text(&r[4]), a))
+                Some((r[0].as_i64()?, a))
             })
             .collect();
-        // The holder outside the sampled backends (another application's, or idle), as read.
-        let described = |pid: &str| {
-            let r = rows.iter().find(|r| text(&r[4]).as_deref() == Some(pid))?;
-            let h = text(&r[5])?;
-            let mut parts = h.splitn(3, '|').map(|p| Some(p).filter(|p| !p.is_empty()));
-            let mut next = || parts.next().flatten();
-            let (state, kind, event) = (next(), next(), next());
+        if !sessions
+            .iter()
+            .any(|(_, a)| a.class == activity::WaitClass::Lock)
+        {
+            return Ok(Some(sessions.into_iter().map(|(_, a)| a).collect()));
+        }
+        // Every lock waiter's first holder in this database, and what the holder was doing,
+        // all at one instant (the queue is followed within it: the first query's is gone).
+        let holders = self.query_text(
+            "SELECT b.pid, h.pid, h.state, h.wait_event_type, h.wait_event \
+             FROM (SELECT pid, (pg_blocking_pids(pid))[1] AS holder FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock') b \
+             JOIN pg_stat_activity h ON h.pid = b.holder",
+        )?;
+        let first = |pid: &i64| {
+            holders
+                .iter()
+                .find(|r| r[0].as_i64() == Some(*pid))
+                .and_then(|r| r[1].as_i64())
+        };
+        let described = |pid: i64| {
+            let r = holders.iter().find(|r| r[1].as_i64() == Some(pid))?;
+            let state = text(&r[2]).unwrap_or_else(|| "idle".into());
             Some(activity::postgres_holder(
-                state.unwrap_or("idle"),
-                kind,
-                event,
+                &state,
+                text(&r[3]).as_deref(),
+                text(&r[4]).as_deref(),
             ))
         };
-        let sampled = |pid: &str| sessions.iter().find(|(p, _, _)| p == pid);
-        let mut out = Vec::with_capacity(sessions.len());
-        for (_, blocker, a) in &sessions {
-            let mut a = a.clone();
-            if let Some(first) = blocker {
-                let head = activity::head_of_queue(first.clone(), |pid| sampled(pid)?.1.clone());
-                a.holder = match sampled(&head) {
-                    Some((_, _, h)) => Some(activity::Holder {
-                        class: h.class,
-                        event: h.event.clone(),
-                    }),
-                    None => described(&head),
-                };
-            }
-            out.push(a);
+        let heads: Vec<Option<activity::Holder>> = sessions
+            .iter()
+            .map(|(pid, a)| {
+                let holder = first(pid).filter(|_| a.class == activity::WaitClass::Lock)?;
+                described(activity::head_of_queue(holder, first))
+            })
+            .collect();
+        for ((_, a), head) in sessions.iter_mut().zip(heads) {
+            a.holder = head;
         }
-        Ok(Some(out))
+        Ok(Some(sessions.into_iter().map(|(_, a)| a).collect()))
     }
 
     fn statements(&mut self) -> DbResult<super::statements::Reading> {
