@@ -715,71 +715,58 @@ impl Session for PgSession {
     }
 
     /// The run's backends: this database's client backends under dbduel's application name,
-    /// this session's own left out, those idle between transactions left on the server. When
-    /// some wait on a lock, a second query asks, for the lock waiters only, who holds each
-    /// lock first (`pg_blocking_pids`: it takes the lock manager's partition locks) and what
-    /// that one was doing; a holder that waits on a lock too is followed to the head of the
-    /// queue, within that second instant. A sample without lock waits costs one query, as
-    /// before.
+    /// this session's own left out, those idle between transactions left on the server; and,
+    /// for those waiting on a lock, who holds it first (`pg_blocking_pids`, asked for the lock
+    /// waiters only: it takes the lock manager's partition locks) and what that one was doing,
+    /// a session of the run or not. All in one query, so at one instant: a holder that waits on
+    /// a lock too is followed to the head of the queue.
     fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
         let rows = self.query_text(
-            "SELECT pid, state, wait_event_type, wait_event FROM pg_stat_activity \
-             WHERE datname = current_database() AND pid <> pg_backend_pid() \
-             AND backend_type = 'client backend' \
-             AND application_name = current_setting('application_name') AND state <> 'idle'",
+            "WITH a AS (SELECT pid, state, wait_event_type, wait_event, \
+             backend_type = 'client backend' AND state <> 'idle' \
+             AND application_name = current_setting('application_name') AS ours, \
+             CASE WHEN wait_event_type = 'Lock' THEN (pg_blocking_pids(pid))[1] END AS holder \
+             FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()) \
+             SELECT pid, state, wait_event_type, wait_event, holder, ours FROM a \
+             WHERE ours OR pid IN (SELECT holder FROM a)",
         )?;
         let text = |v: &Value| match v {
             Value::Null => None,
             v => Some(v.to_string()),
         };
-        let mut sessions: Vec<(i64, Activity)> = rows
-            .iter()
-            .filter_map(|r| {
-                let (state, kind, event) = (text(&r[1])?, text(&r[2]), text(&r[3]));
-                let a = activity::postgres(&state, kind.as_deref(), event.as_deref())?;
-                Some((r[0].as_i64()?, a))
-            })
-            .collect();
-        if !sessions
-            .iter()
-            .any(|(_, a)| a.class == activity::WaitClass::Lock)
-        {
-            return Ok(Some(sessions.into_iter().map(|(_, a)| a).collect()));
-        }
-        // Every lock waiter's first holder in this database, and what the holder was doing,
-        // all at one instant (the queue is followed within it: the first query's is gone).
-        let holders = self.query_text(
-            "SELECT b.pid, h.pid, h.state, h.wait_event_type, h.wait_event \
-             FROM (SELECT pid, (pg_blocking_pids(pid))[1] AS holder FROM pg_stat_activity \
-             WHERE datname = current_database() AND wait_event_type = 'Lock') b \
-             JOIN pg_stat_activity h ON h.pid = b.holder",
-        )?;
+        let row = |pid: i64| rows.iter().find(|r| r[0].as_i64() == Some(pid));
+        // A holder outside the database is not followed: its row is not there to describe.
         let first = |pid: &i64| {
-            holders
-                .iter()
-                .find(|r| r[0].as_i64() == Some(*pid))
-                .and_then(|r| r[1].as_i64())
+            row(*pid)
+                .and_then(|r| r[4].as_i64())
+                .filter(|h| row(*h).is_some())
         };
         let described = |pid: i64| {
-            let r = holders.iter().find(|r| r[1].as_i64() == Some(pid))?;
-            let state = text(&r[2]).unwrap_or_else(|| "idle".into());
+            let r = row(pid)?;
+            let state = text(&r[1]).unwrap_or_else(|| "idle".into());
             Some(activity::postgres_holder(
                 &state,
+                text(&r[2]).as_deref(),
                 text(&r[3]).as_deref(),
-                text(&r[4]).as_deref(),
             ))
         };
-        let heads: Vec<Option<activity::Holder>> = sessions
-            .iter()
-            .map(|(pid, a)| {
-                let holder = first(pid).filter(|_| a.class == activity::WaitClass::Lock)?;
-                described(activity::head_of_queue(holder, first))
-            })
-            .collect();
-        for ((_, a), head) in sessions.iter_mut().zip(heads) {
-            a.holder = head;
-        }
-        Ok(Some(sessions.into_iter().map(|(_, a)| a).collect()))
+        let ours = |r: &&Vec<Value>| r[5].as_i64() == Some(1);
+        Ok(Some(
+            rows.iter()
+                .filter(ours)
+                .filter_map(|r| {
+                    let (state, kind, event) = (text(&r[1])?, text(&r[2]), text(&r[3]));
+                    let mut a = activity::postgres(&state, kind.as_deref(), event.as_deref())?;
+                    let pid = r[0].as_i64()?;
+                    if a.class == activity::WaitClass::Lock {
+                        a.holder = first(&pid)
+                            .and_then(|holder| described(activity::head_of_queue(holder, first)));
+                    }
+                    Some(a)
+                })
+                .collect(),
+        ))
     }
 
     fn statements(&mut self) -> DbResult<super::statements::Reading> {

@@ -143,6 +143,8 @@ pub struct Stream {
     pub power: bool,
     pub sf: f64,
     pub seed: u64,
+    /// `--query-timeout`, set on the session: lifted while a failed RF2's pair is undone.
+    pub limit: Option<std::time::Duration>,
 }
 
 /// Rows of ORDERS or LINEITEM, as a refresh inserts them.
@@ -154,6 +156,8 @@ struct Refresh {
     insert_line: StmtId,
     delete_lines: StmtId,
     delete_order: StmtId,
+    /// A pair's lines and orders by their key range (None: the engine refused them).
+    leftovers: Option<(StmtId, StmtId)>,
     pairs: Vec<(usize, Rows, Rows)>,
 }
 
@@ -260,7 +264,9 @@ impl TpchClient {
     /// Refresh function 2 (clause 2.5.3): the orders of the pair's refresh function 1 and
     /// their lines deleted, in one transaction. (The specification deletes old orders;
     /// deleting the new ones leaves the data as loaded after every pair, so `check`'s answers
-    /// hold after any run.)
+    /// hold after any run.) One that fails (a `--query-timeout`, an error) is rolled back and
+    /// its pair's rows deleted again without the time limit, so that the data stays as loaded;
+    /// its error is still the run's.
     fn rf2(&mut self, s: &mut dyn Session, pair: usize) -> DbResult<(u64, u32)> {
         let r = self
             .refresh
@@ -271,14 +277,30 @@ impl TpchClient {
             .iter()
             .find(|p| p.0 == pair)
             .expect("the pair's rows");
-        s.begin(true)?;
-        let mut n = 0;
-        for o in orders {
-            n += s.exec(r.delete_lines, &o[..1])?;
-            n += s.exec(r.delete_order, &o[..1])?;
+        let mut delete = || {
+            s.begin(true)?;
+            let mut n = 0;
+            for o in orders {
+                n += s.exec(r.delete_lines, &o[..1])?;
+                n += s.exec(r.delete_order, &o[..1])?;
+            }
+            s.commit()?;
+            Ok(n)
+        };
+        match delete() {
+            Ok(n) => Ok((n, 2 * orders.len() as u32)),
+            Err(e) => {
+                let _ = s.rollback();
+                if let Some(leftovers) = r.leftovers {
+                    let limit = self.stream.limit;
+                    if limit.is_none() || s.set_statement_timeout(None).is_ok() {
+                        clear_leftovers(s, leftovers, &[orders]);
+                        let _ = s.set_statement_timeout(limit);
+                    }
+                }
+                Err(e)
+            }
         }
-        s.commit()?;
-        Ok((n, 2 * orders.len() as u32))
     }
 }
 
@@ -303,29 +325,30 @@ fn refresh(sql: &SqlSet, s: &mut dyn Session, stream: &Stream) -> DbResult<Optio
             (p, o, l)
         })
         .collect();
-    clear_leftovers(
-        s,
-        &one("rf_leftover_lines"),
-        &one("rf_leftover_orders"),
-        &pairs,
-    );
+    let leftovers = s
+        .prepare(&one("rf_leftover_lines"))
+        .and_then(|lines| Ok((lines, s.prepare(&one("rf_leftover_orders"))?)))
+        .ok();
+    if let Some(leftovers) = leftovers {
+        let orders: Vec<&Rows> = pairs.iter().map(|p| &p.1).collect();
+        clear_leftovers(s, leftovers, &orders);
+    }
     Ok(Some(Refresh {
         insert_order: s.prepare(&one("rf1_order"))?,
         insert_line: s.prepare(&one("rf1_lineitem"))?,
         delete_lines: s.prepare(&one("rf2_lineitem"))?,
         delete_order: s.prepare(&one("rf2_order"))?,
+        leftovers,
         pairs,
     }))
 }
 
-/// Remove what an interrupted run's refresh function 1 left of these pairs (its refresh
-/// function 2 never ran), before the run. A failure here is not the run's: a leftover order
-/// then makes refresh function 1 fail on its key, which the run reports.
-fn clear_leftovers(s: &mut dyn Session, lines: &str, orders: &str, pairs: &[(usize, Rows, Rows)]) {
-    let (Ok(lines), Ok(orders)) = (s.prepare(lines), s.prepare(orders)) else {
-        return;
-    };
-    for (_, o, _) in pairs {
+/// Remove what refresh function 1 left of these pairs' orders where refresh function 2 did
+/// not run (an interrupted run: before the next one) or failed (at once). A failure here is not
+/// the run's: a leftover order then makes refresh function 1 fail on its key, which the run
+/// reports.
+fn clear_leftovers(s: &mut dyn Session, (lines, orders): (StmtId, StmtId), pairs: &[&Rows]) {
+    for o in pairs {
         let keys: Vec<i64> = o.iter().filter_map(|r| r[0].as_i64()).collect();
         let (Some(low), Some(high)) = (keys.iter().min(), keys.iter().max()) else {
             continue;

@@ -143,7 +143,7 @@ pub const OPTIONS: Table = Table {
         Opt {
             name: "query_timeout",
             short: None,
-            help: "The engine's own limit on each query and refresh function of the streams, in seconds (PostgreSQL statement_timeout, MariaDB max_statement_time); one past it is reported as a timeout and the stream goes on",
+            help: "The engine's own limit on each query and refresh function of the streams, in seconds (PostgreSQL statement_timeout, MariaDB max_statement_time); one past it is reported as a timeout and the stream goes on (a refresh function 2 past it has its pair's rows deleted without the limit, so the data stays as loaded)",
             kind: Kind::Decimal,
             phase: Phase::Run,
             default: "",
@@ -426,6 +426,7 @@ impl Workload for Tpch {
             power: id == 0,
             sf: self.options.sf,
             seed,
+            limit: self.options.timeout.map(std::time::Duration::from_secs_f64),
         };
         let sql = sql(engine);
         self.open_session(engine, s)?;
