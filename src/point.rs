@@ -125,13 +125,15 @@ pub fn run_point(
     if run.max_tries == 0 {
         run.max_tries = workload.default_max_tries();
     }
+    let released = Arc::new(OnceLock::new());
     let observer = match observe {
-        Observe::Server { pid } => {
-            Some(Observer::start(pid, engine.connect().ok(), Instant::now()))
-        }
+        Observe::Server { pid } => Some(Observer::start(
+            pid,
+            engine.connect().ok(),
+            released.clone(),
+        )),
         Observe::Nothing => None,
     };
-    let released = Arc::new(OnceLock::new());
     let sampler = waits_sampler(plan, engine.as_ref(), &released);
     let measured = measure(
         plan,

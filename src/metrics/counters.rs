@@ -124,6 +124,9 @@ struct Read {
 /// Reads the counters once a second from the sampler's loop and keeps what the result needs.
 pub struct CounterReader {
     measured_from: Duration,
+    /// When the clients were released (the windows' origin), once known: the seconds are
+    /// labelled on the windows' clock.
+    origin: Option<Duration>,
     due: Duration,
     /// False once the engine said it has no counters, or a reading failed.
     on: bool,
@@ -144,6 +147,7 @@ impl CounterReader {
     pub fn new(measured_from: Duration) -> CounterReader {
         CounterReader {
             measured_from,
+            origin: None,
             due: Duration::ZERO,
             on: true,
             last: None,
@@ -172,6 +176,12 @@ impl CounterReader {
         // Seconds whose reading was due while an earlier one was still being read.
         self.out.missed += due - 1;
         self.read(session, at);
+    }
+
+    /// The clients were released at `at` (the windows' second 1 begins there): from then on,
+    /// a reading's interval is labelled with the window holding its middle.
+    pub fn released(&mut self, at: Duration) {
+        self.origin.get_or_insert(at);
     }
 
     /// The measured part begins now, `at` after the sampler's start (known once the clients
@@ -228,7 +238,7 @@ impl CounterReader {
     /// What moved between two readings: the second's deltas, the measured sums, the
     /// background events' seconds.
     fn interval(&mut self, before: &Read, now: &Read) {
-        let t = u32::try_from(now.at.as_secs()).unwrap_or(u32::MAX).max(1);
+        let t = self.origin.and_then(|o| window_of(before.at, now.at, o));
         let measured = before.at >= self.measured_from;
         if measured && self.first_measured.is_none() {
             self.first_measured = Some(before.at);
@@ -257,6 +267,7 @@ impl CounterReader {
                 sum.1 = sum.1.max(value);
                 sum.2 += 1;
             }
+            let Some(t) = t else { continue };
             if s.roles.contains(&Role::Headline) {
                 *self
                     .seconds
@@ -351,6 +362,17 @@ impl ServerCounters {
     }
 }
 
+/// The window (t as the windows': 1 for the first second after the clients' release at
+/// `origin`) holding the middle of the interval between two readings; None for an interval
+/// mostly before the release, which no window shows. Readings come once a second on the
+/// sampler's own clock, which starts before the clients connect (many clients, a slow
+/// login: a second or more), so an interval's end alone would label it a window early.
+fn window_of(from: Duration, to: Duration, origin: Duration) -> Option<u32> {
+    let middle = (from + to) / 2;
+    let after = middle.checked_sub(origin)?;
+    Some(u32::try_from(after.as_secs()).unwrap_or(u32::MAX - 1) + 1)
+}
+
 /// The counters that moved most, by this rule: the headline counters first (those that
 /// moved, gauges seen above zero), in name order; then the other cumulative counters by the
 /// share of their count that the measured run made (its change over its value at the end:
@@ -416,6 +438,7 @@ mod tests {
     #[test]
     fn deltas_totals_and_background_seconds() {
         let mut r = CounterReader::new(Duration::from_secs(1));
+        r.released(Duration::ZERO);
         let reading = |commits: f64, ckpt: f64, waiting: f64| {
             vec![
                 stat("v.commits", commits, Kind::Cumulative, &[Role::Headline]),

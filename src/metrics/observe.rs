@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,8 @@ use crate::engine::{Counters, ErrorClass, Session};
 /// What the server did in one second of the run.
 #[derive(Debug, Clone, Serialize)]
 pub struct ResourceSample {
-    /// Seconds since the run's start at the end of this second (as `Window::t`).
+    /// Seconds since the clients' release at the end of this second (as `Window::t`); 0 before
+    /// it.
     pub t: u32,
     /// User + system CPU seconds of the server's process tree since the observer started.
     pub server_cpu_s: f64,
@@ -52,11 +53,16 @@ const COUNTER_DEADLINE: Duration = Duration::from_secs(2);
 const STOP_WAIT: Duration = Duration::from_secs(3);
 
 impl Observer {
-    /// Sample once a second (t = seconds since `start`, same clock as the runner's windows) the
-    /// process tree rooted at `pid` (the server's main process; None for a server dbduel did not
-    /// start or an embedded engine) and the engine counters through `session` (a dedicated
-    /// connection; None to skip). The baseline is read before this returns.
-    pub fn start(pid: Option<u32>, session: Option<Box<dyn Session>>, start: Instant) -> Observer {
+    /// Sample once a second the process tree rooted at `pid` (the server's main process; None
+    /// for a server dbduel did not start or an embedded engine) and the engine counters through
+    /// `session` (a dedicated connection; None to skip). The seconds are the runner's windows':
+    /// t counts from the clients' release, `released` once set (the observer starts before the
+    /// clients connect, which can take seconds); samples before it are t = 0.
+    pub fn start(
+        pid: Option<u32>,
+        session: Option<Box<dyn Session>>,
+        released: Arc<OnceLock<Instant>>,
+    ) -> Observer {
         let (stop, stopped) = mpsc::channel();
         let sampler = Sampler {
             tree: pid.map(ProcTree::new),
@@ -66,7 +72,7 @@ impl Observer {
         let kept = samples.clone();
         let thread = std::thread::Builder::new()
             .name("observer".into())
-            .spawn(move || sampler.run(start, &stopped, &kept))
+            .spawn(move || sampler.run(&released, &stopped, &kept))
             .ok();
         Observer {
             stop,
@@ -98,23 +104,41 @@ struct Sampler {
 }
 
 impl Sampler {
-    /// Sample at the start (t = 0), at each whole second since `start`, and when told to stop
-    /// (t = the second under way, however short): a point shorter than a second still has its
-    /// server memory. A second whose tick came while the previous sample was still being read
-    /// (a stalled counter query) is skipped.
-    fn run(mut self, start: Instant, stop: &Receiver<()>, samples: &Mutex<Vec<ResourceSample>>) {
+    /// Sample at the start (t = 0), once a second until the clients' release (t = 0, asking
+    /// every `RELEASE_STEP` whether it came), at each whole second since the release (t = 1 at
+    /// its first), and when told to stop (t = the second under way, however short): a point
+    /// shorter than a second still has its server memory. A second whose tick came while the
+    /// previous sample was still being read (a stalled counter query) is skipped.
+    fn run(
+        mut self,
+        released: &OnceLock<Instant>,
+        stop: &Receiver<()>,
+        samples: &Mutex<Vec<ResourceSample>>,
+    ) {
         let keep = |s: ResourceSample| samples.lock().unwrap_or_else(|p| p.into_inner()).push(s);
         keep(self.sample(0));
-        let mut t = next_second(start);
+        let (mut t, mut last) = (0, Instant::now());
         loop {
-            let due = start + Duration::from_secs(u64::from(t));
+            let (due, next) = match released.get() {
+                Some(&origin) => {
+                    let next = (t + 1).max(next_second(origin));
+                    (origin + Duration::from_secs(u64::from(next)), next)
+                }
+                None => (
+                    (Instant::now() + RELEASE_STEP).min(last + Duration::from_secs(1)),
+                    0,
+                ),
+            };
             let wait = due.saturating_duration_since(Instant::now());
             let stopping = !matches!(stop.recv_timeout(wait), Err(RecvTimeoutError::Timeout));
-            keep(self.sample(t));
+            if next == 0 && !stopping && last.elapsed() < Duration::from_secs(1) {
+                continue;
+            }
+            keep(self.sample(next));
+            (t, last) = (next, Instant::now());
             if stopping {
                 return;
             }
-            t = (t + 1).max(next_second(start));
         }
     }
 
@@ -137,6 +161,9 @@ impl Sampler {
         }
     }
 }
+
+/// How often the observer asks whether the clients were released, before they were.
+const RELEASE_STEP: Duration = Duration::from_millis(50);
 
 /// The first whole second since `start` still ahead.
 fn next_second(start: Instant) -> u32 {
@@ -439,10 +466,24 @@ mod tests {
         session: Option<Box<dyn Session>>,
         secs: f64,
     ) -> Vec<ResourceSample> {
-        let start = Instant::now();
-        let observer = Observer::start(pid, session, start);
+        let released = Arc::new(OnceLock::new());
+        let _ = released.set(Instant::now());
+        let observer = Observer::start(pid, session, released);
         std::thread::sleep(Duration::from_secs_f64(secs));
         observer.stop()
+    }
+
+    #[test]
+    fn seconds_count_from_the_clients_release() {
+        let released = Arc::new(OnceLock::new());
+        let observer = Observer::start(None, None, released.clone());
+        std::thread::sleep(Duration::from_millis(1500));
+        let _ = released.set(Instant::now());
+        std::thread::sleep(Duration::from_millis(1500));
+        let t: Vec<u32> = observer.stop().iter().map(|s| s.t).collect();
+        // The start and a second later before the release, then its first whole second, and
+        // the stop half-way through its second.
+        assert_eq!(t, [0, 0, 1, 2]);
     }
 
     #[test]

@@ -212,6 +212,14 @@ fn sample(
             break;
         }
         let at = start.elapsed();
+        // The windows' clock starts at the clients' release, after the sampler's own.
+        let released = measured_from
+            .0
+            .get()
+            .map(|r| r.saturating_duration_since(start));
+        if let Some(r) = released {
+            counters.released(r);
+        }
         if begins.is_some() || (!begun && measured_from.began()) {
             begun = true;
             watch.tick(s, true);
@@ -236,17 +244,23 @@ fn sample(
                 break;
             }
         };
-        let second = seconds
-            .entry(u32::try_from(at.as_secs() + 1).unwrap_or(u32::MAX))
-            .or_default();
-        second.samples += 1;
+        // A sample before the release shows in no second: no window holds it.
+        let mut second = released.and_then(|r| at.checked_sub(r)).map(|after| {
+            let t = u32::try_from(after.as_secs() + 1).unwrap_or(u32::MAX);
+            seconds.entry(t).or_default()
+        });
+        if let Some(second) = second.as_mut() {
+            second.samples += 1;
+        }
         let measured = measured_from.began();
         if measured {
             out.samples += 1;
         }
         watch.tick(s, measured);
         for a in seen {
-            second.sessions[a.class as usize] += 1;
+            if let Some(second) = second.as_mut() {
+                second.sessions[a.class as usize] += 1;
+            }
             if measured {
                 events.entry(a.event).or_insert((a.class, 0)).1 += 1;
                 if let Some(h) = a.holder {
@@ -393,7 +407,8 @@ pub const QUEUED: f64 = 0.25;
 /// samples: not determined, with `absent` saying why. The server's counters then add their
 /// evidence (`evidence::refine`): (5) a clause for each background event (checkpoint,
 /// autovacuum, InnoDB flushing) whose covered seconds' mean tps is away from the other
-/// measured seconds' by more than twice their standard deviation and 5%; (6) a `running`
+/// measured seconds' median by more than twice their spread (scaled median absolute
+/// deviation) and 5%; (6) a `running`
 /// verdict becomes data reads when data-file waits took at least half of the running
 /// sessions' time, or, without them, when at least 1% of page requests missed the buffer
 /// pool, and server CPU when fewer than 0.1% missed.

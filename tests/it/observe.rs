@@ -1,7 +1,7 @@
 //! The server observer on the real servers: PostgreSQL's process tree and a CHECKPOINT seen
 //! in the second it happened; MariaDB's process and its counters.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use dbduel::metrics::observe::{Observer, ResourceSample};
@@ -27,7 +27,9 @@ fn observe(
     work: &[&str],
 ) -> Result<(Vec<ResourceSample>, u32), String> {
     let start = Instant::now();
-    let observer = Observer::start(pid, Some(session(dsn)), start);
+    let released = Arc::new(OnceLock::new());
+    let _ = released.set(start);
+    let observer = Observer::start(pid, Some(session(dsn)), released);
     let mut other = session(dsn);
     std::thread::sleep(Duration::from_secs_f64(at));
     for sql in work {

@@ -19,7 +19,7 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 14] = [
+    let tests: [(&str, Test); 15] = [
         ("locks_mariadb_innodb", locks_innodb),
         ("commit_flushes_mariadb_innodb", commit_mariadb),
         ("data_reads_mariadb_innodb", data_reads_mariadb),
@@ -27,6 +27,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("round_trips_postgres", round_trips),
         ("server_cpu_postgres", server_cpu),
         ("data_reads_postgres", data_reads),
+        ("checkpoint_postgres", checkpoint_postgres),
         ("locks_firebird", locks_firebird),
         ("sampled_firebird_tpcb", sampled_firebird),
         ("locks_sqlite_writers", locks_sqlite),
@@ -216,9 +217,11 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
     judged_in_server(&r, "commit", "WAL")
 }
 
-/// The lock waits come with what their holders were doing, for at least half of the waiting
-/// sessions' time (a lock released before it was asked about has no holder), and a verdict of
-/// locks names the holders.
+/// The lock waits come with what their holders were doing, for at least a third of the waiting
+/// sessions' time, and a verdict of locks names the holders. A lock granted between the
+/// sample's view of the sessions and its question to the lock table has no holder: 65-78% of
+/// the waiting time had one on a quiet machine, 49.7% under the whole suite's load (a sampling
+/// session the machine makes wait in between), none with the holders taken out.
 fn held(r: &serde_json::Value) -> Result<(), String> {
     let holders = r["waits"]["lock_holders"]
         .as_array()
@@ -226,7 +229,7 @@ fn held(r: &serde_json::Value) -> Result<(), String> {
         .unwrap_or_default();
     let behind: f64 = holders.iter().filter_map(|h| h["sessions"].as_f64()).sum();
     ensure(
-        !holders.is_empty() && behind >= 0.5 * sessions(r, "lock"),
+        !holders.is_empty() && behind >= sessions(r, "lock") / 3.0,
         || {
             format!(
                 "lock holders {holders:?} for {} sessions waiting on locks",
@@ -484,6 +487,61 @@ fn commit_mariadb(env: &Env) -> Result<(), String> {
         .fold(0.0, f64::max);
     ensure(fsyncs > 0.5, || {
         format!("redo fsyncs per transaction {fsyncs}")
+    })
+}
+
+/// A CHECKPOINT in the middle of a run: four clients' tpcb at scale 100 on a PostgreSQL of
+/// the trial's own whose buffers hold the data, left dirty by the load (no checkpoint after
+/// it: a checkpoint then would make the first seconds' first changes write full-page images
+/// too), a CHECKPOINT asked from another session six seconds in. Its sync of some 1.5 GB of
+/// data holds up the commits' own syncs of the log: the throughput of one second its counters
+/// moved in fell to a quarter to a third of the others' (562-834 tps against 2100-3200). With
+/// one client, or with the log's sync off, the machine's own noise under the rest of the suite
+/// (seconds at twice or at three quarters of the rest, no checkpoint in them) hid it in one
+/// run of three; an open loop (`-R`) caught the stall up within its second. The verdict must
+/// name the checkpoint with its seconds' throughput against the others', and the result's
+/// background event must say they differ.
+fn checkpoint_postgres(env: &Env) -> Result<(), String> {
+    let server = env.own_server(
+        &dbduel::server::POSTGRES,
+        &[
+            ("shared_buffers", "2GB"),
+            ("max_wal_size", "8GB"),
+            ("checkpoint_timeout", "1h"),
+            ("wal_init_zero", "off"),
+        ],
+    )?;
+    let dsn = server.dsn_text("");
+    let prepare = ["prepare", "tpcb", "--scale", "100", "--dsn", &dsn];
+    expect_code(&dbduel(&prepare), 0, "prepare")?;
+    let admin = dsn.clone();
+    let forcer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(6));
+        crate::env::session(&admin)
+            .batch("CHECKPOINT")
+            .map_err(|e| e.to_string())
+    });
+    let ran = run(env, &dsn, &[], "tpcb", &["-c", "4", "-T", "12"]);
+    forcer
+        .join()
+        .map_err(|_| "the CHECKPOINT thread panicked")??;
+    let r = ran?;
+    let events = r["server_counters"]["background"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let checkpoint = events.iter().find(|e| e["event"] == "checkpoint");
+    let dipped = checkpoint
+        .is_some_and(|c| c["differs"] == true && c["tps_in"].as_f64() < c["tps_out"].as_f64());
+    let says = r["verdict"]["says"].as_str().unwrap_or_default();
+    ensure(dipped && says.contains("; checkpoint covered "), || {
+        let seconds: Vec<_> = r["windows"]
+            .as_array()
+            .map(|w| w.iter().map(|w| w["transactions"].clone()).collect())
+            .unwrap_or_default();
+        format!(
+            "verdict '{says}'; background events {events:?}; transactions by second {seconds:?}"
+        )
     })
 }
 
