@@ -1,9 +1,10 @@
 //! Why two sides differ, from the server's evidence: each side's verdict, the classes of the
 //! sessions' time (`metrics::waits`) whose share moved beyond the noise, judged by
 //! `SHIFT_RULE` with compare's own bootstrap (over repeats, or over the measured seconds in
-//! blocks), the events that took the most time in them named beside; and the statements whose
-//! mean time per call changed (`STATEMENT_RULE`: the server's figures per statement, else the
-//! client's latencies), judged over repeats, shown unjudged for single runs.
+//! blocks; an embedded engine's whole-run counts over repeats only), the events that took the
+//! most time in them named beside (and, for locks, what the queues' heads were doing); and the
+//! statements whose mean time per call changed (`STATEMENT_RULE`: the server's figures per
+//! statement, else the client's latencies), judged over repeats, shown unjudged for single runs.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -53,6 +54,11 @@ pub struct Shift {
     /// The events of this class that took the most time on each side, with their share.
     pub events_a: Vec<(String, f64)>,
     pub events_b: Vec<(String, f64)>,
+    /// For locks: what the sessions at the head of the lock queues were doing on each side
+    /// (a side's first run), their two largest events as shares of the waits whose holder was
+    /// seen; empty for other classes and where no holder was seen.
+    pub holders_a: Vec<(String, f64)>,
+    pub holders_b: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -82,11 +88,33 @@ impl Explanation {
     }
 }
 
-/// A run's average active sessions by class over the measured run.
-fn classes(run: &Value) -> Option<&serde_json::Map<String, Value>> {
-    run["waits"]["by_class"]
+/// A run's average active sessions by class over the measured run: the sampled sessions', or
+/// on an embedded engine (SQLite) its connections' own counts (`embedded_waits`), each client
+/// an active session whose time went to the database's lock, to COMMIT, or to the rest (the
+/// engine's work and dbduel's, in the client's process: `client`). The embedded figures are
+/// the whole run's, not by second.
+fn classes(run: &Value) -> Option<serde_json::Map<String, Value>> {
+    if let Some(m) = run["waits"]["by_class"]
         .as_object()
         .filter(|m| run["waits"]["samples"].as_u64().unwrap_or(0) > 0 && !m.is_empty())
+    {
+        return Some(m.clone());
+    }
+    let e = &run["embedded_waits"];
+    let clients = e["connections"].as_f64().filter(|n| *n > 0.0)?;
+    let (lock, commit) = (e["lock_share"].as_f64()?, e["commit_share"].as_f64()?);
+    let rest = (1.0 - lock - commit).max(0.0);
+    Some(
+        [("lock", lock), ("commit", commit), ("client", rest)]
+            .into_iter()
+            .map(|(c, share)| (c.to_string(), Value::from(share * clients)))
+            .collect(),
+    )
+}
+
+/// Whether a run's classes are an embedded engine's whole-run counts (no seconds to judge).
+fn whole_run_only(run: &Value) -> bool {
+    run["waits"]["samples"].as_u64().unwrap_or(0) == 0 && classes(run).is_some()
 }
 
 fn busy(by_class: &serde_json::Map<String, Value>) -> f64 {
@@ -138,7 +166,7 @@ fn second_shares(side: &Side, class: &str) -> Vec<f64> {
 /// The events of `class` that took the most of a side's first run's active time.
 fn events(side: &Side, class: &str) -> Vec<(String, f64)> {
     let r = &side.runs[0].result;
-    let total = classes(r).map(busy).unwrap_or(0.0);
+    let total = classes(r).map(|m| busy(&m)).unwrap_or(0.0);
     if total <= 0.0 {
         return Vec::new();
     }
@@ -157,6 +185,28 @@ fn events(side: &Side, class: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// What the lock queues' heads were doing in a side's first run: the two largest events, as
+/// percentages of the lock waits whose holder was seen (as the verdict says them).
+fn holders(side: &Side) -> Vec<(String, f64)> {
+    let all = side.runs[0].result["waits"]["lock_holders"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let seen: f64 = all.iter().filter_map(|h| h["sessions"].as_f64()).sum();
+    if seen <= 0.0 {
+        return Vec::new();
+    }
+    all.iter()
+        .take(2)
+        .filter_map(|h| {
+            Some((
+                h["event"].as_str()?.to_string(),
+                100.0 * h["sessions"].as_f64()? / seen,
+            ))
+        })
+        .collect()
+}
+
 fn limited(side: &Side) -> Option<String> {
     let v = &side.runs[0].result["verdict"];
     Some(format!(
@@ -170,7 +220,7 @@ fn active(side: &Side) -> Option<f64> {
     let each: Vec<f64> = side
         .runs
         .iter()
-        .filter_map(|r| classes(&r.result).map(busy))
+        .filter_map(|r| classes(&r.result).map(|m| busy(&m)))
         .collect();
     (!each.is_empty()).then(|| resample::mean(&each))
 }
@@ -192,7 +242,7 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
     let sampled = |s: &Side| s.runs.iter().all(|r| classes(&r.result).is_some());
     if !sampled(a) || !sampled(b) {
         out.note = Some(
-            "a side's runs have no sampled server sessions (an embedded engine, --no-waits, or a result from before dbduel sampled them): nothing to explain the difference by".into(),
+            "a side's runs have no sampled server sessions nor an embedded engine's counts (--no-waits, or a result from before dbduel sampled them): nothing to explain the difference by".into(),
         );
         return out;
     }
@@ -200,7 +250,7 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
         .iter()
         .flat_map(|s| &s.runs)
         .filter_map(|r| classes(&r.result))
-        .flat_map(|m| m.keys().cloned())
+        .flat_map(|m| m.keys().cloned().collect::<Vec<_>>())
         .collect();
     names.sort();
     names.dedup();
@@ -209,7 +259,7 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
         let per_run = |s: &Side| -> Vec<f64> {
             s.runs
                 .iter()
-                .filter_map(|r| classes(&r.result).map(|m| run_share(m, class)))
+                .filter_map(|r| classes(&r.result).map(|m| run_share(&m, class)))
                 .collect()
         };
         let (va, vb) = (resample::mean(&per_run(a)), resample::mean(&per_run(b)));
@@ -265,6 +315,16 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
             moved,
             events_a: events(a, class),
             events_b: events(b, class),
+            holders_a: if class == "lock" {
+                holders(a)
+            } else {
+                Vec::new()
+            },
+            holders_b: if class == "lock" {
+                holders(b)
+            } else {
+                Vec::new()
+            },
         });
     }
     out.shifts.sort_by(|x, y| {
@@ -274,7 +334,15 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
                 .total_cmp(&(x.b_pct - x.a_pct).abs()),
         )
     });
-    if out.shifts.iter().all(|s| s.ci_points.is_none()) {
+    let whole = [a, b]
+        .iter()
+        .any(|s| s.runs.iter().any(|r| whole_run_only(&r.result)));
+    if out.shifts.iter().all(|s| s.ci_points.is_none()) && whole && method == Method::Seconds {
+        out.note = Some(format!(
+            "an embedded engine counts its connections' time over the whole run, not by second: its shares are judged over repeats ({} a side)",
+            super::MIN_REPEATS
+        ));
+    } else if out.shifts.iter().all(|s| s.ci_points.is_none()) {
         out.note = Some(format!(
             "too few sampled seconds to judge the shares' noise (fewer than {} a side): run longer (-T 30 or more), or {} repeats a side",
             super::MIN_SECONDS,
@@ -425,10 +493,18 @@ pub fn line(s: &Shift) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let or_none = |t: String| if t.is_empty() { "none".into() } else { t };
     let (ea, eb) = (named(&s.events_a), named(&s.events_b));
     if !ea.is_empty() || !eb.is_empty() {
-        let or_none = |t: String| if t.is_empty() { "none".into() } else { t };
         out += &format!("; A: {}; B: {}", or_none(ea), or_none(eb));
+    }
+    let (ha, hb) = (named(&s.holders_a), named(&s.holders_b));
+    if !ha.is_empty() || !hb.is_empty() {
+        out += &format!(
+            "; the queues' heads in A: {}; B: {}",
+            or_none(ha),
+            or_none(hb)
+        );
     }
     out
 }
@@ -561,6 +637,73 @@ mod tests {
         let e = explain(&short(1.0), &short(3.0), Method::Seconds);
         assert_eq!(e.moved().count(), 0);
         assert!(e.note.unwrap().contains("too few sampled seconds"));
+    }
+
+    #[test]
+    fn lock_holders_are_named_beside_the_lock_class() {
+        let mut a = run(30, |t| 1.0 + wobble(t), |t| 3.0 - wobble(t));
+        let mut b = run(30, |t| 3.0 + wobble(t), |t| 1.0 - wobble(t));
+        a.result["waits"]["lock_holders"] = json!([
+            {"event": "IO:WALSync", "class": "commit", "sessions": 0.6},
+            {"event": "CPU", "class": "cpu", "sessions": 0.2},
+        ]);
+        b.result["waits"]["lock_holders"] = json!([
+            {"event": "Client:idle in transaction", "class": "client", "sessions": 1.5},
+            {"event": "IO:WALSync", "class": "commit", "sessions": 0.3},
+            {"event": "CPU", "class": "cpu", "sessions": 0.2},
+        ]);
+        let e = explain(&side(vec![a]), &side(vec![b]), Method::Seconds);
+        let lock = e.shifts.iter().find(|s| s.class == "lock").unwrap();
+        assert!(
+            line(lock).ends_with(
+                "; the queues' heads in A: IO:WALSync 75%, CPU 25%; B: Client:idle in transaction 75%, IO:WALSync 15%"
+            ),
+            "{}",
+            line(lock)
+        );
+        let cpu = e.shifts.iter().find(|s| s.class == "cpu").unwrap();
+        assert!(cpu.holders_a.is_empty() && !line(cpu).contains("heads"));
+    }
+
+    /// A SQLite run: `clients` connections that spent `lock` and `commit` of their time there.
+    fn embedded(clients: u32, lock: f64, commit: f64) -> Run {
+        let mut r = run(3, |_| 1.0, |_| 1.0);
+        r.result["waits"] = Value::Null;
+        r.result["embedded_waits"] =
+            json!({"connections": clients, "lock_share": lock, "commit_share": commit});
+        r
+    }
+
+    #[test]
+    fn an_embedded_engines_shares_are_judged_over_repeats() {
+        let reps = |lock: [f64; 3]| side(lock.iter().map(|&l| embedded(4, l, 0.1)).collect());
+        let e = explain(
+            &reps([0.10, 0.12, 0.11]),
+            &reps([0.60, 0.62, 0.58]),
+            Method::Repeats,
+        );
+        let lock = e.shifts.iter().find(|s| s.class == "lock").unwrap();
+        assert!(lock.moved, "{e:?}");
+        assert!((lock.a_pct - 11.0).abs() < 0.01 && (lock.b_pct - 60.0).abs() < 0.01);
+        let rest = e.shifts.iter().find(|s| s.class == "client").unwrap();
+        assert!(rest.moved && (rest.a_pct - 79.0).abs() < 0.01, "{rest:?}");
+        let commit = e.shifts.iter().find(|s| s.class == "commit").unwrap();
+        assert!(!commit.moved, "{commit:?}");
+        assert_eq!(e.active_a, Some(4.0));
+        // Single runs: no seconds to judge by, and the note says what would judge them.
+        let e = explain(
+            &side(vec![embedded(4, 0.1, 0.1)]),
+            &side(vec![embedded(4, 0.6, 0.1)]),
+            Method::Seconds,
+        );
+        assert_eq!(e.moved().count(), 0);
+        assert!(
+            e.note
+                .as_deref()
+                .unwrap_or("")
+                .contains("judged over repeats"),
+            "{e:?}"
+        );
     }
 
     /// A run whose server named `update` ms and `select` ms per call, and whose client timed

@@ -51,7 +51,11 @@ pub fn text(c: &Comparison) -> String {
             c.phases_unmatched.join(", ")
         );
     }
-    out += &why(&c.explanation, "\nwhy (the server's sessions):\n", "  ");
+    out += &why(
+        &c.explanation,
+        "\nwhy (where the sessions' time went):\n",
+        "  ",
+    );
     for j in &c.fail_if {
         out += &format!(
             "fail-if {}: {}: {}\n",
@@ -116,7 +120,7 @@ pub fn markdown(c: &Comparison) -> String {
     }
     out += &cell_lines(&why(
         &c.explanation,
-        "\n#### Why (the server's sessions)\n\n",
+        "\n#### Why (where the sessions' time went)\n\n",
         "- ",
     ));
     for j in &c.fail_if {
@@ -406,6 +410,8 @@ mod tests {
                     moved: true,
                     events_a: vec![],
                     events_b: vec![("Lock:transactionid".into(), 58.0)],
+                    holders_a: vec![],
+                    holders_b: vec![("Client:idle in transaction".into(), 70.0)],
                 }],
                 note: None,
                 statements_from: Some("server".into()),
@@ -456,7 +462,10 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("- profile: default → unsafe"), "{md}");
-        assert!(md.contains("#### Why (the server's sessions)"), "{md}");
+        assert!(
+            md.contains("#### Why (where the sessions' time went)"),
+            "{md}"
+        );
         assert!(
             md.contains("- average active sessions: A 3.9, B 7.2"),
             "{md}"
