@@ -715,8 +715,27 @@ pub fn check_dir(kind: &ServerKind, path: &Path) -> Result<(), Error> {
 
 pub fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
+    tail_with_errors(&text)
+}
+
+/// A log's last 15 lines, after its last 10 error lines from before them (a failed setup
+/// often ends with its usage text, the reason far above: MariaDB's install prints its help
+/// after an `[ERROR]`).
+fn tail_with_errors(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(15)..].join("\n")
+    let start = lines.len().saturating_sub(15);
+    let is_error = |l: &&&str| {
+        ["[ERROR]", "ERROR:", "FATAL:", "PANIC:", "[FATAL]", "error:"]
+            .iter()
+            .any(|m| l.contains(m))
+    };
+    let errors: Vec<&str> = lines[..start].iter().filter(is_error).copied().collect();
+    let tail = lines[start..].join("\n");
+    if errors.is_empty() {
+        return tail;
+    }
+    let shown = &errors[errors.len().saturating_sub(10)..];
+    format!("{}\n(...)\n{tail}", shown.join("\n"))
 }
 
 /// A port on 127.0.0.1 that nothing listens on right now.
@@ -972,4 +991,30 @@ pub fn start_for_tests(
     settings: &[(&str, &str)],
 ) -> Result<Server, Error> {
     start_for_tests_in(kind, settings, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tail_with_errors;
+
+    #[test]
+    fn a_failed_setups_errors_come_before_its_tail() {
+        let mut log = vec![
+            "Installing MariaDB system tables".to_string(),
+            "2026-12-05 [ERROR] InnoDB: io_setup() failed with EAGAIN".to_string(),
+        ];
+        log.extend((0..20).map(|i| format!("usage line {i}")));
+        let said = tail_with_errors(&log.join("\n"));
+        assert!(
+            said.starts_with(
+                "2026-12-05 [ERROR] InnoDB: io_setup() failed with EAGAIN\n(...)\nusage line 5\n"
+            ),
+            "{said}"
+        );
+        assert!(said.ends_with("usage line 19"));
+        // A short log, or one without errors above its tail: the tail alone.
+        assert_eq!(tail_with_errors("a\nb [ERROR] c"), "a\nb [ERROR] c");
+        let plain: Vec<String> = (0..20).map(|i| format!("line {i}")).collect();
+        assert!(tail_with_errors(&plain.join("\n")).starts_with("line 5\n"));
+    }
 }

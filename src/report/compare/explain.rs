@@ -170,11 +170,17 @@ fn events(side: &Side, class: &str) -> Vec<(String, f64)> {
     if total <= 0.0 {
         return Vec::new();
     }
-    r["waits"]["top_events"]
+    let of_class = r["waits"]["top_events"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|e| e["class"] == class)
+        .filter(|e| e["class"] == class);
+    two_largest(of_class, total)
+}
+
+/// The first two of `events` (`{"event", "sessions"}`, most first), as percentages of `total`.
+fn two_largest<'a>(events: impl Iterator<Item = &'a Value>, total: f64) -> Vec<(String, f64)> {
+    events
         .take(2)
         .filter_map(|e| {
             Some((
@@ -196,15 +202,7 @@ fn holders(side: &Side) -> Vec<(String, f64)> {
     if seen <= 0.0 {
         return Vec::new();
     }
-    all.iter()
-        .take(2)
-        .filter_map(|h| {
-            Some((
-                h["event"].as_str()?.to_string(),
-                100.0 * h["sessions"].as_f64()? / seen,
-            ))
-        })
-        .collect()
+    two_largest(all.iter(), seen)
 }
 
 fn limited(side: &Side) -> Option<String> {
