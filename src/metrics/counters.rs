@@ -94,9 +94,9 @@ pub struct BackgroundEvent {
     pub event: String,
     pub counters: Vec<String>,
     pub seconds: Vec<u32>,
-    /// The measured seconds' throughput in the seconds it covered and in the others, and
-    /// whether they differ beyond the noise (`background_differs`); None where there are too
-    /// few of either.
+    /// The measured seconds' throughput: the mean in the seconds it covered, the median in the
+    /// others, and whether they differ beyond the noise (`background_differs`); None where
+    /// there are too few of either.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tps_in: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
