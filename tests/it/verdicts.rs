@@ -518,9 +518,10 @@ fn checkpoint_postgres(env: &Env) -> Result<(), String> {
     let admin = dsn.clone();
     let forcer = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_secs(6));
-        crate::env::session(&admin)
-            .batch("CHECKPOINT")
-            .map_err(|e| e.to_string())
+        let mut s = crate::env::session(&admin);
+        // A stalled server fails the trial rather than holding it.
+        s.set_timeout(Some(std::time::Duration::from_secs(60)));
+        s.batch("CHECKPOINT").map_err(|e| e.to_string())
     });
     let ran = run(env, &dsn, &[], "tpcb", &["-c", "4", "-T", "12"]);
     forcer
