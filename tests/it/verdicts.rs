@@ -215,7 +215,52 @@ fn durable_runs(env: &Env, dsn: &str) -> Result<(), String> {
     // the rule then rightly says round trips, and the time in the server must still be the
     // log's (`judged_in_server`).
     let r = run(env, dsn, &[], &any_row, &["-c", "4", "-T", "3"])?;
-    judged_in_server(&r, "commit", "WAL")
+    judged_in_server(&r, "commit", "WAL")?;
+    heads_judged(env, dsn, &one_row)
+}
+
+/// `compare` judges what the lock queues' heads were doing over repeats: eight clients on one
+/// row, three runs with each commit synced (the heads in their commit's flush much of the
+/// time) against three with the sync off in the sessions (`options=-c synchronous_commit=off`
+/// in the DSN: their commits do not wait). The
+/// heads' commit flushes are named as having moved, and the comparison holds to its schema.
+fn heads_judged(env: &Env, dsn: &str, one_row: &str) -> Result<(), String> {
+    // B's sessions turn the sync off from their connection's options, as libpq's would.
+    let sep = if dsn.contains('?') { '&' } else { '?' };
+    let unsynced = format!("{dsn}{sep}options=-c%20synchronous_commit%3Doff");
+    let side = |dsn: &str, name: &str| -> Result<String, String> {
+        let mut files = Vec::new();
+        for i in 0..3 {
+            let json = env.path(&format!("verdict-heads-{name}-{i}.json"));
+            let json = json.display().to_string();
+            let argv = [
+                "run", one_row, "--dsn", dsn, "-c", "8", "-T", "2", "--json", &json,
+            ];
+            expect_code(&dbduel(&argv), 0, "run")?;
+            files.push(json);
+        }
+        Ok(files.join(","))
+    };
+    let (a, b) = (side(dsn, "synced")?, side(&unsynced, "unsynced")?);
+    let c = crate::compare::compare_json(&[&a, &b])?;
+    let heads = c["explanation"]["holders"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let flush_gave_way = heads.iter().any(|h| {
+        h["moved"] == true
+            && h["event"].as_str().is_some_and(|e| e.contains("WAL"))
+            && h["b_pct"].as_f64() < h["a_pct"].as_f64()
+    });
+    ensure(
+        flush_gave_way && heads.iter().all(|h| h["ci_points"].is_array()),
+        || format!("the lock queues' heads as compare judged them: {heads:?}"),
+    )?;
+    let out = dbduel(&["compare", &a, &b]);
+    ensure(
+        text(&out).contains("the lock queues' heads moved: "),
+        || format!("compare's text does not name the heads:\n{}", text(&out)),
+    )
 }
 
 /// The lock waits come with what their holders were doing, for at least a third of the waiting

@@ -2,9 +2,10 @@
 //! sessions' time (`metrics::waits`) whose share moved beyond the noise, judged by
 //! `SHIFT_RULE` with compare's own bootstrap (over repeats, or over the measured seconds in
 //! blocks; an embedded engine's whole-run counts over repeats only), the events that took the
-//! most time in them named beside (and, for locks, what the queues' heads were doing); and the
-//! statements whose mean time per call changed (`STATEMENT_RULE`: the server's figures per
-//! statement, else the client's latencies), judged over repeats, shown unjudged for single runs.
+//! most time in them named beside (and, for locks, what the queues' heads were doing, judged
+//! over repeats by `HOLDER_RULE`); and the statements whose mean time per call changed
+//! (`STATEMENT_RULE`: the server's figures per statement, else the client's latencies), judged
+//! over repeats, shown unjudged for single runs.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -26,6 +27,23 @@ const SHOWN_UNJUDGED: usize = 3;
 
 /// The rule for statements, stated once.
 pub const STATEMENT_RULE: &str = "A statement is named when its mean time per call changed by at least 10% and the interval of the ratio of its means (bootstrap over 3 or more repeats a side, at 1 - 0.05/k for k statements) excludes no change; from the server's figures per statement where every run has them, else from the latencies the clients timed. A run's mean per call is one value: with fewer repeats the largest changes are shown, not judged.";
+
+/// The rule for the lock queues' heads, stated once.
+pub const HOLDER_RULE: &str = "What the sessions at the head of the lock queues were doing is judged over repeats (3 or more a side, a head seen in every run): an event is named when its share of the lock waits whose head was seen moved by at least 5 points and the interval of that change (bootstrap over the repeats, at 1 - 0.05/k for k events seen on either side) excludes no change. Heads are counted over the whole run, not by second: with fewer repeats each side's first run is shown beside the lock class, not judged.";
+
+/// What the lock queues' heads were doing on each side, over its runs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct HolderShift {
+    /// The heads' event, in the sessions' words ("Client:idle in transaction").
+    pub event: String,
+    /// Its share of the lock waits whose head was seen, in percent, the mean over each side's
+    /// runs.
+    pub a_pct: f64,
+    pub b_pct: f64,
+    /// The interval of the change (B - A) in points.
+    pub ci_points: Option<[f64; 2]>,
+    pub moved: bool,
+}
 
 /// One statement's mean time per call on each side.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -80,6 +98,9 @@ pub struct Explanation {
     /// shown (single runs: the largest changes).
     pub statements: Vec<StatementShift>,
     pub statements_judged: bool,
+    /// The lock queues' heads judged by `HOLDER_RULE` (every event seen, the moved first);
+    /// empty where they cannot be (fewer repeats, a run without a head seen).
+    pub holders: Vec<HolderShift>,
 }
 
 impl Explanation {
@@ -205,6 +226,94 @@ fn holders(side: &Side) -> Vec<(String, f64)> {
     two_largest(all.iter(), seen)
 }
 
+/// A run's heads' events as fractions of its lock waits whose head was seen; None when it saw
+/// none.
+fn head_shares(run: &Value) -> Option<Vec<(String, f64)>> {
+    let all = run["waits"]["lock_holders"].as_array()?;
+    let each: Vec<(String, f64)> = all
+        .iter()
+        .filter_map(|h| Some((h["event"].as_str()?.to_string(), h["sessions"].as_f64()?)))
+        .collect();
+    let seen: f64 = each.iter().map(|(_, n)| n).sum();
+    (seen > 0.0).then(|| each.into_iter().map(|(e, n)| (e, n / seen)).collect())
+}
+
+/// The heads' events of B against A by `HOLDER_RULE`, over repeats; empty where every run of
+/// both sides did not see a head, or by seconds.
+fn holder_shifts(a: &Side, b: &Side, method: Method) -> Vec<HolderShift> {
+    let per_run = |s: &Side| -> Option<Vec<Vec<(String, f64)>>> {
+        s.runs.iter().map(|r| head_shares(&r.result)).collect()
+    };
+    let (Method::Repeats, Some(ra), Some(rb)) = (method, per_run(a), per_run(b)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = ra
+        .iter()
+        .chain(&rb)
+        .flat_map(|run| run.iter().map(|(e, _)| e.clone()))
+        .collect();
+    names.sort();
+    names.dedup();
+    let level = 1.0 - (1.0 - CONFIDENCE) / names.len().max(1) as f64;
+    let values = |side: &[Vec<(String, f64)>], e: &str| -> Vec<f64> {
+        side.iter()
+            .map(|run| run.iter().find(|(x, _)| x == e).map_or(0.0, |(_, v)| *v))
+            .collect()
+    };
+    let mut out: Vec<HolderShift> = names
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let (va, vb) = (values(&ra, e), values(&rb, e));
+            let (ma, mb) = (resample::mean(&va), resample::mean(&vb));
+            let [sa, sb] = repeats(&va, &vb);
+            let ci =
+                resample::difference_interval(&sa, &sb, level, RESAMPLES, SEED + 200 + i as u64)
+                    .map(|(lo, hi)| points(lo, hi));
+            let moved = ci.is_some_and(|[lo, hi]| {
+                (100.0 * (mb - ma)).abs() >= MIN_SHIFT_POINTS && (lo > 0.0 || hi < 0.0)
+            });
+            HolderShift {
+                event: e.clone(),
+                a_pct: 100.0 * ma,
+                b_pct: 100.0 * mb,
+                ci_points: ci,
+                moved,
+            }
+        })
+        .collect();
+    let change = |h: &HolderShift| (h.b_pct - h.a_pct).abs();
+    out.sort_by(|x, y| y.moved.cmp(&x.moved).then(change(y).total_cmp(&change(x))));
+    out
+}
+
+/// Two sides' values a run, as independent repeats for the bootstrap.
+fn repeats<'a>(a: &'a [f64], b: &'a [f64]) -> [Sample<'a>; 2] {
+    [a, b].map(|values| Sample {
+        values,
+        scheme: Scheme::Independent,
+    })
+}
+
+/// An interval of a change of shares (fractions) in points: a share moves by 100 points at
+/// most, so the bootstrap's widened bounds are held to that.
+fn points(lo: f64, hi: f64) -> [f64; 2] {
+    [(100.0 * lo).max(-100.0), (100.0 * hi).min(100.0)]
+}
+
+/// One head's line: "Client:idle in transaction 49% -> 12% of the lock waits whose head was
+/// seen (-45 .. -29 points)".
+pub fn holder_line(h: &HolderShift) -> String {
+    let mut out = format!(
+        "{} {:.0}% -> {:.0}% of the lock waits whose head was seen",
+        h.event, h.a_pct, h.b_pct
+    );
+    if let Some([lo, hi]) = h.ci_points {
+        out += &format!(" ({lo:+.0} .. {hi:+.0} points)");
+    }
+    out
+}
+
 fn limited(side: &Side) -> Option<String> {
     let v = &side.runs[0].result["verdict"];
     Some(format!(
@@ -236,6 +345,7 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
         statements_from,
         statements,
         statements_judged,
+        holders: holder_shifts(a, b, method),
     };
     let sampled = |s: &Side| s.runs.iter().all(|r| classes(&r.result).is_some());
     if !sampled(a) || !sampled(b) {
@@ -300,7 +410,7 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
             // The interval of the sampled shares, moved onto the runs' own change.
             .map(|(lo, hi)| {
                 let shift = (vb - va) - (resample::mean(&sb) - resample::mean(&sa));
-                [100.0 * (lo + shift), 100.0 * (hi + shift)]
+                points(lo + shift, hi + shift)
             });
         let moved = ci.is_some_and(|[lo, hi]| {
             (100.0 * (vb - va)).abs() >= MIN_SHIFT_POINTS && (lo > 0.0 || hi < 0.0)
@@ -416,21 +526,10 @@ fn statement_shifts(
         .map(|(i, k)| {
             let (va, vb) = (values(&ra, k), values(&rb, k));
             let (ma, mb) = (resample::mean(&va), resample::mean(&vb));
+            let [sa, sb] = repeats(&va, &vb);
             let ci = judged
                 .then(|| {
-                    resample::ratio_interval(
-                        &Sample {
-                            values: &va,
-                            scheme: Scheme::Independent,
-                        },
-                        &Sample {
-                            values: &vb,
-                            scheme: Scheme::Independent,
-                        },
-                        level,
-                        RESAMPLES,
-                        SEED + 100 + i as u64,
-                    )
+                    resample::ratio_interval(&sa, &sb, level, RESAMPLES, SEED + 100 + i as u64)
                 })
                 .flatten()
                 .map(|(lo, hi)| [(lo - 1.0) * 100.0, (hi - 1.0) * 100.0]);
@@ -661,6 +760,57 @@ mod tests {
         );
         let cpu = e.shifts.iter().find(|s| s.class == "cpu").unwrap();
         assert!(cpu.holders_a.is_empty() && !line(cpu).contains("heads"));
+    }
+
+    /// A run whose lock queues' heads were in the client's turn `idle` of the waits whose head
+    /// was seen, their commit's flush the rest.
+    fn headed(idle: f64) -> Run {
+        let mut r = run(5, |_| 2.0, |_| 1.0);
+        r.result["waits"]["lock_holders"] = json!([
+            {"event": "Client:idle in transaction", "class": "client", "sessions": idle},
+            {"event": "IO:WALSync", "class": "commit", "sessions": 1.0 - idle},
+        ]);
+        r
+    }
+
+    #[test]
+    fn the_heads_are_judged_over_repeats_and_only_then() {
+        let a = side([0.48, 0.52, 0.50, 0.49].map(headed).into());
+        let b = side([0.20, 0.25, 0.22, 0.18].map(headed).into());
+        let e = explain(&a, &b, Method::Repeats);
+        assert!(e.holders.iter().all(|h| h.moved), "{:?}", e.holders);
+        let idle = e
+            .holders
+            .iter()
+            .find(|h| h.event.starts_with("Client"))
+            .unwrap();
+        assert!(idle.moved, "{idle:?}");
+        let [lo, hi] = idle.ci_points.unwrap();
+        assert!(lo < -20.0 && hi < 0.0, "{lo} .. {hi}");
+        assert!(
+            holder_line(idle).starts_with(
+                "Client:idle in transaction 50% -> 21% of the lock waits whose head was seen ("
+            ),
+            "{}",
+            holder_line(idle)
+        );
+        // From all to none, with the repeats apart: the interval stays within 100 points.
+        let all = side([0.7, 1.0, 0.9].map(headed).into());
+        let none = side([0.0, 0.0, 0.0].map(headed).into());
+        for h in explain(&all, &none, Method::Repeats).holders {
+            let [lo, hi] = h.ci_points.unwrap();
+            assert!((-100.0..=100.0).contains(&lo) && (-100.0..=100.0).contains(&hi));
+        }
+        // The same heads on both sides, run to run apart: nothing moved.
+        let same = side([0.30, 0.60, 0.45, 0.50].map(headed).into());
+        let e = explain(&a, &same, Method::Repeats);
+        assert!(e.holders.iter().all(|h| !h.moved), "{:?}", e.holders);
+        // By seconds (single runs), or with a run that saw no head: not judged.
+        assert!(explain(&a, &b, Method::Seconds).holders.is_empty());
+        let mut none = headed(0.5);
+        none.result["waits"]["lock_holders"] = json!([]);
+        let c = side(vec![headed(0.2), headed(0.2), none]);
+        assert!(explain(&a, &c, Method::Repeats).holders.is_empty());
     }
 
     /// A SQLite run: `clients` connections that spent `lock` and `commit` of their time there.

@@ -158,8 +158,31 @@ fn why(e: &Explanation, head: &str, bullet: &str) -> String {
             out += &format!("{bullet}moved: {m}\n");
         }
         out += &format!("{bullet}rule: {}\n", explain::SHIFT_RULE);
+        out += &heads(e, bullet);
     }
     out + &statements(e, bullet)
+}
+
+/// The lock queues' heads judged over repeats: those that moved, or that none did.
+fn heads(e: &Explanation, bullet: &str) -> String {
+    let Some(first) = e.holders.first() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let moved: Vec<&explain::HolderShift> = e.holders.iter().filter(|h| h.moved).collect();
+    if moved.is_empty() {
+        out += &format!(
+            "{bullet}the lock queues' heads: none moved beyond the noise (largest: {})\n",
+            explain::holder_line(first)
+        );
+    }
+    for h in moved {
+        out += &format!(
+            "{bullet}the lock queues' heads moved: {}\n",
+            explain::holder_line(h)
+        );
+    }
+    out + &format!("{bullet}heads' rule: {}\n", explain::HOLDER_RULE)
 }
 
 /// The statements' lines: those whose mean moved (repeats), or the largest changes, unjudged
@@ -424,6 +447,7 @@ mod tests {
                     moved: true,
                 }],
                 statements_judged: true,
+                holders: vec![],
             },
             phases: vec![super::super::phases::PhaseComparison {
                 name: "spike".into(),
