@@ -51,11 +51,14 @@ pub enum Event {
     PhaseSchedule(Vec<u64>, Vec<u64>),
     /// A client's end: the CPU time its thread used in the measured window (from the end of
     /// the warm-up, connecting excluded, to its last transaction), the time it spent ready to
-    /// run but waiting for a core (where the kernel tells), and the wall time of that stretch.
+    /// run but waiting for a core (where the kernel tells), the wall time of that stretch, and
+    /// the bytes the thread read from storage in it (where the kernel tells: an embedded
+    /// engine's reads that its page cache missed and the operating system's did too).
     ClientCpu {
         cpu: Duration,
         wait: Option<Duration>,
         wall: Duration,
+        read_bytes: Option<u64>,
     },
     /// A client's end, on an engine whose connections count their own time (embedded): what
     /// its connections counted over the measured window (`Session::connection_figures`).

@@ -925,6 +925,10 @@ fn client_threads(results: &[&RunResult]) -> metrics::ClientThreads {
         run_queue_s: waits.map(|w| w.iter().sum()),
         busy: if wall > 0.0 { cpu / wall } else { 0.0 },
         busiest: each.iter().map(|t| t.busiest).fold(0.0, f64::max),
+        storage_read_bytes: each
+            .iter()
+            .map(|t| t.storage_read_bytes)
+            .sum::<Option<u64>>(),
     }
 }
 

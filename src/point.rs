@@ -582,10 +582,9 @@ impl Point<'_> {
         };
         // An engine with no server to sample judged by its connections' own figures, when
         // observation is on.
-        let embedded = measured
-            .figures
-            .filter(|_| waits.is_some())
-            .map(|(f, n)| EmbeddedWaits::of(f, n, m.transactions));
+        let embedded = measured.figures.filter(|_| waits.is_some()).map(|(f, n)| {
+            EmbeddedWaits::of(f, n, m.transactions, m.client_threads.storage_read_bytes)
+        });
         let shard = self
             .plan
             .shard

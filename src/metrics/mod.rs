@@ -196,6 +196,10 @@ pub struct ClientThreads {
     pub busy: f64,
     /// The same for the busiest thread alone.
     pub busiest: f64,
+    /// Bytes they read from storage (None where the kernel does not count them): an embedded
+    /// engine's page reads that the operating system's cache did not serve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_read_bytes: Option<u64>,
 }
 
 impl ClientThreads {
@@ -386,8 +390,8 @@ pub struct Aggregator {
     unfinished: u64,
     error_messages: BTreeMap<String, String>,
     schedule: Option<OpenLoop>,
-    /// Each client thread's CPU, run-queue wait and wall time in the measured window.
-    thread_cpu: Vec<(Duration, Option<Duration>, Duration)>,
+    /// Each client thread's clocks in the measured window.
+    thread_cpu: Vec<ThreadClocks>,
     progress: ProgressAcc,
     /// (start, latency) of the earliest-starting successful transaction, in µs.
     first: Option<(u64, u64)>,
@@ -488,7 +492,17 @@ impl Aggregator {
             Event::Offline(d) => self.offline += d,
             Event::ClientLost(msg) => self.lost_clients.push(msg),
             Event::Unfinished => self.unfinished += 1,
-            Event::ClientCpu { cpu, wait, wall } => self.thread_cpu.push((cpu, wait, wall)),
+            Event::ClientCpu {
+                cpu,
+                wait,
+                wall,
+                read_bytes,
+            } => self.thread_cpu.push(ThreadClocks {
+                cpu,
+                wait,
+                wall,
+                read_bytes,
+            }),
             // Summed beside the measurement, into the result's embedded evidence (point.rs).
             Event::ConnectionFigures(_) => {}
             Event::Statements(lines) => self.statements.add(lines),
@@ -788,8 +802,17 @@ impl Aggregator {
 /// the wall time is cut off (a thread is on one core at a time). Busy is CPU time alone: a
 /// thread waiting for a core on a machine the server saturates is not the bottleneck, and
 /// counting its wait flagged server-bound runs on a loaded 2-core machine as client-bound.
-fn client_threads(each: &[(Duration, Option<Duration>, Duration)]) -> ClientThreads {
-    let busy_of = |&(cpu, _, wall): &(Duration, Option<Duration>, Duration)| cpu.min(wall);
+/// One client thread's clocks over its part of the measured window (`Event::ClientCpu`).
+#[derive(Debug, Clone, Copy)]
+struct ThreadClocks {
+    cpu: Duration,
+    wait: Option<Duration>,
+    wall: Duration,
+    read_bytes: Option<u64>,
+}
+
+fn client_threads(each: &[ThreadClocks]) -> ClientThreads {
+    let busy_of = |t: &ThreadClocks| t.cpu.min(t.wall);
     let ratio = |busy: Duration, wall: Duration| {
         if wall.is_zero() {
             0.0
@@ -798,21 +821,19 @@ fn client_threads(each: &[(Duration, Option<Duration>, Duration)]) -> ClientThre
         }
     };
     let busy: Duration = each.iter().map(busy_of).sum();
-    let wall: Duration = each.iter().map(|t| t.2).sum();
-    let waits: Option<Vec<Duration>> = each.iter().map(|t| t.1).collect();
+    let wall: Duration = each.iter().map(|t| t.wall).sum();
+    let waits: Option<Vec<Duration>> = each.iter().map(|t| t.wait).collect();
+    let reads: Option<Vec<u64>> = each.iter().map(|t| t.read_bytes).collect();
     ClientThreads {
         threads: each.len() as u32,
-        cpu_s: each
-            .iter()
-            .map(|t| t.0.min(t.2))
-            .sum::<Duration>()
-            .as_secs_f64(),
+        cpu_s: busy.as_secs_f64(),
         run_queue_s: waits.map(|w| w.iter().sum::<Duration>().as_secs_f64()),
         busy: ratio(busy, wall),
         busiest: each
             .iter()
-            .map(|t| ratio(busy_of(t), t.2))
+            .map(|t| ratio(busy_of(t), t.wall))
             .fold(0.0, f64::max),
+        storage_read_bytes: reads.filter(|r| !r.is_empty()).map(|r| r.iter().sum()),
     }
 }
 
@@ -960,13 +981,24 @@ mod tests {
         Duration::from_secs_f64(secs)
     }
 
+    /// A thread's clocks: CPU, run-queue wait, wall; 1000 bytes read from storage.
+    fn clocks(cpu: Duration, wait: Option<Duration>, wall: Duration) -> ThreadClocks {
+        ThreadClocks {
+            cpu,
+            wait,
+            wall,
+            read_bytes: Some(1000),
+        }
+    }
+
     #[test]
     fn client_threads_busy_together_and_busiest() {
         let t = client_threads(&[
-            (s(0.9), Some(s(0.05)), s(1.0)),
-            (s(0.1), Some(s(0.0)), s(1.0)),
+            clocks(s(0.9), Some(s(0.05)), s(1.0)),
+            clocks(s(0.1), Some(s(0.0)), s(1.0)),
         ]);
         assert_eq!(t.threads, 2);
+        assert_eq!(t.storage_read_bytes, Some(2000));
         assert!((t.cpu_s - 1.0).abs() < 1e-9, "{t:?}");
         assert!((t.run_queue_s.unwrap() - 0.05).abs() < 1e-9, "{t:?}");
         // Busy is CPU time only: the 0.05 s waiting for a core is recorded, not counted.
@@ -978,11 +1010,15 @@ mod tests {
     fn client_threads_never_over_their_wall_time() {
         // Clocks whose rates differ a little, a thread with no wall time, one without
         // scheduler statistics: nothing over 100%, and no run-queue figure made up.
+        let mut unread = clocks(s(0.1), None, s(1.0));
+        unread.read_bytes = None;
         let t = client_threads(&[
-            (s(1.001), Some(s(0.01)), s(1.0)),
-            (s(0.002), Some(s(0.0)), Duration::ZERO),
-            (s(0.1), None, s(1.0)),
+            clocks(s(1.001), Some(s(0.01)), s(1.0)),
+            clocks(s(0.002), Some(s(0.0)), Duration::ZERO),
+            unread,
         ]);
+        // A thread whose reads the kernel did not tell: none for the run.
+        assert_eq!(t.storage_read_bytes, None);
         assert!(t.busy <= 1.0 && t.busiest <= 1.0, "{t:?}");
         assert!((t.busiest - 1.0).abs() < 1e-9, "{t:?}");
         assert_eq!(t.run_queue_s, None);
@@ -997,6 +1033,7 @@ mod tests {
             run_queue_s: Some(0.0),
             busy: b,
             busiest: b,
+            storage_read_bytes: None,
         };
         let why = client_bound(&busy(0.9), 0.1).expect("busy threads");
         assert!(why.contains("busy 90%"), "{why}");

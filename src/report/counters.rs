@@ -172,7 +172,7 @@ mod tests {
             checkpoint_s: 0.25,
             ..Default::default()
         };
-        let e = EmbeddedWaits::of(figures, 2, 200);
+        let e = EmbeddedWaits::of(figures, 2, 200, None);
         let result = serde_json::json!({"transactions": 200, "embedded_waits": e});
         let listed: Vec<String> = of_result(&result)
             .iter()

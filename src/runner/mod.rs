@@ -1031,6 +1031,18 @@ fn thread_run_queue_wait() -> Option<Duration> {
     Some(Duration::from_nanos(ns))
 }
 
+/// Bytes the calling thread has read from storage so far (`read_bytes` of
+/// /proc/thread-self/io: what reached the block layer, not what the operating system's cache
+/// served); None where the kernel does not count them.
+fn thread_storage_reads() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("read_bytes:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 thread_local! {
     /// This thread's clocks over the measured window, whether it runs one client or many.
     static WINDOW: std::cell::RefCell<ThreadWindow> = const {
@@ -1056,8 +1068,8 @@ fn thread_window_close(shared: &Shared) {
 /// connecting is over by then), closed when its last client stops. The wall clock is read outside the thread's clocks at both
 /// ends, so that they are judged against a wall time that holds them.
 struct ThreadWindow {
-    /// Wall, CPU and run-queue wait at the opening.
-    opened: Option<(Instant, Duration, Option<Duration>)>,
+    /// Wall, CPU, run-queue wait and storage reads at the opening.
+    opened: Option<(Instant, Duration, Option<Duration>, Option<u64>)>,
     tried: bool,
 }
 
@@ -1075,7 +1087,8 @@ impl ThreadWindow {
             if now >= warmup_end {
                 self.tried = true;
                 // A thread whose clock cannot be read reports nothing rather than zero.
-                self.opened = thread_cpu_time().map(|cpu| (now, cpu, thread_run_queue_wait()));
+                self.opened = thread_cpu_time()
+                    .map(|cpu| (now, cpu, thread_run_queue_wait(), thread_storage_reads()));
             }
         }
     }
@@ -1083,15 +1096,19 @@ impl ThreadWindow {
     /// The event to send; None when the window never opened (the client stopped during the
     /// warm-up).
     fn close(self) -> Option<Event> {
-        let (wall0, cpu0, wait0) = self.opened?;
+        let (wall0, cpu0, wait0, read0) = self.opened?;
         let wait = thread_run_queue_wait()
             .zip(wait0)
             .map(|(w1, w0)| w1.saturating_sub(w0));
+        let read_bytes = thread_storage_reads()
+            .zip(read0)
+            .map(|(r1, r0)| r1.saturating_sub(r0));
         let cpu = thread_cpu_time()?.saturating_sub(cpu0);
         Some(Event::ClientCpu {
             cpu,
             wait,
             wall: wall0.elapsed(),
+            read_bytes,
         })
     }
 }

@@ -19,7 +19,7 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 16] = [
+    let tests: [(&str, Test); 17] = [
         ("locks_mariadb_innodb", locks_innodb),
         ("commit_flushes_mariadb_innodb", commit_mariadb),
         ("data_reads_mariadb_innodb", data_reads_mariadb),
@@ -34,6 +34,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("compare_explains_sqlite_locks", compare_sqlite),
         ("commit_flushes_sqlite", commit_flushes_sqlite),
         ("cache_figures_sqlite_read_only", cache_sqlite),
+        ("reads_sqlite_storage_or_os_cache", reads_sqlite),
         ("sqlite_evidence_in_the_reports", sqlite_reports),
         ("no_waits_not_determined", no_waits),
     ];
@@ -478,26 +479,35 @@ fn data_reads(env: &Env) -> Result<(), String> {
         "prepare",
     )?;
     let base = server.dir().join("data").join("base");
+    let r = evicted(base, || {
+        run(
+            env,
+            &dsn,
+            &[],
+            "tpcb",
+            &["-c", "4", "-T", "3", "-S", "-M", "prepared"],
+        )
+    });
+    judged_in_server(&r?, "data_read", "IO:DataFileRead")
+}
+
+/// `f`, while a thread evicts every file under `dir` from the operating system's cache every
+/// 20 ms.
+fn evicted<T>(dir: std::path::PathBuf, f: impl FnOnce() -> T) -> T {
     let evicting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let evictor = {
         let evicting = evicting.clone();
         std::thread::spawn(move || {
             while evicting.load(std::sync::atomic::Ordering::Relaxed) {
-                evict(&base);
+                evict(&dir);
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         })
     };
-    let r = run(
-        env,
-        &dsn,
-        &[],
-        "tpcb",
-        &["-c", "4", "-T", "3", "-S", "-M", "prepared"],
-    );
+    let out = f();
     evicting.store(false, std::sync::atomic::Ordering::Relaxed);
     let _ = evictor.join();
-    judged_in_server(&r?, "data_read", "IO:DataFileRead")
+    out
 }
 
 /// A MariaDB server of the trial's own, as dbduel manages it with `settings` on top (the
@@ -869,6 +879,35 @@ fn sqlite_reports(env: &Env) -> Result<(), String> {
             && md.contains("connections: page cache misses"),
         || format!("the markdown's counters lack SQLite's:\n{md}"),
     )
+}
+
+/// SQLite's page cache of 16 pages under two clients' point selects over tpcb's accounts at
+/// scale 4: a miss a transaction. With the file in the operating system's cache the misses
+/// cost system calls, not reads from storage, and the verdict is the clients' CPU, saying so;
+/// with the file evicted every 20 ms they are read from storage: data reads, with the bytes.
+fn reads_sqlite(env: &Env) -> Result<(), String> {
+    let dir = env.path("verdict-reads-sqlite");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let dsn = format!("sqlite://{}/reads.db", dir.display());
+    let prepare = ["prepare", "tpcb", "--scale", "4", "--dsn", &dsn];
+    expect_code(&dbduel(&prepare), 0, "prepare")?;
+    let small = format!("{dsn}?cache_size=16");
+    let args = ["-c", "2", "-T", "2", "-S"];
+    let judged = |r: &serde_json::Value, limiter_is: &str, says: &str| {
+        let e = embedded(r)?;
+        let v = &r["verdict"]["says"];
+        ensure(
+            limiter(r) == limiter_is
+                && number(e, "misses_per_transaction") >= 1.0
+                && e["storage_read_bytes"].is_u64()
+                && v.as_str().is_some_and(|v| v.contains(says)),
+            || format!("verdict {}, evidence {e}", r["verdict"]),
+        )
+    };
+    let warm = run(env, &small, &[], "tpcb", &args)?;
+    judged(&warm, "cpu", "served by the operating system's cache")?;
+    let cold = evicted(dir, || run(env, &small, &[], "tpcb", &args))?;
+    judged(&cold, "data_read", "from storage")
 }
 
 /// A read-only run's page cache figures are there, and `--no-waits` turns them off.

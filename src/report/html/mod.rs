@@ -1801,8 +1801,9 @@ mod tests {
             wall_s: 4.0,
             ..Default::default()
         };
-        data.timelines[0].embedded =
-            Some(crate::metrics::embedded::EmbeddedWaits::of(figures, 2, 100));
+        data.timelines[0].embedded = Some(crate::metrics::embedded::EmbeddedWaits::of(
+            figures, 2, 100, None,
+        ));
         let page = html(&data);
         assert_eq!(count(&page, "class=\"clients-time\""), 1);
         for part in [
