@@ -98,20 +98,26 @@ const FAILED: u64 = u64::MAX - 1;
 /// A failed call whose transaction was tried again.
 const RETRIED: u64 = u64::MAX - 2;
 
+/// No script command open (`Clock::open_line`).
+const NONE: u32 = u32::MAX;
+
 /// Kept calls wait in the buffer until there are this many, then go to their lines at once.
 const BATCH: usize = 128;
 
 /// One client's lines and the transaction in flight. The fields before `lines` are all that a
-/// call touches, and they fill one cache line (`repr(C)` keeps their order, the alignment keeps
-/// them on one line).
+/// call touches, and they lie in one cache line: 53 bytes, `repr(C)` keeping their order and
+/// the alignment keeping them on one line (a test checks the offset of the last). A call reads
+/// them before the engine's call, and after it writes only its own entry in `pending`.
 #[repr(C, align(64))]
 struct Clock {
     txn: usize,
     /// The kept calls not yet on their lines (`..settled`), then the transaction in flight's.
     settled: usize,
-    /// The script command timed now: its line and when it began (ticks).
-    open: Option<(u32, u64)>,
     pending: Vec<Pending>,
+    /// The script command timed now: when it began (ticks) and its line (`NONE`: no command
+    /// open), as two fields: an `Option` of the pair takes 24 bytes.
+    open_began: u64,
+    open_line: u32,
     /// The clock read: the time-stamp counter (true) or the monotonic clock (`Ticks`).
     tsc: bool,
     lines: Vec<StatementTimes>,
@@ -145,8 +151,9 @@ impl Clock {
         Clock {
             txn: 0,
             settled: 0,
-            open: None,
             pending: Vec::with_capacity(2 * BATCH),
+            open_began: 0,
+            open_line: NONE,
             tsc,
             lines: Vec::new(),
             texts: Vec::new(),
@@ -171,6 +178,15 @@ impl Clock {
             retries: 0,
         });
         self.lines.len() as u32 - 1
+    }
+
+    /// The script command timed now: its line and when it began.
+    fn open(&self) -> Option<(u32, u64)> {
+        (self.open_line != NONE).then_some((self.open_line, self.open_began))
+    }
+
+    fn set_open(&mut self, open: Option<(u32, u64)>) {
+        (self.open_line, self.open_began) = open.unwrap_or((NONE, 0));
     }
 
     /// The statement index of a prepared text.
@@ -222,7 +238,10 @@ impl Clock {
         let now = ticks(self.tsc);
         let mut at = *slot_of(&mut self.commands, self.txn, index);
         // One command may be several steps (an \elif's jump and test): timed as one.
-        if self.open.is_some_and(|(line, _)| at != 0 && line == at - 1) {
+        if self
+            .open()
+            .is_some_and(|(line, _)| at != 0 && line == at - 1)
+        {
             return;
         }
         self.close(now);
@@ -230,11 +249,12 @@ impl Clock {
             at = self.new_line(self.txn, index as u32, normalise(text), true) + 1;
             *slot_of(&mut self.commands, self.txn, index) = at;
         }
-        self.open = Some((at - 1, now));
+        self.set_open(Some((at - 1, now)));
     }
 
     fn close(&mut self, now: u64) {
-        if let Some((line, began)) = self.open.take() {
+        if let Some((line, began)) = self.open() {
+            self.set_open(None);
             self.pending.push((line, timed(began, now)));
         }
     }
@@ -248,7 +268,7 @@ impl Clock {
     /// A new transaction, or a new connection: the calls of the one in flight are dropped,
     /// the kept ones stay.
     fn drop_in_flight(&mut self) {
-        self.open = None;
+        self.set_open(None);
         self.pending.truncate(self.settled);
     }
 
@@ -257,7 +277,7 @@ impl Clock {
     /// tried again.
     fn settle(&mut self, keep: bool, failed: bool) {
         // The clock is read only to end a script's command still open.
-        if self.open.is_some() {
+        if self.open_line != NONE {
             self.close(ticks(self.tsc));
         }
         if !keep {
@@ -492,21 +512,27 @@ impl Timed {
         let Some(clock) = self.clock.as_mut() else {
             return call(self.inner.as_mut());
         };
-        if let Some((line, _)) = clock.open {
+        if let Some((line, _)) = clock.open() {
             let out = call(self.inner.as_mut());
             if out.is_err() {
-                clock.open = None;
+                clock.set_open(None);
                 clock.pending.push((line, ERR));
             }
             return out;
         }
-        let began = ticks(clock.tsc);
-        let out = call(self.inner.as_mut());
-        let took = timed(began, ticks(clock.tsc));
+        // The entry is made before the call (a failed call's, until it returns well), so that
+        // after it, when the engine's work has pushed the clock out of the processor's cache,
+        // only the entry is touched again.
+        let tsc = clock.tsc;
         let code = clock.code(key);
-        clock
-            .pending
-            .push((code, if out.is_ok() { took } else { ERR }));
+        clock.pending.push((code, ERR));
+        let entry = clock.pending.last_mut().expect("just pushed");
+        let began = ticks(tsc);
+        let out = call(self.inner.as_mut());
+        let now = ticks(tsc);
+        if out.is_ok() {
+            entry.1 = timed(began, now);
+        }
         out
     }
 }
@@ -649,6 +675,13 @@ mod tests {
             .iter()
             .find(|l| l.txn == txn && l.text == text)
             .unwrap_or_else(|| panic!("no line {txn} {text}: {lines:?}"))
+    }
+
+    #[test]
+    fn what_a_call_touches_lies_in_one_cache_line() {
+        assert!(std::mem::offset_of!(Clock, tsc) < 64);
+        assert!(std::mem::offset_of!(Clock, open_line) + 4 <= 64);
+        assert_eq!(std::mem::align_of::<Clock>(), 64);
     }
 
     #[test]
