@@ -83,7 +83,9 @@ pub fn judge(
 /// when those waits are at least half of the running sessions' time (wait seconds per second
 /// over the running sessions' average); otherwise, from the buffer pool, data reads when at
 /// least 1% of page requests missed it; server CPU when fewer than 0.1% missed (and the
-/// data-file waits, when read, were under half); else `running` stays, the figures said.
+/// data-file waits, when read, were under half); else `running` stays, the figures said. A
+/// mixed verdict that names `running` among its classes keeps its limiter and is told, by the
+/// same rule, what its running part was.
 pub fn refine(
     v: &mut Verdict,
     c: Option<&mut ServerCounters>,
@@ -108,12 +110,49 @@ pub fn refine(
             );
         }
     }
+    let running = running_sessions.unwrap_or(0.0);
     if v.limiter == "running" {
-        data_reads_or_cpu(v, c, running_sessions.unwrap_or(0.0));
+        let (told, evidence) = data_reads_or_cpu(c, running);
+        match told {
+            Some((limiter, words)) => {
+                v.limiter = limiter.into();
+                v.says = format!(
+                    "{words}, told from the running sessions by the server's counters ({evidence}); {}",
+                    v.says
+                );
+            }
+            None => {
+                let _ = write!(v.says, "; {evidence}");
+            }
+        }
+    } else if v.limiter == "mixed" && running > 0.0 && names_running(&v.says) {
+        let (told, evidence) = data_reads_or_cpu(c, running);
+        let _ = match told {
+            Some((_, words)) => write!(
+                v.says,
+                "; its running part: {words}, told by the server's counters ({evidence})"
+            ),
+            None => write!(v.says, "; its running part not told apart ({evidence})"),
+        };
     }
 }
 
-fn data_reads_or_cpu(v: &mut Verdict, c: &ServerCounters, running: f64) {
+/// Whether a mixed verdict's classes (`no one limiter: lock 45%, running 30% (...)`) name
+/// `running`.
+fn names_running(says: &str) -> bool {
+    let classes = says.split(" (").next().unwrap_or_default();
+    classes
+        .trim_start_matches("no one limiter: ")
+        .split(", ")
+        .any(|c| c.starts_with("running "))
+}
+
+/// What the running sessions were, by the rule above: (limiter, words) where told, and the
+/// evidence in words either way.
+fn data_reads_or_cpu(
+    c: &ServerCounters,
+    running: f64,
+) -> (Option<(&'static str, &'static str)>, String) {
     let misses = c.with_role("pages_read").and_then(|t| t.total);
     let requests = c.with_role("page_requests").and_then(|t| t.total);
     let wait = c.with_role("data_read_wait").and_then(|t| t.per_s);
@@ -139,20 +178,13 @@ fn data_reads_or_cpu(v: &mut Verdict, c: &ServerCounters, running: f64) {
         }
         e.join(", ")
     };
-    let (limiter, words) = match (wait_share, ratio) {
-        (Some(s), _) if s >= 0.5 => ("data_read", "data reads (I/O)"),
-        (None, Some(r)) if r >= 0.01 => ("data_read", "data reads (I/O)"),
-        (_, Some(r)) if r < 0.001 => ("cpu", "server CPU"),
-        _ => {
-            let _ = write!(v.says, "; {evidence}");
-            return;
-        }
+    let told = match (wait_share, ratio) {
+        (Some(s), _) if s >= 0.5 => Some(("data_read", "data reads (I/O)")),
+        (None, Some(r)) if r >= 0.01 => Some(("data_read", "data reads (I/O)")),
+        (_, Some(r)) if r < 0.001 => Some(("cpu", "server CPU")),
+        _ => None,
     };
-    v.limiter = limiter.into();
-    v.says = format!(
-        "{words}, told from the running sessions by the server's counters ({evidence}); {}",
-        v.says
-    );
+    (told, evidence)
 }
 
 #[cfg(test)]
@@ -304,5 +336,50 @@ mod tests {
         assert_eq!(judge(misses(50.0, Some(5.0)), "running").limiter, "running");
         // Another limiter is left as it is.
         assert_eq!(judge(misses(50.0, None), "lock").limiter, "lock");
+    }
+
+    #[test]
+    fn a_mixed_verdicts_running_part_is_told_and_its_limiter_kept() {
+        let w = windows(&[10; 6]);
+        let c = |m: f64| {
+            counters(
+                &[],
+                &[
+                    ("s.reads", "pages_read", m),
+                    ("s.requests", "page_requests", 1000.0),
+                ],
+            )
+        };
+        let judge = |m: f64, says: &str| {
+            let mut v = Verdict {
+                limiter: "mixed".into(),
+                says: says.into(),
+            };
+            refine(&mut v, Some(&mut c(m)), &w, Some(2.0));
+            v
+        };
+        let mixed = "no one limiter: lock 45%, running 40%, commit 10% (4.0 of 5 sessions)";
+        let v = judge(50.0, mixed);
+        assert_eq!(v.limiter, "mixed");
+        assert!(
+            v.says.ends_with(
+                "; its running part: data reads (I/O), told by the server's counters (5.00% of page requests missed the cache, no data-file wait times (performance_schema off: a server dbduel manages has it with --server-statements))"
+            ),
+            "{}",
+            v.says
+        );
+        assert!(
+            judge(0.5, mixed)
+                .says
+                .contains("its running part: server CPU")
+        );
+        assert!(
+            judge(5.0, mixed)
+                .says
+                .contains("its running part not told apart (0.50%")
+        );
+        // A mixed verdict without running is left as it is, whatever its words hold.
+        let other = "no one limiter: lock 45%, commit 43%, cpu 8% (running 2 of 8)";
+        assert_eq!(judge(50.0, other).says, other);
     }
 }
