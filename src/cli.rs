@@ -424,7 +424,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "waits_hz")]
     pub no_waits: bool,
     /// Sample the server's sessions this many times a second, 1 to 100 (default: 10, fewer past
-    /// 32 clients so that a second reads at most 320 sessions, 64 on MariaDB/MySQL, and 4 on
+    /// 12 clients so that a second reads at most 128 sessions, 64 on MariaDB/MySQL, and 4 on
     /// Firebird).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub waits_hz: Option<u32>,

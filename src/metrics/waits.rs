@@ -28,11 +28,12 @@ use super::counters::{CounterReader, ServerCounters};
 pub const DEFAULT_HZ: u32 = 10;
 
 /// Sessions a second the sampler reads at most, many clients or few: a sample's cost grows
-/// with the sessions the server walks, and 320 sessions a second already give a run of 10 s
-/// thousands of observations. An engine whose sessions cost more to read asks for fewer
-/// (`Engine::activity_sessions_per_second`: MariaDB's processlist, 64; Firebird's MON$
-/// snapshots, 128).
-pub const SESSIONS_PER_SECOND: u32 = 320;
+/// with the sessions the server walks, and 128 sessions a second already give a run of 10 s
+/// over a thousand observations (Active Session History samples once a second). At 320, five
+/// samples a second at 64 clients took 0.4-0.6% of PostgreSQL's point selects' CPU, a third of
+/// observation's whole cost there (BENCHMARKS.md). An engine whose sessions cost more to read
+/// asks for fewer (`Engine::activity_sessions_per_second`: MariaDB's processlist, 64).
+pub const SESSIONS_PER_SECOND: u32 = 128;
 /// The fewest samples a second, however many clients.
 const MIN_HZ: u32 = 1;
 
@@ -800,15 +801,17 @@ mod tests {
     }
 
     #[test]
-    fn the_rate_falls_past_32_clients_and_never_below_one() {
+    fn the_rate_falls_past_12_clients_and_never_below_one() {
         assert_eq!(rate_for(None, None, 2), 10);
-        assert_eq!(rate_for(None, None, 32), 10);
-        assert_eq!(rate_for(None, None, 64), 5);
-        assert_eq!(rate_for(None, None, 160), 2);
+        assert_eq!(rate_for(None, None, 12), 10);
+        assert_eq!(rate_for(None, None, 13), 9);
+        assert_eq!(rate_for(None, None, 32), 4);
+        assert_eq!(rate_for(None, None, 64), 2);
+        assert_eq!(rate_for(None, None, 160), 1);
         assert_eq!(rate_for(None, None, 1000), 1);
         // An engine's own lower rate holds while it is the lower one.
         assert_eq!(rate_for(Some(4), None, 8), 4);
-        assert_eq!(rate_for(Some(4), None, 160), 2);
+        assert_eq!(rate_for(Some(4), None, 64), 2);
         assert_eq!(rate_for(Some(40), None, 1), 10);
         // An engine's own budget of sessions (MariaDB's 64): 1 a second at 64 clients.
         assert_eq!(rate_for(None, Some(64), 2), 10);
