@@ -1,8 +1,9 @@
 //! A client's session through what a run throws at it: SQLite's conflicts retried with no busy
 //! wait, connections the server ends made again, statements timed out by the server or by
 //! dbduel (SQLite, Firebird) with the session going on, cancels that land late on Firebird,
-//! more prepared statements than MariaDB's driver caches, and a run whose every transaction
-//! fails the same way stopped (one that fails only sometimes is not).
+//! more prepared statements than MariaDB's driver caches, a run whose every transaction
+//! fails the same way stopped (one that fails only sometimes is not), and PostgreSQL's wait
+//! sampler's prepared query, and its text in place of one the server no longer has.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use crate::env::{
 };
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 7] = [
+    let tests: [(&str, Test); 8] = [
         (
             "sqlite_contention_is_retried_and_correct",
             sqlite_contention,
@@ -32,6 +33,10 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ),
         ("many_prepared_statements_on_mariadb", many_statements),
         ("every_transaction_failing_alike_stops", failing_alike),
+        (
+            "postgres_sampler_prepared_then_text",
+            sampler_prepared_then_text,
+        ),
     ];
     trials_of(env, "sessions", tests)
 }
@@ -373,4 +378,36 @@ fn failing_alike(env: &Env) -> Result<(), String> {
             && r["duration_s"].as_f64().is_some_and(|d| d >= 4.0),
         || format!("a run that commits is never stopped:\n{said}"),
     )
+}
+
+/// PostgreSQL's wait sampler prepares its query on the server at its first sample and executes
+/// it after; when the server no longer has it (a pooler's other connection: here DEALLOCATE),
+/// the next sample sends the text and sees the same sessions.
+fn sampler_prepared_then_text(env: &Env) -> Result<(), String> {
+    let dsn = env.fresh_db(Target::Postgres, "sampler_prepared");
+    let mut sampler = crate::env::session(&dsn);
+    let mut other = crate::env::session(&dsn);
+    // Another session of the run (dbduel's application name) inside a transaction.
+    other.batch("BEGIN").map_err(|e| e.to_string())?;
+    other.query_text("SELECT 1").map_err(|e| e.to_string())?;
+    let seen = |s: &mut Box<dyn dbduel::engine::Session>| -> Result<usize, String> {
+        Ok(s.activity()
+            .map_err(|e| e.to_string())?
+            .map_or(0, |a| a.len()))
+    };
+    let first = seen(&mut sampler)?;
+    let prepared = sampler
+        .query_text("SELECT count(*) FROM pg_prepared_statements WHERE name = 'dbduel_activity'")
+        .map_err(|e| e.to_string())?;
+    ensure(first == 1 && prepared[0][0].as_i64() == Some(1), || {
+        format!("first sample: {first} sessions, prepared {prepared:?}")
+    })?;
+    sampler
+        .batch("DEALLOCATE dbduel_activity")
+        .map_err(|e| e.to_string())?;
+    let again = seen(&mut sampler)?;
+    let after = seen(&mut sampler)?;
+    ensure(again == 1 && after == 1, || {
+        format!("after DEALLOCATE: {again}, then {after} sessions")
+    })
 }

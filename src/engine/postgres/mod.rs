@@ -304,6 +304,7 @@ impl Engine for Postgres {
             rollback: None,
             pipeline: None,
             counters_sql: None,
+            activity: ActivityQuery::Unprepared,
             lazy_begin: self.lazy_begin,
             begin_held: false,
         }))
@@ -338,13 +339,62 @@ struct PgSession {
     pipeline: Option<usize>,
     /// The observer's counter query for this server's version, built on first use.
     counters_sql: Option<String>,
+    /// How the wait sampler's query is sent (`Session::activity`).
+    activity: ActivityQuery,
     /// `--lazy-begin` (`EngineOptions::lazy_begin`).
     lazy_begin: bool,
     /// A lazy BEGIN not sent yet: it goes with the next statement.
     begin_held: bool,
 }
 
+/// How the wait sampler's query is sent on a session: prepared on the server at its first
+/// sample (`PREPARE`, then `EXECUTE` at each: the view's parsing, rewriting and planning were
+/// three quarters of a sample's time), or as text where the server would not keep it (a pooler
+/// that hands the session's statements to other connections).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ActivityQuery {
+    Unprepared,
+    Prepared,
+    Text,
+}
+
+/// The wait sampler's query: the run's backends and, for a lock waiter, its first holder.
+const ACTIVITY_SQL: &str = "WITH a AS (SELECT pid, state, wait_event_type, wait_event, \
+     backend_type = 'client backend' AND state <> 'idle' \
+     AND application_name = current_setting('application_name') AS ours, \
+     CASE WHEN wait_event_type = 'Lock' THEN (pg_blocking_pids(pid))[1] END AS holder \
+     FROM pg_stat_activity \
+     WHERE datname = current_database() AND pid <> pg_backend_pid()) \
+     SELECT pid, state, wait_event_type, wait_event, holder, ours FROM a \
+     WHERE ours OR pid IN (SELECT holder FROM a)";
+
+/// The name the sampler's query is prepared under.
+const ACTIVITY_NAME: &str = "dbduel_activity";
+
 impl PgSession {
+    /// The sampler's query's rows, prepared on the server once (`ActivityQuery`); a session on
+    /// which preparing or executing it fails sends it as text from then on.
+    fn activity_rows(&mut self) -> DbResult<Vec<Vec<Value>>> {
+        if self.activity == ActivityQuery::Unprepared {
+            let prepared = self.batch(&format!("PREPARE {ACTIVITY_NAME} AS {ACTIVITY_SQL}"));
+            self.activity = match prepared {
+                Ok(()) => ActivityQuery::Prepared,
+                Err(_) => ActivityQuery::Text,
+            };
+        }
+        if self.activity == ActivityQuery::Prepared {
+            match self.query_text(&format!("EXECUTE {ACTIVITY_NAME}")) {
+                // The server no longer has it (SQLSTATE 26000: a pooler's other connection).
+                Err(e) if e.class == ErrorClass::Other("26000".into()) => {
+                    self.activity = ActivityQuery::Text;
+                }
+                // Its rows, or what a stalled or lost server said, as the text query would.
+                done => return done,
+            }
+        }
+        self.query_text(ACTIVITY_SQL)
+    }
+
     fn text(&mut self, sql: &str, rows: Option<&mut Vec<Vec<Value>>>) -> DbResult<()> {
         // Text ends a pipeline left open (a script that stopped inside one): its replies
         // are read and dropped first.
@@ -721,16 +771,7 @@ impl Session for PgSession {
     /// a session of the run or not. All in one query, so at one instant: a holder that waits on
     /// a lock too is followed to the head of the queue.
     fn activity(&mut self) -> DbResult<Option<Vec<Activity>>> {
-        let rows = self.query_text(
-            "WITH a AS (SELECT pid, state, wait_event_type, wait_event, \
-             backend_type = 'client backend' AND state <> 'idle' \
-             AND application_name = current_setting('application_name') AS ours, \
-             CASE WHEN wait_event_type = 'Lock' THEN (pg_blocking_pids(pid))[1] END AS holder \
-             FROM pg_stat_activity \
-             WHERE datname = current_database() AND pid <> pg_backend_pid()) \
-             SELECT pid, state, wait_event_type, wait_event, holder, ours FROM a \
-             WHERE ours OR pid IN (SELECT holder FROM a)",
-        )?;
+        let rows = self.activity_rows()?;
         let text = |v: &Value| match v {
             Value::Null => None,
             v => Some(v.to_string()),
