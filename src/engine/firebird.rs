@@ -8,10 +8,8 @@
 //! row of MON$STATEMENTS from another attachment. Its sessions' activity, for the wait sampler,
 //! comes from MON$TRANSACTIONS, MON$STATEMENTS and MON$RECORD_STATS, at a lower rate than the
 //! default (each read builds a snapshot of the database's attachments).
-//! Its counters for `Session::stats` are read in `firebird/stats.rs`, with the lock manager's
-//! for a server on this machine (`firebird/lock_table.rs`).
+//! Its counters for `Session::stats` are read in `firebird/stats.rs`.
 
-mod lock_table;
 mod stats;
 
 use rsfbclient_core::{
@@ -94,8 +92,6 @@ struct Firebird {
     lock_wait: TrLockResolution,
     connect_timeout: std::time::Duration,
     statement_timeout: Option<std::time::Duration>,
-    /// Whether the server runs on this machine, where its lock table can be read.
-    local: bool,
 }
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
@@ -161,7 +157,6 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         lock_wait,
         connect_timeout,
         statement_timeout: opts.statement_timeout,
-        local: dsn.is_local(),
     }))
 }
 
@@ -210,8 +205,6 @@ impl Engine for Firebird {
             watchdog: None,
             door: None,
             broken: false,
-            local: self.local,
-            lock_table: None,
         };
         let attachment = session.attachment_id()?;
         session.door = Some(Arc::new(FbCancel {
@@ -374,11 +367,6 @@ struct FbSession {
     /// response read in place of the call's own, or of a commit or rollback): the next use
     /// attaches again, and nothing more is sent on this connection.
     broken: bool,
-    /// Whether the server runs on this machine (`Firebird::local`).
-    local: bool,
-    /// The lock manager's figures, for `stats`: None until its first reading tried them; then
-    /// the table's reader, or why there is none (said once).
-    lock_table: Option<Result<lock_table::LockTable, String>>,
 }
 
 impl Drop for FbSession {
@@ -1022,33 +1010,9 @@ impl Session for FbSession {
                 .collect(),
         ))
     }
-    /// The database's page and record counters (`firebird/stats.rs`), and the lock manager's
-    /// where its table can be read (`firebird/lock_table.rs`), or why not, said at the first
-    /// reading; what its reader printed in place of counts is said once too.
+    /// The database's page and record counters (`firebird/stats.rs`).
     fn stats(&mut self) -> DbResult<Option<super::stats::Reading>> {
-        let mut reading = stats::read(self)?;
-        let first = self.lock_table.is_none();
-        if first {
-            let local = self.local;
-            self.lock_table = Some(lock_table::LockTable::open(self, local));
-        }
-        if let (Some(r), Some(table)) = (reading.as_mut(), self.lock_table.as_mut()) {
-            const WHAT: &str = "fb_lock_print (the lock manager's figures)";
-            match table {
-                Ok(t) => {
-                    let (stats, said) = t.read();
-                    r.stats.extend(stats);
-                    if let Some(said) = said {
-                        r.unread
-                            .push(format!("{WHAT}: it stopped counting: {said}"));
-                        *table = Err(said);
-                    }
-                }
-                Err(why) if first => r.unread.push(format!("{WHAT}: {why}")),
-                Err(_) => {}
-            }
-        }
-        Ok(reading)
+        stats::read(self)
     }
 
     /// Size only: Firebird counts no checkpoints, and its sweeps are not autovacuums.
