@@ -547,16 +547,16 @@ fn commit_mariadb(env: &Env) -> Result<(), String> {
 }
 
 /// A CHECKPOINT in the middle of a run: four clients' tpcb at scale 100 on a PostgreSQL of
-/// the trial's own whose buffers hold the data, left dirty by the load (no checkpoint after
-/// it: a checkpoint then would make the first seconds' first changes write full-page images
-/// too), a CHECKPOINT asked from another session six seconds in. Its sync of some 1.5 GB of
-/// data holds up the commits' own syncs of the log: the throughput of one second its counters
-/// moved in fell to a quarter to a third of the others' (562-834 tps against 2100-3200). With
-/// one client, or with the log's sync off, the machine's own noise under the rest of the suite
-/// (seconds at twice or at three quarters of the rest, no checkpoint in them) hid it in one
-/// run of three; an open loop (`-R`) caught the stall up within its second. The verdict must
-/// name the checkpoint with its seconds' throughput against the others', and the result's
-/// background event must say they differ.
+/// the trial's own whose buffers hold the data (no checkpoint after the load: a checkpoint
+/// then would make the first seconds' first changes write full-page images too), a CHECKPOINT
+/// asked from another session six seconds in. Its sync holds up the commits' own syncs of the
+/// log. The load's own dirty data alone made the dip depend on how much of it the kernel had
+/// written back by then: a quarter to a third of the others' throughput on a quiet machine,
+/// -24% under the suite. Buffers dirtied just before the run (`checkpoint_attempt`) make the
+/// checkpoint's work the same each time. With one client, or with the log's sync off, the
+/// machine's own noise hid it more often; an open loop (`-R`) caught the stall up within its
+/// second. The verdict must name the checkpoint with its seconds' throughput against the
+/// others', and the result's background event must say they differ.
 fn checkpoint_postgres(env: &Env) -> Result<(), String> {
     let server = env.own_server(
         &dbduel::server::POSTGRES,
@@ -570,7 +570,38 @@ fn checkpoint_postgres(env: &Env) -> Result<(), String> {
     let dsn = server.dsn_text("");
     let prepare = ["prepare", "tpcb", "--scale", "100", "--dsn", &dsn];
     expect_code(&dbduel(&prepare), 0, "prepare")?;
-    let admin = dsn.clone();
+    let mut failures = Vec::new();
+    for attempt in 1..=CHECKPOINT_ATTEMPTS {
+        match checkpoint_attempt(env, &dsn, attempt) {
+            Ok(()) => return Ok(()),
+            Err(e) => failures.push(format!("attempt {attempt}: {e}")),
+        }
+    }
+    Err(failures.join("\n"))
+}
+
+/// Runs of the checkpoint trial before it fails: the suite's own load on a shared disk
+/// (seconds at three quarters of the rest with no checkpoint in them) hid a -24% dip in one
+/// run of several; a verdict that never names the checkpoint fails them all.
+const CHECKPOINT_ATTEMPTS: u32 = 3;
+
+/// One run of the checkpoint trial. Buffers the checkpoint must write are dirtied first,
+/// whatever the kernel has written back of the load by then: three rows on each of half the
+/// accounts' pages (some 650 MB), through the index (a sequential scan's ring would write
+/// them out itself), other rows at each attempt.
+fn checkpoint_attempt(env: &Env, dsn: &str, attempt: u32) -> Result<(), String> {
+    let mut s = crate::env::session(dsn);
+    s.set_timeout(Some(std::time::Duration::from_secs(300)));
+    s.batch("SET enable_seqscan = off")
+        .and_then(|()| {
+            s.batch(&format!(
+                "UPDATE pgbench_accounts SET abalance = abalance + 1 \
+                 WHERE aid <= 5000000 AND aid % 20 = {attempt}"
+            ))
+        })
+        .map_err(|e| format!("dirtying the accounts: {e}"))?;
+    drop(s);
+    let admin = dsn.to_string();
     let forcer = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_secs(6));
         let mut s = crate::env::session(&admin);
@@ -578,7 +609,7 @@ fn checkpoint_postgres(env: &Env) -> Result<(), String> {
         s.set_timeout(Some(std::time::Duration::from_secs(60)));
         s.batch("CHECKPOINT").map_err(|e| e.to_string())
     });
-    let ran = run(env, &dsn, &[], "tpcb", &["-c", "4", "-T", "12"]);
+    let ran = run(env, dsn, &[], "tpcb", &["-c", "4", "-T", "12"]);
     forcer
         .join()
         .map_err(|_| "the CHECKPOINT thread panicked")??;
