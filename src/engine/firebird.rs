@@ -8,7 +8,10 @@
 //! row of MON$STATEMENTS from another attachment. Its sessions' activity, for the wait sampler,
 //! comes from MON$TRANSACTIONS, MON$STATEMENTS and MON$RECORD_STATS, at a lower rate than the
 //! default (each read builds a snapshot of the database's attachments).
-//! Its counters for `Session::stats` are read in `firebird/stats.rs`.
+//! Its counters for `Session::stats` are read in `firebird/stats.rs`. The client keeps its socket
+//! to itself: the session finds it among the process's descriptors by the address the client
+//! told the server (`own_socket`), so that a read deadline (`Session::set_timeout`) and the end
+//! of a run's shutdown (`Cancel::abandon`) hold on Firebird as on the other engines.
 
 mod stats;
 
@@ -19,8 +22,9 @@ use rsfbclient_core::{
 };
 use rsfbclient_rust::{RustFbClient, RustFbClientAttachmentConfig};
 
-use std::sync::Arc;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use std::collections::BTreeMap;
@@ -204,13 +208,15 @@ impl Engine for Firebird {
             connect_timeout: self.connect_timeout,
             watchdog: None,
             door: None,
+            timeout: None,
             broken: false,
         };
-        let attachment = session.attachment_id()?;
+        let (attachment, socket) = session.attachment(self.port)?;
         session.door = Some(Arc::new(FbCancel {
             config: session.config.clone(),
             timeout: session.connect_timeout,
             attachment: AtomicI64::new(attachment),
+            socket: Mutex::new(socket),
         }));
         session.set_statement_timeout(self.statement_timeout)?;
         Ok(Box::new(session))
@@ -233,7 +239,7 @@ impl Engine for Firebird {
 
 /// The wait sampler's rate on Firebird (samples a second).
 const ACTIVITY_HZ: u32 = 4;
-/// The context variable that marks an attachment as dbduel's (`attachment_id`).
+/// The context variable that marks an attachment as dbduel's (`FbSession::attachment`).
 const MARK: &str = "DBDUEL";
 
 /// The run's attachments with a transaction open (dbduel's, by their mark, the sampler's own
@@ -314,6 +320,45 @@ struct FbCancel {
     timeout: Duration,
     /// The session's attachment, which changes when a broken session attaches again.
     attachment: AtomicI64,
+    /// A second handle on the session's socket (`own_socket`), None where it was not found:
+    /// its read deadline and its shutdown are the socket's own.
+    socket: Mutex<Option<TcpStream>>,
+}
+
+impl FbCancel {
+    /// The handle on the session's socket, whichever thread holds it.
+    fn socket(&self) -> std::sync::MutexGuard<'_, Option<TcpStream>> {
+        self.socket.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The socket of this process connected from `local` to port `server_port`, as a handle of its
+/// own (a duplicate descriptor): rsfbclient keeps its socket private, and tells the server the
+/// socket's local address (CLIENT_HOST), which no other socket of the process has with the
+/// same peer port. Each candidate's addresses are read again on the duplicate, so a descriptor
+/// closed and reused by another thread meanwhile is not taken. None when not found (a system
+/// without /proc).
+fn own_socket(local: SocketAddr, server_port: u16) -> Option<TcpStream> {
+    use std::os::fd::{FromRawFd, RawFd};
+    let ours = |s: &TcpStream| {
+        s.local_addr().ok() == Some(local) && s.peer_addr().is_ok_and(|p| p.port() == server_port)
+    };
+    std::fs::read_dir("/proc/self/fd")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
+        .find_map(|fd| {
+            let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+            if !link.to_string_lossy().starts_with("socket:") {
+                return None;
+            }
+            // Borrowed, not owned: the descriptor stays the client's.
+            let borrowed = std::mem::ManuallyDrop::new(unsafe { TcpStream::from_raw_fd(fd) });
+            if !ours(&borrowed) {
+                return None;
+            }
+            let dup = borrowed.try_clone().ok()?;
+            ours(&dup).then_some(dup)
+        })
 }
 
 impl super::Cancel for FbCancel {
@@ -336,8 +381,12 @@ impl super::Cancel for FbCancel {
         let _ = cli.detach_database(&mut db);
         done.map_err(|e| e.to_string())
     }
-    /// The client's socket is its own: nothing to shut down from here.
-    fn abandon(&self) {}
+    /// The session's socket shut down: its reads and writes fail at once.
+    fn abandon(&self) {
+        if let Some(s) = self.socket().as_ref() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
 }
 
 /// A statement: its SQL split at the placeholders, and its handle once prepared.
@@ -361,8 +410,11 @@ struct FbSession {
     connect_timeout: Duration,
     /// `--statement-timeout`, kept by the client (Firebird 3 has none).
     watchdog: Option<Watchdog>,
-    /// How another attachment cancels this session's statement (its attachment's id).
+    /// How another attachment cancels this session's statement (its attachment's id), and
+    /// the handle on its socket.
     door: Option<Arc<FbCancel>>,
+    /// `set_timeout`'s bound on each read and write, set again on a new connection.
+    timeout: Option<Duration>,
     /// The wire protocol may be out of step (an error of the client itself, of a lazy
     /// response read in place of the call's own, or of a commit or rollback): the next use
     /// attaches again, and nothing more is sent on this connection.
@@ -714,13 +766,27 @@ impl FbSession {
             return Ok(());
         }
         let lost = self.tr.is_some();
-        let (cli, db) = attach(&self.config, self.connect_timeout, false).map_err(|e| {
+        // A session bounded by `set_timeout` attaches again within that bound too: a stalled
+        // server must not hold it for the whole connect timeout.
+        let within = self
+            .timeout
+            .map_or(self.connect_timeout, |t| t.min(self.connect_timeout));
+        let (cli, db) = attach(&self.config, within, false).map_err(|e| {
+            let why = match &e {
+                FbError::Io(io)
+                    if within < self.connect_timeout
+                        && io.kind() == std::io::ErrorKind::TimedOut =>
+                {
+                    format!(
+                        "no answer within {} s (the session's read deadline): the server is stalled",
+                        within.as_secs_f64()
+                    )
+                }
+                _ => classify(&e, true).message,
+            };
             DbError::new(
                 ErrorClass::ConnectionLost,
-                format!(
-                    "attaching again after a protocol error: {}",
-                    classify(&e, true).message
-                ),
+                format!("attaching again after a protocol error: {why}"),
             )
         })?;
         self.cli = cli;
@@ -730,10 +796,12 @@ impl FbSession {
         for stmt in &mut self.stmts {
             stmt.prepared = None;
         }
-        let attachment = self.attachment_id()?;
+        let (attachment, socket) = self.attachment(self.config.port)?;
         if let Some(door) = &self.door {
             door.attachment.store(attachment, Ordering::SeqCst);
+            *door.socket() = socket;
         }
+        self.set_timeout(self.timeout);
         if lost {
             return Err(DbError::new(
                 ErrorClass::ConnectionLost,
@@ -745,18 +813,25 @@ impl FbSession {
 
     /// This session's attachment (CURRENT_CONNECTION), for its cancel; the attachment is
     /// marked as dbduel's (a context variable, which MON$CONTEXT_VARIABLES shows), so that the
-    /// wait sampler tells the run's attachments from others.
-    fn attachment_id(&mut self) -> DbResult<i64> {
+    /// wait sampler tells the run's attachments from others. With it, a handle on the
+    /// session's socket, found by the address the client gave the server (`own_socket`).
+    fn attachment(&mut self, server_port: u16) -> DbResult<(i64, Option<TcpStream>)> {
         let id = self.query_text(&format!(
-            "SELECT CURRENT_CONNECTION, RDB$SET_CONTEXT('USER_SESSION', '{MARK}', 1) FROM RDB$DATABASE"
+            "SELECT CURRENT_CONNECTION, RDB$SET_CONTEXT('USER_SESSION', '{MARK}', 1), \
+             RDB$GET_CONTEXT('SYSTEM', 'CLIENT_HOST') FROM RDB$DATABASE"
         ))?;
-        let Some(Value::Int(attachment)) = id.first().and_then(|r| r.first()).cloned() else {
+        let row = id.first().cloned().unwrap_or_default();
+        let Some(Value::Int(attachment)) = row.first().cloned() else {
             return Err(DbError::new(
                 ErrorClass::Other("firebird".into()),
                 format!("CURRENT_CONNECTION gave {id:?}"),
             ));
         };
-        Ok(attachment)
+        let local = match row.get(2) {
+            Some(Value::Text(host)) => host.parse::<SocketAddr>().ok(),
+            _ => None,
+        };
+        Ok((attachment, local.and_then(|l| own_socket(l, server_port))))
     }
 
     /// Execute a prepared handle: rows fetched (and kept when asked) for a SELECT, the
@@ -873,6 +948,19 @@ impl Session for FbSession {
         let mut rows = Vec::new();
         self.run_text(sql, Some(&mut rows))?;
         Ok(rows)
+    }
+
+    /// The bound is the socket's own (found by `own_socket`): a read past it fails the call,
+    /// and the session attaches again at its next use. Where the socket was not found, the
+    /// session has no bound, as before.
+    fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
+        if let Some(door) = &self.door
+            && let Some(s) = door.socket().as_ref()
+        {
+            let _ = s.set_read_timeout(timeout);
+            let _ = s.set_write_timeout(timeout);
+        }
     }
 
     /// Firebird 3 has no statement timeout: a watchdog thread cancels a statement past it.
@@ -1202,6 +1290,32 @@ fn classify(e: &FbError, connecting: bool) -> DbError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_socket_is_found_by_its_local_address_and_shares_its_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+        let port = listener.local_addr().expect("addr").port();
+        let client = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        let _other = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        let (_server, _) = listener.accept().expect("accept");
+        let local = client.local_addr().expect("local");
+        let found = own_socket(local, port).expect("the client's socket");
+        assert_eq!(found.local_addr().ok(), Some(local));
+        // A handle on the same socket: a deadline set through it holds the client's reads.
+        found
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .expect("deadline");
+        let mut buf = [0u8; 1];
+        let e = std::io::Read::read(&mut &client, &mut buf).expect_err("no data comes");
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}");
+        // And its shutdown ends them at once.
+        found.shutdown(std::net::Shutdown::Both).expect("shutdown");
+        assert_eq!(std::io::Read::read(&mut &client, &mut buf).expect("eof"), 0);
+        // Another peer port, or no such local address: none.
+        assert!(own_socket(local, port.wrapping_add(1)).is_none());
+        let nowhere: SocketAddr = "127.0.0.1:1".parse().expect("addr");
+        assert!(own_socket(nowhere, port).is_none());
+    }
 
     #[test]
     fn set_transaction_sets_the_isolation() {

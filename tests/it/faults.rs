@@ -22,14 +22,18 @@ use crate::env::{Env, Target, dbduel, ensure, expect_code, read_result, session,
 use crate::sweep::{exported, first_run};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let mut out: Vec<Trial> = [("postgres", &server::POSTGRES), ("mysql", &server::MARIADB)]
-        .into_iter()
-        .map(|(name, kind)| {
-            crate::env::trial(format!("faults::{name}::stalled_server"), move || {
-                Ok(stalled(kind, &[], TIMED)?)
-            })
+    let mut out: Vec<Trial> = [
+        ("postgres", &server::POSTGRES),
+        ("mysql", &server::MARIADB),
+        ("firebird", &server::FIREBIRD),
+    ]
+    .into_iter()
+    .map(|(name, kind)| {
+        crate::env::trial(format!("faults::{name}::stalled_server"), move || {
+            Ok(stalled(kind, &[], TIMED)?)
         })
-        .collect();
+    })
+    .collect();
     // A count of transactions has no end of its own: the stall ends it.
     out.push(crate::env::trial(
         "faults::postgres::stalled_server_counted_run",
