@@ -524,7 +524,10 @@ fn own_mariadb(env: &Env, settings: &[(&str, &str)]) -> Result<(Server, String),
 
 /// One client's one-row updates on a MariaDB that syncs its redo log at each commit
 /// (`innodb_flush_log_at_trx_commit=1`, as MariaDB ships): the processlist shows the
-/// sessions in their commit, and the verdict is commit flushes.
+/// sessions in their commit, and the verdict is commit flushes. A quiet machine shows the
+/// commit 67-82% of the session's time in the server over 3 s (about 30 samples), two busy
+/// cores beside it too; the suite's load once showed it 46% against 54% for the statements'
+/// own work, so up to three runs are judged (`attempts`).
 fn commit_mariadb(env: &Env) -> Result<(), String> {
     let (_server, dsn) = own_mariadb(env, &[])?;
     let flags = Target::MariaDb("InnoDB").flags();
@@ -533,12 +536,19 @@ fn commit_mariadb(env: &Env) -> Result<(), String> {
         format!("the server's durability: {}", r["engine"]["durability"])
     })?;
     let script = script_file(env, "verdict-maria-any-row.sql", ANY_ROW)?;
-    let r = run(env, &dsn, &flags, &script, &["-c", "1", "-T", "3"])?;
-    judged_in_server(&r, "commit", "Commit")?;
-    // The counters agree: the redo log synced about once a transaction (MariaDB 10.8 and
-    // later count its syncs with the data files').
+    attempts(3, |_| {
+        let r = run(env, &dsn, &flags, &script, &["-c", "1", "-T", "3"])?;
+        judged_in_server(&r, "commit", "Commit")?;
+        redo_synced_each_transaction(&r)
+    })
+}
+
+/// The counters agree with a verdict of commit flushes on MariaDB: the redo log synced about
+/// once a transaction.
+fn redo_synced_each_transaction(r: &serde_json::Value) -> Result<(), String> {
+    // MariaDB 10.8 and later count the redo log's syncs with the data files'.
     let fsyncs = ["Innodb_os_log_fsyncs", "Innodb_data_fsyncs"]
-        .map(|c| per_transaction(&r, &format!("global_status.{c}")))
+        .map(|c| per_transaction(r, &format!("global_status.{c}")))
         .into_iter()
         .fold(0.0, f64::max);
     ensure(fsyncs > 0.5, || {
@@ -570,9 +580,18 @@ fn checkpoint_postgres(env: &Env) -> Result<(), String> {
     let dsn = server.dsn_text("");
     let prepare = ["prepare", "tpcb", "--scale", "100", "--dsn", &dsn];
     expect_code(&dbduel(&prepare), 0, "prepare")?;
+    attempts(CHECKPOINT_ATTEMPTS, |attempt| {
+        checkpoint_attempt(env, &dsn, attempt)
+    })
+}
+
+/// A trial judged on a few seconds' samples of a machine the suite shares, run up to `n`
+/// times: it passes at the first run that passes and fails with every run's reason. A
+/// verdict taken out, or wrong every time, fails them all.
+fn attempts(n: u32, mut trial: impl FnMut(u32) -> Result<(), String>) -> Result<(), String> {
     let mut failures = Vec::new();
-    for attempt in 1..=CHECKPOINT_ATTEMPTS {
-        match checkpoint_attempt(env, &dsn, attempt) {
+    for attempt in 1..=n {
+        match trial(attempt) {
             Ok(()) => return Ok(()),
             Err(e) => failures.push(format!("attempt {attempt}: {e}")),
         }
