@@ -852,6 +852,7 @@ fn whole_run(
         measured_s: merged.measurement.duration_s,
         server_here: merged.engine.embedded
             || crate::engine::parse_dsn(&merged.engine.dsn).is_ok_and(|d| d.is_local()),
+        unanswered: crate::runner::unanswered(&merged.measurement.lost_clients),
     };
     merged.verdict = Some(crate::metrics::waits::verdict(
         merged.waits.as_ref(),

@@ -579,6 +579,7 @@ impl Point<'_> {
             clients_queued: m.client_threads.queued(),
             measured_s: m.duration_s,
             server_here: engine.embedded() || dsn.is_local(),
+            unanswered: runner::unanswered(&m.lost_clients),
         };
         // An engine with no server to sample judged by its connections' own figures, when
         // observation is on.

@@ -754,7 +754,13 @@ impl FbSession {
             FbError::Io(_) | FbError::Other(_) => true,
         };
         self.broken |= always || suspect;
-        classify(e, false)
+        match e {
+            FbError::Io(io) if self.timeout.is_some() && login::is_deadline(io) => {
+                let said = login::explain_deadline(io.kind().into(), self.timeout);
+                classify(&FbError::Io(said), false)
+            }
+            _ => classify(e, false),
+        }
     }
 
     /// A broken session attaches again before it is used: its transaction, prepared
@@ -773,14 +779,8 @@ impl FbSession {
             .map_or(self.connect_timeout, |t| t.min(self.connect_timeout));
         let (cli, db) = attach(&self.config, within, false).map_err(|e| {
             let why = match &e {
-                FbError::Io(io)
-                    if within < self.connect_timeout
-                        && io.kind() == std::io::ErrorKind::TimedOut =>
-                {
-                    format!(
-                        "no answer within {} s (the session's read deadline): the server is stalled",
-                        within.as_secs_f64()
-                    )
+                FbError::Io(io) if within < self.connect_timeout && login::is_deadline(io) => {
+                    login::explain_deadline(io.kind().into(), Some(within)).to_string()
                 }
                 _ => classify(&e, true).message,
             };

@@ -1,6 +1,7 @@
 //! Where a server engine's login comes from when the DSN leaves it out, as each client's users
 //! already give it: a parameter's environment variable (each engine's own table: PG*,
-//! MYSQL_UNIX_PORT, MYSQL_PWD), libpq's password file, and the connect timeout.
+//! MYSQL_UNIX_PORT, MYSQL_PWD), libpq's password file, and the connect timeout; a passed
+//! connect timeout or read deadline said in words.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,16 +14,40 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// An I/O error of a connection attempt, said plainly when it is the connect timeout running
 /// out (a server that accepted the connection and never answered).
 pub fn explain_timeout(e: std::io::Error, timeout: Duration) -> std::io::Error {
-    use std::io::ErrorKind::{TimedOut, WouldBlock};
-    if !matches!(e.kind(), TimedOut | WouldBlock) {
+    if !is_deadline(&e) {
         return e;
     }
     std::io::Error::new(
-        TimedOut,
+        std::io::ErrorKind::TimedOut,
         format!(
             "no answer within {} s (connect_timeout): the server is stalled or this is not its port",
             timeout.as_secs()
         ),
+    )
+}
+
+/// An I/O error of a session bounded by a read deadline (`Session::set_timeout`; None: no
+/// bound), said plainly when it is that deadline passing: a server that stopped answering,
+/// not "Resource temporarily unavailable".
+pub fn explain_deadline(e: std::io::Error, deadline: Option<Duration>) -> std::io::Error {
+    match deadline {
+        Some(t) if is_deadline(&e) => std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "no answer within {} s (the session's read deadline): the server is stalled",
+                t.as_secs_f64()
+            ),
+        ),
+        _ => e,
+    }
+}
+
+/// Whether an I/O error is a socket's timeout passing (a read or write timeout gives
+/// `WouldBlock` on Unix).
+pub fn is_deadline(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
     )
 }
 

@@ -384,6 +384,9 @@ pub struct Judged {
     pub server_here: bool,
     /// The measured run's seconds, which the samples should cover.
     pub measured_s: f64,
+    /// Clients left stuck in a transaction at the run's end whose cancel got no answer
+    /// (`runner::NO_ANSWER`): the server stopped answering.
+    pub unanswered: u32,
 }
 
 /// Fewer measured samples than this judge nothing: a verdict on a handful of instants (a
@@ -397,7 +400,10 @@ pub const MIN_SAMPLES: u64 = 10;
 pub const NO_HEADROOM: f64 = 0.9;
 pub const QUEUED: f64 = 0.25;
 
-/// The rule, in this order: (1) a client-bound run is limited by the client; (2) when fewer
+/// The rule, in this order: (0) clients stuck in a transaction at the run's end whose cancel
+/// got no answer (`Judged::unanswered`) say the server stopped answering: `stalled`, the
+/// samples' own verdict on what they cover said after it; (1) a client-bound run is limited
+/// by the client; (2) when fewer
 /// than half of the clients' sessions were in the server on average (the rest on the
 /// client's side of the wire: idle inside a transaction, waiting for its next statement, or
 /// idle between transactions): in an open loop, the offered rate (the sessions waited for
@@ -418,6 +424,29 @@ pub const QUEUED: f64 = 0.25;
 /// them) judge it only when they cover at least half of the measured time, and the verdict
 /// then says how much they cover; less, and it is not determined.
 pub fn verdict(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
+    let v = covered(waits, run, absent);
+    if run.unanswered == 0 {
+        return v;
+    }
+    let stopped = waits
+        .and_then(|w| w.stopped.as_deref())
+        .map(|why| format!("; {why}"))
+        .unwrap_or_default();
+    let before = match v.limiter.as_str() {
+        "not_determined" => String::new(),
+        _ => format!("; before it: {}", v.says),
+    };
+    Verdict {
+        limiter: "stalled".into(),
+        says: format!(
+            "the server stopped answering: {} of {} clients stuck in a transaction at the run's end, their cancel unanswered{stopped}{before}",
+            run.unanswered, run.clients
+        ),
+    }
+}
+
+/// `verdict`'s rule (1) to (4) on the samples, with what they cover.
+fn covered(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
     let mut v = from_samples(waits, run, absent);
     let Some((w, why)) = waits.and_then(|w| Some((w, w.stopped.as_deref()?))) else {
         return v;
@@ -666,6 +695,39 @@ mod tests {
             )
             .limiter,
             "lock"
+        );
+    }
+
+    #[test]
+    fn clients_unanswered_at_the_end_say_the_server_stalled() {
+        let mut locks = waits(&[("lock", 7.0), ("client", 0.5)], &[]);
+        locks.stopped = Some("sampling stopped at 3.0 s: no answer".into());
+        let run = |unanswered| Judged {
+            measured_s: 15.0,
+            unanswered,
+            ..at(8, false)
+        };
+        assert_eq!(verdict(Some(&locks), run(0), "").limiter, "lock");
+        let v = verdict(Some(&locks), run(2), "");
+        assert_eq!(v.limiter, "stalled");
+        assert!(
+            v.says.starts_with("the server stopped answering: 2 of 8 clients stuck in a transaction at the run's end, their cancel unanswered; sampling stopped at 3.0 s: no answer; before it: locks:"),
+            "{}",
+            v.says
+        );
+        // Even a client-bound run, or one not sampled: the clients' own evidence is enough.
+        let bound = Judged {
+            unanswered: 1,
+            ..at(8, true)
+        };
+        assert_eq!(verdict(Some(&locks), bound, "").limiter, "stalled");
+        let v = verdict(None, run(1), "off");
+        assert_eq!(
+            (v.limiter.as_str(), v.says.as_str()),
+            (
+                "stalled",
+                "the server stopped answering: 1 of 8 clients stuck in a transaction at the run's end, their cancel unanswered"
+            )
         );
     }
 

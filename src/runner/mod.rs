@@ -162,6 +162,18 @@ fn threads_for(clients: u32, asked: Option<u32>, cores: u32) -> Option<u32> {
 /// cancelled client gets twice as long to return before its connection is given up.
 pub const GRACE: Duration = Duration::from_secs(1);
 
+/// How a lost client's line ends when it was stuck in a transaction at the run's end and its
+/// cancel got no answer: the server stopped answering (`unanswered` counts them).
+pub const NO_ANSWER: &str = "cancelled, no answer, its connection given up";
+
+/// The lost clients whose cancel got no answer (`NO_ANSWER`).
+pub fn unanswered(lost_clients: &[String]) -> u32 {
+    lost_clients
+        .iter()
+        .filter(|l| l.ends_with(NO_ANSWER))
+        .count() as u32
+}
+
 /// How long after the cancel a client whose engine has no cancel (Firebird) may take: it may
 /// be waiting on a lock, and Firebird settles deadlocks only after its DeadlockTimeout (10 s),
 /// later still on a loaded machine.
@@ -249,7 +261,7 @@ impl Running {
                     let what = match door {
                         Some(door) => {
                             door.abandon();
-                            "cancelled, no answer, its connection given up"
+                            NO_ANSWER
                         }
                         None => "its engine has no cancel: left behind",
                     };

@@ -602,18 +602,17 @@ fn stalled(kind: &'static ServerKind, clients: &[&str], limit: &[&str]) -> Resul
     ensure(r["unfinished"].as_u64().unwrap_or(0) >= 1, || {
         format!("unfinished: {}", r["unfinished"])
     })?;
-    // The sampler's reads stalled with the server: the verdict says how little they cover.
+    // The verdict is the stall, from the clients whose cancel got no answer, and the
+    // sampler's reads said in words where they stalled with the server.
     let says = r["verdict"]["says"].as_str().unwrap_or_default();
+    let stopped = r["waits"]["stopped"].as_str();
     ensure(
-        r["waits"]["stopped"].is_null()
-            || says.starts_with("not determined")
-            || says.contains("the samples cover"),
-        || {
-            format!(
-                "sampling stopped ({}), verdict: {says}",
-                r["waits"]["stopped"]
-            )
-        },
+        r["verdict"]["limiter"] == "stalled"
+            && says.starts_with(&format!(
+                "the server stopped answering: {count} of {count} clients stuck"
+            ))
+            && stopped.is_none_or(|s| s.contains("no answer within")),
+        || format!("sampling stopped ({stopped:?}), verdict: {says}"),
     )
 }
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use crate::coop::{self, Coop};
 use crate::engine::tls::{Mode, Tls, TlsStream, Transport};
-use crate::engine::{SocketHandle, Value};
+use crate::engine::{SocketHandle, Value, login};
 
 // Capability flags (the protocol's CLIENT_* constants).
 const LONG_PASSWORD: u32 = 0x1;
@@ -107,6 +107,17 @@ enum Stream {
 }
 
 impl Stream {
+    /// The read deadline `set_timeout` gave the socket (read when an error needs it).
+    fn deadline(&self) -> Option<Duration> {
+        match self {
+            Stream::Tcp(s) => s.get_ref().read_timeout(),
+            Stream::Tls(s) => s.sock.get_ref().read_timeout(),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.get_ref().read_timeout(),
+        }
+        .ok()
+        .flatten()
+    }
     fn set_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => {
@@ -137,6 +148,7 @@ impl Read for Stream {
             #[cfg(unix)]
             Stream::Unix(s) => s.read(buf),
         }
+        .map_err(|e| login::explain_deadline(e, self.deadline()))
     }
 }
 
@@ -149,6 +161,7 @@ impl Write for Stream {
             #[cfg(unix)]
             Stream::Unix(s) => s.write(buf),
         }
+        .map_err(|e| login::explain_deadline(e, self.deadline()))
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())

@@ -28,7 +28,7 @@ use postgres_protocol::message::frontend;
 
 use crate::coop::{self, Coop};
 use crate::engine::tls::{self, Mode, Tls, TlsStream, Transport};
-use crate::engine::{SocketHandle, Value};
+use crate::engine::{SocketHandle, Value, login};
 
 pub const INT2: Oid = 21;
 pub const INT4: Oid = 23;
@@ -72,6 +72,7 @@ impl Stream {
             Stream::Tls(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
         }
+        .map_err(|e| login::explain_deadline(e, self.deadline()))
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
@@ -79,6 +80,17 @@ impl Stream {
             Stream::Tls(s) => s.write_all(buf).and_then(|_| s.flush()),
             Stream::Unix(s) => s.write_all(buf),
         }
+        .map_err(|e| login::explain_deadline(e, self.deadline()))
+    }
+    /// The read deadline `set_timeout` gave the socket (read when an error needs it).
+    fn deadline(&self) -> Option<Duration> {
+        match self {
+            Stream::Tcp(s) => s.get_ref().read_timeout(),
+            Stream::Tls(s) => s.sock.get_ref().read_timeout(),
+            Stream::Unix(s) => s.get_ref().read_timeout(),
+        }
+        .ok()
+        .flatten()
     }
     fn set_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         match self {
