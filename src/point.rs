@@ -203,6 +203,10 @@ fn waits_sampler(
         "{}'s sessions are not sampled by this version of dbduel",
         engine.name()
     );
+    let measured = match plan.run.limit {
+        Limit::Time(t) => Some(t),
+        Limit::Transactions(_) => None,
+    };
     match engine.connect() {
         Ok(s) => Some((
             Some(WaitSampler::start(
@@ -210,7 +214,7 @@ fn waits_sampler(
                 Instant::now(),
                 plan.run.warmup,
                 plan.waits_hz
-                    .unwrap_or_else(|| waits::rate(engine, plan.run.clients)),
+                    .unwrap_or_else(|| waits::rate(engine, plan.run.clients, measured)),
                 released.clone(),
             )),
             absent,

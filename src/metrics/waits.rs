@@ -37,23 +37,39 @@ pub const SESSIONS_PER_SECOND: u32 = 128;
 /// The fewest samples a second, however many clients.
 const MIN_HZ: u32 = 1;
 
-/// The rate to sample `engine`'s sessions at, for `clients` of them: the default (10 a second)
-/// or the lower one the engine asks for where reading its monitoring is heavy
-/// (`Engine::activity_hz`), and lower again as clients grow so that a second reads at most
-/// `SESSIONS_PER_SECOND` sessions, or the engine's own budget (at least 1 sample a second).
-pub fn rate(engine: &dyn Engine, clients: u32) -> u32 {
+/// Samples a timed run gets at least, where the sessions' budget alone would give it fewer
+/// (twice `MIN_SAMPLES`): MariaDB's one sample a second at 64 clients left an 8 s run 8
+/// samples and no verdict.
+const ENOUGH_SAMPLES: u32 = 2 * MIN_SAMPLES as u32;
+
+/// The rate to sample `engine`'s sessions at, for `clients` of them over `measured` seconds
+/// (None: not known before, a count of transactions): the default (10 a second) or the lower
+/// one the engine asks for where reading its monitoring is heavy (`Engine::activity_hz`), and
+/// lower again as clients grow so that a second reads at most `SESSIONS_PER_SECOND` sessions,
+/// or the engine's own budget (at least 1 sample a second), but never so low that a timed run
+/// gets fewer than `ENOUGH_SAMPLES` (within the engine's own rate).
+pub fn rate(engine: &dyn Engine, clients: u32, measured: Option<Duration>) -> u32 {
     rate_for(
         engine.activity_hz(),
         engine.activity_sessions_per_second(),
         clients,
+        measured,
     )
 }
 
-fn rate_for(asked: Option<u32>, budget: Option<u32>, clients: u32) -> u32 {
+fn rate_for(
+    asked: Option<u32>,
+    budget: Option<u32>,
+    clients: u32,
+    measured: Option<Duration>,
+) -> u32 {
     let asked = asked.map_or(DEFAULT_HZ, |hz| hz.clamp(1, DEFAULT_HZ));
     let budget = budget.unwrap_or(SESSIONS_PER_SECOND);
     let by_sessions = (budget / clients.max(1)).max(MIN_HZ);
-    asked.min(by_sessions)
+    let enough = measured.map_or(MIN_HZ, |m| {
+        (f64::from(ENOUGH_SAMPLES) / m.as_secs_f64().max(1e-3)).ceil() as u32
+    });
+    asked.min(by_sessions.max(enough))
 }
 /// How long one sample may take before the sampler gives its session up (a stalled server).
 const SAMPLE_DEADLINE: Duration = Duration::from_secs(2);
@@ -863,27 +879,42 @@ mod tests {
     }
 
     #[test]
+    fn a_timed_run_gets_enough_samples_within_the_engines_rate() {
+        let secs = |s| Some(Duration::from_secs(s));
+        // MariaDB's budget at 64 clients: 1 a second over a long run, more over a short one.
+        assert_eq!(rate_for(None, Some(64), 64, secs(60)), 1);
+        assert_eq!(rate_for(None, Some(64), 64, secs(10)), 2);
+        assert_eq!(rate_for(None, Some(64), 64, secs(8)), 3);
+        assert_eq!(rate_for(None, Some(64), 64, None), 1);
+        // Never above what the engine asks for, nor the default.
+        assert_eq!(rate_for(Some(4), Some(128), 64, secs(2)), 4);
+        assert_eq!(rate_for(None, None, 1000, secs(1)), 10);
+        // Few clients: the budget's rate already gives enough.
+        assert_eq!(rate_for(None, None, 2, secs(5)), 10);
+    }
+
+    #[test]
     fn the_rate_falls_past_12_clients_and_never_below_one() {
-        assert_eq!(rate_for(None, None, 2), 10);
-        assert_eq!(rate_for(None, None, 12), 10);
-        assert_eq!(rate_for(None, None, 13), 9);
-        assert_eq!(rate_for(None, None, 32), 4);
-        assert_eq!(rate_for(None, None, 64), 2);
-        assert_eq!(rate_for(None, None, 160), 1);
-        assert_eq!(rate_for(None, None, 1000), 1);
+        assert_eq!(rate_for(None, None, 2, None), 10);
+        assert_eq!(rate_for(None, None, 12, None), 10);
+        assert_eq!(rate_for(None, None, 13, None), 9);
+        assert_eq!(rate_for(None, None, 32, None), 4);
+        assert_eq!(rate_for(None, None, 64, None), 2);
+        assert_eq!(rate_for(None, None, 160, None), 1);
+        assert_eq!(rate_for(None, None, 1000, None), 1);
         // An engine's own lower rate holds while it is the lower one.
-        assert_eq!(rate_for(Some(4), None, 8), 4);
-        assert_eq!(rate_for(Some(4), None, 64), 2);
-        assert_eq!(rate_for(Some(40), None, 1), 10);
+        assert_eq!(rate_for(Some(4), None, 8, None), 4);
+        assert_eq!(rate_for(Some(4), None, 64, None), 2);
+        assert_eq!(rate_for(Some(40), None, 1, None), 10);
         // An engine's own budget of sessions (MariaDB's 64): 1 a second at 64 clients.
-        assert_eq!(rate_for(None, Some(64), 2), 10);
-        assert_eq!(rate_for(None, Some(64), 8), 8);
-        assert_eq!(rate_for(None, Some(64), 32), 2);
-        assert_eq!(rate_for(None, Some(64), 64), 1);
+        assert_eq!(rate_for(None, Some(64), 2, None), 10);
+        assert_eq!(rate_for(None, Some(64), 8, None), 8);
+        assert_eq!(rate_for(None, Some(64), 32, None), 2);
+        assert_eq!(rate_for(None, Some(64), 64, None), 1);
         // Firebird's 4 a second and 128 sessions: 4 up to 32 clients, 2 at 64.
-        assert_eq!(rate_for(Some(4), Some(128), 32), 4);
-        assert_eq!(rate_for(Some(4), Some(128), 64), 2);
-        assert_eq!(rate_for(None, Some(64), 400), 1);
+        assert_eq!(rate_for(Some(4), Some(128), 32, None), 4);
+        assert_eq!(rate_for(Some(4), Some(128), 64, None), 2);
+        assert_eq!(rate_for(None, Some(64), 400, None), 1);
     }
 
     #[test]
