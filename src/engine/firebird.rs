@@ -8,11 +8,13 @@
 //! row of MON$STATEMENTS from another attachment. Its sessions' activity, for the wait sampler,
 //! comes from MON$TRANSACTIONS, MON$STATEMENTS and MON$RECORD_STATS, at a lower rate than the
 //! default (each read builds a snapshot of the database's attachments).
-//! Its counters for `Session::stats` are read in `firebird/stats.rs`. The client keeps its socket
+//! Its counters for `Session::stats` are read in `firebird/stats.rs`, with the lock manager's for a
+//! server on this machine (`firebird/lock_table.rs`). The client keeps its socket
 //! to itself: the session finds it among the process's descriptors by the address the client
 //! told the server (`own_socket`), so that a read deadline (`Session::set_timeout`) and the end
 //! of a run's shutdown (`Cancel::abandon`) hold on Firebird as on the other engines.
 
+mod lock_table;
 mod stats;
 
 use rsfbclient_core::{
@@ -96,6 +98,8 @@ struct Firebird {
     lock_wait: TrLockResolution,
     connect_timeout: std::time::Duration,
     statement_timeout: Option<std::time::Duration>,
+    /// Whether the server runs on this machine, where its lock table can be read.
+    local: bool,
 }
 
 fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn Engine>, Error> {
@@ -161,6 +165,7 @@ fn open(dsn: &Dsn, opts: &EngineOptions, protocol: Protocol) -> Result<Box<dyn E
         lock_wait,
         connect_timeout,
         statement_timeout: opts.statement_timeout,
+        local: dsn.is_local(),
     }))
 }
 
@@ -210,6 +215,8 @@ impl Engine for Firebird {
             door: None,
             timeout: None,
             broken: false,
+            local: self.local,
+            lock_table: None,
         };
         let (attachment, socket) = session.attachment(self.port)?;
         session.door = Some(Arc::new(FbCancel {
@@ -419,6 +426,11 @@ struct FbSession {
     /// response read in place of the call's own, or of a commit or rollback): the next use
     /// attaches again, and nothing more is sent on this connection.
     broken: bool,
+    /// Whether the server runs on this machine (`Firebird::local`).
+    local: bool,
+    /// The lock manager's figures, for `stats`: None until the first reading looked for its
+    /// table; then the table, or why there is none (said once).
+    lock_table: Option<Result<lock_table::LockTable, String>>,
 }
 
 impl Drop for FbSession {
@@ -1098,9 +1110,32 @@ impl Session for FbSession {
                 .collect(),
         ))
     }
-    /// The database's page and record counters (`firebird/stats.rs`).
+    /// The database's page and record counters (`firebird/stats.rs`), and the lock manager's
+    /// where its table can be read (`firebird/lock_table.rs`); why not is said once.
     fn stats(&mut self) -> DbResult<Option<super::stats::Reading>> {
-        stats::read(self)
+        let mut reading = stats::read(self)?;
+        let Some(r) = reading.as_mut() else {
+            return Ok(reading);
+        };
+        const WHAT: &str = "the lock manager's figures";
+        if self.lock_table.is_none() {
+            let local = self.local;
+            let found = lock_table::LockTable::find(self, local);
+            if let Err(why) = &found {
+                r.unread.push(format!("{WHAT}: {why}"));
+            }
+            self.lock_table = Some(found);
+        }
+        if let Some(Ok(table)) = &self.lock_table {
+            match table.read() {
+                Ok(stats) => r.stats.extend(stats),
+                Err(why) => {
+                    r.unread.push(format!("{WHAT}: they stopped: {why}"));
+                    self.lock_table = Some(Err(why));
+                }
+            }
+        }
+        Ok(reading)
     }
 
     /// Size only: Firebird counts no checkpoints, and its sweeps are not autovacuums.
