@@ -478,6 +478,12 @@ pub trait Engine: Send + Sync {
     fn activity_sessions_per_second(&self) -> Option<u32> {
         None
     }
+    /// Whether a short timed run may be sampled faster than the sessions' budget above allows,
+    /// up to `activity_hz`, so that it gets enough samples for a verdict
+    /// (`metrics::waits::rate`); false where each sample's cost makes that budget firm.
+    fn activity_rate_floor(&self) -> bool {
+        true
+    }
 }
 
 /// How a registry entry opens its engine from a DSN.

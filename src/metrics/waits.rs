@@ -47,13 +47,14 @@ const ENOUGH_SAMPLES: u32 = 2 * MIN_SAMPLES as u32;
 /// one the engine asks for where reading its monitoring is heavy (`Engine::activity_hz`), and
 /// lower again as clients grow so that a second reads at most `SESSIONS_PER_SECOND` sessions,
 /// or the engine's own budget (at least 1 sample a second), but never so low that a timed run
-/// gets fewer than `ENOUGH_SAMPLES` (within the engine's own rate).
+/// gets fewer than `ENOUGH_SAMPLES` (within the engine's own rate), unless the engine's budget
+/// is firm (`Engine::activity_rate_floor`: Firebird's).
 pub fn rate(engine: &dyn Engine, clients: u32, measured: Option<Duration>) -> u32 {
     rate_for(
         engine.activity_hz(),
         engine.activity_sessions_per_second(),
         clients,
-        measured,
+        measured.filter(|_| engine.activity_rate_floor()),
     )
 }
 
@@ -507,8 +508,17 @@ fn from_samples(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
         return make(
             "not_determined",
             format!(
-                "not determined: {} samples ({} a second), fewer than {MIN_SAMPLES}: run longer (-T)",
-                w.samples, w.hz
+                "not determined: {} samples ({} a second{}), fewer than {MIN_SAMPLES}: run longer (-T)",
+                w.samples,
+                w.hz,
+                if w.missed > 0 {
+                    format!(
+                        "; {} more missed, the server answering slower than that",
+                        w.missed
+                    )
+                } else {
+                    String::new()
+                }
             ),
         );
     }
@@ -784,6 +794,18 @@ mod tests {
             "{}",
             v.says
         );
+        // A sampler that could not keep its rate says how many it missed.
+        let slow = Waits {
+            missed: 16,
+            hz: 3,
+            ..few
+        };
+        let v = verdict(Some(&slow), at(8, false), "");
+        assert!(
+            v.says.contains("9 samples (3 a second; 16 more missed, the server answering slower than that), fewer than 10"),
+            "{}",
+            v.says
+        );
         // The client's finding stands on the client's own clocks.
         assert_eq!(
             verdict(
@@ -876,6 +898,25 @@ mod tests {
         let v = verdict(Some(&locks), at(8, false), "");
         assert_eq!(v.limiter, "cpu");
         assert!(!v.says.contains("holding"), "{}", v.says);
+    }
+
+    #[test]
+    fn firebirds_budget_is_firm_and_mariadbs_is_not() {
+        let engine = |dsn: &str| {
+            let dsn = crate::dsn::Dsn::parse(dsn).unwrap();
+            crate::engine::open(
+                &dsn,
+                &crate::engine::EngineOptions::default(),
+                crate::engine::Protocol::Simple,
+            )
+            .unwrap()
+        };
+        let eight = Some(Duration::from_secs(8));
+        // 64 clients over 8 s: Firebird keeps its two a second; MariaDB rises to three.
+        let firebird = engine("firebird://SYSDBA@127.0.0.1:3050/db");
+        assert_eq!(rate(&*firebird, 64, eight), 2);
+        let mariadb = engine("mysql://root@127.0.0.1:3306/db");
+        assert_eq!(rate(&*mariadb, 64, eight), 3);
     }
 
     #[test]
