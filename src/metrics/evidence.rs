@@ -149,13 +149,23 @@ fn names_running(says: &str) -> bool {
 
 /// What the running sessions were, by the rule above: (limiter, words) where told, and the
 /// evidence in words either way.
+/// The prefix of MariaDB's and MySQL's counters from performance_schema's wait summaries
+/// (`engine/mysql/stats.rs`).
+const WAIT_SUMMARIES: &str = "events_waits.";
+
 fn data_reads_or_cpu(
     c: &ServerCounters,
     running: f64,
 ) -> (Option<(&'static str, &'static str)>, String) {
     let misses = c.with_role("pages_read").and_then(|t| t.total);
     let requests = c.with_role("page_requests").and_then(|t| t.total);
-    let wait = c.with_role("data_read_wait").and_then(|t| t.per_s);
+    // performance_schema's wait summaries were read when any of their counters moved: then no
+    // data-file wait among them is none waited, not none known.
+    let waits_read = c.counters.keys().any(|n| n.starts_with(WAIT_SUMMARIES));
+    let wait = c
+        .with_role("data_read_wait")
+        .and_then(|t| t.per_s)
+        .or(waits_read.then_some(0.0));
     let ratio = match (misses, requests) {
         (m, Some(r)) if r > 0.0 => Some(m.unwrap_or(0.0) / r),
         _ => None,
@@ -336,6 +346,29 @@ mod tests {
         assert_eq!(judge(misses(50.0, Some(5.0)), "running").limiter, "running");
         // Another limiter is left as it is.
         assert_eq!(judge(misses(50.0, None), "lock").limiter, "lock");
+        // Wait summaries read (a latch's waits moved) and no data-file wait among them: none
+        // waited, said as such, not as performance_schema off.
+        let mut read = misses(0.0, None);
+        read.counters.insert(
+            "events_waits.wait/synch/mutex/innodb/buf_pool_mutex.seconds".into(),
+            CounterTotal {
+                kind: "cumulative".into(),
+                total: Some(0.01),
+                per_s: Some(0.001),
+                ..CounterTotal::default()
+            },
+        );
+        let v = judge(read.clone(), "running");
+        assert_eq!(v.limiter, "cpu", "{}", v.says);
+        assert!(
+            v.says.contains("data-file waits 0% of the running sessions' time")
+                && !v.says.contains("performance_schema off"),
+            "{}",
+            v.says
+        );
+        // Without them, it is said what would give them.
+        let v = judge(misses(0.0, None), "running");
+        assert!(v.says.contains("performance_schema off"), "{}", v.says);
     }
 
     #[test]
