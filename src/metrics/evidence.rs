@@ -361,7 +361,8 @@ mod tests {
         let v = judge(read.clone(), "running");
         assert_eq!(v.limiter, "cpu", "{}", v.says);
         assert!(
-            v.says.contains("data-file waits 0% of the running sessions' time")
+            v.says
+                .contains("data-file waits 0% of the running sessions' time")
                 && !v.says.contains("performance_schema off"),
             "{}",
             v.says
