@@ -68,7 +68,12 @@ impl LockTable {
         let database = row.get(1).map(|v| v.to_string()).unwrap_or_default();
         let database = database.trim();
         let meta = std::fs::metadata(database).map_err(|e| {
-            format!("the database file {database} could not be read here ({e}): is the server on this machine?")
+            let what = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                "run dbduel as the server's user or in its group"
+            } else {
+                "is the server on this machine, and not in a container of its own?"
+            };
+            format!("the database file {database} could not be looked at here ({e}): {what}")
         })?;
         let name = file_name(meta.dev(), meta.ino());
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
