@@ -30,6 +30,10 @@ pub enum Role {
     PageRequests,
     /// Seconds sessions waited reading data files.
     DataReadWait,
+    /// One of the server's wait-time counters (MariaDB's performance_schema wait summaries):
+    /// where any moved, the wait times were read, so a data-file wait among them that did not
+    /// move is none waited, not none known.
+    WaitTime,
 }
 
 /// One counter as read.

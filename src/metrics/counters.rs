@@ -55,7 +55,7 @@ pub struct CounterTotal {
     /// "cumulative" or "gauge".
     pub kind: String,
     /// The parts it plays in the rules: headline, background:<event>, pages_read,
-    /// page_requests, data_read_wait.
+    /// page_requests, data_read_wait, wait_time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
     /// Cumulative: its value at the first measured reading, its change over the measured
@@ -112,6 +112,7 @@ fn role_name(role: Role) -> String {
         Role::PagesRead => "pages_read".into(),
         Role::PageRequests => "page_requests".into(),
         Role::DataReadWait => "data_read_wait".into(),
+        Role::WaitTime => "wait_time".into(),
     }
 }
 

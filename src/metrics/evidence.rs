@@ -149,19 +149,15 @@ fn names_running(says: &str) -> bool {
 
 /// What the running sessions were, by the rule above: (limiter, words) where told, and the
 /// evidence in words either way.
-/// The prefix of MariaDB's and MySQL's counters from performance_schema's wait summaries
-/// (`engine/mysql/stats.rs`).
-const WAIT_SUMMARIES: &str = "events_waits.";
-
 fn data_reads_or_cpu(
     c: &ServerCounters,
     running: f64,
 ) -> (Option<(&'static str, &'static str)>, String) {
     let misses = c.with_role("pages_read").and_then(|t| t.total);
     let requests = c.with_role("page_requests").and_then(|t| t.total);
-    // performance_schema's wait summaries were read when any of their counters moved: then no
-    // data-file wait among them is none waited, not none known.
-    let waits_read = c.counters.keys().any(|n| n.starts_with(WAIT_SUMMARIES));
+    // The server's wait times were read when any of their counters moved (`Role::WaitTime`):
+    // then no data-file wait among them is none waited, not none known.
+    let waits_read = c.counters.values().any(|t| t.has("wait_time"));
     let wait = c
         .with_role("data_read_wait")
         .and_then(|t| t.per_s)
@@ -353,6 +349,7 @@ mod tests {
             "events_waits.wait/synch/mutex/innodb/buf_pool_mutex.seconds".into(),
             CounterTotal {
                 kind: "cumulative".into(),
+                roles: vec!["wait_time".into()],
                 total: Some(0.01),
                 per_s: Some(0.001),
                 ..CounterTotal::default()
@@ -367,6 +364,18 @@ mod tests {
             "{}",
             v.says
         );
+        // Misses with none of them waited on (pages from the OS's cache, quickly): running
+        // stays, as when the waits were read under half.
+        let mut quick = misses(50.0, None);
+        quick.counters.extend(
+            read.counters
+                .clone()
+                .into_iter()
+                .filter(|(n, _)| n.starts_with("events")),
+        );
+        let v = judge(quick, "running");
+        assert_eq!(v.limiter, "running", "{}", v.says);
+        assert!(v.says.contains("data-file waits 0%"), "{}", v.says);
         // Without them, it is said what would give them.
         let v = judge(misses(0.0, None), "running");
         assert!(v.says.contains("performance_schema off"), "{}", v.says);

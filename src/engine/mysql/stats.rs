@@ -96,6 +96,9 @@ const ROLES: &[(&str, Role)] = &[
     ),
 ];
 
+/// The prefix of the counters from performance_schema's wait summaries (the query's last part).
+const WAIT_SUMMARIES: &str = "events_waits.";
+
 /// The parts of the query, the first always read.
 const STATUS_PART: usize = 0;
 const PARTS: usize = 3;
@@ -203,8 +206,19 @@ pub fn read(session: &mut dyn Session, mariadb: bool, parts: &mut Parts) -> DbRe
     for r in &mut rows {
         r[0] = Value::Text(spelled(&r[0].to_string()));
     }
-    let stats = stats::from_rows(&rows, kind, ROLES);
+    let mut stats = stats::from_rows(&rows, kind, ROLES);
+    mark_wait_times(&mut stats);
     Ok(Reading { stats, unread })
+}
+
+/// The wait summaries' counters marked as wait times (`Role::WaitTime`).
+fn mark_wait_times(stats: &mut [stats::Stat]) {
+    for s in stats
+        .iter_mut()
+        .filter(|s| s.name.starts_with(WAIT_SUMMARIES))
+    {
+        s.roles.push(Role::WaitTime);
+    }
 }
 
 /// The optional parts the server refuses when asked alone, dropped from `parts`: each named
@@ -230,6 +244,29 @@ fn refused(session: &mut dyn Session, mariadb: bool, parts: &mut Parts) -> DbRes
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_summaries_counters_are_marked_as_wait_times() {
+        let mut stats = vec![
+            stats::Stat::new(
+                "events_waits.wait/io/file/innodb/innodb_data_file.seconds",
+                1.0,
+                Kind::Cumulative,
+            ),
+            stats::Stat::new(
+                "events_waits.wait/synch/mutex.seconds",
+                1.0,
+                Kind::Cumulative,
+            ),
+            stats::Stat::new("global_status.Com_commit", 1.0, Kind::Cumulative),
+        ];
+        mark_wait_times(&mut stats);
+        let marked: Vec<bool> = stats
+            .iter()
+            .map(|s| s.roles.contains(&Role::WaitTime))
+            .collect();
+        assert_eq!(marked, [true, true, false]);
+    }
 
     #[test]
     fn names_are_spelled_as_show_status_does() {
