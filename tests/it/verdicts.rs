@@ -4,7 +4,8 @@
 //! one-statement durable commits (commit flushes, the same server), one client's point selects
 //! (round trips), four clients' range sums over cached pages (server CPU), point selects on a
 //! server with the smallest buffer cache whose files are evicted from the OS's cache as the run
-//! goes (data reads), three groups of MariaDB clients at once (mixed, its running part told
+//! goes (data reads), counts over rows written by an open transaction's 100,000 subtransactions
+//! (latches: pg_subtrans's buffers, on a managed PostgreSQL), three groups of MariaDB clients at once (mixed, its running part told
 //! apart by the counters); SQLite's own connections: writers on one file (locks), one writer's
 //! durable tiny transactions (commit flushes), a read-only run's page cache, drawn and listed by
 //! the reports of a stored SQLite point; `--no-waits` says
@@ -20,7 +21,7 @@ use libtest_mimic::Trial;
 use crate::env::{Env, Target, Test, dbduel, ensure, expect_code, read_result, text, trials_of};
 
 pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
-    let tests: [(&str, Test); 18] = [
+    let tests: [(&str, Test); 19] = [
         ("locks_mariadb_innodb", locks_innodb),
         ("commit_flushes_mariadb_innodb", commit_mariadb),
         ("mixed_running_part_mariadb_innodb", mixed_mariadb),
@@ -30,6 +31,7 @@ pub fn trials(env: &Arc<Env>) -> Vec<Trial> {
         ("server_cpu_postgres", server_cpu),
         ("data_reads_postgres", data_reads),
         ("checkpoint_postgres", checkpoint_postgres),
+        ("latch_postgres_subtransactions", latch_postgres),
         ("locks_firebird", locks_firebird),
         ("sampled_firebird_tpcb", sampled_firebird),
         ("locks_sqlite_writers", locks_sqlite),
@@ -593,6 +595,76 @@ fn mixed_mariadb(env: &Env) -> Result<(), String> {
         )
     })
 }
+
+/// The server's internal latches, as PostgreSQL's subtransactions overflow them: a session
+/// outside the run keeps open a transaction of 100,000 subtransactions that each wrote a row
+/// (past the 64 a backend's cache keeps, every snapshot must look a row's transaction up in
+/// pg_subtrans), and a transaction committed after them puts their ids inside every later
+/// snapshot. Eight clients scanning one of the tables they wrote then read, at each scan, the
+/// ids' 49 pages of pg_subtrans in order through its 32 buffers: each read is a miss, and the
+/// sessions wait on the buffers' latches (`LWLock:SubtransSLRU`, `LWLock:SubtransBuffer`).
+/// A managed server of the trial's own: the open transaction would slow every other trial's
+/// snapshots; its session is named apart, not to be taken for one of the run's.
+fn latch_postgres(env: &Env) -> Result<(), String> {
+    let data = env.path("verdict-latch-pg");
+    let data_s = data.display().to_string();
+    let start = dbduel(&["server", "start", "postgres", "--data-dir", &data_s]);
+    expect_code(&start, 0, "server start")?;
+    let dsn_out = dbduel(&["server", "dsn", "--data-dir", &data_s]);
+    let dsn = String::from_utf8_lossy(&dsn_out.stdout).trim().to_string();
+    let result = latch_runs(env, &dsn);
+    let stop = dbduel(&["server", "stop", "--data-dir", &data_s]);
+    result?;
+    expect_code(&stop, 0, "server stop")
+}
+
+fn latch_runs(env: &Env, dsn: &str) -> Result<(), String> {
+    let sql = |s: &mut Box<dyn dbduel::engine::Session>, q: &str| {
+        s.query_text(q)
+            .map(drop)
+            .map_err(|e| format!("{q}: {}", e.message))
+    };
+    let mut setup = crate::env::session(dsn);
+    sql(&mut setup, "CREATE TABLE sub_rows (id int, v int)")?;
+    sql(&mut setup, "CREATE TABLE sub_other (id int)")?;
+    // Held open until the runs are done (dropped, its connection ends and the server rolls it
+    // back).
+    let mut holder = crate::env::session(dsn);
+    sql(&mut holder, "SET application_name = 'not the run'")?;
+    sql(&mut holder, "BEGIN")?;
+    sql(&mut holder, SUBTRANSACTIONS)?;
+    sql(&mut setup, "INSERT INTO sub_other VALUES (0)")?;
+    let script = script_file(env, "verdict-latch.sql", SCANS)?;
+    let outcome = attempts(2, |_| {
+        let r = run(env, dsn, &[], &script, &["-c", "8", "-T", "3"])?;
+        let (event, _) = top_event(&r);
+        ensure(
+            limiter(&r) == "latch" && event.starts_with("LWLock:Subtrans"),
+            || {
+                format!(
+                    "verdict {} ({}), waits {}, top event {event}",
+                    limiter(&r),
+                    r["verdict"]["says"],
+                    r["waits"]["by_class"]
+                )
+            },
+        )
+    });
+    sql(&mut holder, "ROLLBACK")?;
+    outcome
+}
+
+/// `latch_postgres`'s open transaction: 100,000 subtransactions (a PL/pgSQL block with an
+/// exception handler is one), each writing a row, one in fifty to the table counted.
+const SUBTRANSACTIONS: &str = "DO $$ BEGIN FOR i IN 0..99999 LOOP BEGIN \
+    IF i % 50 = 0 THEN INSERT INTO sub_rows VALUES (i, i); ELSE INSERT INTO sub_other VALUES (i); \
+    END IF; EXCEPTION WHEN others THEN NULL; END; END LOOP; END $$";
+
+/// `latch_postgres`'s clients: eight scans of the table a statement (a subquery run for each
+/// row of the series), so that each client's own turn between statements stays small beside
+/// them.
+const SCANS: &str =
+    "SELECT sum((SELECT count(*) FROM sub_rows WHERE v >= g)) FROM generate_series(1, 8) g;\n";
 
 /// `mixed_mariadb`'s three groups.
 const MIXED: &str = "\
