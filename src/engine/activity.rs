@@ -148,7 +148,7 @@ pub fn postgres(state: &str, wait_type: Option<&str>, wait: Option<&str>) -> Opt
 /// A MariaDB/MySQL thread's InnoDB row lock wait (its transaction in LOCK WAIT).
 pub const ROW_LOCK_WAIT: &str = "Lock:row lock wait";
 
-/// A MariaDB/MySQL thread as `information_schema.PROCESSLIST` and `INNODB_TRX` show it
+/// A MariaDB/MySQL thread as the processlist (`SHOW PROCESSLIST`) and `INNODB_TRX` show it
 /// (`trx_state` None: no InnoDB transaction, or INNODB_TRX not readable).
 pub fn mysql(command: &str, state: &str, trx_state: Option<&str>) -> Option<Activity> {
     let named = |class, event: &str| {
