@@ -293,7 +293,7 @@ impl Engine for MySql {
             sql: String::new(),
             innodb_metrics: true,
             innodb_trx: true,
-            activity_db: None,
+            activity_of: None,
             holders_refused: None,
             local_load: true,
             stats: stats::Parts::default(),
@@ -359,9 +359,9 @@ struct MySession {
     innodb_metrics: bool,
     /// Whether `activity` may read INNODB_TRX (false once refused: no PROCESS privilege).
     innodb_trx: bool,
-    /// The session's current database, read at `activity`'s first sample (None until then;
-    /// Some(None): no current database).
-    activity_db: Option<Option<String>>,
+    /// The session's current database (None: none) and its thread's id, read at `activity`'s
+    /// first sample (None until then).
+    activity_of: Option<(Option<String>, String)>,
     /// Why `activity` no longer asks INNODB_LOCK_WAITS who holds an awaited row lock (the
     /// server's refusal: MySQL 8 has no such table); None while it may.
     holders_refused: Option<String>,
@@ -712,12 +712,14 @@ impl Session for MySession {
             None | Some(Value::Null) => None,
             Some(v) => Some(v.to_string()),
         };
-        if self.activity_db.is_none() {
-            let rows = self.query_text("SELECT DATABASE()")?;
-            self.activity_db = Some(rows.first().and_then(|r| text(r.first())));
+        if self.activity_of.is_none() {
+            let rows = self.query_text(MY_SELF)?;
+            let row = rows.first();
+            let id = text(row.and_then(|r| r.get(1))).unwrap_or_default();
+            self.activity_of = Some((text(row.and_then(|r| r.first())), id));
         }
         // A session with no current database sees none of the run's (as `p.DB = DATABASE()`).
-        let Some(Some(db)) = self.activity_db.clone() else {
+        let Some((Some(db), me)) = self.activity_of.clone() else {
             return Ok(Some(Vec::new()));
         };
         let threads = self.query_text(MY_THREADS)?;
@@ -732,7 +734,6 @@ impl Session for MySession {
         } else {
             Vec::new()
         };
-        let me = self.conn.connection_id.to_string();
         let mut seen: Vec<(Activity, Option<String>)> = threads
             .iter()
             .filter_map(|r| {
@@ -768,13 +769,20 @@ impl Session for MySession {
                             continue;
                         };
                         let head = activity::head_of_queue(first, holder);
-                        // The head's thread and transaction state, from a row that names it.
+                        // The head's transaction state, from a row that names it, and its
+                        // thread's, from the processlist (a thread gone since: sleeping).
                         let row = rows.iter().find(|r| text(r.get(1)).as_ref() == Some(&head));
                         a.holder = row.and_then(|r| {
-                            let command = text(r.get(2)).unwrap_or_else(|| "Sleep".into());
-                            let state = text(r.get(3)).unwrap_or_default();
+                            let thread = text(r.get(2));
+                            let t = threads
+                                .iter()
+                                .find(|t| thread.is_some() && text(t.first()) == thread);
+                            let command = t
+                                .and_then(|t| text(t.get(4)))
+                                .unwrap_or_else(|| "Sleep".into());
+                            let state = t.and_then(|t| text(t.get(6))).unwrap_or_default();
                             let held =
-                                activity::mysql(&command, &state, text(r.get(4)).as_deref())?;
+                                activity::mysql(&command, &state, text(r.get(3)).as_deref())?;
                             Some(activity::Holder {
                                 class: held.class,
                                 event: held.event,
@@ -802,8 +810,12 @@ impl Session for MySession {
     }
 }
 
+/// The sampler's session's current database and its own thread's id, read at its first sample
+/// (the id the server gives it, which a proxy's handshake may not).
+const MY_SELF: &str = "SELECT DATABASE(), CONNECTION_ID()";
 /// Every thread the sampler's user may see (`activity` keeps the database's others): Id, User,
-/// Host, db, Command, Time, State, Info on MariaDB and MySQL alike. A quarter of the time of
+/// Host, db, Command, Time, State, Info on MariaDB and MySQL alike (MariaDB adds Progress
+/// after them). A quarter of the time of
 /// the same rows from information_schema.PROCESSLIST filtered on the server (0.07 against
 /// 0.29 ms a query on MariaDB 10.11: the view is built as a table first), which at ten
 /// samples a second is what a run of few clients pays (BENCHMARKS.md).
@@ -814,12 +826,12 @@ const MY_TRX: &str =
     "SELECT trx_mysql_thread_id, trx_state, trx_id FROM information_schema.INNODB_TRX";
 
 /// Who holds each awaited row lock (asked only when a sample saw a row lock wait): the waiting
-/// transaction, its holder's, and the holder's thread and transaction state.
-const MY_HOLDERS: &str = "SELECT w.requesting_trx_id, w.blocking_trx_id, hp.COMMAND, hp.STATE, \
-     ht.trx_state \
+/// transaction, its holder's, and the holder's thread and transaction state (the thread's
+/// command and state from the sample's processlist).
+const MY_HOLDERS: &str = "SELECT w.requesting_trx_id, w.blocking_trx_id, \
+     ht.trx_mysql_thread_id, ht.trx_state \
      FROM information_schema.INNODB_LOCK_WAITS w JOIN information_schema.INNODB_TRX ht \
-     ON ht.trx_id = w.blocking_trx_id LEFT JOIN information_schema.PROCESSLIST hp \
-     ON hp.ID = ht.trx_mysql_thread_id";
+     ON ht.trx_id = w.blocking_trx_id";
 
 /// The current database's size (NULL when the session has no current database).
 const MY_SIZE: &str = "IF(DATABASE() IS NULL, NULL, (SELECT COALESCE(SUM(data_length + \

@@ -11,13 +11,15 @@ use crate::engine::{DbResult, ErrorClass, Session, Value};
 const PS_PER_MS: f64 = 1e9;
 
 /// The current database's digests; those reading the server's catalogs and settings (dbduel's
-/// observers and administration: the processlist, sizes, these digests, variables) left out.
+/// observers and administration: the processlist, sizes, these digests, variables, the
+/// sampler's own thread id) left out.
 const DIGESTS: &str = "SELECT DIGEST, DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT, \
      SUM_ROWS_SENT + SUM_ROWS_AFFECTED, SUM_LOCK_TIME, SUM_ROWS_EXAMINED, \
      SUM_CREATED_TMP_DISK_TABLES FROM performance_schema.events_statements_summary_by_digest \
      WHERE SCHEMA_NAME = DATABASE() AND DIGEST_TEXT NOT LIKE '%information\\_schema%' \
      AND DIGEST_TEXT NOT LIKE '%performance\\_schema%' AND DIGEST_TEXT NOT LIKE 'SHOW %' \
-     AND DIGEST_TEXT NOT LIKE '%@@%' OR DIGEST IS NULL";
+     AND DIGEST_TEXT NOT LIKE '%@@%' AND DIGEST_TEXT NOT LIKE '%CONNECTION\\_ID%' \
+     OR DIGEST IS NULL";
 
 /// The text of the row where the server counts the statements it has no room for: a full
 /// digest table (`performance_schema_digests_size`) keeps no more texts, and every database's
