@@ -734,6 +734,11 @@ impl Session for MySession {
         } else {
             Vec::new()
         };
+        // Each transaction's row by its thread, read once (not once per thread).
+        let trx: std::collections::HashMap<String, &Vec<Value>> = trx
+            .iter()
+            .filter_map(|t| Some((text(t.first())?, t)))
+            .collect();
         let mut seen: Vec<(Activity, Option<String>)> = threads
             .iter()
             .filter_map(|r| {
@@ -742,9 +747,7 @@ impl Session for MySession {
                     return None;
                 }
                 let command = text(r.get(4))?;
-                let t = trx
-                    .iter()
-                    .find(|t| text(t.first()).as_deref() == Some(id.as_str()));
+                let t = trx.get(&id);
                 if command == "Sleep" && t.is_none() {
                     return None;
                 }
