@@ -748,8 +748,8 @@ fn machine(lock: &std::sync::Mutex<()>) -> std::sync::MutexGuard<'_, ()> {
 /// Runs of the checkpoint trial before it fails: the suite's own load on a shared disk
 /// (seconds at three quarters of the rest with no checkpoint in them) hid a -24% dip in one
 /// run of several; a verdict that never names the checkpoint fails them all. Three were once
-/// too few in a run of the verdicts' trials alone (beside SQLite's durable commits on the same
-/// disk), which passed whole when run again.
+/// too few in a run of the verdicts' trials alone (its message not kept), which passed whole
+/// when run again.
 const CHECKPOINT_ATTEMPTS: u32 = 4;
 
 /// One run of the checkpoint trial. Buffers the checkpoint must write are dirtied first,
