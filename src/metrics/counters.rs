@@ -101,6 +101,10 @@ pub struct BackgroundEvent {
     pub tps_in: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tps_out: Option<f64>,
+    /// Where it covered more than one second: the covered second's tps farthest from the
+    /// others' median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps_farthest: Option<f64>,
     #[serde(default)]
     pub differs: bool,
 }
@@ -337,6 +341,7 @@ impl CounterReader {
                 seconds,
                 tps_in: None,
                 tps_out: None,
+                tps_farthest: None,
                 differs: false,
             })
             .collect();

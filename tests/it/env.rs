@@ -331,15 +331,39 @@ pub fn dbduel_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
 /// A trial's body: it runs against the shared environment.
 pub type Test = fn(&Env) -> Result<(), String>;
 
+/// Held shared by every trial, and by a trial that times a short effect against the machine's
+/// other seconds (`alone`) to itself: the suite's other trials wait while it runs.
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 /// A trial, timed: with `DBDUEL_TEST_TIMES=FILE` in the environment, each trial appends its name
 /// and wall seconds to FILE (what makes the suite slow, to keep it within its time).
 pub fn trial<F>(name: impl Into<String>, f: F) -> libtest_mimic::Trial
 where
     F: FnOnce() -> Result<(), libtest_mimic::Failed> + Send + 'static,
 {
+    timed(name, false, f)
+}
+
+/// A trial that has the machine to itself (the suite's other trials wait for it, and it for
+/// those already running): one whose proof is a dip of a second or two in a run's
+/// throughput, which the seconds of a machine shared with another trial (82-98% busy, its
+/// seconds ±35%) can hide. Keep it short; the suite's time grows by its length.
+pub fn alone(env: &Arc<Env>, name: impl Into<String>, test: Test) -> libtest_mimic::Trial {
+    let env = env.clone();
+    timed(name, true, move || Ok(test(&env)?))
+}
+
+fn timed<F>(name: impl Into<String>, alone: bool, f: F) -> libtest_mimic::Trial
+where
+    F: FnOnce() -> Result<(), libtest_mimic::Failed> + Send + 'static,
+{
     let name = name.into();
     let named = name.clone();
     libtest_mimic::Trial::test(name, move || {
+        // A trial that failed by a panic still let go of the machine.
+        use std::sync::PoisonError;
+        let _shared = (!alone).then(|| MACHINE.read().unwrap_or_else(PoisonError::into_inner));
+        let _alone = alone.then(|| MACHINE.write().unwrap_or_else(PoisonError::into_inner));
         let started = std::time::Instant::now();
         let outcome = f();
         if let Some(file) = std::env::var_os("DBDUEL_TEST_TIMES") {
