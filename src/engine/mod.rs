@@ -426,6 +426,11 @@ pub trait Session: Send {
     fn activity(&mut self) -> DbResult<Option<Vec<activity::Activity>>> {
         Ok(None)
     }
+    /// What `activity` could not see of the sessions, and why (a view the server refused
+    /// it), once it knows: the verdict says it beside its claim.
+    fn activity_unseen(&self) -> Option<String> {
+        None
+    }
     /// This connection's own cumulative figures (`figures::ConnectionFigures`): an embedded
     /// engine's evidence of where its clients' time went; None where the engine has none.
     fn connection_figures(&mut self) -> Option<figures::ConnectionFigures> {

@@ -101,10 +101,9 @@ pub struct BackgroundEvent {
     pub tps_in: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tps_out: Option<f64>,
-    /// Where it covered more than one second: the covered second's tps farthest from the
-    /// others' median.
+    /// Where it covered more than one compared second: the lowest of their tps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tps_farthest: Option<f64>,
+    pub tps_lowest: Option<f64>,
     #[serde(default)]
     pub differs: bool,
 }
@@ -341,7 +340,7 @@ impl CounterReader {
                 seconds,
                 tps_in: None,
                 tps_out: None,
-                tps_farthest: None,
+                tps_lowest: None,
                 differs: false,
             })
             .collect();

@@ -16,8 +16,8 @@ use crate::engine::activity::WaitClass;
 pub struct Covered {
     /// The covered seconds' mean tps.
     pub mean: f64,
-    /// The covered second farthest from the others' median.
-    pub farthest: f64,
+    /// The covered seconds' lowest tps.
+    pub lowest: f64,
     /// The other seconds' median tps.
     pub others: f64,
     /// They differ beyond the noise.
@@ -26,52 +26,55 @@ pub struct Covered {
     pub seconds: usize,
 }
 
+/// A stall of a second or so is counted in at most this many seconds: the readings' intervals
+/// it straddles (`background_differs`' one-second arm).
+pub const STALL_SECONDS: usize = 3;
+/// Other seconds a background event's are set against, at least: their spread is the
+/// yardstick, and of three, one deviation is zero and the spread can be a few tps (2000, 2400
+/// and 2410 tps: 14.8).
+pub const MIN_OTHERS: usize = 6;
+
 /// Whether the throughput in the seconds a background event covered differs from the other
-/// seconds' beyond the noise: at least one covered measured second and three others, and
-/// either the covered seconds' mean tps away from the others' median by more than twice the
-/// others' spread, or one covered second away by more than three times it; either by more
-/// than 5% of that median. The one-second arm is there because the server's counters are read
-/// once a second: a stall of a second or so (an immediate checkpoint's sync on a fast disk)
-/// is counted in the two seconds it straddles, and their mean halves its dip (on a shared
-/// machine, a second at 44% of the others' median was averaged with its neighbour to 86%,
-/// within the noise). Its stricter bar keeps a second of noise from passing it: beyond three
-/// spreads lies some 0.3% of normal seconds. The spread is the median absolute deviation
-/// scaled to a standard deviation (x 1.4826): a burst or a dip of some other cause in one of
-/// the other seconds (on a shared machine, a second at twice the rest was seen) does not
-/// widen the yardstick as it widens their standard deviation, which had a checkpoint's second
-/// at a third of the others' throughput called within the noise. The run's last measured
-/// second is left out, as `compare` leaves it out of its seconds: it is usually a part of a
-/// second (the run ends within it), and its few transactions would count as a deep dip on
-/// either side.
+/// seconds' beyond the noise: at least one covered measured second and `MIN_OTHERS` others,
+/// and either the covered seconds' mean tps away from the others' median by more than twice
+/// the others' spread, or, for an event of at most `STALL_SECONDS` compared seconds, its
+/// lowest second below that median by more than three times the spread; either by more than 5% of that median. The one-second arm is there because the
+/// server's counters are read once a second: a stall of a second or so (an immediate
+/// checkpoint's sync on a fast disk) is counted in the two or three seconds it straddles, and
+/// their mean dilutes its dip (on a shared machine, a second at 44% of the others' median was
+/// averaged with its two neighbours to 86%, within the noise). Its stricter bar, its few
+/// seconds and its one direction (a stall is a dip) keep noise from passing it: below three
+/// spreads lies some 0.13% of normal seconds, under 0.4% for an event's three. The spread is
+/// the median absolute deviation scaled to a standard deviation (x 1.4826): a burst or a dip
+/// of some other cause in one of the other seconds (on a shared machine, a second at twice
+/// the rest was seen) does not widen the yardstick as it widens their standard deviation,
+/// which had a checkpoint's second at a third of the others' throughput called within the
+/// noise. The run's last measured second is left out, as `compare` leaves it out of its
+/// seconds: it is usually a part of a second (the run ends within it), and its few
+/// transactions would count as a deep dip on either side.
 pub fn background_differs(windows: &[Window], seconds: &[u32]) -> Option<Covered> {
     let measured: Vec<&Window> = windows.iter().filter(|w| !w.warmup).collect();
     let whole = &measured[..measured.len().saturating_sub(1)];
     let (inside, outside): (Vec<&Window>, Vec<&Window>) =
         whole.iter().partition(|w| seconds.contains(&w.t));
-    if inside.is_empty() || outside.len() < 3 {
+    if inside.is_empty() || outside.len() < MIN_OTHERS {
         return None;
     }
     let tps = |ws: &[&Window]| ws.iter().map(|w| w.transactions as f64).collect::<Vec<_>>();
     let tin = tps(&inside);
     let mean = tin.iter().sum::<f64>() / tin.len() as f64;
+    let lowest = tin.iter().copied().fold(f64::INFINITY, f64::min);
     let tout = tps(&outside);
     let others = median(&tout);
     let deviations: Vec<f64> = tout.iter().map(|x| (x - others).abs()).collect();
     let spread = 1.4826 * median(&deviations);
-    let farthest = tin
-        .iter()
-        .copied()
-        .max_by(|a, b| (a - others).abs().total_cmp(&(b - others).abs()))
-        .unwrap_or(mean);
-    let beyond = |tps: f64, spreads: f64| {
-        let gap = (tps - others).abs();
-        gap > spreads * spread && gap > 0.05 * others
-    };
+    let beyond = |gap: f64, spreads: f64| gap > spreads * spread && gap > 0.05 * others;
+    let stall = tin.len() <= STALL_SECONDS;
     Some(Covered {
         mean,
-        farthest,
+        lowest,
         others,
-        differs: beyond(mean, 2.0) || beyond(farthest, 3.0),
+        differs: beyond((mean - others).abs(), 2.0) || (stall && beyond(others - lowest, 3.0)),
         seconds: inside.len(),
     })
 }
@@ -108,8 +111,8 @@ pub fn judge(
 ///
 /// Background events: each event's covered seconds are compared by `background_differs`;
 /// where they differ, the verdict's words get a clause naming the event, its seconds and the
-/// two throughputs, and the farthest covered second's where it covered more than one (the
-/// limiter stays: it is the run's as a whole).
+/// two throughputs, and its lowest second's where it covered more than one (the limiter
+/// stays: it is the run's as a whole).
 ///
 /// Data reads where the sessions' states cannot tell them from CPU (a verdict of `running`,
 /// MariaDB's processlist): with the data-file wait time (performance_schema on), data reads
@@ -128,24 +131,31 @@ pub fn refine(
     let Some(c) = c else { return };
     for b in &mut c.background {
         let Some(k) = background_differs(windows, &b.seconds) else {
+            // Too few seconds: nothing judged (a merged run's shard judged its own).
+            (b.tps_in, b.tps_out, b.tps_lowest, b.differs) = (None, None, None, false);
             continue;
         };
         (b.tps_in, b.tps_out, b.differs) = (Some(k.mean), Some(k.others), k.differs);
-        b.tps_farthest = (k.seconds > 1).then_some(k.farthest);
+        b.tps_lowest = (k.seconds > 1).then_some(k.lowest);
         if k.differs {
-            let pct = |tps: f64| 100.0 * (tps - k.others) / k.others.max(f64::MIN_POSITIVE);
-            let farthest = match b.tps_farthest {
-                Some(f) => format!("; its farthest second {f:.0}, {:+.0}%", pct(f)),
-                None => String::new(),
+            // Against a median of none, a percentage says nothing.
+            let pct = |tps: f64| {
+                (k.others > 0.0).then(|| format!("{:+.0}%", 100.0 * (tps - k.others) / k.others))
+            };
+            let lowest = b.tps_lowest.map(|l| match pct(l) {
+                Some(p) => format!("its lowest second {l:.0}, {p}"),
+                None => format!("its lowest second {l:.0}"),
+            });
+            let said: Vec<String> = [pct(k.mean), lowest].into_iter().flatten().collect();
+            let said = if said.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", said.join("; "))
             };
             let _ = write!(
                 v.says,
-                "; {} covered {} s, {:.0} tps in them against {:.0} in the others ({:+.0}%{farthest})",
-                b.event,
-                k.seconds,
-                k.mean,
-                k.others,
-                pct(k.mean)
+                "; {} covered {} s, {:.0} tps in them against {:.0} in the others{said}",
+                b.event, k.seconds, k.mean, k.others,
             );
         }
     }
@@ -263,7 +273,7 @@ mod tests {
                 seconds: background.to_vec(),
                 tps_in: None,
                 tps_out: None,
-                tps_farthest: None,
+                tps_lowest: None,
                 differs: false,
             }],
             counters: totals
@@ -285,7 +295,7 @@ mod tests {
 
     #[test]
     fn a_background_event_is_said_when_its_seconds_differ() {
-        let w = windows(&[100, 102, 98, 60, 101, 99]);
+        let w = windows(&[100, 102, 98, 60, 101, 99, 100, 103, 97]);
         let mut c = counters(&[4], &[]);
         let mut v = verdict("cpu");
         refine(&mut v, Some(&mut c), &w, None);
@@ -297,7 +307,7 @@ mod tests {
         assert_eq!(v.limiter, "cpu");
         assert!(c.background[0].differs);
         // Within the noise: no clause.
-        let w = windows(&[100, 140, 60, 95, 101, 99]);
+        let w = windows(&[100, 140, 60, 95, 120, 80, 110, 70, 130, 1]);
         let mut c = counters(&[4], &[]);
         let mut v = verdict("cpu");
         refine(&mut v, Some(&mut c), &w, None);
@@ -334,7 +344,7 @@ mod tests {
         let w = windows(&[5600, 5500, 5550, 3600, 5580, 5450, 5520, 2]);
         let k = background_differs(&w, &[4]).expect("enough seconds");
         assert_eq!(k.seconds, 1);
-        assert_eq!((k.mean, k.farthest), (3600.0, 3600.0));
+        assert_eq!((k.mean, k.lowest), (3600.0, 3600.0));
         // The others' median: 5450, 5500, 5520, 5550, 5580, 5600.
         assert_eq!(k.others, 5535.0);
         assert!(k.differs);
@@ -353,17 +363,17 @@ mod tests {
             1932, 2365, 1965, 2130, 2224, 2231, 1032, 2819, 2911, 2500, 2851, 2470, 4,
         ]);
         let k = background_differs(&w, &[6, 7, 8]).expect("enough seconds");
-        assert_eq!((k.seconds, k.farthest, k.others), (3, 1032.0, 2365.0));
+        assert_eq!((k.seconds, k.lowest, k.others), (3, 1032.0, 2365.0));
         assert!((k.mean - 2027.33).abs() < 0.01, "{k:?}");
         assert!(k.differs);
         let mut c = counters(&[6, 7, 8], &[]);
         let mut v = verdict("round trips");
         refine(&mut v, Some(&mut c), &w, None);
-        assert_eq!(c.background[0].tps_farthest, Some(1032.0));
+        assert_eq!(c.background[0].tps_lowest, Some(1032.0));
         assert!(
             v.says.contains(
                 "checkpoint covered 3 s, 2027 tps in them against 2365 in the others \
-                 (-14%; its farthest second 1032, -56%)"
+                 (-14%; its lowest second 1032, -56%)"
             ),
             "{}",
             v.says
@@ -375,23 +385,68 @@ mod tests {
         // The others: median 100, spread 1.4826 x 2.5 = 3.7 tps, so two spreads are 7.4
         // tps and three are 11.1.
         let others = [100, 104, 96, 102, 98, 100, 103, 97];
-        let seconds = |covered: [u64; 2]| {
+        let seconds = |covered: &[u64]| {
             let mut tps = covered.to_vec();
             tps.extend(others);
             tps.push(1);
             windows(&tps)
         };
-        // 90 is 2.7 spreads away and the mean, 95, 1.4: noise.
-        let k = background_differs(&seconds([90, 100]), &[1, 2]).expect("enough seconds");
-        assert_eq!(k.farthest, 90.0);
+        let first = |n: u32| (1..=n).collect::<Vec<u32>>();
+        // 90 is 2.7 spreads below and the mean, 95, 1.4: noise.
+        let k = background_differs(&seconds(&[90, 100]), &first(2)).expect("enough seconds");
+        assert_eq!(k.lowest, 90.0);
         assert!(!k.differs, "{k:?}");
-        // 88 is 3.2 spreads away (the mean, 94, still 1.6): beyond.
-        let k = background_differs(&seconds([88, 100]), &[1, 2]).expect("enough seconds");
+        // 88 is 3.2 spreads below (the mean, 94, still 1.6): a stall.
+        let k = background_differs(&seconds(&[88, 100]), &first(2)).expect("enough seconds");
         assert!(k.differs, "{k:?}");
-        // One covered second has no farthest said apart from its mean.
+        // A burst is no stall: 112 is 3.2 spreads above, the mean 1.6.
+        let k = background_differs(&seconds(&[112, 100]), &first(2)).expect("enough seconds");
+        assert!(!k.differs, "{k:?}");
+        // Three seconds may hold a stall, four are an event of their own length: judged by
+        // their mean alone.
+        let k = background_differs(&seconds(&[88, 100, 100]), &first(3)).expect("enough");
+        assert!(k.differs, "{k:?}");
+        let k = background_differs(&seconds(&[88, 100, 100, 100]), &first(4)).expect("enough");
+        assert!(!k.differs, "{k:?}");
+        // One covered second has no lowest said apart from its mean.
         let mut c = counters(&[1], &[]);
-        refine(&mut verdict("cpu"), Some(&mut c), &seconds([60, 100]), None);
-        assert_eq!(c.background[0].tps_farthest, None);
+        refine(
+            &mut verdict("cpu"),
+            Some(&mut c),
+            &seconds(&[60, 100]),
+            None,
+        );
+        assert_eq!(c.background[0].tps_lowest, None);
+    }
+
+    #[test]
+    fn three_other_seconds_are_no_yardstick() {
+        // Their spread is 14.8 tps: a mean 9% below would have been called beyond it.
+        let w = windows(&[2000, 2400, 2410, 2200, 2150, 3]);
+        assert_eq!(background_differs(&w, &[4, 5]), None);
+    }
+
+    #[test]
+    fn a_median_of_none_says_no_percentage() {
+        let w = windows(&[0, 0, 0, 50, 40, 0, 0, 0, 1]);
+        let mut c = counters(&[4, 5], &[]);
+        let mut v = verdict("cpu");
+        refine(&mut v, Some(&mut c), &w, None);
+        assert!(c.background[0].differs);
+        assert!(
+            v.says.ends_with(
+                "covered 2 s, 45 tps in them against 0 in the others (its lowest second 40)"
+            ),
+            "{}",
+            v.says
+        );
+        // Judged again on too few seconds (a merge): nothing of the first judgment stays.
+        refine(&mut v, Some(&mut c), &windows(&[1, 2, 3]), None);
+        let b = &c.background[0];
+        assert_eq!(
+            (b.tps_in, b.tps_out, b.tps_lowest, b.differs),
+            (None, None, None, false)
+        );
     }
 
     #[test]

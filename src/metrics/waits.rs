@@ -102,6 +102,10 @@ pub struct Waits {
     pub seconds: Vec<SecondWaits>,
     /// Why sampling stopped before the run's end, if it did.
     pub stopped: Option<String>,
+    /// What the samples could not see, and why (`Session::activity_unseen`): the verdict
+    /// says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unseen: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -294,6 +298,7 @@ fn sample(
         }
     }
     counters.last(s, start.elapsed());
+    out.unseen = s.activity_unseen();
     for (&t, sec) in &seconds {
         out.seconds.push(SecondWaits {
             t,
@@ -432,16 +437,23 @@ pub const QUEUED: f64 = 0.25;
 /// evidence (`evidence::refine`): (5) a clause for each background event (checkpoint,
 /// autovacuum, InnoDB flushing) whose covered seconds' mean tps is away from the other
 /// measured seconds' median by more than twice their spread (scaled median absolute
-/// deviation) and 5%; (6) a `running`
+/// deviation), or, for a stall of at most three seconds, its lowest second below it by more
+/// than three times it, and 5%, against at least six other seconds; (6) a `running`
 /// verdict becomes data reads when data-file waits took at least half of the running
 /// sessions' time, or, without them, when at least 1% of page requests missed the buffer
 /// pool, and server CPU when fewer than 0.1% missed.
 ///
 /// Samples that stopped before the run's end (`Waits::stopped`: the server stopped answering
 /// them) judge it only when they cover at least half of the measured time, and the verdict
-/// then says how much they cover; less, and it is not determined.
+/// then says how much they cover; less, and it is not determined. A verdict drawn from
+/// samples that could not see some waits (`Waits::unseen`: a view refused) says so after it.
 pub fn verdict(waits: Option<&Waits>, run: Judged, absent: &str) -> Verdict {
-    let v = covered(waits, run, absent);
+    let mut v = covered(waits, run, absent);
+    if let Some(unseen) = waits.and_then(|w| w.unseen.as_deref())
+        && !matches!(v.limiter.as_str(), "client" | "not_determined")
+    {
+        v.says += &format!("; {unseen}");
+    }
     if run.unanswered == 0 {
         return v;
     }
@@ -755,6 +767,22 @@ mod tests {
                 "the server stopped answering: 1 of 8 clients stuck in a transaction at the run's end, their cancel unanswered"
             )
         );
+    }
+
+    #[test]
+    fn what_the_samples_could_not_see_is_said_beside_the_claim() {
+        let mut running = waits(&[("running", 7.0), ("client", 0.5)], &[]);
+        running.unseen = Some("row lock waits not seen (refused)".into());
+        let v = verdict(Some(&running), at(8, false), "");
+        assert_eq!(v.limiter, "running");
+        assert!(
+            v.says.ends_with("; row lock waits not seen (refused)"),
+            "{}",
+            v.says
+        );
+        // A client-bound run claims nothing of the server's.
+        let v = verdict(Some(&running), at(8, true), "");
+        assert!(!v.says.contains("not seen"), "{}", v.says);
     }
 
     #[test]

@@ -26,13 +26,13 @@ pub fn summary(out: &mut String, c: &ServerCounters) {
         }
     );
     for b in &c.background {
-        let farthest = b
-            .tps_farthest
-            .map(|f| format!(" (their farthest {f:.0})"))
+        let lowest = b
+            .tps_lowest
+            .map(|l| format!(" (the lowest {l:.0})"))
             .unwrap_or_default();
         let tps = match (b.tps_in, b.tps_out) {
             (Some(i), Some(o)) => format!(
-                ": {i:.0} tps in them{farthest} against {o:.0} in the others, {}",
+                ": {i:.0} tps in them{lowest} against {o:.0} in the others, {}",
                 if b.differs {
                     "beyond the noise"
                 } else {

@@ -544,6 +544,9 @@ fn summary_waits(out: &mut String, w: &crate::metrics::waits::Waits) {
     if let Some(why) = &w.stopped {
         let _ = writeln!(out, "  warning: {why}");
     }
+    if let Some(unseen) = &w.unseen {
+        let _ = writeln!(out, "  warning: {unseen}");
+    }
 }
 
 #[cfg(test)]

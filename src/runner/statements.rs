@@ -646,6 +646,10 @@ impl Session for Timed {
         self.inner.activity()
     }
 
+    fn activity_unseen(&self) -> Option<String> {
+        self.inner.activity_unseen()
+    }
+
     fn statements(&mut self) -> DbResult<crate::engine::statements::Reading> {
         self.inner.statements()
     }

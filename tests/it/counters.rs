@@ -150,7 +150,8 @@ fn mariadb(env: &Env) -> Result<(), String> {
 }
 
 /// A user granted its database only: INNODB_METRICS (PROCESS) and performance_schema are
-/// refused, the run goes on with the status, and the summary says each refusal once.
+/// refused, the run goes on with the status, and the summary says each refusal once; the
+/// waits' sampler, refused INNODB_TRX, says in the verdict what it could not see.
 fn unreadable(env: &Env) -> Result<(), String> {
     let target = Target::MariaDb("InnoDB");
     let dsn = prepared_tpcb(env, target, "counters_plain")?;
@@ -173,6 +174,21 @@ fn unreadable(env: &Env) -> Result<(), String> {
     ensure(said.count() == 1, || {
         format!("the refusal is not said once:\n{summary}")
     })?;
+    // The waits' sampler was refused INNODB_TRX too: its verdict says what it could not see.
+    let unseen = r["waits"]["unseen"].as_str().unwrap_or_default();
+    ensure(
+        unseen.contains("INNODB_TRX not read") && unseen.ends_with("PROCESS privilege shows them"),
+        || format!("the refused INNODB_TRX is not said: {}", r["waits"]),
+    )?;
+    ensure(summary.contains(&format!("warning: {unseen}")), || {
+        format!("the summary does not warn of what was not seen:\n{summary}")
+    })?;
+    let (limiter, says) = (&r["verdict"]["limiter"], &r["verdict"]["says"]);
+    if !matches!(limiter.as_str(), Some("client" | "not_determined")) {
+        ensure(says.as_str().is_some_and(|s| s.contains(unseen)), || {
+            format!("the verdict ({limiter}) does not say what was not seen: {says}")
+        })?;
+    }
     per_tx(&r, &[("global_status.Com_commit", 0.9, 1e6)])
 }
 

@@ -331,9 +331,14 @@ pub fn dbduel_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
 /// A trial's body: it runs against the shared environment.
 pub type Test = fn(&Env) -> Result<(), String>;
 
-/// Held shared by every trial, and by a trial that times a short effect against the machine's
-/// other seconds (`alone`) to itself: the suite's other trials wait while it runs.
+/// Held shared by every trial, and alone by a part of a trial that times a short effect
+/// against the machine's other seconds (`alone`): the suite's other trials wait while it runs.
 static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+std::thread_local! {
+    /// Whether this thread's trial holds `MACHINE` shared (and so may not take it alone).
+    static SHARING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// A trial, timed: with `DBDUEL_TEST_TIMES=FILE` in the environment, each trial appends its name
 /// and wall seconds to FILE (what makes the suite slow, to keep it within its time).
@@ -341,19 +346,32 @@ pub fn trial<F>(name: impl Into<String>, f: F) -> libtest_mimic::Trial
 where
     F: FnOnce() -> Result<(), libtest_mimic::Failed> + Send + 'static,
 {
-    timed(name, false, f)
+    timed(name, true, f)
 }
 
-/// A trial that has the machine to itself (the suite's other trials wait for it, and it for
-/// those already running): one whose proof is a dip of a second or two in a run's
-/// throughput, which the seconds of a machine shared with another trial (82-98% busy, its
-/// seconds ±35%) can hide. Keep it short; the suite's time grows by its length.
-pub fn alone(env: &Arc<Env>, name: impl Into<String>, test: Test) -> libtest_mimic::Trial {
+/// A trial that shares the machine only outside its parts run `alone` (it holds nothing
+/// while it sets up, so that the others need not wait for that).
+pub fn apart(env: &Arc<Env>, name: impl Into<String>, test: Test) -> libtest_mimic::Trial {
     let env = env.clone();
-    timed(name, true, move || Ok(test(&env)?))
+    timed(name, false, move || Ok(test(&env)?))
 }
 
-fn timed<F>(name: impl Into<String>, alone: bool, f: F) -> libtest_mimic::Trial
+/// Run `f` with the machine to itself: it waits for the trials running, and those that would
+/// start wait for it. For a proof that is a dip of a second or two in a run's throughput,
+/// which the seconds of a machine shared with another trial (82-98% busy, its seconds ±35%)
+/// hide. Only in a trial made by `apart`; keep it short, the suite's time grows by its length.
+pub fn alone<T>(f: impl FnOnce() -> T) -> T {
+    assert!(
+        !SHARING.with(std::cell::Cell::get),
+        "`alone` in a trial that shares the machine: make it with `apart`"
+    );
+    let _alone = MACHINE
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    f()
+}
+
+fn timed<F>(name: impl Into<String>, shares: bool, f: F) -> libtest_mimic::Trial
 where
     F: FnOnce() -> Result<(), libtest_mimic::Failed> + Send + 'static,
 {
@@ -361,11 +379,15 @@ where
     let named = name.clone();
     libtest_mimic::Trial::test(name, move || {
         // A trial that failed by a panic still let go of the machine.
-        use std::sync::PoisonError;
-        let _shared = (!alone).then(|| MACHINE.read().unwrap_or_else(PoisonError::into_inner));
-        let _alone = alone.then(|| MACHINE.write().unwrap_or_else(PoisonError::into_inner));
+        let _shared = shares.then(|| {
+            MACHINE
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        });
+        SHARING.with(|s| s.set(shares));
         let started = std::time::Instant::now();
         let outcome = f();
+        SHARING.with(|s| s.set(false));
         if let Some(file) = std::env::var_os("DBDUEL_TEST_TIMES") {
             use std::io::Write;
             let line = format!("{:.1}\t{named}\n", started.elapsed().as_secs_f64());

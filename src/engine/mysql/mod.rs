@@ -292,7 +292,7 @@ impl Engine for MySql {
             stmts: Vec::new(),
             sql: String::new(),
             innodb_metrics: true,
-            innodb_trx: true,
+            trx_unseen: None,
             activity_of: None,
             holders_refused: None,
             local_load: true,
@@ -357,8 +357,9 @@ struct MySession {
     sql: String,
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
-    /// Whether `activity` may read INNODB_TRX (false once refused: no PROCESS privilege).
-    innodb_trx: bool,
+    /// What `activity` does not see since the server refused it INNODB_TRX (no PROCESS
+    /// privilege, or another error), and why; None while it reads it.
+    trx_unseen: Option<String>,
     /// The session's current database (None: none) and its thread's id, read at `activity`'s
     /// first sample (None until then).
     activity_of: Option<(Option<String>, String)>,
@@ -723,10 +724,20 @@ impl Session for MySession {
             return Ok(Some(Vec::new()));
         };
         let threads = self.query_text(MY_THREADS)?;
-        let trx = if self.innodb_trx {
+        let trx = if self.trx_unseen.is_none() {
             match self.query_text(MY_TRX) {
                 Err(e) if e.class != ErrorClass::ConnectionLost => {
-                    self.innodb_trx = false;
+                    // Without INNODB_TRX, a thread waiting on a row lock shows as running and
+                    // one idle inside a transaction as sleeping (not counted).
+                    let fix = if e.class == ErrorClass::Other("1227".into()) {
+                        "; the PROCESS privilege shows them"
+                    } else {
+                        ""
+                    };
+                    self.trx_unseen = Some(format!(
+                        "row lock waits and idle transactions not seen (information_schema.INNODB_TRX not read: {}): they count as running and as idle{fix}",
+                        e.message
+                    ));
                     Vec::new()
                 }
                 rows => rows?,
@@ -807,6 +818,9 @@ impl Session for MySession {
             }
         }
         Ok(Some(seen.into_iter().map(|(a, _)| a).collect()))
+    }
+    fn activity_unseen(&self) -> Option<String> {
+        self.trx_unseen.clone()
     }
     fn statements(&mut self) -> DbResult<super::statements::Reading> {
         statements::read(self)
