@@ -468,7 +468,8 @@ fn summary_settings(out: &mut String, r: &RunResult) {
         .collect();
     let _ = writeln!(out, "\n  server settings: {}", settings.join(" "));
     if let Some(w) = &r.waits {
-        summary_waits(out, w);
+        let says = r.verdict.as_ref().map_or("", |v| v.says.as_str());
+        summary_waits(out, w, says);
     }
     if let Some(e) = &r.embedded_waits {
         let _ = writeln!(out, "  {}", e.summary());
@@ -495,8 +496,9 @@ fn summary_settings(out: &mut String, r: &RunResult) {
 }
 
 /// The sampled sessions' time: average active sessions by class, the events that took the
-/// most, and a rate the sampler could not keep.
-fn summary_waits(out: &mut String, w: &crate::metrics::waits::Waits) {
+/// most, a rate the sampler could not keep, and what it could not see where the verdict
+/// (`says`) does not say it.
+fn summary_waits(out: &mut String, w: &crate::metrics::waits::Waits, says: &str) {
     let classes: Vec<String> = w
         .by_class
         .iter()
@@ -544,7 +546,7 @@ fn summary_waits(out: &mut String, w: &crate::metrics::waits::Waits) {
     if let Some(why) = &w.stopped {
         let _ = writeln!(out, "  warning: {why}");
     }
-    if let Some(unseen) = &w.unseen {
+    if let Some(unseen) = w.unseen.as_ref().filter(|u| !says.contains(u.as_str())) {
         let _ = writeln!(out, "  warning: {unseen}");
     }
 }

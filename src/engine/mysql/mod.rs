@@ -358,7 +358,7 @@ struct MySession {
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
     /// What `activity` does not see since the server refused it INNODB_TRX (no PROCESS
-    /// privilege, or another error), and why; None while it reads it.
+    /// privilege), and why; None while it reads it.
     trx_unseen: Option<String>,
     /// The session's current database (None: none) and its thread's id, read at `activity`'s
     /// first sample (None until then).
@@ -726,20 +726,21 @@ impl Session for MySession {
         let threads = self.query_text(MY_THREADS)?;
         let trx = if self.trx_unseen.is_none() {
             match self.query_text(MY_TRX) {
-                Err(e) if e.class != ErrorClass::ConnectionLost => {
-                    // Without INNODB_TRX, a thread waiting on a row lock shows as running and
-                    // one idle inside a transaction as sleeping (not counted).
-                    let fix = if e.class == ErrorClass::Other("1227".into()) {
-                        "; the PROCESS privilege shows them"
-                    } else {
-                        ""
-                    };
+                // Refused (no PROCESS privilege, or no access to the view): from then on a
+                // thread waiting on a row lock shows as running and one idle inside a
+                // transaction as sleeping (not counted). Another error costs this sample's.
+                Err(e)
+                    if REFUSED
+                        .iter()
+                        .any(|c| e.class == ErrorClass::Other((*c).into())) =>
+                {
                     self.trx_unseen = Some(format!(
-                        "row lock waits and idle transactions not seen (information_schema.INNODB_TRX not read: {}): they count as running and as idle{fix}",
+                        "row lock waits and idle transactions not seen (information_schema.INNODB_TRX not read: {}): they count as running and as idle; the PROCESS privilege shows them",
                         e.message
                     ));
                     Vec::new()
                 }
+                Err(e) if e.class != ErrorClass::ConnectionLost => Vec::new(),
                 rows => rows?,
             }
         } else {
@@ -837,6 +838,8 @@ const MY_SELF: &str = "SELECT DATABASE(), CONNECTION_ID()";
 /// 0.29 ms a query on MariaDB 10.11: the view is built as a table first), which at ten
 /// samples a second is what a run of few clients pays (BENCHMARKS.md).
 const MY_THREADS: &str = "SHOW PROCESSLIST";
+/// The errors of a refused view: a privilege it takes (PROCESS), its table's, its database's.
+const REFUSED: [&str; 3] = ["1227", "1142", "1044"];
 /// Each InnoDB transaction's thread, state and id (`activity`: a sleeping thread inside one is
 /// idle in a transaction; a waiting one's id is asked for its lock's holder).
 const MY_TRX: &str =
