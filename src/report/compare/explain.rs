@@ -323,6 +323,37 @@ fn limited(side: &Side) -> Option<String> {
     ))
 }
 
+/// What a run's samples could not see (`waits.unseen`), up to its reason: the same blind spot
+/// whatever the server said.
+fn unseen(run: &Value) -> Option<&str> {
+    let u = run["waits"]["unseen"].as_str()?;
+    Some(u.split_once(" (").map_or(u, |(what, _)| what))
+}
+
+/// Where the runs' samples did not see the same waits (one side's sampler refused a view the
+/// other read: MariaDB's INNODB_TRX), their shares are not alike: a lock wait one side saw is
+/// running time on the other. Why none is judged, or None where every run saw alike.
+fn unlike_samples(a: &Side, b: &Side) -> Option<String> {
+    fn all(s: &Side) -> Vec<Option<&str>> {
+        s.runs.iter().map(|r| unseen(&r.result)).collect()
+    }
+    let (sa, sb) = (all(a), all(b));
+    let first = sa.first().copied().flatten();
+    if sa.iter().chain(&sb).all(|u| *u == first) {
+        return None;
+    }
+    let said = |v: &[Option<&str>]| {
+        let mut v: Vec<&str> = v.iter().map(|u| u.unwrap_or("all seen")).collect();
+        v.dedup();
+        v.join(" / ")
+    };
+    Some(format!(
+        "the sides' samples did not see the same waits (A: {}; B: {}): their shares are not compared",
+        said(&sa),
+        said(&sb)
+    ))
+}
+
 fn active(side: &Side) -> Option<f64> {
     let each: Vec<f64> = side
         .runs
@@ -352,6 +383,10 @@ pub fn explain(a: &Side, b: &Side, method: Method) -> Explanation {
         out.note = Some(
             "a side's runs have no sampled server sessions nor an embedded engine's counts (--no-waits, or a result from before dbduel sampled them): nothing to explain the difference by".into(),
         );
+        return out;
+    }
+    if let Some(note) = unlike_samples(a, b) {
+        out.note = Some(note);
         return out;
     }
     let mut names: Vec<String> = [a, b]
@@ -734,6 +769,41 @@ mod tests {
         let e = explain(&short(1.0), &short(3.0), Method::Seconds);
         assert_eq!(e.moved().count(), 0);
         assert!(e.note.unwrap().contains("too few sampled seconds"));
+    }
+
+    #[test]
+    fn samples_that_saw_unlike_are_not_compared() {
+        let blind = "row lock waits and idle transactions not seen (information_schema.INNODB_TRX not read: denied (error 1227)): they count as running and as idle";
+        let reps = |l: [f64; 3]| {
+            side(
+                l.iter()
+                    .map(|&l| run(3, move |_| l, move |_| 4.0 - l))
+                    .collect(),
+            )
+        };
+        let seeing = reps([1.0, 1.1, 0.9]);
+        let mut refused = reps([2.0, 2.1, 1.9]);
+        for r in &mut refused.runs {
+            r.result["waits"]["unseen"] = Value::from(blind);
+        }
+        let e = explain(&seeing, &refused, Method::Repeats);
+        assert!(e.shifts.is_empty(), "{e:?}");
+        assert_eq!(
+            e.note.as_deref(),
+            Some(
+                "the sides' samples did not see the same waits (A: all seen; B: row lock waits and idle transactions not seen): their shares are not compared"
+            )
+        );
+        // The same blind spot on both sides, whatever the server said: compared.
+        let mut also = reps([1.0, 1.1, 0.9]);
+        for r in &mut also.runs {
+            r.result["waits"]["unseen"] = Value::from(blind.replace("1227", "1142"));
+        }
+        let e = explain(&also, &refused, Method::Repeats);
+        assert!(
+            e.note.is_none() && e.moved().any(|s| s.class == "lock"),
+            "{e:?}"
+        );
     }
 
     #[test]
