@@ -357,8 +357,8 @@ struct MySession {
     sql: String,
     /// Whether the observer may read information_schema.INNODB_METRICS (it needs PROCESS).
     innodb_metrics: bool,
-    /// What `activity` does not see since the server refused it INNODB_TRX (no PROCESS
-    /// privilege), and why; None while it reads it.
+    /// What `activity` does not see since the server would not give it INNODB_TRX (no
+    /// PROCESS privilege, no InnoDB), and why; None while it reads it.
     trx_unseen: Option<String>,
     /// The session's current database (None: none) and its thread's id, read at `activity`'s
     /// first sample (None until then).
@@ -726,21 +726,27 @@ impl Session for MySession {
         let threads = self.query_text(MY_THREADS)?;
         let trx = if self.trx_unseen.is_none() {
             match self.query_text(MY_TRX) {
-                // Refused (no PROCESS privilege, or no access to the view): from then on a
-                // thread waiting on a row lock shows as running and one idle inside a
-                // transaction as sleeping (not counted). Another error costs this sample's.
+                // Refused (no PROCESS privilege, or no access to the view), or not there (a
+                // server without InnoDB): from then on a thread waiting on a row lock shows as
+                // running and one idle inside a transaction as sleeping (not counted). Another
+                // error stops the sampling as the processlist's would, and the result says it
+                // (`Waits::stopped`).
                 Err(e)
-                    if REFUSED
+                    if UNREADABLE
                         .iter()
                         .any(|c| e.class == ErrorClass::Other((*c).into())) =>
                 {
+                    let fix = if e.class == ErrorClass::Other("1109".into()) {
+                        ""
+                    } else {
+                        "; the PROCESS privilege shows them"
+                    };
                     self.trx_unseen = Some(format!(
-                        "row lock waits and idle transactions not seen (information_schema.INNODB_TRX not read: {}): they count as running and as idle; the PROCESS privilege shows them",
+                        "row lock waits and idle transactions not seen (information_schema.INNODB_TRX not read: {}): they count as running and as idle{fix}",
                         e.message
                     ));
                     Vec::new()
                 }
-                Err(e) if e.class != ErrorClass::ConnectionLost => Vec::new(),
                 rows => rows?,
             }
         } else {
@@ -838,8 +844,9 @@ const MY_SELF: &str = "SELECT DATABASE(), CONNECTION_ID()";
 /// 0.29 ms a query on MariaDB 10.11: the view is built as a table first), which at ten
 /// samples a second is what a run of few clients pays (BENCHMARKS.md).
 const MY_THREADS: &str = "SHOW PROCESSLIST";
-/// The errors of a refused view: a privilege it takes (PROCESS), its table's, its database's.
-const REFUSED: [&str; 3] = ["1227", "1142", "1044"];
+/// The errors of a view the sampler may not read: a privilege it takes (PROCESS), its table's,
+/// its database's refused, or the table unknown (1109: no InnoDB).
+const UNREADABLE: [&str; 4] = ["1227", "1142", "1044", "1109"];
 /// Each InnoDB transaction's thread, state and id (`activity`: a sleeping thread inside one is
 /// idle in a transaction; a waiting one's id is asked for its lock's holder).
 const MY_TRX: &str =
